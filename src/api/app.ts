@@ -1,0 +1,33 @@
+/** The Koa application serving the gateway's own endpoints (`/1/...`, `/.well-known/...`). */
+import type { IncomingMessage } from 'node:http';
+import Koa from 'koa';
+import { createIdentityRouter, type IdentityRouterDeps } from './identity-router.js';
+import { createJwksRouter } from './jwks-router.js';
+import { renderErrors } from './render-errors.js';
+import type { ApiState } from './state.js';
+import type { KeyRing } from '../auth/tokens.js';
+import type { RequestScope } from '../scope.js';
+
+export interface ApiDeps extends IdentityRouterDeps {
+  keyring: KeyRing;
+  /** The scope the gateway's dispatcher opened for this request. */
+  scopeOf: (req: IncomingMessage) => RequestScope;
+}
+
+export function createApiApp(deps: ApiDeps): Koa<ApiState> {
+  const app = new Koa<ApiState>();
+  // Koa's default handler prints errors to stderr; ours are rendered and logged in renderErrors.
+  app.silent = true;
+  const identity = createIdentityRouter(deps);
+  const jwks = createJwksRouter(deps.keyring);
+  app.use((ctx, next) => {
+    ctx.state.scope = deps.scopeOf(ctx.req);
+    return next();
+  });
+  app.use(renderErrors());
+  app.use(identity.routes());
+  app.use(identity.allowedMethods());
+  app.use(jwks.routes());
+  app.use(jwks.allowedMethods());
+  return app;
+}

@@ -1,0 +1,151 @@
+/**
+ * The identity endpoints of DESIGN §1: tenant list, token (and its OAuth
+ * alias), tenant record, signup, password change, logout. `current` stands for
+ * the caller's own user or tenant id in any path.
+ */
+import type { IncomingMessage } from 'node:http';
+import { Router } from '@koa/router';
+import { z } from 'zod';
+import type { Accounts } from '../auth/accounts.js';
+import type { Authenticate, Principal } from '../auth/authenticate.js';
+import type { BruteForceGuard } from '../auth/brute-force.js';
+import type { SessionGuard } from '../auth/sessions.js';
+import { GatewayError } from '../errors.js';
+import type { Store, UserRecord } from '../store/types.js';
+import { tenantRecord, tenantSummary } from './representations.js';
+import { readJsonBody, singleQueryParam } from './request-input.js';
+import type { ApiContext, ApiState } from './state.js';
+
+export interface IdentityRouterDeps {
+  store: Store;
+  accounts: Accounts;
+  authenticate: Authenticate;
+  sessions: SessionGuard;
+  bruteForce: BruteForceGuard;
+  /** The client's address (behind trusted proxies, the one they report). */
+  clientIp: (req: IncomingMessage) => string;
+  signupEnabled: boolean;
+  /** Told of every token issued (metrics). */
+  onTokenIssued?: () => void;
+  bodyLimit: number;
+}
+
+const signupBody = z.strictObject({
+  email: z.string(),
+  password: z.string(),
+  name: z.string().max(200).optional(),
+});
+
+const passwordBody = z.strictObject({ password: z.string() });
+
+export function createIdentityRouter(deps: IdentityRouterDeps): Router<ApiState> {
+  const { store, accounts, authenticate, bodyLimit } = deps;
+  const router = new Router<ApiState>({ prefix: '/1' });
+
+  /** Basic-authenticated user whose id (or `current`) is in the path. */
+  async function pathUser(ctx: ApiContext, userIdInPath: string): Promise<UserRecord> {
+    const user = await accounts.logIn(
+      ctx.get('authorization') || undefined,
+      deps.clientIp(ctx.req),
+      abandoned(ctx),
+    );
+    ctx.state.scope.userId = user.id;
+    if (userIdInPath !== 'current' && userIdInPath !== user.id) {
+      throw new GatewayError('forbidden', 'The path names another user.');
+    }
+    return user;
+  }
+
+  async function bearer(ctx: ApiContext): Promise<Principal> {
+    const principal = await authenticate(ctx.get('authorization') || undefined);
+    ctx.state.scope.userId = principal.userId;
+    ctx.state.scope.tenantId = principal.tenantId;
+    return principal;
+  }
+
+  router.get('/users/:user_id/tenants', async (ctx) => {
+    const user = await pathUser(ctx, ctx.params.user_id as string);
+    const tenants = await store.listUserTenants(user.id);
+    noStore(ctx);
+    ctx.body = {
+      tenants: tenants.map(tenantSummary),
+    };
+  });
+
+  const issueToken = async (ctx: ApiContext) => {
+    const tenantId = singleQueryParam(ctx, 'tenant_id');
+    const user = await accounts.logIn(
+      ctx.get('authorization') || undefined,
+      deps.clientIp(ctx.req),
+      abandoned(ctx),
+    );
+    ctx.state.scope.userId = user.id;
+    const { token, claims, tenant } = await accounts.grantToken(user, tenantId);
+    ctx.state.scope.tenantId = tenant.tenantId;
+    deps.onTokenIssued?.();
+    noStore(ctx);
+    ctx.set('pragma', 'no-cache');
+    ctx.body = {
+      access_token: token,
+      token_type: 'Bearer',
+      expires_in: claims.exp - claims.iat,
+      user_email: user.email,
+      user_id: user.id,
+      tenant_id: tenant.tenantId,
+      tenant_name: tenant.name,
+      tenant_type: tenant.type,
+    };
+  };
+  router.get('/token', issueToken);
+  router.get('/oauth/token', issueToken);
+
+  router.delete('/token', async (ctx) => {
+    const principal = await bearer(ctx);
+    await deps.sessions.revoke(principal.claims);
+    ctx.status = 204;
+  });
+
+  router.get('/tenants/:tenant_id', async (ctx) => {
+    const principal = await bearer(ctx);
+    const tenantId = ctx.params.tenant_id as string;
+    if (tenantId !== 'current' && tenantId !== principal.tenantId) {
+      throw new GatewayError('tenant_mismatch', "The path names a tenant other than the token's.");
+    }
+    const tenant = await store.getTenant(principal.tenantId);
+    if (tenant === null) throw new GatewayError('not_found', 'The tenant no longer exists.');
+    noStore(ctx);
+    ctx.body = tenantRecord(tenant);
+  });
+
+  router.post('/users', async (ctx) => {
+    if (!deps.signupEnabled) throw new GatewayError('forbidden', 'Signup is disabled.');
+    await deps.bruteForce.signup(deps.clientIp(ctx.req));
+    const body = await readJsonBody(ctx, signupBody, bodyLimit);
+    const user = await accounts.signUp(body);
+    noStore(ctx);
+    ctx.status = 201;
+    ctx.body = { user_id: user.id, user_email: user.email, tenant_id: user.personalTenantId };
+  });
+
+  router.put('/users/:user_id/password', async (ctx) => {
+    const user = await pathUser(ctx, ctx.params.user_id as string);
+    const body = await readJsonBody(ctx, passwordBody, bodyLimit);
+    await accounts.changePassword(user, body.password);
+    ctx.status = 204;
+  });
+
+  return router;
+}
+
+/** Aborts when the client hangs up before the response is written. */
+function abandoned(ctx: ApiContext): AbortSignal {
+  const controller = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+function noStore(ctx: ApiContext): void {
+  ctx.set('cache-control', 'no-store');
+}

@@ -1,0 +1,46 @@
+/**
+ * The one place where the api turns errors into the JSON of DESIGN §1. Our
+ * own errors render as they are; Koa's HTTP errors map to our codes by status;
+ * anything else is logged and answered with a bare 500.
+ */
+import { errorResponse, GatewayError, isGatewayError } from '../errors.js';
+import type { ApiMiddleware } from './state.js';
+
+export function renderErrors(): ApiMiddleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 405) {
+        throw new GatewayError('method_not_allowed', `${ctx.method} is not allowed here.`, {
+          headers: { allow: ctx.response.get('Allow') },
+        });
+      }
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new GatewayError('not_found', 'No such endpoint.');
+      }
+    } catch (err) {
+      const error = toGatewayError(err);
+      ctx.state.scope.refusal = error.code;
+      if (error.status >= 500) {
+        ctx.state.scope.log.error({ err }, 'request failed');
+      }
+      const rendered = errorResponse(error);
+      ctx.status = rendered.status;
+      ctx.set(rendered.headers);
+      ctx.body = rendered.body;
+    }
+  };
+}
+
+function toGatewayError(err: unknown): GatewayError {
+  if (isGatewayError(err)) return err;
+  const status = (err as { status?: unknown }).status;
+  if (status === 413)
+    return new GatewayError('payload_too_large', 'The request body is too large.');
+  if (status === 400 || status === 415) {
+    return new GatewayError('invalid_request', 'The request body could not be read.');
+  }
+  return new GatewayError('internal_error', 'The gateway failed to handle this request.', {
+    cause: err,
+  });
+}

@@ -1,0 +1,60 @@
+/** Reading what a client sends to the api: query parameters and JSON bodies, strictly. */
+import getRawBody from 'raw-body';
+import type { z } from 'zod';
+import { GatewayError } from '../errors.js';
+import type { ApiContext } from './state.js';
+
+/** Exactly one non-empty value. @throws `invalid_request` */
+export function singleQueryParam(ctx: ApiContext, name: string): string {
+  const value = ctx.query[name];
+  if (value === undefined)
+    throw new GatewayError('invalid_request', `The ${name} parameter is required.`);
+  if (Array.isArray(value))
+    throw new GatewayError('invalid_request', `The ${name} parameter is repeated.`);
+  if (value === '') throw new GatewayError('invalid_request', `The ${name} parameter is empty.`);
+  return value;
+}
+
+/**
+ * Reads at most `limit` bytes of JSON and validates it.
+ * @throws `payload_too_large`, `invalid_request`
+ */
+export async function readJsonBody<S extends z.ZodType>(
+  ctx: ApiContext,
+  schema: S,
+  limit: number,
+): Promise<z.output<S>> {
+  let text: string;
+  try {
+    text = await getRawBody(ctx.req, {
+      limit,
+      encoding: 'utf8',
+      length: ctx.get('content-length') || undefined,
+    });
+  } catch (err) {
+    const type = (err as { type?: string }).type;
+    if (type === 'entity.too.large') {
+      throw new GatewayError('payload_too_large', `The request body is over ${limit} bytes.`);
+    }
+    throw new GatewayError('invalid_request', 'The request body could not be read.', {
+      cause: err,
+    });
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new GatewayError('invalid_request', 'The request body is not valid JSON.');
+  }
+  const result = schema.safeParse(parsed);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const field = issue?.path.length ? issue.path.join('.') : 'body';
+    const reason =
+      issue?.code === 'unrecognized_keys'
+        ? `unknown field ${issue.keys.join(', ')}`
+        : issue?.message;
+    throw new GatewayError('invalid_request', `Invalid ${field}: ${reason}.`);
+  }
+  return result.data;
+}

@@ -1,0 +1,155 @@
+/**
+ * Accounts: signing up, logging in with Basic credentials, changing a
+ * password, and granting an access token for one of the user's tenants.
+ */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { GatewayError } from '../errors.js';
+import { normaliseEmail } from '../store/normalise.js';
+import type { Store, TenantRecord, UserRecord } from '../store/types.js';
+import { parseBasicAuthorization } from './basic.js';
+import type { BruteForceGuard } from './brute-force.js';
+import { checkPasswordPolicy, type PasswordHasher } from './passwords.js';
+import {
+  issueAccessToken,
+  type AccessTokenClaims,
+  type KeyRing,
+  type TokenSettings,
+} from './tokens.js';
+
+const emailSchema = z.email();
+
+/** Tenant ids are DNS labels (so a host pattern can carry them), `current` excepted. */
+export function isValidTenantId(id: string): boolean {
+  return /^[a-z0-9](?:[a-z0-9_-]{0,62})$/.test(id) && id !== 'current';
+}
+
+/** @throws GatewayError `invalid_request` */
+export function checkEmail(email: string): string {
+  const normalized = normaliseEmail(email);
+  if (normalized.length > 254 || !emailSchema.safeParse(normalized).success) {
+    throw new GatewayError('invalid_request', 'The e-mail address is not valid.');
+  }
+  return normalized;
+}
+
+export interface AccountDeps {
+  store: Store;
+  passwords: PasswordHasher;
+  keyring: KeyRing;
+  tokens: TokenSettings;
+  /** `cloud_region` of new personal tenants. */
+  cloudRegion: string;
+  bruteForce: BruteForceGuard;
+  now?: () => number;
+}
+
+export interface GrantedToken {
+  token: string;
+  claims: AccessTokenClaims;
+  user: UserRecord;
+  tenant: TenantRecord;
+}
+
+export interface Accounts {
+  /** Creates a user with its personal tenant. @throws `user_exists`, `invalid_request` */
+  signUp(input: {
+    email: string;
+    password?: string;
+    passwordHash?: string;
+    name?: string;
+  }): Promise<UserRecord>;
+  /**
+   * Basic header → user, or `invalid_credentials` (same answer for unknown
+   * e-mail and wrong password); `too_many_requests` while locked out.
+   */
+  logIn(
+    authorization: string | undefined,
+    clientIp: string,
+    signal?: AbortSignal,
+  ): Promise<UserRecord>;
+  /** New hash, and every token issued before now is refused. */
+  changePassword(user: UserRecord, password: string): Promise<void>;
+  /** @throws `tenant_access_denied` when the tenant does not exist or the user is not a member. */
+  grantToken(user: UserRecord, tenantId: string): Promise<GrantedToken>;
+}
+
+export function createAccounts(deps: AccountDeps): Accounts {
+  const { store, passwords, keyring, tokens, bruteForce } = deps;
+  const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
+
+  return {
+    async signUp(input) {
+      const email = checkEmail(input.email);
+      let passwordHash: string;
+      if (input.passwordHash !== undefined) passwordHash = input.passwordHash;
+      else {
+        checkPasswordPolicy(input.password ?? '');
+        passwordHash = await passwords.hash(input.password as string);
+      }
+      const createdAt = now();
+      const name = input.name?.trim() || undefined;
+      return store.createUser({
+        id: randomUUID(),
+        email,
+        ...(name === undefined ? {} : { name }),
+        passwordHash,
+        createdAt,
+        personalTenant: {
+          tenantId: randomUUID(),
+          type: 'usertenant',
+          name: name ?? email,
+          createdAt,
+          modifiedAt: createdAt,
+          cloudRegion: deps.cloudRegion,
+          createdBy: email,
+        },
+      });
+    },
+
+    async logIn(authorization, clientIp, signal) {
+      const credentials = parseBasicAuthorization(authorization);
+      const email = normaliseEmail(credentials.email);
+      await bruteForce.beforeLogin(email, clientIp);
+      const user = await store.findUserByEmail(email);
+      const ok = await passwords.verify(credentials.password, user?.passwordHash, signal);
+      if (!ok || user === null) {
+        await bruteForce.failedLogin(email, clientIp);
+        throw new GatewayError('invalid_credentials', 'The e-mail or password is wrong.');
+      }
+      await bruteForce.succeededLogin(email);
+      if (passwords.needsRehash(user.passwordHash)) {
+        // Upgrade the hash to the configured cost; sessions stay as they are.
+        const upgraded = await passwords.hash(credentials.password);
+        await store.replacePasswordHash(user.id, user.passwordHash, upgraded);
+      }
+      return user;
+    },
+
+    async changePassword(user, password) {
+      checkPasswordPolicy(password);
+      const hash = await passwords.hash(password);
+      const version = await store.setPasswordHash(user.id, hash);
+      if (version === null)
+        throw new GatewayError('invalid_credentials', 'The user no longer exists.');
+    },
+
+    async grantToken(user, tenantId) {
+      const [tenant, member] = await Promise.all([
+        store.getTenant(tenantId),
+        store.isMember(tenantId, user.id),
+      ]);
+      if (tenant === null || !member) {
+        throw new GatewayError('tenant_access_denied', 'The user may not act for this tenant.');
+      }
+      const { token, claims } = await issueAccessToken(keyring, tokens, {
+        userId: user.id,
+        email: user.email,
+        sessionVersion: user.sessionVersion,
+        tenantId: tenant.tenantId,
+        tenantType: tenant.type,
+      });
+      return { token, claims, user, tenant };
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * `authenticate`: bearer → principal. The one function behind the api's Bearer
+ * endpoints, the proxy and forward-auth, so their verdicts can never differ
+ * (DESIGN §5).
+ */
+import type { TenantType } from '../store/types.js';
+import { parseBearerAuthorization } from './bearer.js';
+import type { SessionGuard } from './sessions.js';
+import type { AccessTokenClaims } from './tokens.js';
+import type { TokenVerifier } from './verified-tokens.js';
+
+/** Who a request acts for, as proven by its bearer token. */
+export interface Principal {
+  userId: string;
+  email: string;
+  tenantId: string;
+  tenantType: TenantType;
+  claims: AccessTokenClaims;
+}
+
+/**
+ * Answers synchronously when both caches know the token (the steady state of
+ * proxied traffic: no await, no promise), else with a promise.
+ */
+export type Authenticate = (authorization: string | undefined) => Principal | Promise<Principal>;
+
+export function createAuthenticator(deps: {
+  tokens: TokenVerifier;
+  sessions: SessionGuard;
+}): Authenticate {
+  const { tokens, sessions } = deps;
+  const slowly = async (token: string): Promise<Principal> => {
+    const claims = await tokens.verify(token);
+    await sessions.assertAlive(claims);
+    return principalOf(claims);
+  };
+  return (authorization) => {
+    const token = parseBearerAuthorization(authorization);
+    const claims = tokens.peek(token);
+    if (claims !== undefined && sessions.aliveFromCache(claims)) return principalOf(claims);
+    return slowly(token);
+  };
+}
+
+function principalOf(claims: AccessTokenClaims): Principal {
+  return {
+    userId: claims.sub,
+    email: claims.email,
+    tenantId: claims.tenant_id,
+    tenantType: claims.tenant_type,
+    claims,
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * HTTP Basic credentials (RFC 7617), parsed strictly: anything malformed is
+ * `invalid_credentials`, never a guess at what the client meant.
+ */
+import { GatewayError } from '../errors.js';
+
+export interface BasicCredentials {
+  email: string;
+  password: string;
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** @throws GatewayError `invalid_credentials` */
+export function parseBasicAuthorization(header: string | undefined): BasicCredentials {
+  if (header === undefined || header === '') {
+    throw refuse('Basic credentials are required.');
+  }
+  const match = /^Basic +(\S+) *$/i.exec(header);
+  if (match === null) throw refuse('The Authorization header is not Basic credentials.');
+  const encoded = match[1] as string;
+  if (!BASE64.test(encoded)) throw refuse('The Basic credentials are not valid base64.');
+  let decoded: string;
+  try {
+    decoded = utf8.decode(Buffer.from(encoded, 'base64'));
+  } catch {
+    throw refuse('The Basic credentials are not valid UTF-8.');
+  }
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw refuse('The Basic credentials have no colon between user and password.');
+  const email = decoded.slice(0, colon);
+  const password = decoded.slice(colon + 1);
+  if (email.trim() === '') throw refuse('The Basic credentials name no user.');
+  // Control characters are never part of an e-mail or password (RFC 7617 §2).
+  if (/[\u0000-\u001f\u007f]/.test(decoded)) {
+    throw refuse('The Basic credentials contain control characters.');
+  }
+  return { email, password };
+}
+
+function refuse(description: string): GatewayError {
+  return new GatewayError('invalid_credentials', description);
+}

@@ -1,0 +1,160 @@
+/**
+ * Signing keys (DESIGN §3): one PKCS#8 PEM private key per `*.pem` file, Ed25519
+ * (EdDSA) or P-256 (ES256). A key's `kid` is its file name without `.pem`; the
+ * name that sorts last signs; every key verifies and is published in the JWKS.
+ */
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  randomUUID,
+  type KeyObject,
+} from 'node:crypto';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { exportJWK, type JWK } from 'jose';
+
+export type SigningAlgorithm = 'EdDSA' | 'ES256';
+
+export interface SigningKey {
+  kid: string;
+  alg: SigningAlgorithm;
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+}
+
+export interface KeySet {
+  /** The key new tokens are signed with. */
+  signing: SigningKey;
+  /** Every key that verifies, by kid. */
+  byKid: ReadonlyMap<string, SigningKey>;
+  /** The public JWK Set served at `/.well-known/jwks.json`. */
+  jwks: { keys: JWK[] };
+}
+
+export class KeyLoadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KeyLoadError';
+  }
+}
+
+interface Warn {
+  warn(obj: object, msg: string): void;
+}
+
+const KID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * Loads the key directory. A missing or empty directory gets a new Ed25519 key
+ * (warned: replicas must share one directory); no directory at all means an
+ * in-memory key that dies with the process (warned).
+ * @throws KeyLoadError for a file that is not a usable private key.
+ */
+export async function loadKeySet(dir: string | undefined, log: Warn): Promise<KeySet> {
+  if (dir === undefined) {
+    log.warn(
+      {},
+      'tokens.keys is not set: signing with an ephemeral key; tokens die with this process and other instances cannot verify them',
+    );
+    const { privateKey } = generateKeyPairSync('ed25519');
+    return buildKeySet([await toSigningKey(`ephemeral-${randomUUID().slice(0, 8)}`, privateKey)]);
+  }
+  let names = await listKeyFiles(dir);
+  if (names.length === 0) {
+    const file = await generateKeyFile(dir);
+    log.warn(
+      { dir, file },
+      'no signing key found: generated one; share this directory with every instance',
+    );
+    names = await listKeyFiles(dir);
+  }
+  const keys: SigningKey[] = [];
+  for (const name of names) {
+    const kid = name.slice(0, -'.pem'.length);
+    if (!KID.test(kid))
+      throw new KeyLoadError(
+        `${join(dir, name)}: file name is not a usable kid (A-Z a-z 0-9 . _ -)`,
+      );
+    let privateKey: KeyObject;
+    try {
+      privateKey = createPrivateKey(await readFile(join(dir, name), 'utf8'));
+    } catch {
+      throw new KeyLoadError(`${join(dir, name)}: not a PEM private key`);
+    }
+    keys.push(await toSigningKey(kid, privateKey, join(dir, name)));
+  }
+  return buildKeySet(keys);
+}
+
+/**
+ * Writes a new Ed25519 key whose name sorts after every existing one, so it
+ * signs from the next load on. @returns the file path.
+ */
+export async function generateKeyFile(dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const existing = await listKeyFiles(dir);
+  const last = existing.at(-1);
+  let kid = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  if (last !== undefined && `${kid}.pem` <= last) {
+    // A key of this second (or a hand-named one) already sorts last: extend
+    // its name, `_` sorting after `.` (`<kid>_0001.pem` > `<kid>.pem`).
+    const base = last.slice(0, -'.pem'.length).replace(/_\d{4}$/, '');
+    for (let n = 1; `${kid}.pem` <= last; n++) {
+      if (n > 9999) throw new KeyLoadError(`${dir}: cannot name a key that sorts after ${last}`);
+      kid = `${base}_${String(n).padStart(4, '0')}`;
+    }
+  }
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const file = join(dir, `${kid}.pem`);
+  const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  await writeFile(file, pem, { mode: 0o600, flag: 'wx' });
+  return file;
+}
+
+async function listKeyFiles(dir: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  // A Kubernetes Secret volume holds each key as a symlink (`k.pem -> ..data/k.pem`)
+  // beside `..data` folders: follow links, skip the `..` entries.
+  const files: string[] = [];
+  for (const name of names) {
+    if (!name.endsWith('.pem') || name.startsWith('..')) continue;
+    if ((await stat(join(dir, name))).isFile()) files.push(name);
+  }
+  return files.sort();
+}
+
+async function toSigningKey(kid: string, privateKey: KeyObject, source = kid): Promise<SigningKey> {
+  if (privateKey.type !== 'private') throw new KeyLoadError(`${source}: not a private key`);
+  const type = privateKey.asymmetricKeyType;
+  const curve = privateKey.asymmetricKeyDetails?.namedCurve;
+  let alg: SigningAlgorithm;
+  if (type === 'ed25519') alg = 'EdDSA';
+  else if (type === 'ec' && curve === 'prime256v1') alg = 'ES256';
+  else
+    throw new KeyLoadError(
+      `${source}: unsupported key type ${type}${curve ? ` (${curve})` : ''}; use Ed25519 or P-256`,
+    );
+  return { kid, alg, privateKey, publicKey: createPublicKey(privateKey) };
+}
+
+async function buildKeySet(keys: SigningKey[]): Promise<KeySet> {
+  const jwks: JWK[] = [];
+  for (const key of keys) {
+    jwks.push({ ...(await exportJWK(key.publicKey)), kid: key.kid, alg: key.alg, use: 'sig' });
+  }
+  return {
+    signing: keys[keys.length - 1] as SigningKey,
+    byKid: new Map(keys.map((k) => [k.kid, k])),
+    jwks: { keys: jwks },
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * Password hashing with bcryptjs. Behind an interface so the hashing can move
+ * to a worker pool without its callers noticing.
+ */
+import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import bcrypt from 'bcryptjs';
+import { Piscina } from 'piscina';
+import { GatewayError } from '../errors.js';
+
+export interface PasswordHasher {
+  hash(password: string): Promise<string>;
+  /**
+   * Constant work whether or not `hash` is given: pass undefined for unknown
+   * users. `signal` abandons the work when the client has gone away, so a
+   * caller cannot queue bcrypt work and hang up.
+   * @throws GatewayError `invalid_request` when aborted.
+   */
+  verify(password: string, hash: string | undefined, signal?: AbortSignal): Promise<boolean>;
+  /** True when `hash` was made at a lower cost than configured. */
+  needsRehash(hash: string): boolean;
+}
+
+export const PASSWORD_MIN_BYTES = 8;
+/** bcrypt reads at most 72 bytes; a longer password would be silently truncated. */
+export const PASSWORD_MAX_BYTES = 72;
+
+/** @throws GatewayError `invalid_request` when the password is outside 8..72 bytes. */
+export function checkPasswordPolicy(password: string): void {
+  const bytes = Buffer.byteLength(password, 'utf8');
+  if (bytes < PASSWORD_MIN_BYTES || bytes > PASSWORD_MAX_BYTES) {
+    throw new GatewayError(
+      'invalid_request',
+      `The password must be ${PASSWORD_MIN_BYTES} to ${PASSWORD_MAX_BYTES} bytes long.`,
+    );
+  }
+}
+
+export function isBcryptHash(value: string): boolean {
+  return /^\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$/.test(value);
+}
+
+/** One less than the cores, at least one: the event loop keeps a core. */
+export function defaultPasswordThreads(): number {
+  return Math.max(1, availableParallelism() - 1);
+}
+
+export interface BcryptPoolOptions {
+  cost: number;
+  /**
+   * Worker threads; default: one less than the cores, at least one. A login
+   * is pure CPU: with every core hashing, proxied requests would wait for one.
+   */
+  threads?: number;
+}
+
+/**
+ * bcrypt in a worker-thread pool (piscina) sized to the cores: a login costs
+ * ~90 ms of CPU at cost 10, which on the event loop would stall every proxied
+ * request for that long.
+ */
+export async function createBcryptHasher(
+  options: BcryptPoolOptions,
+): Promise<PasswordHasher & { close(): Promise<void> }> {
+  const { cost } = options;
+  const threads = options.threads ?? defaultPasswordThreads();
+  const pool = new Piscina({
+    filename: new URL('./bcrypt-worker.js', import.meta.url).href,
+    minThreads: 1,
+    maxThreads: threads,
+    idleTimeout: 60_000,
+  });
+  const hash = (password: string): Promise<string> =>
+    pool.run({ password, cost }, { name: 'hash' });
+  const compare = async (
+    password: string,
+    against: string,
+    signal?: AbortSignal,
+  ): Promise<boolean> => {
+    try {
+      return await pool.run(
+        { password, hash: against },
+        { name: 'compare', signal: signal ?? null },
+      );
+    } catch (err) {
+      if ((err as Error).name === 'AbortError') {
+        throw new GatewayError(
+          'invalid_request',
+          'The client went away before the password was checked.',
+        );
+      }
+      throw err;
+    }
+  };
+  // Compared against when the e-mail is unknown, so that a miss costs the same
+  // bcrypt work as a hit and response times do not reveal which e-mails exist.
+  const dummyHash = await hash(`dummy-${randomUUID()}`);
+  return {
+    hash,
+    async verify(password, stored, signal) {
+      if (Buffer.byteLength(password, 'utf8') > PASSWORD_MAX_BYTES) {
+        await compare('', stored ?? dummyHash, signal);
+        return false;
+      }
+      const ok = await compare(password, stored ?? dummyHash, signal);
+      return ok && stored !== undefined;
+    },
+    needsRehash: (stored) => bcrypt.getRounds(stored) < cost,
+    // close(), not destroy(): a login still hashing finishes instead of failing.
+    close: () => pool.close(),
+  };
+}

@@ -1,0 +1,234 @@
+/**
+ * The seed file (DESIGN §3), also the input of the `seed` command. Applying it
+ * is idempotent: users are created once and their password replaced only when
+ * it no longer matches; tenants are created or updated only when they differ;
+ * listed members are added (never removed). The file is validated as a whole
+ * before anything is written.
+ */
+import { readFile } from 'node:fs/promises';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { describeIssue, problemMessages } from '../config/problems.js';
+import type { Store, TenantRecord } from '../store/types.js';
+import { normaliseEmail } from '../store/normalise.js';
+import { checkEmail, isValidTenantId, type Accounts } from './accounts.js';
+import { checkPasswordPolicy, isBcryptHash, type PasswordHasher } from './passwords.js';
+
+const email = () => z.string().refine(valid(checkEmail), 'must be an e-mail address');
+
+const seedUser = z
+  .strictObject({
+    email: email(),
+    password: z.string().refine(valid(checkPasswordPolicy), 'must be 8 to 72 bytes').optional(),
+    password_hash: z.string().refine(isBcryptHash, 'must be a bcrypt hash').optional(),
+    name: z.string().min(1).optional(),
+  })
+  .refine((u) => (u.password === undefined) !== (u.password_hash === undefined), {
+    message: 'needs exactly one of password, password_hash',
+  });
+
+const seedTenant = z.strictObject({
+  tenant_id: z
+    .string()
+    .refine(isValidTenantId, 'must be a lower-case DNS label (a-z 0-9 - _), not "current"'),
+  type: z
+    .literal('orgtenant', 'must be orgtenant (personal tenants come with their user)')
+    .default('orgtenant'),
+  name: z.string().min(1),
+  cloud_region: z.string().min(1),
+  created_by: email(),
+  members: z.array(email()).default([]),
+});
+
+const seedSchema = z.strictObject({
+  users: z.array(seedUser).default([]),
+  tenants: z.array(seedTenant).default([]),
+});
+
+export type SeedData = z.output<typeof seedSchema>;
+
+export class SeedError extends Error {
+  readonly problems: string[];
+  constructor(source: string, problems: string[]) {
+    super(`invalid seed ${source}:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'SeedError';
+    this.problems = problems;
+  }
+}
+
+/** What applying a seed changed: all zeros when the store already matched it. */
+export interface SeedSummary {
+  usersCreated: number;
+  passwordsChanged: number;
+  tenantsCreated: number;
+  tenantsUpdated: number;
+  membershipsAdded: number;
+}
+
+/** Reads and validates a seed file. @throws SeedError */
+export async function readSeedFile(file: string): Promise<SeedData> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new SeedError(file, [`cannot read the file: ${(err as NodeJS.ErrnoException).code}`]);
+  }
+  return parseSeedText(text, file);
+}
+
+/** Parses and validates seed YAML; every problem is named by its key path. @throws SeedError */
+export function parseSeedText(text: string, source: string): SeedData {
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
+  if (doc.errors.length > 0) {
+    throw new SeedError(
+      source,
+      doc.errors.map((e) => `YAML: ${(e.message.split('\n')[0] ?? '').replace(/:$/, '')}`),
+    );
+  }
+  let raw: unknown;
+  try {
+    raw = doc.toJS() ?? {};
+  } catch (err) {
+    throw new SeedError(source, [`YAML: ${(err as Error).message}`]);
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new SeedError(source, ['(top level): must be a mapping with users and tenants']);
+  }
+  const result = seedSchema.safeParse(raw, { error: problemMessages });
+  if (!result.success) {
+    throw new SeedError(
+      source,
+      result.error.issues.flatMap((issue) => describeIssue(issue, seedSchema)),
+    );
+  }
+  const problems = crossCheck(result.data);
+  if (problems.length > 0) throw new SeedError(source, problems);
+  return result.data;
+}
+
+/** What the schema cannot see: duplicates, and members that are not seed users. */
+function crossCheck(seed: SeedData): string[] {
+  const problems: string[] = [];
+  const users = new Map<string, number>();
+  seed.users.forEach((u, i) => {
+    const key = normaliseEmail(u.email);
+    const first = users.get(key);
+    if (first === undefined) users.set(key, i);
+    else problems.push(`users[${i}].email: duplicates users[${first}].email`);
+  });
+  const tenants = new Map<string, number>();
+  seed.tenants.forEach((t, i) => {
+    const first = tenants.get(t.tenant_id);
+    if (first === undefined) tenants.set(t.tenant_id, i);
+    else problems.push(`tenants[${i}].tenant_id: duplicates tenants[${first}].tenant_id`);
+    t.members.forEach((m, j) => {
+      if (!users.has(normaliseEmail(m))) {
+        problems.push(`tenants[${i}].members[${j}]: ${m} is not among users`);
+      }
+    });
+  });
+  return problems;
+}
+
+/**
+ * Writes the seed into the store. A tenant id that is somebody's personal
+ * tenant is refused before anything is written.
+ * @throws SeedError
+ */
+export async function applySeed(
+  seed: SeedData,
+  deps: { store: Store; accounts: Accounts; passwords: PasswordHasher; now?: () => number },
+): Promise<SeedSummary> {
+  const { store, accounts, passwords } = deps;
+  const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
+  const summary: SeedSummary = {
+    usersCreated: 0,
+    passwordsChanged: 0,
+    tenantsCreated: 0,
+    tenantsUpdated: 0,
+    membershipsAdded: 0,
+  };
+
+  const existingTenants = await Promise.all(seed.tenants.map((t) => store.getTenant(t.tenant_id)));
+  const clashes = existingTenants.flatMap((t, i) =>
+    t?.type === 'usertenant' ? [`tenants[${i}].tenant_id: ${t.tenantId} is a personal tenant`] : [],
+  );
+  if (clashes.length > 0) throw new SeedError('(against the store)', clashes);
+
+  const ids = new Map<string, string>();
+  for (const u of seed.users) {
+    const email = normaliseEmail(u.email);
+    const existing = await store.findUserByEmail(email);
+    if (existing === null) {
+      const user = await accounts.signUp({
+        email,
+        ...(u.password === undefined ? {} : { password: u.password }),
+        ...(u.password_hash === undefined ? {} : { passwordHash: u.password_hash }),
+        ...(u.name === undefined ? {} : { name: u.name }),
+      });
+      ids.set(email, user.id);
+      summary.usersCreated++;
+      continue;
+    }
+    ids.set(email, existing.id);
+    const same =
+      u.password !== undefined
+        ? await passwords.verify(u.password, existing.passwordHash)
+        : u.password_hash === existing.passwordHash;
+    if (!same) {
+      const hash = u.password_hash ?? (await passwords.hash(u.password as string));
+      // A new password ends the user's sessions, as it does through the API.
+      await store.setPasswordHash(existing.id, hash);
+      summary.passwordsChanged++;
+    }
+  }
+
+  for (const [i, t] of seed.tenants.entries()) {
+    const input = {
+      tenantId: t.tenant_id,
+      type: t.type,
+      name: t.name,
+      cloudRegion: t.cloud_region,
+      createdBy: normaliseEmail(t.created_by),
+    };
+    const existing = existingTenants[i] ?? null;
+    if (existing === null) {
+      await store.upsertTenant(input, now());
+      summary.tenantsCreated++;
+    } else if (differs(existing, input)) {
+      await store.upsertTenant(input, now());
+      summary.tenantsUpdated++;
+    }
+    for (const m of t.members) {
+      const userId = ids.get(normaliseEmail(m)) as string;
+      if (!(await store.isMember(t.tenant_id, userId))) {
+        await store.addMember(t.tenant_id, userId);
+        summary.membershipsAdded++;
+      }
+    }
+  }
+  return summary;
+}
+
+function differs(
+  existing: TenantRecord,
+  input: Pick<TenantRecord, 'type' | 'name' | 'cloudRegion' | 'createdBy'>,
+): boolean {
+  return (
+    existing.type !== input.type ||
+    existing.name !== input.name ||
+    existing.cloudRegion !== input.cloudRegion ||
+    existing.createdBy !== input.createdBy
+  );
+}
+
+function valid(check: (value: string) => unknown): (value: string) => boolean {
+  return (value) => {
+    try {
+      check(value);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+}

@@ -1,0 +1,156 @@
+/**
+ * Access tokens: JWTs in the RFC 9068 shape (`typ: at+jwt`), signed and
+ * verified with jose. Verification allows only the configured algorithms and
+ * keys of our own key set, so `alg: none` and HS256-with-the-public-key are
+ * refused before any signature math.
+ */
+import { randomUUID } from 'node:crypto';
+import { errors as joseErrors, jwtVerify, SignJWT, type JWTHeaderParameters } from 'jose';
+import { GatewayError } from '../errors.js';
+import type { TenantType } from '../store/types.js';
+import type { KeySet, SigningAlgorithm } from './keys.js';
+
+export interface TokenSettings {
+  issuer: string;
+  audience: string;
+  ttlSeconds: number;
+  algorithms: SigningAlgorithm[];
+  clockSkewSeconds: number;
+}
+
+/** The claims of an access token, as verified. */
+export interface AccessTokenClaims {
+  iss: string;
+  aud: string;
+  sub: string;
+  tenant_id: string;
+  /** Private claims, so that the proxy needs no lookup to inject identity headers. */
+  tenant_type: TenantType;
+  email: string;
+  /** The user's session version at issue time; a password change moves it on. */
+  sv: number;
+  jti: string;
+  iat: number;
+  exp: number;
+}
+
+export interface TokenSubject {
+  userId: string;
+  email: string;
+  sessionVersion: number;
+  tenantId: string;
+  tenantType: TenantType;
+}
+
+/** Holds the current key set; replaced on key rotation. */
+export interface KeyRing {
+  current: KeySet;
+  /**
+   * Re-reads the key directory, where there is one. Called on a token with an
+   * unknown `kid` (another replica may already sign with a key added since).
+   */
+  reload?: () => Promise<void>;
+}
+
+export async function issueAccessToken(
+  keyring: KeyRing,
+  settings: TokenSettings,
+  subject: TokenSubject,
+  now: number = Math.floor(Date.now() / 1000),
+): Promise<{ token: string; claims: AccessTokenClaims }> {
+  const key = keyring.current.signing;
+  const claims: AccessTokenClaims = {
+    iss: settings.issuer,
+    aud: settings.audience,
+    sub: subject.userId,
+    tenant_id: subject.tenantId,
+    tenant_type: subject.tenantType,
+    email: subject.email,
+    sv: subject.sessionVersion,
+    jti: randomUUID(),
+    iat: now,
+    exp: now + settings.ttlSeconds,
+  };
+  const token = await new SignJWT({ ...claims })
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'at+jwt' })
+    .sign(key.privateKey);
+  return { token, claims };
+}
+
+/**
+ * Checks signature, algorithm, `typ`, `iss`, `aud`, `exp`/`nbf`/`iat` (with the
+ * clock skew) and the shape of our claims. Session state is checked elsewhere.
+ * @throws GatewayError `invalid_token`
+ */
+export async function verifyAccessToken(
+  keyring: KeyRing,
+  settings: TokenSettings,
+  token: string,
+): Promise<AccessTokenClaims> {
+  let payload: Record<string, unknown>;
+  try {
+    const result = await jwtVerify(
+      token,
+      (header: JWTHeaderParameters) => keyFor(keyring, header),
+      {
+        algorithms: settings.algorithms,
+        issuer: settings.issuer,
+        audience: settings.audience,
+        clockTolerance: settings.clockSkewSeconds,
+        typ: 'at+jwt',
+        requiredClaims: ['sub', 'jti', 'iat', 'exp'],
+      },
+    );
+    payload = result.payload;
+  } catch (err) {
+    if (err instanceof UnknownKeyError) throw err;
+    throw new GatewayError('invalid_token', describeJoseError(err), { cause: err });
+  }
+  return checkClaimShapes(payload);
+}
+
+/** A `kid` not in the key set: the one refusal a key reload could change. */
+export class UnknownKeyError extends GatewayError {
+  constructor() {
+    super('invalid_token', 'The token was not signed by a known key.');
+  }
+}
+
+function keyFor(keyring: KeyRing, header: JWTHeaderParameters) {
+  const key = header.kid === undefined ? undefined : keyring.current.byKid.get(header.kid);
+  if (key === undefined) throw new UnknownKeyError();
+  if (key.alg !== header.alg)
+    throw new GatewayError('invalid_token', 'The token was not signed by a known key.');
+  return key.publicKey;
+}
+
+function checkClaimShapes(payload: Record<string, unknown>): AccessTokenClaims {
+  const { sub, tenant_id, tenant_type, email, sv, jti, aud } = payload;
+  const ok =
+    typeof sub === 'string' &&
+    typeof tenant_id === 'string' &&
+    (tenant_type === 'usertenant' || tenant_type === 'orgtenant') &&
+    typeof email === 'string' &&
+    Number.isSafeInteger(sv) &&
+    typeof jti === 'string' &&
+    typeof aud === 'string';
+  if (!ok) throw new GatewayError('invalid_token', 'The token lacks required claims.');
+  return payload as unknown as AccessTokenClaims;
+}
+
+/** Maps jose's error codes (never message text) to a description for the client. */
+function describeJoseError(err: unknown): string {
+  if (err instanceof GatewayError) return err.message;
+  if (err instanceof joseErrors.JWTExpired) return 'The token has expired.';
+  if (err instanceof joseErrors.JWTClaimValidationFailed) {
+    return `The token's ${err.claim} claim is not acceptable.`;
+  }
+  switch ((err as { code?: string }).code) {
+    case 'ERR_JOSE_ALG_NOT_ALLOWED':
+      return 'The token is signed with an algorithm that is not accepted.';
+    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+      return 'The token signature is not valid.';
+    default:
+      return 'The token is malformed.';
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * The CLI's store commands (seed, users, tenants, memberships, keys). They
+ * talk to the configured Redis store directly: with the in-memory store there
+ * is nothing outside the running gateway to change. Results go to stdout as
+ * JSON; logs go to stderr.
+ */
+import { basename } from 'node:path';
+import { checkEmail, isValidTenantId } from '../auth/accounts.js';
+import { generateKeyFile } from '../auth/keys.js';
+import { applySeed, readSeedFile } from '../auth/seed.js';
+import { tenantRecord } from '../api/representations.js';
+import type { LoadedConfig } from '../config/index.js';
+import { createCore, type Core } from '../gateway.js';
+import { createLogger } from '../ops/logger.js';
+import type { TenantRecord } from '../store/types.js';
+import { readSecret } from './read-secret.js';
+import { UsageError } from './usage-error.js';
+
+function requireRedis(loaded: LoadedConfig): void {
+  if (loaded.config.store.redis === undefined) {
+    throw new UsageError(
+      'store.redis is not configured: the in-memory store lives only inside a running gateway. Point --config (or GATEWAY_CONFIG) at a config with store.redis.',
+    );
+  }
+}
+
+async function withCore<T>(loaded: LoadedConfig, work: (core: Core) => Promise<T>): Promise<T> {
+  requireRedis(loaded);
+  // stdout carries the command's JSON; the signing-key notices of createCore do
+  // not concern these commands, so only errors are logged.
+  const log = createLogger({ level: 'error', destination: process.stderr });
+  const core = await createCore(loaded.config, log);
+  try {
+    return await work(core);
+  } finally {
+    await core.close();
+  }
+}
+
+const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+
+export async function seedCommand(loaded: LoadedConfig, file: string): Promise<void> {
+  requireRedis(loaded);
+  const seed = await readSeedFile(file);
+  await withCore(loaded, async (core) => print(await applySeed(seed, core)));
+}
+
+export interface PasswordOptions {
+  passwordEnv?: string;
+}
+
+export async function userAdd(
+  loaded: LoadedConfig,
+  email: string,
+  options: PasswordOptions & { name?: string },
+): Promise<void> {
+  requireRedis(loaded);
+  emailOption('EMAIL', email);
+  const password = await readSecret({ prompt: 'Password: ', ...envOption(options.passwordEnv) });
+  await withCore(loaded, async (core) => {
+    const user = await core.accounts.signUp({
+      email,
+      password,
+      ...(options.name ? { name: options.name } : {}),
+    });
+    print({ user_id: user.id, user_email: user.email, tenant_id: user.personalTenantId });
+  });
+}
+
+export async function userPassword(
+  loaded: LoadedConfig,
+  email: string,
+  options: PasswordOptions,
+): Promise<void> {
+  requireRedis(loaded);
+  const password = await readSecret({
+    prompt: 'New password: ',
+    ...envOption(options.passwordEnv),
+  });
+  await withCore(loaded, async (core) => {
+    const user = await core.store.findUserByEmail(email);
+    if (user === null) throw new UsageError(`no user ${email}`);
+    await core.accounts.changePassword(user, password);
+    print({ user_id: user.id, user_email: user.email, sessions: 'ended' });
+  });
+}
+
+export async function userList(loaded: LoadedConfig): Promise<void> {
+  await withCore(loaded, async (core) => {
+    const users = await core.store.listUsers();
+    print(
+      users.map((u) => ({ user_id: u.id, user_email: u.email, tenant_id: u.personalTenantId })),
+    );
+  });
+}
+
+export interface TenantOptions {
+  name: string;
+  region: string;
+  createdBy: string;
+}
+
+export async function tenantAdd(
+  loaded: LoadedConfig,
+  tenantId: string,
+  options: TenantOptions,
+): Promise<void> {
+  if (!isValidTenantId(tenantId)) {
+    throw new UsageError('tenant id must be a lower-case DNS label (a-z 0-9 - _), not "current"');
+  }
+  const createdBy = emailOption('--created-by', options.createdBy);
+  await withCore(loaded, async (core) => {
+    const existing = await core.store.getTenant(tenantId);
+    if (existing?.type === 'usertenant') {
+      throw new UsageError(`${tenantId} is a personal tenant; org tenants need an id of their own`);
+    }
+    const tenant = await core.store.upsertTenant(
+      { tenantId, type: 'orgtenant', name: options.name, cloudRegion: options.region, createdBy },
+      Math.floor(Date.now() / 1000),
+    );
+    print(tenantRecord(tenant));
+  });
+}
+
+export async function tenantList(loaded: LoadedConfig): Promise<void> {
+  await withCore(loaded, async (core) => print((await core.store.listTenants()).map(tenantRecord)));
+}
+
+export async function memberChange(
+  loaded: LoadedConfig,
+  action: 'add' | 'remove',
+  tenantId: string,
+  email: string,
+): Promise<void> {
+  await withCore(loaded, async (core) => {
+    await orgTenant(core, tenantId);
+    const user = await core.store.findUserByEmail(email);
+    if (user === null) throw new UsageError(`no user ${email}`);
+    if (action === 'add') await core.store.addMember(tenantId, user.id);
+    else await core.store.removeMember(tenantId, user.id);
+    print(await membersOf(core, tenantId));
+  });
+}
+
+export async function memberList(loaded: LoadedConfig, tenantId: string): Promise<void> {
+  await withCore(loaded, async (core) => {
+    if ((await core.store.getTenant(tenantId)) === null) {
+      throw new UsageError(`no tenant ${tenantId}`);
+    }
+    print(await membersOf(core, tenantId));
+  });
+}
+
+/** Adds a signing key that sorts last, so it signs after the next start or reload. */
+export async function keysAdd(loaded: LoadedConfig): Promise<void> {
+  const dir = loaded.config.tokens.keys;
+  if (dir === undefined) {
+    throw new UsageError('tokens.keys is not configured: there is no key directory to add to');
+  }
+  const file = await generateKeyFile(dir);
+  print({ file, kid: basename(file, '.pem') });
+}
+
+/** Membership is managed on org tenants only: a personal tenant has exactly its user. */
+async function orgTenant(core: Core, tenantId: string): Promise<TenantRecord> {
+  const tenant = await core.store.getTenant(tenantId);
+  if (tenant === null) throw new UsageError(`no tenant ${tenantId}`);
+  if (tenant.type !== 'orgtenant') {
+    throw new UsageError(`${tenantId} is a personal tenant: its membership does not change`);
+  }
+  return tenant;
+}
+
+async function membersOf(core: Core, tenantId: string) {
+  const ids = await core.store.listMembers(tenantId);
+  const users = await Promise.all(ids.map((id) => core.store.getUser(id)));
+  return {
+    tenant_id: tenantId,
+    members: ids.map((id, i) => ({ user_id: id, user_email: users[i]?.email ?? null })),
+  };
+}
+
+function emailOption(label: string, value: string): string {
+  try {
+    return checkEmail(value);
+  } catch {
+    throw new UsageError(`${label} must be an e-mail address`);
+  }
+}
+
+function envOption(name: string | undefined): { envVar?: string } {
+  return name === undefined ? {} : { envVar: name };
+}

@@ -1,0 +1,11 @@
+export {
+  ConfigError,
+  defaultConfig,
+  formatPath,
+  loadConfigFile,
+  parseConfigText,
+  validateConfig,
+} from './load.js';
+export type { LoadedConfig } from './load.js';
+export { configSchema } from './schema.js';
+export type { GatewayConfig, RedisConfig, RouteConfig } from './schema.js';

@@ -1,0 +1,122 @@
+/**
+ * Reads the configuration once, at the edge: YAML → `${ENV}` expansion →
+ * schema validation (every problem collected, each named by its key path) →
+ * relative paths resolved against the file's folder.
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { parseDocument, type YAMLError } from 'yaml';
+import { expandEnv, type ExpansionProblem } from './env.js';
+import { describeIssue, formatPath, problemMessages } from './problems.js';
+import { configSchema, type GatewayConfig } from './schema.js';
+
+export { formatPath } from './problems.js';
+
+/** Start-up fails with this: one line per problem, each naming its key path. */
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(source: string, problems: string[]) {
+    super(`invalid configuration ${source}:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+export interface LoadedConfig {
+  config: GatewayConfig;
+  /** Absolute path of the file, or undefined for the built-in defaults. */
+  file?: string;
+}
+
+/** Loads and validates a YAML config file. @throws ConfigError */
+export async function loadConfigFile(
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<LoadedConfig> {
+  const path = resolve(file);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(path, [`cannot read the file: ${(err as NodeJS.ErrnoException).code}`]);
+  }
+  return { config: parseConfigText(text, path, env), file: path };
+}
+
+/** The built-in defaults: in-memory store, no routes, ephemeral signing key. */
+export function defaultConfig(): LoadedConfig {
+  return { config: validateConfig({}, process.cwd(), '(built-in defaults)') };
+}
+
+/**
+ * Parses YAML text as a config; relative paths resolve against `source`'s
+ * folder. Problems of expansion and of validation are reported together.
+ * @throws ConfigError
+ */
+export function parseConfigText(
+  text: string,
+  source: string,
+  env: NodeJS.ProcessEnv = process.env,
+): GatewayConfig {
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(
+      source,
+      doc.errors.map((e) => describeYamlError(e, text)),
+    );
+  }
+  let raw: unknown;
+  try {
+    raw = doc.toJS() ?? {};
+  } catch (err) {
+    // e.g. "Excessive alias count" (a billion-laughs document)
+    throw new ConfigError(source, [`YAML: ${(err as Error).message}`]);
+  }
+  const expansion: ExpansionProblem[] = [];
+  const expanded = expandEnv(raw, env, expansion);
+  return validate(expanded, dirname(source), source, expansion);
+}
+
+/** Validates an already-parsed config object. @throws ConfigError */
+export function validateConfig(raw: unknown, baseDir: string, source: string): GatewayConfig {
+  return validate(raw, baseDir, source, []);
+}
+
+function validate(
+  raw: unknown,
+  baseDir: string,
+  source: string,
+  expansion: readonly ExpansionProblem[],
+): GatewayConfig {
+  const problems = expansion.map((p) => `${formatPath(p.path)}: ${p.message}`);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(source, [...problems, '(top level): must be a mapping of keys']);
+  }
+  const result = configSchema.safeParse(raw, { error: problemMessages });
+  if (!result.success) {
+    // A value whose variable is unset is already reported; its emptiness is not news.
+    const flagged = new Set(expansion.map((p) => formatPath(p.path)));
+    const issues = result.error.issues.filter((issue) => !flagged.has(formatPath(issue.path)));
+    problems.push(...issues.flatMap((issue) => describeIssue(issue, configSchema)));
+  }
+  if (!result.success || problems.length > 0) throw new ConfigError(source, problems);
+  const config = result.data;
+  const inBase = (p: string) => (isAbsolute(p) ? p : resolve(baseDir, p));
+  if (config.seed !== undefined) config.seed = inBase(config.seed);
+  if (config.tokens.keys !== undefined) config.tokens.keys = inBase(config.tokens.keys);
+  return config;
+}
+
+/**
+ * The first line of a pretty YAML error ("… at line 2, column 1"), with a hint
+ * when the line has an unquoted `${` inside flow style, where `{` is syntax.
+ */
+function describeYamlError(error: YAMLError, text: string): string {
+  const message = (error.message.split('\n')[0] ?? '').replace(/:$/, '');
+  const line = error.linePos?.[0]?.line;
+  const lineText = line === undefined ? '' : (text.split(/\r?\n/)[line - 1] ?? '');
+  const hint = /[{[][^"'\n]*\$\{/.test(lineText)
+    ? ' (inside { } or [ ], quote a ${VAR} reference: port: "${PORT}")'
+    : '';
+  return `YAML: ${message}${hint}`;
+}

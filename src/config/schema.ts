@@ -1,0 +1,227 @@
+/**
+ * The configuration schema (DESIGN §3): types, defaults and validation in one
+ * declaration. Every object is strict: an unknown key is an error, reported
+ * with the nearest known key (see `load.ts`).
+ */
+import { isIP } from 'node:net';
+import { z } from 'zod';
+
+/** Accepts numbers, and strings of digits (values that came from `${ENV}`). */
+const integer = (min: number, max: number) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' && /^-?\d+$/.test(v.trim()) ? Number(v) : v),
+    z.number().int().min(min).max(max),
+  );
+
+const boolean = () =>
+  z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean());
+
+const port = () => integer(0, 65535);
+
+const hostName = () => z.string().min(1, 'must not be empty');
+
+const httpUrl = z.string().refine((value) => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}, 'must be an http(s) URL');
+
+const redisUrl = z.string().refine((value) => {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'redis:' || url.protocol === 'rediss:';
+  } catch {
+    return false;
+  }
+}, 'must be a redis:// or rediss:// URL');
+
+const cidr = z.string().refine((value) => {
+  const [address, bits, ...rest] = value.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  const n = Number(bits);
+  return /^\d+$/.test(bits) && n >= 0 && n <= (family === 4 ? 32 : 128);
+}, 'must be an IP address or CIDR block (10.0.0.0/8, fd00::/8)');
+
+/** An HTTP header name (RFC 9110 token). */
+const headerName = z
+  .string()
+  .regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'must be an HTTP header name');
+
+const listen = z.strictObject({
+  host: hostName().default('0.0.0.0'),
+  port: port().default(8080),
+});
+
+const admin = z.strictObject({
+  host: hostName().default('0.0.0.0'),
+  port: port().default(9090),
+  /** `POST /config/reload` on the admin listener (issue: operations). */
+  configReload: boolean().default(false),
+});
+
+const redis = z.strictObject({
+  url: redisUrl,
+  keyPrefix: z.string().min(1).max(64).default('tg:'),
+  commandTimeoutMs: integer(50, 60_000).default(1000),
+  connectTimeoutMs: integer(100, 120_000).default(5000),
+});
+
+const store = z.strictObject({ redis: redis.optional() });
+
+const algorithm = z.enum(['EdDSA', 'ES256']);
+
+const tokens = z.strictObject({
+  issuer: z.string().min(1).default('tenant-gateway'),
+  audience: z.string().min(1).default('tenant-api'),
+  ttlSeconds: integer(60, 86_400).default(3600),
+  keys: z.string().min(1).optional(),
+  algorithms: z
+    .array(algorithm)
+    .min(1, 'must name at least one algorithm')
+    .default(['EdDSA', 'ES256']),
+  clockSkewSeconds: integer(0, 300).default(30),
+});
+
+const signup = z.strictObject({
+  enabled: boolean().default(false),
+  /** `cloud_region` of the personal tenants created with new users (signup, seed, CLI). */
+  cloudRegion: z.string().min(1).default('local'),
+});
+
+const passwords = z.strictObject({
+  bcryptCost: integer(4, 15).default(10),
+  /** bcrypt worker threads; omitted: one less than the cores (at least one), so the event loop keeps a core. */
+  workers: integer(1, 256).optional(),
+});
+
+const limits = z.strictObject({
+  login: z
+    .strictObject({
+      perEmail: integer(1, 1_000_000).default(10),
+      perIp: integer(1, 1_000_000).default(100),
+      windowSeconds: integer(1, 86_400).default(900),
+    })
+    .default({ perEmail: 10, perIp: 100, windowSeconds: 900 }),
+  signup: z
+    .strictObject({
+      perIp: integer(1, 1_000_000).default(20),
+      windowSeconds: integer(1, 86_400).default(3600),
+    })
+    .default({ perIp: 20, windowSeconds: 3600 }),
+  /** Largest request body the gateway's own endpoints accept (proxied bodies are streamed). */
+  bodyBytes: integer(256, 10 * 1024 * 1024).default(16 * 1024),
+});
+
+const tenantRules = z
+  .strictObject({
+    header: headerName.optional(),
+    path: z
+      .string()
+      .startsWith('/', 'must start with /')
+      .refine((p) => p.split('/').includes(':tenant_id'), 'must contain the segment :tenant_id')
+      .optional(),
+    query: z.string().min(1).optional(),
+    host: z
+      .string()
+      .refine((h) => h.split('.').includes(':tenant_id'), 'must contain the label :tenant_id')
+      .optional(),
+  })
+  .refine((rules) => Object.values(rules).some((v) => v !== undefined), {
+    message: 'must name at least one of header, path, query, host',
+  });
+
+const route = z.strictObject({
+  prefix: z
+    .string()
+    .startsWith('/', 'must start with /')
+    .refine((p) => !/\/\/|\/\.\.?(\/|$)|%|\\/.test(p), 'must be a plain path (no //, .., %, \\)'),
+  upstream: httpUrl,
+  timeoutMs: integer(1, 3_600_000).default(30_000),
+  tenant: tenantRules.optional(),
+  /** Remove `Authorization` before forwarding (the upstream then sees only the identity headers). */
+  stripAuthorization: boolean().default(false),
+});
+
+const identityHeaders = z.strictObject({
+  tenantId: headerName.default('X-Tenant-Id'),
+  tenantType: headerName.default('X-Tenant-Type'),
+  userId: headerName.default('X-User-Id'),
+  userEmail: headerName.default('X-User-Email'),
+});
+
+const shutdown = z.strictObject({
+  /** How long in-flight requests and WebSockets get to finish after SIGTERM. */
+  drainSeconds: integer(0, 3600).default(10),
+});
+
+const log = z.strictObject({
+  level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  pretty: boolean().default(false),
+});
+
+/** Paths the gateway serves itself; a route under them could never be reached. */
+const RESERVED_PREFIXES = ['/1', '/.well-known', '/auth/verify'];
+
+export const configSchema = z
+  .strictObject({
+    listen: listen.default({ host: '0.0.0.0', port: 8080 }),
+    admin: admin.optional(),
+    store: store.default({}),
+    seed: z.string().min(1).optional(),
+    tokens: tokens.default(() => tokens.parse({})),
+    signup: signup.default({ enabled: false, cloudRegion: 'local' }),
+    passwords: passwords.default({ bcryptCost: 10 }),
+    limits: limits.default(() => limits.parse({})),
+    trustedProxies: z.array(cidr).default([]),
+    identityHeaders: identityHeaders.default(() => identityHeaders.parse({})),
+    routes: z.array(route).default([]),
+    log: log.default({ level: 'info', pretty: false }),
+    shutdown: shutdown.default({ drainSeconds: 10 }),
+  })
+  // Runs even when other keys are wrong, so that every problem is reported at
+  // once; the value may then be partly invalid, hence the defensive reads.
+  .superRefine(
+    (config, ctx) => {
+      const routes: unknown = config.routes;
+      const seen = new Map<string, number>();
+      (Array.isArray(routes) ? routes : []).forEach((r: unknown, i) => {
+        const raw = (r as { prefix?: unknown } | null)?.prefix;
+        if (typeof raw !== 'string') return;
+        const prefix = raw.length > 1 ? raw.replace(/\/+$/, '') : raw;
+        if (RESERVED_PREFIXES.some((p) => prefix === p || prefix.startsWith(`${p}/`))) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['routes', i, 'prefix'],
+            message: `is reserved for the gateway's own endpoints (${RESERVED_PREFIXES.join(', ')})`,
+          });
+        }
+        const first = seen.get(prefix);
+        if (first !== undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['routes', i, 'prefix'],
+            message: `duplicates routes[${first}].prefix`,
+          });
+        } else seen.set(prefix, i);
+      });
+      const headers: unknown = config.identityHeaders;
+      if (headers === null || typeof headers !== 'object') return;
+      const names = Object.values(headers)
+        .filter((h): h is string => typeof h === 'string')
+        .map((h) => h.toLowerCase());
+      if (new Set(names).size !== names.length) {
+        ctx.addIssue({ code: 'custom', path: ['identityHeaders'], message: 'names must differ' });
+      }
+    },
+    { when: () => true },
+  );
+
+/** The validated configuration, defaults filled in. */
+export type GatewayConfig = z.output<typeof configSchema>;
+export type RouteConfig = GatewayConfig['routes'][number];
+export type RedisConfig = NonNullable<GatewayConfig['store']['redis']>;

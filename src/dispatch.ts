@@ -1,0 +1,317 @@
+/**
+ * The way a request travels (DESIGN §5), readable in one place:
+ *
+ *   socket → request id, access log, path normalisation
+ *          → /healthz, /readyz, /metrics → ops (when no separate admin listener)
+ *          → /1/..., /.well-known/...    → Koa api (Basic or Bearer per endpoint)
+ *          → /auth/verify                → verdict only (forward-auth)
+ *          → a route's prefix            → authenticate → match tenant → rewrite headers → forward
+ *          → nothing                     → 404
+ *
+ * Upgrade (WebSocket) requests take the same path through `admit`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import type { Principal } from './auth/authenticate.js';
+import { GatewayError, isGatewayError } from './errors.js';
+import type { Metrics } from './ops/metrics.js';
+import type { Admit } from './proxy/admit.js';
+import { isForwardAuthPath, originalRequestViews } from './proxy/forward-auth.js';
+import type { Forwarder } from './proxy/forwarder.js';
+import type { HeaderPolicy } from './proxy/header-policy.js';
+import { normaliseTarget, type NormalisedTarget } from './proxy/normalise-path.js';
+import type { RouteTable } from './proxy/route-table.js';
+import type { CompiledRoute } from './proxy/routes.js';
+import { requestView, type RequestView } from './proxy/tenant-match.js';
+import { REQUEST_ID_HEADER, takeRequestId } from './request-id.js';
+import { sendError, sendUpgradeError } from './respond.js';
+import type { RequestScope } from './scope.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** What a config reload may change while requests are in flight. */
+export interface ProxySettings {
+  routes: RouteTable<CompiledRoute>;
+  headers: HeaderPolicy;
+}
+
+export interface DispatchDeps {
+  log: Logger;
+  metrics: Metrics;
+  /** The Koa api's request handler. */
+  api: Handler;
+  /** The ops endpoints when they share this listener; answers false for other paths. */
+  ops?: (path: string, req: IncomingMessage, res: ServerResponse, scope: RequestScope) => boolean;
+  admit: Admit;
+  forwarder: Forwarder;
+  settings: ProxySettings;
+}
+
+/** The scope rides on the request (a per-request WeakMap entry costs the GC more). */
+const SCOPE = Symbol('tenant-gateway.scope');
+type WithScope = IncomingMessage & { [SCOPE]?: RequestScope };
+
+/** The scope the dispatcher opened for `req`. */
+export function scopeOf(req: IncomingMessage): RequestScope {
+  const scope = (req as WithScope)[SCOPE];
+  if (scope === undefined) throw new Error('request did not come through the dispatcher');
+  return scope;
+}
+
+export function createRequestHandler(deps: DispatchDeps) {
+  const { admit, forwarder, metrics } = deps;
+  const open = { requests: 0 };
+
+  /**
+   * authenticate → match tenant → rewrite headers → forward. Without an await
+   * when the token and its session are cached (the steady state); a refusal
+   * is thrown or rejected to the caller's `fail`.
+   */
+  function forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    scope: RequestScope,
+    target: NormalisedTarget,
+    route: CompiledRoute,
+  ): void | Promise<void> {
+    const admitted = admit(req.headers.authorization, [{ view: viewOf(req, target), route }]);
+    if (admitted instanceof Promise) {
+      return admitted.then((principal) => send(req, res, scope, target, route, principal));
+    }
+    send(req, res, scope, target, route, admitted);
+  }
+
+  function send(
+    req: IncomingMessage,
+    res: ServerResponse,
+    scope: RequestScope,
+    target: NormalisedTarget,
+    route: CompiledRoute,
+    principal: Principal,
+  ): void {
+    scope.userId = principal.userId;
+    scope.tenantId = principal.tenantId;
+    if (res.destroyed) return; // the client left while we were deciding
+    deps.settings.headers.rewrite(req, principal, {
+      requestId: scope.requestId,
+      stripAuthorization: route.stripAuthorization,
+      upgrade: false,
+    });
+    req.url = urlOf(target);
+    forwarder.web(req, res, route, scope);
+  }
+
+  async function verify(
+    req: IncomingMessage,
+    res: ServerResponse,
+    scope: RequestScope,
+    target: NormalisedTarget,
+  ) {
+    const checks = originalRequestViews(req, target.path, target.query).map((view) => ({
+      view,
+      route: deps.settings.routes.match(view.path),
+    }));
+    const principal = await admit(req.headers.authorization, checks);
+    scope.userId = principal.userId;
+    scope.tenantId = principal.tenantId;
+    res
+      .writeHead(200, {
+        ...deps.settings.headers.identityHeaders(principal),
+        'cache-control': 'no-store',
+        'content-length': '0',
+      })
+      .end();
+  }
+
+  const onRequest: Handler = (req, res) => {
+    const scope = openScope(req, res, deps.log, metrics, open);
+    const fail = (err: unknown) => {
+      scope.refusal = isGatewayError(err) ? err.code : 'internal_error';
+      if (!isGatewayError(err) || err.status >= 500) scope.log.warn({ err }, 'request failed');
+      if (!res.headersSent) sendError(res, err);
+    };
+    let target: NormalisedTarget;
+    try {
+      target = normaliseTarget(req.url);
+    } catch (err) {
+      return fail(err);
+    }
+    if (deps.ops?.(target.path, req, res, scope)) return;
+    if (isApiPath(target.path)) {
+      scope.route = 'api';
+      req.url = urlOf(target);
+      return deps.api(req, res);
+    }
+    if (isForwardAuthPath(target.path)) {
+      scope.route = 'forward-auth';
+      return void verify(req, res, scope, target).catch(fail);
+    }
+    const route = deps.settings.routes.match(target.path);
+    if (route === undefined)
+      return fail(new GatewayError('not_found', 'No such endpoint and no route.'));
+    scope.route = route.prefix;
+    try {
+      forward(req, res, scope, target, route)?.catch(fail);
+    } catch (err) {
+      fail(err);
+    }
+  };
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const requestId = takeRequestId(req);
+    const log = deps.log.child({ requestId });
+    let routeLabel = 'none';
+    const refuse = (err: unknown) => {
+      const code = isGatewayError(err) ? err.code : 'internal_error';
+      metrics.upgrade(routeLabel, code);
+      log.info(
+        {
+          path: pathOf(req.url),
+          route: routeLabel,
+          status: isGatewayError(err) ? err.status : 500,
+        },
+        'upgrade refused',
+      );
+      sendUpgradeError(req, socket, err, requestId);
+    };
+    socket.on('error', () => socket.destroy());
+    let target: NormalisedTarget;
+    try {
+      target = normaliseTarget(req.url);
+    } catch (err) {
+      return refuse(err);
+    }
+    const route = deps.settings.routes.match(target.path);
+    if (route === undefined)
+      return refuse(new GatewayError('not_found', 'No route for this upgrade.'));
+    routeLabel = route.prefix;
+    Promise.resolve()
+      .then(() => admit(req.headers.authorization, [{ view: viewOf(req, target), route }]))
+      .then((principal) => {
+        if (socket.destroyed) return;
+        deps.settings.headers.rewrite(req, principal, {
+          requestId,
+          stripAuthorization: route.stripAuthorization,
+          upgrade: true,
+        });
+        req.url = urlOf(target);
+        metrics.upgrade(routeLabel, undefined);
+        log.info(
+          {
+            path: target.path,
+            route: routeLabel,
+            tenantId: principal.tenantId,
+            userId: principal.userId,
+          },
+          'upgrade',
+        );
+        forwarder.ws(req, socket, head, route, log);
+      }, refuse);
+  };
+
+  /** Requests whose response has not closed yet (the drain waits for them). */
+  const inFlight = (): number => open.requests;
+  return { onRequest, onUpgrade, inFlight };
+}
+
+/** The admin listener: the ops endpoints and nothing else. */
+export function createAdminRequestHandler(deps: {
+  log: Logger;
+  metrics: Metrics;
+  ops: NonNullable<DispatchDeps['ops']>;
+}): Handler {
+  return (req, res) => {
+    const scope = openScope(req, res, deps.log, deps.metrics, { requests: 0 });
+    if (deps.ops(pathOf(req.url), req, res, scope)) return;
+    scope.refusal = 'not_found';
+    sendError(
+      res,
+      new GatewayError('not_found', 'The admin listener serves /healthz, /readyz and /metrics.'),
+    );
+  };
+}
+
+/** Opens the scope and, when the response is done, writes the access log line and the metrics. */
+function openScope(
+  req: IncomingMessage,
+  res: ServerResponse,
+  log: Logger,
+  metrics: Metrics,
+  open: { requests: number },
+): RequestScope {
+  open.requests++;
+  const requestId = takeRequestId(req);
+  const scope = new Scope(requestId, log);
+  (req as WithScope)[SCOPE] = scope;
+  res.setHeader(REQUEST_ID_HEADER, requestId);
+  const started = performance.now();
+  const method = req.method;
+  const url = req.url;
+  res.once('close', () => {
+    open.requests--;
+    metrics.request(scope.route, res.statusCode, scope.refusal);
+    if (scope.upstreamMs !== undefined)
+      metrics.upstreamSeconds(scope.route, scope.upstreamMs / 1000);
+    // The line is built only when it will be written: the proxy path runs for every request.
+    if (!log.isLevelEnabled('info')) return;
+    scope.log.info(
+      {
+        method,
+        path: pathOf(url),
+        route: scope.route,
+        status: res.statusCode,
+        durationMs: round(performance.now() - started),
+        upstreamMs: scope.upstreamMs === undefined ? undefined : round(scope.upstreamMs),
+        tenantId: scope.tenantId,
+        userId: scope.userId,
+        error: scope.refusal,
+        completed: res.writableFinished,
+      },
+      'request',
+    );
+  });
+  return scope;
+}
+
+/** A scope whose child logger is made on first use: most requests never log. */
+class Scope implements RequestScope {
+  route = 'none';
+  userId?: string;
+  tenantId?: string;
+  refusal?: RequestScope['refusal'];
+  upstreamMs?: number;
+  #log: Logger | undefined;
+
+  constructor(
+    readonly requestId: string,
+    private readonly base: Logger,
+  ) {}
+
+  get log(): Logger {
+    return (this.#log ??= this.base.child({ requestId: this.requestId }));
+  }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}
+
+function viewOf(req: IncomingMessage, target: NormalisedTarget): RequestView {
+  return requestView(req.rawHeaders, req.headers.host, target.path, target.query);
+}
+
+function urlOf(target: NormalisedTarget): string {
+  return target.query === '' ? target.path : `${target.path}?${target.query}`;
+}
+
+function isApiPath(path: string): boolean {
+  return path === '/1' || path.startsWith('/1/') || path.startsWith('/.well-known/');
+}
+
+/** The path without the query: never log a query, it may carry credentials. */
+function pathOf(url: string | undefined): string {
+  const raw = url ?? '/';
+  const q = raw.indexOf('?');
+  return q < 0 ? raw : raw.slice(0, q);
+}

@@ -1,0 +1,104 @@
+/**
+ * The one error type of the gateway. Every refusal carries a stable `code`
+ * (the `error` field of DESIGN §1 "Errors") and its HTTP status; callers switch
+ * on `code`, never on message text. Rendering happens in one place:
+ * {@link errorResponse}.
+ */
+
+export type ErrorCode =
+  | 'invalid_request'
+  | 'invalid_credentials'
+  | 'invalid_token'
+  | 'tenant_access_denied'
+  | 'tenant_mismatch'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'user_exists'
+  | 'payload_too_large'
+  | 'too_many_requests'
+  | 'internal_error'
+  | 'bad_gateway'
+  | 'unavailable'
+  | 'gateway_timeout';
+
+const STATUS: Record<ErrorCode, number> = {
+  invalid_request: 400,
+  invalid_credentials: 401,
+  invalid_token: 401,
+  tenant_access_denied: 403,
+  tenant_mismatch: 403,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  user_exists: 409,
+  payload_too_large: 413,
+  too_many_requests: 429,
+  internal_error: 500,
+  bad_gateway: 502,
+  unavailable: 503,
+  gateway_timeout: 504,
+};
+
+/** The realm named in `WWW-Authenticate` for Basic challenges. */
+export const BASIC_REALM = 'tenant-gateway';
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Extra response headers, e.g. `Retry-After` or `Allow`. */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    code: ErrorCode,
+    description: string,
+    options: { headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(description, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'GatewayError';
+    this.code = code;
+    this.status = STATUS[code];
+    this.headers = options.headers ?? {};
+  }
+}
+
+export function isGatewayError(value: unknown): value is GatewayError {
+  return value instanceof GatewayError;
+}
+
+/** A rendered error: what goes on the wire. */
+export interface ErrorResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Turns any thrown value into the JSON error of DESIGN §1. Unknown errors
+ * become a 500 `internal_error` whose text says nothing about the cause: the
+ * caller logs the original.
+ */
+export function errorResponse(err: unknown): ErrorResponse {
+  const error = isGatewayError(err)
+    ? err
+    : new GatewayError('internal_error', 'The gateway failed to handle this request.');
+  const headers: Record<string, string> = {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    ...challengeFor(error.code),
+    ...error.headers,
+  };
+  const body = JSON.stringify({ error: error.code, error_description: error.message });
+  headers['content-length'] = String(Buffer.byteLength(body));
+  return { status: error.status, headers, body };
+}
+
+function challengeFor(code: ErrorCode): Record<string, string> {
+  if (code === 'invalid_credentials') {
+    return { 'www-authenticate': `Basic realm="${BASIC_REALM}"` };
+  }
+  if (code === 'invalid_token') {
+    return { 'www-authenticate': 'Bearer error="invalid_token"' };
+  }
+  return {};
+}

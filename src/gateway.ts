@@ -1,0 +1,291 @@
+/**
+ * Composition root: builds the gateway's parts from a validated config and
+ * wires them together. Config is read before this point and handed down; a
+ * reload hands down a new one.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { createApiApp } from './api/app.js';
+import { createAccounts, type Accounts } from './auth/accounts.js';
+import { createAuthenticator, type Authenticate } from './auth/authenticate.js';
+import { createBruteForceGuard, type BruteForceGuard } from './auth/brute-force.js';
+import { loadKeySet } from './auth/keys.js';
+import { createBcryptHasher, type PasswordHasher } from './auth/passwords.js';
+import { applySeed, readSeedFile } from './auth/seed.js';
+import { createSessionGuard, type SessionGuard } from './auth/sessions.js';
+import type { KeyRing } from './auth/tokens.js';
+import { createTokenVerifier, type TokenVerifier } from './auth/verified-tokens.js';
+import type { GatewayConfig } from './config/index.js';
+import {
+  createAdminRequestHandler,
+  createRequestHandler,
+  scopeOf,
+  type ProxySettings,
+} from './dispatch.js';
+import { createMetrics } from './ops/metrics.js';
+import { createOpsHandler } from './ops/ops-endpoints.js';
+import { createReadiness } from './ops/readiness.js';
+import { createAdmit } from './proxy/admit.js';
+import { createForwarder } from './proxy/forwarder.js';
+import { createHeaderPolicy } from './proxy/header-policy.js';
+import { compileRoutes } from './proxy/routes.js';
+import { clientAddress, createTrustCheck } from './proxy/trusted-proxies.js';
+import { createMemoryStore, createRedisStore, redisUrlForDisplay } from './store/index.js';
+import type { Store } from './store/types.js';
+
+export interface Gateway {
+  server: Server;
+  /** The admin listener, when `admin` is configured. */
+  adminServer?: Server;
+  store: Store;
+  keyring: KeyRing;
+  /** Starts listening; resolves with the bound addresses. */
+  listen(): Promise<{ main: AddressInfo; admin?: AddressInfo }>;
+  /**
+   * Applies a new config: routes, tenant rules, identity headers, trusted
+   * proxies and signing keys change at once, without dropping connections.
+   * Keys that need a restart (listeners, store, limits, …) are reported.
+   */
+  reload(config: GatewayConfig): Promise<{ needsRestart: string[] }>;
+  /**
+   * Graceful stop: readiness fails, no new connections, in-flight requests and
+   * WebSockets get `drainMs` to finish, then everything is closed.
+   */
+  close(drainMs?: number): Promise<void>;
+}
+
+/** The parts shared by `serve` and the CLI's admin commands. */
+export interface Core {
+  store: Store;
+  keyring: KeyRing;
+  passwords: PasswordHasher;
+  accounts: Accounts;
+  authenticate: Authenticate;
+  sessions: SessionGuard;
+  verifier: TokenVerifier;
+  bruteForce: BruteForceGuard;
+  /** Stops the session watch, the password pool and the store. */
+  close(): Promise<void>;
+}
+
+export async function createCore(config: GatewayConfig, log: Logger): Promise<Core> {
+  const store = await openStore(config, log);
+  const closers: (() => unknown)[] = [() => store.close()];
+  const close = async () => {
+    for (const closer of closers.reverse()) await closer();
+  };
+  try {
+    const keysDir = config.tokens.keys;
+    const keyring: KeyRing = { current: await loadKeySet(keysDir, log) };
+    if (keysDir !== undefined) {
+      keyring.reload = async () => {
+        keyring.current = await loadKeySet(keysDir, log);
+      };
+    }
+    const passwords = await createBcryptHasher({
+      cost: config.passwords.bcryptCost,
+      ...(config.passwords.workers === undefined ? {} : { threads: config.passwords.workers }),
+    });
+    closers.push(() => passwords.close());
+    const sessions = createSessionGuard(store, config.tokens);
+    closers.push(() => sessions.close());
+    const verifier = createTokenVerifier(keyring, config.tokens, { log });
+    const bruteForce = createBruteForceGuard(store, config.limits);
+    const accounts = createAccounts({
+      store,
+      passwords,
+      keyring,
+      tokens: config.tokens,
+      cloudRegion: config.signup.cloudRegion,
+      bruteForce,
+    });
+    const authenticate = createAuthenticator({ tokens: verifier, sessions });
+    return {
+      store,
+      keyring,
+      passwords,
+      accounts,
+      authenticate,
+      sessions,
+      verifier,
+      bruteForce,
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+export async function createGateway(
+  config: GatewayConfig,
+  log: Logger,
+  options: { reloadConfig?: () => Promise<GatewayConfig> } = {},
+): Promise<Gateway> {
+  const core = await createCore(config, log);
+  const { store, keyring, sessions, verifier } = core;
+  try {
+    if (config.seed !== undefined) {
+      const summary = await applySeed(await readSeedFile(config.seed), core);
+      log.info({ seed: config.seed, ...summary }, 'seed applied');
+    }
+  } catch (err) {
+    await core.close();
+    throw err;
+  }
+
+  let current = config;
+  let trusted = createTrustCheck(config.trustedProxies);
+  const settings: ProxySettings = {
+    routes: compileRoutes(config.routes),
+    headers: createHeaderPolicy(config.identityHeaders, trusted),
+  };
+  const metrics = createMetrics({
+    tokenCache: () => verifier.stats(),
+    sessionCache: () => sessions.stats(),
+  });
+  const readiness = createReadiness({ store, keyring });
+  const forwarder = createForwarder();
+
+  const reload: Gateway['reload'] = async (next) => {
+    const needsRestart = RESTART_KEYS.filter(
+      (key) => JSON.stringify(next[key]) !== JSON.stringify(current[key]),
+    );
+    if (keyring.reload !== undefined && next.tokens.keys === current.tokens.keys)
+      await keyring.reload();
+    verifier.clear();
+    trusted = createTrustCheck(next.trustedProxies);
+    settings.routes = compileRoutes(next.routes);
+    settings.headers = createHeaderPolicy(next.identityHeaders, trusted);
+    current = { ...next, ...Object.fromEntries(needsRestart.map((k) => [k, current[k]])) };
+    return { needsRestart };
+  };
+  const reloadFromFile = options.reloadConfig;
+  const ops = createOpsHandler({
+    metrics,
+    readiness,
+    ...(config.admin?.configReload && reloadFromFile
+      ? {
+          reload: async () => {
+            try {
+              const { needsRestart } = await reload(await reloadFromFile());
+              if (needsRestart.length > 0)
+                log.warn({ needsRestart }, 'config reloaded; these keys need a restart');
+              else log.info({}, 'config reloaded');
+              return { ok: true as const };
+            } catch (err) {
+              log.error({ err }, 'config reload refused: the old config keeps serving');
+              return { ok: false as const, problems: problemsOf(err) };
+            }
+          },
+        }
+      : {}),
+  });
+
+  const api = createApiApp({
+    store,
+    accounts: core.accounts,
+    authenticate: core.authenticate,
+    sessions,
+    bruteForce: core.bruteForce,
+    keyring,
+    clientIp: (req) =>
+      clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], trusted),
+    signupEnabled: config.signup.enabled,
+    bodyLimit: config.limits.bodyBytes,
+    onTokenIssued: () => metrics.tokenIssued(),
+    scopeOf,
+  });
+  const handler = createRequestHandler({
+    log,
+    metrics,
+    api: api.callback(),
+    ...(config.admin === undefined ? { ops } : {}),
+    admit: createAdmit(core.authenticate),
+    forwarder,
+    settings,
+  });
+  const server = createServer(handler.onRequest);
+  server.on('upgrade', handler.onUpgrade);
+
+  let adminServer: Server | undefined;
+  if (config.admin !== undefined) {
+    adminServer = createServer(createAdminRequestHandler({ log, metrics, ops }));
+  }
+
+  return {
+    server,
+    ...(adminServer === undefined ? {} : { adminServer }),
+    store,
+    keyring,
+    async listen() {
+      const main = await listenOn(server, config.listen.host, config.listen.port);
+      if (adminServer === undefined || config.admin === undefined) return { main };
+      return { main, admin: await listenOn(adminServer, config.admin.host, config.admin.port) };
+    },
+    reload,
+    async close(drainMs = 0) {
+      readiness.drain();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const deadline = Date.now() + drainMs;
+      while ((handler.inFlight() > 0 || forwarder.openWebSockets() > 0) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      forwarder.close();
+      server.closeAllConnections();
+      await closed;
+      if (adminServer !== undefined) {
+        const adminClosed = new Promise<void>((resolve) => adminServer.close(() => resolve()));
+        adminServer.closeAllConnections();
+        await adminClosed;
+      }
+      await core.close();
+    },
+  };
+}
+
+/** Config keys a reload cannot apply to a running process. */
+const RESTART_KEYS = [
+  'listen',
+  'admin',
+  'store',
+  'seed',
+  // The token verifier and issuer keep the settings they were built with; the
+  // key directory itself is re-read on every reload (same `tokens.keys`).
+  'tokens',
+  'signup',
+  'passwords',
+  'limits',
+  'log',
+  'shutdown',
+] as const;
+
+function problemsOf(err: unknown): string[] {
+  const problems = (err as { problems?: unknown }).problems;
+  return Array.isArray(problems) ? problems.map(String) : [String((err as Error).message ?? err)];
+}
+
+function listenOn(server: Server, host: string, port: number): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+async function openStore(config: GatewayConfig, log: Logger): Promise<Store> {
+  const redis = config.store.redis;
+  if (redis === undefined) {
+    log.warn(
+      {},
+      'store.redis is not set: using the in-memory store; data is lost on exit and not shared',
+    );
+    return createMemoryStore();
+  }
+  const store = await createRedisStore(redis);
+  log.info({ redis: redisUrlForDisplay(redis.url), keyPrefix: redis.keyPrefix }, 'store connected');
+  return store;
+}

@@ -1,0 +1,79 @@
+/**
+ * Forward-auth at `/auth/verify` (DESIGN §1): the verdict the proxy would give,
+ * for an ingress that does the proxying itself. The original request is read
+ * from the headers each ingress sends:
+ *
+ * - ingress-nginx `auth-url`: `X-Original-URL` (full URL), `X-Original-Method`;
+ *   plain nginx `auth_request` set-ups: `X-Original-URI`;
+ * - Traefik ForwardAuth: `X-Forwarded-Uri`, `X-Forwarded-Host`, `X-Forwarded-Method`;
+ * - Envoy ext_authz (HTTP): the original path appended to `/auth/verify`,
+ *   with the original Host.
+ *
+ * 200 carries the identity headers (for `auth-response-headers` /
+ * `authResponseHeaders` / `allowed_upstream_headers`); a refusal is the
+ * proxy's 401/403 JSON.
+ */
+import type { IncomingMessage } from 'node:http';
+import { GatewayError } from '../errors.js';
+import { normaliseTarget } from './normalise-path.js';
+import { requestView, type RequestView } from './tenant-match.js';
+
+export const FORWARD_AUTH_PATH = '/auth/verify';
+
+export function isForwardAuthPath(path: string): boolean {
+  return path === FORWARD_AUTH_PATH || path.startsWith(`${FORWARD_AUTH_PATH}/`);
+}
+
+/**
+ * The request the ingress is asking about, as tenant matching sees it — every
+ * reading of it. Ingresses pass client headers on to the auth request (Traefik
+ * copies them all), so a client could add an `X-Original-URI` of its own to
+ * describe a harmless request. We do not pick one source: every path source
+ * present is paired with every host source present, and the verdict must hold
+ * for each of these views.
+ */
+export function originalRequestViews(
+  req: IncomingMessage,
+  verifyPath: string,
+  query: string,
+): RequestView[] {
+  const header = (name: string) => {
+    const value = req.headers[name];
+    return typeof value === 'string' && value !== '' ? value : undefined;
+  };
+  const uris: string[] = [];
+  const hosts: (string | undefined)[] = [];
+  const fullUrl = header('x-original-url');
+  if (fullUrl !== undefined) {
+    // Path and query are taken from the raw text, so they get the same
+    // normalisation (and refusals) as every other path; the URL parser only
+    // supplies the host.
+    const match = /^https?:\/\/([^/?#]*)(.*)$/is.exec(fullUrl);
+    if (match === null || !URL.canParse(fullUrl)) {
+      throw new GatewayError('invalid_request', 'X-Original-URL is not an absolute http(s) URL.');
+    }
+    uris.push(match[2] || '/');
+    hosts.push(new URL(fullUrl).host);
+  }
+  for (const name of ['x-original-uri', 'x-forwarded-uri']) {
+    const value = header(name);
+    if (value !== undefined) uris.push(value);
+  }
+  const suffix = verifyPath.slice(FORWARD_AUTH_PATH.length);
+  if (suffix !== '' || uris.length === 0)
+    uris.push(`${suffix || '/'}${query === '' ? '' : `?${query}`}`);
+  for (const name of ['x-forwarded-host', 'host']) {
+    const value = header(name);
+    if (value !== undefined) hosts.push(value);
+  }
+  if (hosts.length === 0) hosts.push(undefined);
+
+  const views: RequestView[] = [];
+  for (const uri of uris) {
+    const target = normaliseTarget(uri);
+    for (const host of hosts) {
+      views.push(requestView(req.rawHeaders, host, target.path, target.query));
+    }
+  }
+  return views;
+}

@@ -1,0 +1,195 @@
+/**
+ * Forwarding with http-proxy's API (through http-proxy-3, the maintained
+ * rewrite): one keep-alive agent per upstream origin, bodies streamed both
+ * ways, the route's timeout as a 504, refused or broken upstreams as a 502.
+ * Every proxy error goes through the per-call callback, so none can reach the
+ * process as an unhandled `error` event.
+ */
+import {
+  Agent as HttpAgent,
+  type ClientRequest,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { Duplex } from 'node:stream';
+import { createProxyServer } from 'http-proxy-3';
+import type { Logger } from 'pino';
+import { GatewayError } from '../errors.js';
+import { REQUEST_ID_HEADER } from '../request-id.js';
+import { sendError, sendUpgradeError } from '../respond.js';
+import type { RequestScope } from '../scope.js';
+
+export interface ForwardTarget {
+  upstream: string;
+  timeoutMs: number;
+}
+
+export interface Forwarder {
+  /** Forwards; records the upstream's time to response headers on `scope`. */
+  web(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, scope: RequestScope): void;
+  ws(req: IncomingMessage, socket: Duplex, head: Buffer, target: ForwardTarget, log: Logger): void;
+  /** Proxied WebSockets still open. */
+  openWebSockets(): number;
+  /** Destroys proxied WebSockets and idle upstream connections. */
+  close(): void;
+}
+
+const UPSTREAM_TIMEOUT = 'UPSTREAM_TIMEOUT';
+
+/**
+ * What the proxy's event handlers need to know of a request, kept on the
+ * request itself: a WeakMap per request would cost the garbage collector
+ * more than the whole lookup is worth on this path.
+ */
+interface Forwarding {
+  timeoutMs: number;
+  at: number;
+  scope?: RequestScope;
+}
+const FORWARDING = Symbol('tenant-gateway.forwarding');
+type WithForwarding = IncomingMessage & { [FORWARDING]?: Forwarding };
+const forwardingOf = (req: IncomingMessage): Forwarding | undefined =>
+  (req as WithForwarding)[FORWARDING];
+const setForwarding = (req: IncomingMessage, value: Forwarding): void => {
+  (req as WithForwarding)[FORWARDING] = value;
+};
+
+export function createForwarder(): Forwarder {
+  // xfwd off: the header policy sets X-Forwarded-* itself, trusting only configured proxies.
+  const proxy = createProxyServer({ xfwd: false, changeOrigin: false, prependPath: true });
+  const agents = new Map<string, HttpAgent>();
+
+  /** Upgrades the upstream accepted: from then on the client socket carries WebSocket frames. */
+  const upgraded = new WeakSet<IncomingMessage>();
+  /** Client sockets of proxied WebSockets: the HTTP server no longer tracks them. */
+  const webSockets = new Set<Duplex>();
+
+  // Fallback only: every call passes its own error callback.
+  proxy.on('error', () => {});
+  proxy.on('proxyReq', (proxyReq, req) => armTimeout(proxyReq, forwardingOf(req)?.timeoutMs));
+  // http-proxy-3 ignores `proxyTimeout` on upgrades: the timeout is armed here instead.
+  proxy.on('proxyReqWs', (proxyReq, req) => {
+    armTimeout(proxyReq, forwardingOf(req)?.timeoutMs);
+    proxyReq.once('upgrade', () => upgraded.add(req));
+  });
+  proxy.on('proxyRes', (proxyRes, req, res) => {
+    const forwarding = forwardingOf(req);
+    if (forwarding?.scope !== undefined)
+      forwarding.scope.upstreamMs = performance.now() - forwarding.at;
+    // Only the body is piped, never the trailers; and a `Trailer` header on a
+    // response Node cannot chunk (an HTTP/1.0 client) makes it throw
+    // ERR_HTTP_TRAILER_INVALID inside the pipe, an uncaught exception.
+    if (proxyRes.headers.trailer !== undefined) delete proxyRes.headers.trailer;
+    // A pipe does not end its destination when the source dies: an upstream
+    // that closes mid-body must cut the client's response, not leave it hanging.
+    proxyRes.once('close', () => {
+      if (!proxyRes.complete) res.destroy();
+    });
+  });
+
+  /** Parsed once per upstream: its URL (http-proxy would parse a string per request) and its agent. */
+  const upstreams = new Map<string, { url: URL; agent: HttpAgent }>();
+  function upstreamOf(upstream: string): { url: URL; agent: HttpAgent } {
+    let found = upstreams.get(upstream);
+    if (found === undefined) {
+      const url = new URL(upstream);
+      let agent = agents.get(url.origin);
+      if (agent === undefined) {
+        const options = {
+          keepAlive: true,
+          keepAliveMsecs: 1000,
+          maxSockets: 512,
+          maxFreeSockets: 64,
+          scheduling: 'lifo' as const,
+        };
+        agent = url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
+        agents.set(url.origin, agent);
+      }
+      upstreams.set(upstream, (found = { url, agent }));
+    }
+    return found;
+  }
+
+  return {
+    web(req, res, target, scope) {
+      setForwarding(req, { timeoutMs: target.timeoutMs, at: performance.now(), scope });
+      const { url, agent } = upstreamOf(target.upstream);
+      proxy.web(req, res, { target: url, agent }, (err) => {
+        const { log } = scope;
+        const error = upstreamError(err);
+        if (res.headersSent) {
+          // The answer has begun: all we can do is cut it, so the client sees a broken response.
+          log.warn({ code: (err as NodeJS.ErrnoException).code }, 'upstream broke mid-response');
+          res.destroy();
+          return;
+        }
+        log.warn(
+          { code: (err as NodeJS.ErrnoException).code, upstream: target.upstream },
+          error.message,
+        );
+        sendError(res, error);
+      });
+    },
+    ws(req, socket, head, target, log) {
+      // The header policy has set the request's id on the forwarded headers.
+      const requestId = req.headers[REQUEST_ID_HEADER] as string | undefined;
+      if (!isWebSocketUpgrade(req)) {
+        // http-proxy would destroy the socket without a word.
+        sendUpgradeError(
+          req,
+          socket,
+          new GatewayError('invalid_request', 'Only WebSocket upgrades (GET) are proxied.'),
+          requestId,
+        );
+        return;
+      }
+      setForwarding(req, { timeoutMs: target.timeoutMs, at: performance.now() });
+      webSockets.add(socket);
+      socket.once('close', () => webSockets.delete(socket));
+      proxy.ws(req, socket, head, { target: upstreamOf(target.upstream).url }, (err) => {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (upgraded.has(req)) {
+          // The socket carries WebSocket frames now: an HTTP answer would be garbage to the client.
+          log.warn({ code, upstream: target.upstream }, 'websocket upstream broke');
+          socket.destroy();
+          return;
+        }
+        log.warn({ code, upstream: target.upstream }, 'websocket upstream failed');
+        sendUpgradeError(req, socket, upstreamError(err), requestId);
+      });
+    },
+    openWebSockets: () => webSockets.size,
+    close() {
+      for (const socket of webSockets) socket.destroy();
+      for (const agent of agents.values()) agent.destroy();
+      proxy.close();
+    },
+  };
+}
+
+/**
+ * The route's timeout: time without an answer. Cleared once the response
+ * starts (or the upgrade is accepted), so long streams are not cut.
+ */
+function armTimeout(proxyReq: ClientRequest, timeoutMs: number | undefined): void {
+  if (timeoutMs === undefined) return;
+  proxyReq.setTimeout(timeoutMs, () =>
+    proxyReq.destroy(Object.assign(new Error('upstream timeout'), { code: UPSTREAM_TIMEOUT })),
+  );
+  const disarm = (): void => void proxyReq.setTimeout(0);
+  proxyReq.once('response', disarm);
+  proxyReq.once('upgrade', disarm);
+}
+
+function isWebSocketUpgrade(req: IncomingMessage): boolean {
+  return req.method === 'GET' && req.headers.upgrade?.toLowerCase() === 'websocket';
+}
+
+function upstreamError(err: unknown): GatewayError {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === UPSTREAM_TIMEOUT) {
+    return new GatewayError('gateway_timeout', 'The upstream did not answer in time.');
+  }
+  return new GatewayError('bad_gateway', 'The upstream refused or broke the connection.');
+}

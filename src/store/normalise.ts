@@ -1,0 +1,35 @@
+/**
+ * Rules both store backends apply identically, kept in one place so the memory
+ * store cannot drift from the Redis one.
+ */
+
+/**
+ * The canonical form of an e-mail address: trimmed and lower-cased. Applied by
+ * the stores themselves so uniqueness and lookups are case-insensitive whatever
+ * the caller passes.
+ */
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/**
+ * Orders strings by UTF-16 code units: the same everywhere, unlike
+ * `localeCompare`, whose order depends on the host's locale.
+ */
+export function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The instant (Unix milliseconds) a deny-list entry for a token expiring at
+ * `expiresAt` (Unix seconds, possibly fractional) disappears. The entry holds
+ * while `Date.now() <= deadline`, as Redis keeps a key up to and including its
+ * PXAT instant.
+ * @throws RangeError when `expiresAt` is not a finite number.
+ */
+export function revocationDeadlineMs(expiresAt: number): number {
+  if (!Number.isFinite(expiresAt)) {
+    throw new RangeError('expiresAt must be a finite number of Unix seconds.');
+  }
+  return Math.ceil(expiresAt * 1000);
+}

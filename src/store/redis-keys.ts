@@ -1,0 +1,68 @@
+/**
+ * The Redis key layout. Every key starts with the configured prefix (`tg:`
+ * below).
+ *
+ * Identity directory, all under the one hash tag `{dir}`:
+ * - `tg:{dir}:user:<userId>`            hash: the user record
+ * - `tg:{dir}:email:<email>`            string: user id, by normalised e-mail
+ * - `tg:{dir}:tenant:<tenantId>`        hash: the tenant record
+ * - `tg:{dir}:user-tenants:<userId>`    set: tenant ids the user belongs to
+ * - `tg:{dir}:tenant-members:<tenantId>` set: user ids of the tenant's members
+ * - `tg:{dir}:users`                    set: every user id
+ * - `tg:{dir}:tenants`                  set: every tenant id
+ *
+ * Why one tag: creating a user writes seven of these keys, and membership
+ * changes write two sets after checking two hashes. Each such write is one Lua
+ * script, and Redis Cluster runs a script only when all its keys live in one
+ * slot; a shared tag puts them there. The directory is small and rarely
+ * written, so one slot holding it costs nothing.
+ *
+ * Deny-list, one key per revoked token:
+ * - `tg:revoked:{<jti>}`                string, expiring at the token's `exp`
+ *
+ * Why spread: these keys are written on every logout and read on every
+ * request, and each is touched alone, so a tag per token id spreads that load
+ * over every slot of a cluster instead of piling it onto the directory's.
+ */
+
+/** The tag that pins the identity directory to one cluster slot. */
+export const DIRECTORY_TAG = '{dir}';
+
+/** Key builders for one prefix. */
+export interface RedisKeys {
+  readonly prefix: string;
+  user(userId: string): string;
+  email(normalisedEmail: string): string;
+  tenant(tenantId: string): string;
+  userTenants(userId: string): string;
+  tenantMembers(tenantId: string): string;
+  readonly users: string;
+  readonly tenants: string;
+  revoked(jti: string): string;
+  /** Pub/sub channel of session events (a channel, not a key: no slot). */
+  readonly sessionChannel: string;
+}
+
+/**
+ * Builds the key layout for `prefix`.
+ * @throws RangeError when the prefix holds `{` or `}`: Redis hashes the first
+ * `{…}` of a key, so a braced prefix would override the tags above.
+ */
+export function createRedisKeys(prefix: string): RedisKeys {
+  if (/[{}]/.test(prefix)) {
+    throw new RangeError('The Redis key prefix must not contain "{" or "}".');
+  }
+  const dir = `${prefix}${DIRECTORY_TAG}:`;
+  return {
+    prefix,
+    user: (userId) => `${dir}user:${userId}`,
+    email: (normalisedEmail) => `${dir}email:${normalisedEmail}`,
+    tenant: (tenantId) => `${dir}tenant:${tenantId}`,
+    userTenants: (userId) => `${dir}user-tenants:${userId}`,
+    tenantMembers: (tenantId) => `${dir}tenant-members:${tenantId}`,
+    users: `${dir}users`,
+    tenants: `${dir}tenants`,
+    revoked: (jti) => `${prefix}revoked:{${jti}}`,
+    sessionChannel: `${prefix}sessions`,
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * How records sit in Redis hashes: one field per property, numbers as decimal
+ * strings, an absent optional property as an absent field. Field names are
+ * shared with the Lua scripts (`redis-scripts.ts`).
+ */
+import { GatewayError } from '../errors.js';
+import type { TenantInput, TenantRecord, TenantType, UserRecord } from './types.js';
+
+/** A Redis hash as ioredis returns it; empty when the key does not exist. */
+export type RedisHash = Record<string, string>;
+
+/** HSET arguments (field, value, …) for a user; fields are listed, never copied blindly. */
+export function userHashArguments(user: UserRecord): string[] {
+  return hashArguments({
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    passwordHash: user.passwordHash,
+    sessionVersion: user.sessionVersion,
+    personalTenantId: user.personalTenantId,
+    createdAt: user.createdAt,
+  });
+}
+
+/** HSET arguments for a whole tenant record. */
+export function tenantHashArguments(tenant: TenantRecord): string[] {
+  return hashArguments({
+    ...tenantInputFields(tenant),
+    createdAt: tenant.createdAt,
+    modifiedAt: tenant.modifiedAt,
+  });
+}
+
+/** HSET arguments for the fields of a tenant an upsert sets. */
+export function tenantInputHashArguments(tenant: TenantInput): string[] {
+  return hashArguments(tenantInputFields(tenant));
+}
+
+/** Parses a numeric field read on its own (HGET). */
+export function numberFromField(value: string, kind: string): number {
+  const parsed = value.trim() === '' ? Number.NaN : Number(value);
+  if (!Number.isFinite(parsed)) throw malformed(kind);
+  return parsed;
+}
+
+/** Pairs up a flat field/value reply (HGETALL inside a script). */
+export function hashFromReply(reply: unknown): RedisHash {
+  if (!Array.isArray(reply) || reply.length % 2 !== 0) {
+    throw malformed('reply');
+  }
+  const hash: RedisHash = {};
+  for (let i = 0; i < reply.length; i += 2) {
+    hash[String(reply[i])] = String(reply[i + 1]);
+  }
+  return hash;
+}
+
+/** null for an empty hash (no such user). */
+export function userFromHash(hash: RedisHash): UserRecord | null {
+  if (Object.keys(hash).length === 0) return null;
+  const user: UserRecord = {
+    id: text(hash, 'id', 'user'),
+    email: text(hash, 'email', 'user'),
+    passwordHash: text(hash, 'passwordHash', 'user'),
+    sessionVersion: number(hash, 'sessionVersion', 'user'),
+    personalTenantId: text(hash, 'personalTenantId', 'user'),
+    createdAt: number(hash, 'createdAt', 'user'),
+  };
+  if (hash['name'] !== undefined) user.name = hash['name'];
+  return user;
+}
+
+/** null for an empty hash (no such tenant). */
+export function tenantFromHash(hash: RedisHash): TenantRecord | null {
+  if (Object.keys(hash).length === 0) return null;
+  return {
+    tenantId: text(hash, 'tenantId', 'tenant'),
+    type: tenantType(text(hash, 'type', 'tenant')),
+    name: text(hash, 'name', 'tenant'),
+    createdAt: number(hash, 'createdAt', 'tenant'),
+    modifiedAt: number(hash, 'modifiedAt', 'tenant'),
+    cloudRegion: text(hash, 'cloudRegion', 'tenant'),
+    createdBy: text(hash, 'createdBy', 'tenant'),
+  };
+}
+
+function tenantInputFields(tenant: TenantInput): Record<string, string> {
+  return {
+    tenantId: tenant.tenantId,
+    type: tenant.type,
+    name: tenant.name,
+    cloudRegion: tenant.cloudRegion,
+    createdBy: tenant.createdBy,
+  };
+}
+
+function hashArguments(fields: Record<string, string | number | undefined>): string[] {
+  return Object.entries(fields).flatMap(([field, value]) =>
+    value === undefined ? [] : [field, String(value)],
+  );
+}
+
+function text(hash: RedisHash, field: string, kind: string): string {
+  const value = hash[field];
+  if (value === undefined) throw malformed(kind);
+  return value;
+}
+
+function number(hash: RedisHash, field: string, kind: string): number {
+  return numberFromField(text(hash, field, kind), kind);
+}
+
+function tenantType(value: string): TenantType {
+  if (value !== 'usertenant' && value !== 'orgtenant') throw malformed('tenant');
+  return value;
+}
+
+// Only a hand edit or a foreign writer under our prefix gets here; the message
+// names the kind of record, never its content.
+function malformed(kind: string): GatewayError {
+  return new GatewayError('internal_error', `The store holds a malformed ${kind} record.`);
+}

@@ -1,0 +1,168 @@
+/**
+ * The store's multi-step writes as Lua scripts, registered with ioredis
+ * `defineCommand` (sent by EVALSHA, loaded on first use). Redis runs a script
+ * without interleaving any other command, which makes each one atomic: every
+ * check comes before the first write, so a refused call writes nothing. Redis
+ * also refuses a script for lack of memory only at its first write, never
+ * halfway through.
+ *
+ * Every key a script touches is passed in KEYS and lives under the `{dir}` tag
+ * (see `redis-keys.ts`), as Redis Cluster requires. Hash field names here
+ * match `redis-records.ts`.
+ */
+import type { Redis } from 'ioredis';
+
+interface ScriptDefinition {
+  readonly numberOfKeys: number;
+  readonly lua: string;
+}
+
+/** The reply of `createUser` when the e-mail is already registered. */
+export const EMAIL_TAKEN = 'email_taken';
+/** The reply of `createUser` when the user id or the tenant id is in use. */
+export const ID_TAKEN = 'id_taken';
+/** The reply of `createUser` on success. */
+export const CREATED = 'created';
+
+export const STORE_SCRIPTS = {
+  /**
+   * KEYS: user, email, tenant, user-tenants, tenant-members, users, tenants.
+   * ARGV: userId, tenantId, n, then n user hash arguments (field, value, …),
+   * then the tenant hash arguments.
+   */
+  createUser: {
+    numberOfKeys: 7,
+    lua: `
+if redis.call('EXISTS', KEYS[2]) == 1 then return '${EMAIL_TAKEN}' end
+if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then
+  return '${ID_TAKEN}'
+end
+local userId, tenantId, n = ARGV[1], ARGV[2], tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], unpack(ARGV, 4, 3 + n))
+redis.call('SET', KEYS[2], userId)
+redis.call('HSET', KEYS[3], unpack(ARGV, 4 + n))
+redis.call('SADD', KEYS[4], tenantId)
+redis.call('SADD', KEYS[5], userId)
+redis.call('SADD', KEYS[6], userId)
+redis.call('SADD', KEYS[7], tenantId)
+return '${CREATED}'
+`,
+  },
+
+  /**
+   * KEYS: user. ARGV: new hash, session channel, user id.
+   * Returns the new session version, or nil when the user does not exist (an
+   * HSET alone would create a stray hash for it). Publishes `session-ended` in
+   * the same step, so no instance can miss a password change that happened.
+   */
+  setPasswordHash: {
+    numberOfKeys: 1,
+    lua: `
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+redis.call('HSET', KEYS[1], 'passwordHash', ARGV[1])
+local version = redis.call('HINCRBY', KEYS[1], 'sessionVersion', 1)
+redis.call('PUBLISH', ARGV[2], cjson.encode({ kind = 'session-ended', userId = ARGV[3], sessionVersion = version }))
+return version
+`,
+  },
+
+  /**
+   * KEYS: revoked. ARGV: deadline (Unix ms), session channel, jti.
+   * Deny-lists the token until its deadline and tells every instance, in one
+   * step: no instance can miss a revocation that happened.
+   */
+  revokeToken: {
+    numberOfKeys: 1,
+    lua: `
+redis.call('SET', KEYS[1], '1', 'PXAT', ARGV[1])
+redis.call('PUBLISH', ARGV[2], cjson.encode({ kind = 'token-revoked', jti = ARGV[3] }))
+return 1
+`,
+  },
+
+  /**
+   * KEYS: user. ARGV: expected hash, new hash.
+   * Compare-and-set: a concurrent password change wins over a rehash. Returns
+   * 1 when replaced, 0 otherwise (a missing user's HGET is false, never equal).
+   */
+  replacePasswordHash: {
+    numberOfKeys: 1,
+    lua: `
+if redis.call('HGET', KEYS[1], 'passwordHash') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'passwordHash', ARGV[2])
+return 1
+`,
+  },
+
+  /**
+   * KEYS: tenant, tenants. ARGV: now, tenantId, then the settable fields as
+   * field, value, … (tenantId included).
+   * Creates with createdAt = modifiedAt = now; on update keeps createdAt and
+   * moves modifiedAt only when a field really changed. Returns HGETALL.
+   */
+  upsertTenant: {
+    numberOfKeys: 2,
+    lua: `
+local now, tenantId = ARGV[1], ARGV[2]
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[1], 'createdAt', now, 'modifiedAt', now, unpack(ARGV, 3))
+  redis.call('SADD', KEYS[2], tenantId)
+else
+  local changed = false
+  for i = 3, #ARGV, 2 do
+    if redis.call('HGET', KEYS[1], ARGV[i]) ~= ARGV[i + 1] then
+      changed = true
+      break
+    end
+  end
+  if changed then
+    redis.call('HSET', KEYS[1], 'modifiedAt', now, unpack(ARGV, 3))
+  end
+end
+return redis.call('HGETALL', KEYS[1])
+`,
+  },
+
+  /**
+   * KEYS: user, tenant, user-tenants, tenant-members. ARGV: userId, tenantId.
+   * Returns 0 when the user or the tenant does not exist, else 1 (also when
+   * already a member).
+   */
+  addMember: {
+    numberOfKeys: 4,
+    lua: `
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+redis.call('SADD', KEYS[3], ARGV[2])
+redis.call('SADD', KEYS[4], ARGV[1])
+return 1
+`,
+  },
+
+  /**
+   * KEYS: user-tenants, tenant-members. ARGV: userId, tenantId.
+   * Returns 1 when either side held the membership, else 0.
+   */
+  removeMember: {
+    numberOfKeys: 2,
+    lua: `
+local fromUser = redis.call('SREM', KEYS[1], ARGV[2])
+local fromTenant = redis.call('SREM', KEYS[2], ARGV[1])
+if fromUser + fromTenant > 0 then return 1 end
+return 0
+`,
+  },
+} as const satisfies Record<string, ScriptDefinition>;
+
+type ScriptName = keyof typeof STORE_SCRIPTS;
+
+/** A client with the store's scripts as methods: keys first, then arguments. */
+export type ScriptedRedis = Redis &
+  Record<ScriptName, (...keysThenArgs: (string | number)[]) => Promise<unknown>>;
+
+/** Registers every store script on `redis` and returns it, typed with them. */
+export function defineStoreScripts(redis: Redis): ScriptedRedis {
+  for (const [name, definition] of Object.entries(STORE_SCRIPTS)) {
+    redis.defineCommand(name, definition);
+  }
+  return redis as ScriptedRedis;
+}

@@ -1,0 +1,145 @@
+/**
+ * The store: users, tenants, memberships and session state. One interface, two
+ * backends (Redis for production, memory for the embedded default and tests),
+ * held to the same behaviour by one contract test suite
+ * (`test/store/store-contract.ts`).
+ */
+
+import type { RateLimiter, RateLimitSpec } from './rate-limits.js';
+
+export type TenantType = 'usertenant' | 'orgtenant';
+
+export interface UserRecord {
+  /** Opaque, stable, URL-safe id (never the e-mail). */
+  id: string;
+  /** Normalised e-mail: trimmed and lower-cased. Unique. */
+  email: string;
+  name?: string;
+  /** bcrypt hash (`$2a$`/`$2b$`). */
+  passwordHash: string;
+  /**
+   * Bumped on every password change. A token carries the version it was issued
+   * under and is refused once the user's version has moved on.
+   */
+  sessionVersion: number;
+  /** The user's personal `usertenant`. */
+  personalTenantId: string;
+  /** Unix seconds. */
+  createdAt: number;
+}
+
+export interface TenantRecord {
+  tenantId: string;
+  type: TenantType;
+  name: string;
+  /** Unix seconds. */
+  createdAt: number;
+  /** Unix seconds. */
+  modifiedAt: number;
+  cloudRegion: string;
+  /** E-mail of the creator. */
+  createdBy: string;
+}
+
+export interface NewUser {
+  id: string;
+  email: string;
+  name?: string;
+  passwordHash: string;
+  createdAt: number;
+  /** Created in the same atomic write as the user, with the user as its only member. */
+  personalTenant: TenantRecord;
+}
+
+/** Fields of a tenant an upsert may set; timestamps are kept by the store. */
+export interface TenantInput {
+  tenantId: string;
+  type: TenantType;
+  name: string;
+  cloudRegion: string;
+  createdBy: string;
+}
+
+/**
+ * What other instances must hear about at once: a password change ended a
+ * user's sessions, or a token was revoked. Published atomically with the
+ * write that causes it.
+ */
+export type SessionEvent =
+  | { kind: 'session-ended'; userId: string; sessionVersion: number }
+  | { kind: 'token-revoked'; jti: string };
+
+export interface SessionEventListener {
+  /**
+   * An event, from this instance or any other sharing the store. A store tells
+   * its own watchers of its own writes before the write resolves; the same
+   * event may then arrive again (applying one is idempotent).
+   */
+  onEvent(event: SessionEvent): void;
+  /**
+   * Whether events are being delivered. While false, events may be lost: a
+   * cache built on them must not be trusted (and must be dropped when it turns
+   * true again).
+   */
+  onLive(live: boolean): void;
+}
+
+export interface Store {
+  /**
+   * Creates the user and its personal tenant (with the membership both ways)
+   * atomically: all of it or none of it.
+   * @throws GatewayError `user_exists` when the e-mail is taken.
+   */
+  createUser(user: NewUser): Promise<UserRecord>;
+  getUser(userId: string): Promise<UserRecord | null>;
+  /** Case-insensitive. */
+  findUserByEmail(email: string): Promise<UserRecord | null>;
+  listUsers(): Promise<UserRecord[]>;
+  /**
+   * Replaces the hash and bumps the session version in one atomic step.
+   * @returns the new session version, or null when the user does not exist.
+   */
+  setPasswordHash(userId: string, passwordHash: string): Promise<number | null>;
+  /**
+   * Replaces the hash without ending sessions (rehash at a higher cost after a
+   * successful login). Only applies if the stored hash is still `expectedHash`.
+   */
+  replacePasswordHash(userId: string, expectedHash: string, passwordHash: string): Promise<boolean>;
+  /** null when the user does not exist (any token of theirs is then invalid). */
+  getSessionVersion(userId: string): Promise<number | null>;
+
+  /**
+   * Creates the tenant, or updates name/type/region/creator of an existing one
+   * (keeping `createdAt`, setting `modifiedAt`). Unchanged input is a no-op.
+   */
+  upsertTenant(tenant: TenantInput, now: number): Promise<TenantRecord>;
+  getTenant(tenantId: string): Promise<TenantRecord | null>;
+  listTenants(): Promise<TenantRecord[]>;
+
+  /** Idempotent. @returns false when the user or the tenant does not exist. */
+  addMember(tenantId: string, userId: string): Promise<boolean>;
+  /** Idempotent. @returns whether a membership was removed. */
+  removeMember(tenantId: string, userId: string): Promise<boolean>;
+  isMember(tenantId: string, userId: string): Promise<boolean>;
+  /** The user's tenants, sorted by tenantId. */
+  listUserTenants(userId: string): Promise<TenantRecord[]>;
+  /** User ids, sorted. */
+  listMembers(tenantId: string): Promise<string[]>;
+
+  /** Deny-lists a token id until `expiresAt` (Unix seconds); the entry then disappears. */
+  revokeToken(jti: string, expiresAt: number): Promise<void>;
+  isTokenRevoked(jti: string): Promise<boolean>;
+
+  /**
+   * Delivers session events to `listener` until the returned function is
+   * called. `onLive(true)` is called once delivery has begun.
+   */
+  watchSessions(listener: SessionEventListener): () => void;
+
+  /** A brute-force counter kept in this store (shared by every instance on it). */
+  rateLimiter(spec: RateLimitSpec): RateLimiter;
+
+  /** Resolves when the backend answers; rejects with `unavailable` otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

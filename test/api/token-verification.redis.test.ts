@@ -1,0 +1,188 @@
+/**
+ * The `invalid_token` and `invalid_credentials` rows of DESIGN §1's error
+ * table: every way a bearer token or Basic header can be wrong, against a real
+ * gateway on a real redis-server. Forged tokens are made with jose and the
+ * gateway's own private key where the point is a wrong claim, not a wrong key.
+ */
+import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { createRemoteJWKSet, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { basic, bearer } from '../support/gateway.js';
+import {
+  expectBasicChallenge,
+  expectBearerChallenge,
+  expectError,
+} from '../support/expect-error.js';
+import {
+  ALICE,
+  startIdentityFixture,
+  tokenFor,
+  type IdentityFixture,
+} from '../support/identity-fixture.js';
+
+let fx: IdentityFixture;
+let url: string;
+let genuine: { access_token: string; user_id: string };
+let claims: JWTPayload;
+beforeAll(async () => {
+  fx = await startIdentityFixture();
+  url = fx.gw.url;
+  genuine = (await tokenFor(url, ALICE, 'acme')) as typeof genuine;
+  claims = JSON.parse(
+    Buffer.from(genuine.access_token.split('.')[1] as string, 'base64url').toString(),
+  );
+});
+afterAll(() => fx.close());
+
+const tenantWith = (authorization: string) =>
+  fetch(`${url}/1/tenants/current`, { headers: { authorization } });
+
+async function forge(
+  overrides: Record<string, unknown>,
+  header: Record<string, unknown> = {},
+  key = createPrivateKey(fx.keys.pem),
+): Promise<string> {
+  return new SignJWT({ ...claims, ...overrides })
+    .setProtectedHeader({ alg: 'EdDSA', kid: fx.keys.kid, typ: 'at+jwt', ...header })
+    .sign(key);
+}
+
+describe('a token any standard verifier accepts from the public JWKS', () => {
+  it('verifies with createRemoteJWKSet and carries sub, tenant_id and exp - iat == ttlSeconds', async () => {
+    const jwks = createRemoteJWKSet(new URL(`${url}/.well-known/jwks.json`));
+    const { payload, protectedHeader } = await jwtVerify(genuine.access_token, jwks, {
+      issuer: 'tenant-gateway',
+      audience: 'tenant-api',
+      typ: 'at+jwt',
+    });
+    expect(protectedHeader).toMatchObject({ alg: 'EdDSA', kid: fx.keys.kid, typ: 'at+jwt' });
+    expect(payload.sub).toBe(genuine.user_id);
+    expect(payload.tenant_id).toBe('acme');
+    expect(payload.exp! - payload.iat!).toBe(600);
+    expect(typeof payload.jti).toBe('string');
+  });
+
+  it('a forged token with the right claims is accepted (the forging helper is sound)', async () => {
+    expect((await tenantWith(bearer(await forge({ jti: 'forged-ok' })))).status).toBe(200);
+  });
+});
+
+describe('invalid_token', () => {
+  const now = () => Math.floor(Date.now() / 1000);
+  const cases: [string, () => Promise<string>][] = [
+    ['no Authorization header', async () => ''],
+    ['a Basic header where a bearer is due', async () => basic(ALICE.email, ALICE.password)],
+    ['a bearer that is not a JWT', async () => bearer('not-a-jwt')],
+    [
+      'a bearer with two tokens',
+      async () => `Bearer ${genuine.access_token} ${genuine.access_token}`,
+    ],
+    [
+      'a bad signature',
+      async () => {
+        const [h, p, s] = genuine.access_token.split('.') as [string, string, string];
+        const flipped = (s[0] === 'A' ? 'B' : 'A') + s.slice(1);
+        return bearer(`${h}.${p}.${flipped}`);
+      },
+    ],
+    [
+      'a changed payload',
+      async () => {
+        const [h, , s] = genuine.access_token.split('.') as [string, string, string];
+        const p = Buffer.from(JSON.stringify({ ...claims, tenant_id: 'globex' })).toString(
+          'base64url',
+        );
+        return bearer(`${h}.${p}.${s}`);
+      },
+    ],
+    [
+      'alg none',
+      async () => {
+        const h = Buffer.from(
+          JSON.stringify({ alg: 'none', typ: 'at+jwt', kid: fx.keys.kid }),
+        ).toString('base64url');
+        const p = Buffer.from(JSON.stringify(claims)).toString('base64url');
+        return bearer(`${h}.${p}.`);
+      },
+    ],
+    [
+      'HS256 signed with the public key as the secret',
+      async () => {
+        const publicPem = createPublicKey(fx.keys.pem).export({ type: 'spki', format: 'pem' });
+        return bearer(
+          await new SignJWT({ ...claims })
+            .setProtectedHeader({ alg: 'HS256', kid: fx.keys.kid, typ: 'at+jwt' })
+            .sign(Buffer.from(publicPem)),
+        );
+      },
+    ],
+    [
+      'another key under our kid',
+      async () => bearer(await forge({}, {}, generateKeyPairSync('ed25519').privateKey)),
+    ],
+    ['an unknown kid', async () => bearer(await forge({}, { kid: 'no-such-kid' }))],
+    ['the wrong issuer', async () => bearer(await forge({ iss: 'someone-else' }))],
+    ['the wrong audience', async () => bearer(await forge({ aud: 'another-api' }))],
+    ['the wrong typ', async () => bearer(await forge({}, { typ: 'JWT' }))],
+    [
+      'expired beyond the clock skew',
+      async () => bearer(await forge({ iat: now() - 700, exp: now() - 31 })),
+    ],
+    ['not yet valid beyond the clock skew', async () => bearer(await forge({ nbf: now() + 120 }))],
+    ['no tenant_id', async () => bearer(await forge({ tenant_id: undefined }))],
+    [
+      'an unknown user',
+      async () => bearer(await forge({ sub: '00000000-0000-0000-0000-000000000000' })),
+    ],
+    ['a stale session version', async () => bearer(await forge({ sv: 7 }))],
+  ];
+
+  it.each(cases)('%s → 401 invalid_token with a Bearer challenge', async (_case, make) => {
+    const authorization = await make();
+    const res = await fetch(
+      `${url}/1/tenants/current`,
+      authorization ? { headers: { authorization } } : {},
+    );
+    await expectError(res, 401, 'invalid_token');
+    expectBearerChallenge(res);
+  });
+
+  it('a token expired within the clock skew is still accepted', async () => {
+    expect((await tenantWith(bearer(await forge({ exp: now() - 5 })))).status).toBe(200);
+  });
+});
+
+describe('invalid_credentials', () => {
+  const raw = (s: string) => `Basic ${Buffer.from(s, 'utf8').toString('base64')}`;
+  const cases: [string, string | undefined][] = [
+    ['no Authorization header', undefined],
+    ['a bearer where Basic is due', bearer(genuine?.access_token ?? 'x.y.z')],
+    ['bad base64', 'Basic !!!notbase64'],
+    ['no colon', raw('alice@example.com')],
+    ['an empty user', raw(':alice-password-1')],
+    ['a wrong password', basic(ALICE.email, 'alice-password-2')],
+    ['an unknown e-mail', basic('nobody@example.com', ALICE.password)],
+    ['a password over 72 bytes', basic(ALICE.email, `${ALICE.password}${'x'.repeat(80)}`)],
+  ];
+  it.each(cases)(
+    '%s → 401 invalid_credentials with a Basic challenge',
+    async (_case, authorization) => {
+      const res = await fetch(
+        `${url}/1/token?tenant_id=acme`,
+        authorization ? { headers: { authorization } } : {},
+      );
+      await expectError(res, 401, 'invalid_credentials');
+      expectBasicChallenge(res);
+    },
+  );
+
+  it('unknown e-mail and wrong password get the identical answer', async () => {
+    const a = await fetch(`${url}/1/token?tenant_id=acme`, {
+      headers: { authorization: basic('nobody@example.com', 'x-password-1') },
+    });
+    const b = await fetch(`${url}/1/token?tenant_id=acme`, {
+      headers: { authorization: basic(ALICE.email, 'x-password-1') },
+    });
+    expect(await a.json()).toEqual(await b.json());
+  });
+});

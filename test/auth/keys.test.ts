@@ -1,0 +1,71 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { KeyLoadError, loadKeySet } from '../../src/auth/keys.js';
+
+const quiet = { warn() {} };
+const pem = (type: 'ed25519' | 'p256') =>
+  (type === 'ed25519'
+    ? generateKeyPairSync('ed25519').privateKey
+    : generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey
+  ).export({ type: 'pkcs8', format: 'pem' }) as string;
+
+describe('key directory', () => {
+  it('loads every key; the name sorting last signs; Ed25519 → EdDSA, P-256 → ES256', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-keys-'));
+    writeFileSync(join(dir, '2026-01.pem'), pem('p256'));
+    writeFileSync(join(dir, '2026-02.pem'), pem('ed25519'));
+    writeFileSync(join(dir, 'README.txt'), 'not a key');
+    const keys = await loadKeySet(dir, quiet);
+    expect([...keys.byKid.keys()]).toEqual(['2026-01', '2026-02']);
+    expect(keys.signing).toMatchObject({ kid: '2026-02', alg: 'EdDSA' });
+    expect(keys.byKid.get('2026-01')?.alg).toBe('ES256');
+    expect(keys.jwks.keys.map((k) => k.kid)).toEqual(['2026-01', '2026-02']);
+  });
+
+  it('reads a Kubernetes Secret volume: keys are symlinks into ..data, and nothing is generated', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-secret-'));
+    const data = join(dir, '..2026_11_22_00_00_00.123');
+    mkdirSync(data);
+    writeFileSync(join(data, 'signing-1.pem'), pem('ed25519'));
+    symlinkSync('..2026_11_22_00_00_00.123', join(dir, '..data'));
+    symlinkSync('..data/signing-1.pem', join(dir, 'signing-1.pem'));
+    const keys = await loadKeySet(dir, quiet);
+    expect([...keys.byKid.keys()]).toEqual(['signing-1']);
+    expect(readdirSync(dir).sort()).toEqual([
+      '..2026_11_22_00_00_00.123',
+      '..data',
+      'signing-1.pem',
+    ]);
+  });
+
+  it('refuses a file that is not a usable private key, naming it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-keys-'));
+    writeFileSync(
+      join(dir, 'broken.pem'),
+      '-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----\n',
+    );
+    await expect(loadKeySet(dir, quiet)).rejects.toThrow(KeyLoadError);
+    await expect(loadKeySet(dir, quiet)).rejects.toThrow(/broken\.pem/);
+    const rsa = mkdtempSync(join(tmpdir(), 'tg-keys-'));
+    writeFileSync(
+      join(rsa, 'rsa.pem'),
+      generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
+        type: 'pkcs8',
+        format: 'pem',
+      }) as string,
+    );
+    await expect(loadKeySet(rsa, quiet)).rejects.toThrow(/unsupported key type rsa/);
+  });
+
+  it('generates a key, warned, into a missing directory', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'tg-keys-')), 'new');
+    const warnings: string[] = [];
+    const keys = await loadKeySet(dir, { warn: (_o, msg) => warnings.push(msg) });
+    expect(keys.byKid.size).toBe(1);
+    expect(readdirSync(dir)).toHaveLength(1);
+    expect(warnings.join()).toMatch(/generated/);
+  });
+});

@@ -1,0 +1,44 @@
+/**
+ * The bcrypt worker pool: hashes verify, unknown users cost a compare, and
+ * work for a client that has gone away is abandoned instead of queued.
+ */
+import { describe, expect, it } from 'vitest';
+import { createBcryptHasher } from '../../src/auth/passwords.js';
+
+describe('bcrypt worker pool', () => {
+  it('hashes at the configured cost and verifies', async () => {
+    const hasher = await createBcryptHasher({ cost: 5, threads: 1 });
+    try {
+      const hash = await hasher.hash('correct-horse-1');
+      expect(hash).toMatch(/^\$2b\$05\$/);
+      expect(await hasher.verify('correct-horse-1', hash)).toBe(true);
+      expect(await hasher.verify('wrong-horse-1', hash)).toBe(false);
+      expect(await hasher.verify('correct-horse-1', undefined)).toBe(false);
+      expect(hasher.needsRehash(hash)).toBe(false);
+      expect(hasher.needsRehash(hash.replace('$05$', '$04$'))).toBe(true);
+    } finally {
+      await hasher.close();
+    }
+  });
+
+  it('abandons queued compares when their client goes away, and keeps serving', async () => {
+    const hasher = await createBcryptHasher({ cost: 12, threads: 1 });
+    try {
+      const hash = await hasher.hash('correct-horse-1');
+      const gone = new AbortController();
+      const queued = Array.from({ length: 4 }, () =>
+        hasher.verify('correct-horse-1', hash, gone.signal),
+      );
+      gone.abort();
+      const outcomes = await Promise.allSettled(queued);
+      const abandoned = outcomes.filter(
+        (o) =>
+          o.status === 'rejected' && (o.reason as { code?: string }).code === 'invalid_request',
+      );
+      expect(abandoned.length).toBe(4);
+      expect(await hasher.verify('correct-horse-1', hash)).toBe(true);
+    } finally {
+      await hasher.close();
+    }
+  });
+});

@@ -1,0 +1,143 @@
+/**
+ * The benchmark's child processes: spawned, waited for, measured, and always
+ * stopped — at the end, on error, and on SIGINT/SIGTERM. Every child is
+ * spawned directly (never through npm or a shell), so its pid is the pid of
+ * the process being measured.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { acceptsConnections, findFreePort } from '../support/ports.js';
+
+/** A running child process. */
+export interface BenchProcess {
+  name: string;
+  pid: number;
+  /** The last few KB of its stdout and stderr. */
+  output(): string;
+  /** Whether it has exited (on its own or stopped). */
+  exited(): boolean;
+  /** SIGTERM, then SIGKILL after a grace period; resolves once it has exited. */
+  stop(): Promise<void>;
+}
+
+/** Longer than the gateway's default drain (`shutdown.drainSeconds: 10`): never cut a clean stop short. */
+const STOP_GRACE_MS = 12_000;
+const OUTPUT_TAIL = 16_000;
+
+/** Every child not yet stopped, killed outright if the benchmark exits without stopping it. */
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
+ * Starts `node ARGS...` with stdin piped: the benchmark's own helper scripts
+ * exit when that pipe closes, so even a killed benchmark leaves none behind.
+ * `onLine` sees every line the child writes to stdout or stderr.
+ */
+export function spawnNode(
+  name: string,
+  args: string[],
+  cwd: string,
+  onLine: (line: string) => void = () => {},
+): BenchProcess {
+  const child = spawn(process.execPath, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  if (child.pid === undefined) throw new Error(`${name}: could not be started`);
+  running.add(child);
+  let tail = '';
+  const collector = () => {
+    let partial = '';
+    return (chunk: Buffer): void => {
+      const text = chunk.toString();
+      tail = (tail + text).slice(-OUTPUT_TAIL);
+      const lines = (partial + text).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) onLine(line);
+    };
+  };
+  // The listeners stay for the child's life: they keep its pipes drained.
+  child.stdout.on('data', collector());
+  child.stderr.on('data', collector());
+  const exit = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      running.delete(child);
+      resolve();
+    });
+  });
+  const hasExited = (): boolean => child.exitCode !== null || child.signalCode !== null;
+
+  return {
+    name,
+    pid: child.pid,
+    output: () => tail,
+    exited: hasExited,
+    async stop() {
+      if (hasExited()) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/**
+ * Resolves once `port` accepts a TCP connection. Rejects when the process
+ * exits first or the deadline passes, with the process's output attached.
+ */
+export async function waitForPort(proc: BenchProcess, port: number, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc.exited()) break;
+    if (await acceptsConnections(port)) return;
+    await sleep(50);
+  }
+  const why = proc.exited() ? 'exited before listening' : `did not listen within ${timeoutMs} ms`;
+  throw new Error(`${proc.name} (port ${port}) ${why}:\n${proc.output()}`);
+}
+
+/** Resident set size of a process in MB, from `VmRSS` in `/proc/<pid>/status`. */
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);
+  if (match === null) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Number(match[1]) / 1024;
+}
+
+/**
+ * Runs the registered clean-ups once, in reverse order: on `run()`, or on
+ * SIGINT/SIGTERM (then exits 130/143).
+ */
+export function createTeardown(): { add(fn: () => unknown): void; run(): Promise<void> } {
+  const steps: (() => unknown)[] = [];
+  let done: Promise<void> | undefined;
+  const run = (): Promise<void> => {
+    done ??= (async () => {
+      for (const step of steps.reverse()) {
+        try {
+          await step();
+        } catch (err) {
+          process.stderr.write(`clean-up failed: ${String(err)}\n`);
+        }
+      }
+    })();
+    return done;
+  };
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    process.once(signal, () => {
+      process.stderr.write(`\n${signal}: stopping the benchmark's processes\n`);
+      void run().finally(() => process.exit(code));
+    });
+  }
+  return { add: (fn) => void steps.push(fn), run };
+}
+
+/** Resolves after `ms` milliseconds. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export { findFreePort };

@@ -1,0 +1,153 @@
+/**
+ * The printed report: plain-text tables of a {@link BenchResults}.
+ */
+import type { LoadResult } from './load.js';
+import { failedRuns, measuredRuns, verdicts, type BenchResults } from './results.js';
+
+/** Above this share of the cores used by others, a run's figures are marked as skewed. */
+const NOISY_PERCENT = 10;
+
+/** The whole report, ready to print. */
+export function formatReport(r: BenchResults): string {
+  const { machine, settings, throughput, storm, soak } = r;
+  const out: string[] = [];
+  out.push(
+    `tenant-gateway benchmark — ${machine.cores} cores (os.availableParallelism; ${machine.cpus} CPUs listed), Node ${machine.node}, ${machine.platform}`,
+    `cpu: ${machine.cpu}`,
+    `load: autocannon, ${settings.connections} connections, pipelining 1, one target at a time; each run warmed up ${settings.warmupSeconds} s, then ${settings.seconds} s measured`,
+    '',
+    `Scenario 1 — GET through each target at saturation (the same request with bearer token and X-Tenant-Id to each; upstream: 200, ~200-byte JSON, keep-alive); measured in ${settings.rounds} interleaved rounds of ${fixed(settings.seconds / settings.rounds)} s per target`,
+    ...table(
+      RUN_HEADER,
+      [throughput.direct, throughput.bare, throughput.koa, throughput.gateway].map(runRow),
+    ),
+    '',
+  );
+
+  const redis = throughput.redis;
+  const counted = Object.values(redis.counted).reduce((a, b) => a + b, 0);
+  out.push(
+    `Redis commands per proxied request: ${redis.perRequest.toFixed(4)} (${counted} counted commands / ${throughput.gateway.completed} requests, over the measured gateway runs)`,
+    `  counted: ${describeCounts(redis.counted)}`,
+    `  excluded (${redis.excludedPatterns.join(', ')}): ${describeCounts(redis.excluded)}`,
+    `gateway RSS: ${mb(throughput.rssMb.before)} before scenario 1, ${mb(throughput.rssMb.after)} after (${signed(throughput.rssMb.after - throughput.rssMb.before)} MB)`,
+    `  for comparison, bare proxy RSS: ${mb(throughput.bareRssMb.before)} before, ${mb(throughput.bareRssMb.after)} after (${signed(throughput.bareRssMb.after - throughput.bareRssMb.before)} MB)`,
+    '',
+    `Scenario 1b — latency at a fixed ${r.latency.rate} req/s (open loop, 10 connections, same request), ${settings.rounds} interleaved rounds`,
+    ...table(RUN_HEADER, [r.latency.bare, r.latency.gateway].map(runRow)),
+    '',
+    `Scenario 2 — proxied load during a login storm (GET /1/token, Basic, ${settings.stormConnections} connections, bcrypt cost ${storm.ceiling.cost})`,
+    ...table(RUN_HEADER, [
+      runRow({ ...storm.without, name: 'proxied, no storm (scenario 1)' }),
+      runRow({ ...storm.with, name: 'proxied, during storm' }),
+      runRow({ ...storm.token, name: 'GET /1/token, during storm' }),
+      runRow({ ...storm.tokenAlone, name: 'GET /1/token, alone' }),
+    ]),
+    `login ceiling: ${storm.ceiling.threads} pool threads ÷ ${storm.ceiling.compareMs.toFixed(1)} ms per bcryptjs compare (cost ${storm.ceiling.cost}, median of 5, plain node) = ${storm.ceiling.loginsPerSecond.toFixed(1)} logins/s`,
+    '',
+  );
+
+  if (soak === undefined) {
+    out.push('Scenario 3 — soak: skipped (set BENCH_SOAK=1 to run 1,000,000 proxied requests)', '');
+  } else {
+    out.push(
+      'Scenario 3 — soak: gateway RSS over 1,000,000 proxied requests',
+      ...table(RUN_HEADER, [
+        runRow({ ...soak.first, name: 'first 50,000' }),
+        runRow({ ...soak.rest, name: 'next 950,000' }),
+      ]),
+      `gateway RSS: ${mb(soak.rssMb.after50k)} after 50,000, ${mb(soak.rssMb.after1M)} after 1,000,000 (${signed(soak.rssMb.after1M - soak.rssMb.after50k)} MB)`,
+      `  RSS after every 50,000 (MB): ${soak.rssMb.every50k.map((v) => v.toFixed(0)).join(' ')}`,
+      '',
+    );
+  }
+
+  out.push(
+    'Against the targets of issue 4',
+    ...table(
+      ['figure', 'value', 'target', ''],
+      verdicts(r).map((v) => [
+        v.label,
+        `${v.value.toFixed(v.unit === '' && v.value < 0.1 ? 4 : 2)}${v.unit === '' ? '' : ` ${v.unit}`}`,
+        v.target,
+        v.target === '—' ? '' : v.met ? 'met' : 'MISSED',
+      ]),
+    ),
+    '',
+  );
+
+  const noisy = measuredRuns(r).filter((run) => (run.othersCpuPercent ?? 0) > NOISY_PERCENT);
+  if (noisy.length > 0) {
+    out.push(
+      `NOISY: other processes used more than ${NOISY_PERCENT}% of the cores during ${noisy.map((run) => run.name).join(', ')} — rerun on a quiet machine before trusting those figures`,
+    );
+  }
+  const failed = failedRuns(r);
+  for (const run of failed) {
+    out.push(
+      `FLAGGED: ${run.name}: ${run.non2xx} non-2xx answers, ${run.errors} errors/timeouts (statuses: ${describeCounts(run.statuses)}) — its figures are not a clean measurement`,
+    );
+  }
+  if (r.gatewayLog.length > 0) {
+    out.push(`gateway logged ${r.gatewayLog.length} warn-or-worse lines; the first:`);
+    out.push(
+      ...r.gatewayLog.slice(0, 5).map(({ phase, line }) => `  [${phase}] ${line.slice(0, 300)}`),
+    );
+  } else {
+    out.push('gateway logged nothing at warn or above');
+  }
+  return out.join('\n');
+}
+
+/**
+ * Columns of a run. "server CPU" is what the process answering the load (the
+ * upstream, the bare proxy, the gateway) spent per request, all threads;
+ * "others' CPU" is what processes outside the benchmark used meanwhile, in %
+ * of all cores.
+ */
+const RUN_HEADER = [
+  'run',
+  'req/s',
+  'p50 ms',
+  'p99 ms',
+  'requests',
+  'non-2xx',
+  'errors',
+  'server CPU µs/req',
+  "others' CPU",
+];
+
+function runRow(run: LoadResult): string[] {
+  return [
+    run.name,
+    run.requestsPerSecond.toFixed(0),
+    run.p50Ms.toFixed(2),
+    run.p99Ms.toFixed(2),
+    String(run.completed),
+    String(run.non2xx),
+    String(run.errors),
+    run.serverCpuUsPerRequest === undefined ? '—' : run.serverCpuUsPerRequest.toFixed(0),
+    run.othersCpuPercent === undefined ? '—' : `${run.othersCpuPercent.toFixed(0)}%`,
+  ];
+}
+
+/** Left-aligned first column, right-aligned others, two spaces between. */
+function table(header: string[], rows: string[][]): string[] {
+  const all = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length)));
+  return all.map((row) =>
+    row
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+function describeCounts(counts: Record<string, number>): string {
+  const entries = Object.entries(counts).sort((a, b) => b[1] - a[1]);
+  return entries.length === 0 ? 'none' : entries.map(([k, n]) => `${k} ${n}`).join(', ');
+}
+
+const fixed = (value: number): string => String(Number(value.toFixed(2)));
+const mb = (value: number): string => `${value.toFixed(1)} MB`;
+const signed = (value: number): string => `${value >= 0 ? '+' : ''}${value.toFixed(1)}`;

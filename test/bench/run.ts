@@ -1,0 +1,206 @@
+/**
+ * `npm run bench` (issue 4): starts a private redis-server, an upstream, a
+ * bare http-proxy and the gateway as separate processes, drives each with
+ * autocannon one at a time, and prints what the gateway adds to a proxied
+ * request — throughput, latency, Redis commands, memory — then the same load
+ * during a login storm, and (BENCH_SOAK=1) memory over a million requests.
+ *
+ * Environment: BENCH_SECONDS (measured seconds per target, default 10),
+ * BENCH_ROUNDS (scenario 1's measurement is interleaved in this many slices,
+ * default 5), BENCH_WARMUP_SECONDS (default 3), BENCH_CONNECTIONS (default
+ * 50), BENCH_SOAK=1 (adds the soak, several minutes).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startRedisServer } from '../support/redis-server.js';
+import { BENCH_TENANT, fetchToken, ROUTE_PREFIX, writeGatewayFiles } from './gateway-config.js';
+import type { LoadResult, LoadTarget } from './load.js';
+import { measureLoginCeiling } from './login-ceiling.js';
+import {
+  createTeardown,
+  findFreePort,
+  spawnNode,
+  waitForPort,
+  type BenchProcess,
+} from './processes.js';
+import { readRedisPid } from './redis-stats.js';
+import { formatReport } from './report.js';
+import { failedRuns, type BenchResults } from './results.js';
+import {
+  latencyScenario,
+  soakScenario,
+  STORM_CONNECTIONS,
+  stormScenario,
+  throughputScenario,
+  type BenchWorld,
+} from './scenarios.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+const REQUEST_PATH = `${ROUTE_PREFIX}/orders/1`;
+
+const seconds = positiveInt('BENCH_SECONDS', 10);
+const settings = {
+  connections: positiveInt('BENCH_CONNECTIONS', 50),
+  warmupSeconds: positiveInt('BENCH_WARMUP_SECONDS', 3),
+  seconds,
+  // Slices of at least a second: shorter ones would be mostly ramp-up.
+  rounds: Math.min(positiveInt('BENCH_ROUNDS', 5), seconds),
+};
+const teardown = createTeardown();
+const gatewayLog: BenchResults['gatewayLog'] = [];
+/** The last progress message: gateway log lines are filed under it. */
+let phase = 'start-up';
+
+async function main(): Promise<void> {
+  const world = await startWorld();
+  progress('timing one bcrypt compare at cost 10 (median of 5)');
+  const ceiling = measureLoginCeiling(10);
+  const proxied = await world.proxiedTarget();
+
+  const one = await throughputScenario(world, proxied, REQUEST_PATH);
+  assertAlive(world.gateway());
+  const latency = await latencyScenario(world, proxied, REQUEST_PATH);
+  assertAlive(world.gateway());
+  const two = await stormScenario(world, proxied, one.scenario.gateway, ceiling);
+  assertAlive(world.gateway());
+  const soak = process.env['BENCH_SOAK'] === '1' ? await soakScenario(world) : undefined;
+  assertAlive(world.gateway());
+
+  const results: BenchResults = {
+    machine: {
+      cores: availableParallelism(),
+      cpus: cpus().length,
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+      cpu: cpus()[0]?.model ?? 'unknown',
+    },
+    settings: { ...settings, stormConnections: STORM_CONNECTIONS },
+    throughput: one.scenario,
+    latency,
+    storm: two.scenario,
+    ...(soak === undefined ? {} : { soak }),
+    gatewayLog,
+  };
+  const warmupFailures = [...one.warmups, ...two.warmups].filter(
+    (w: LoadResult) => w.non2xx > 0 || w.errors > 0,
+  );
+
+  process.stdout.write(`\n${formatReport(results)}\n`);
+  for (const w of warmupFailures) {
+    process.stdout.write(
+      `FLAGGED: warm-up of ${w.name}: ${w.non2xx} non-2xx, ${w.errors} errors\n`,
+    );
+  }
+  const file = join(mkdtempSync(join(tmpdir(), 'tg-bench-results-')), 'results.json');
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`\nresults as JSON: ${file}\n`);
+  if (failedRuns(results).length > 0 || warmupFailures.length > 0) process.exitCode = 1;
+}
+
+/** Starts redis-server, the upstream, the bare proxy and the gateway, each waited for. */
+async function startWorld(): Promise<BenchWorld> {
+  progress('starting redis-server, upstream, bare proxy and gateway');
+  const redis = await startRedisServer();
+  teardown.add(() => redis.stop());
+  const redisPid = await readRedisPid(redis.port);
+  const upstream = await startHelper('upstream', 'upstream.mjs', []);
+  const bare = await startHelper('bare proxy', 'bare-proxy.mjs', [upstream.url]);
+  const koa = await startHelper('koa proxy', 'koa-proxy.mjs', [upstream.url]);
+  const port = await findFreePort();
+  const files = writeGatewayFiles({ port, redisUrl: redis.url, upstream: upstream.url });
+  teardown.add(() => rmSync(files.dir, { recursive: true, force: true }));
+  const startGateway = async (): Promise<BenchProcess> => {
+    const proc = spawnNode(
+      'gateway',
+      ['dist/cli.js', 'serve', '--config', files.configFile],
+      ROOT,
+      keepWarning,
+    );
+    teardown.add(() => proc.stop());
+    await waitForPort(proc, port, 30_000);
+    return proc;
+  };
+  let gateway = await startGateway();
+  const gatewayUrl = `http://127.0.0.1:${port}`;
+
+  return {
+    settings,
+    redisPort: redis.port,
+    directUrl: upstream.url,
+    bareUrl: bare.url,
+    koaUrl: koa.url,
+    gatewayUrl,
+    gateway: () => gateway,
+    pid: (server) =>
+      ({ upstream: upstream.proc, bare: bare.proc, koa: koa.proc, gateway })[server].pid,
+    pids: () => [redisPid, upstream.proc.pid, bare.proc.pid, koa.proc.pid, gateway.pid],
+    async proxiedTarget(): Promise<LoadTarget> {
+      const token = await fetchToken(gatewayUrl);
+      return {
+        name: 'gateway',
+        url: gatewayUrl + REQUEST_PATH,
+        connections: settings.connections,
+        headers: { authorization: `Bearer ${token}`, 'x-tenant-id': BENCH_TENANT },
+      };
+    },
+    async restartGateway() {
+      await gateway.stop();
+      gateway = await startGateway();
+    },
+    progress,
+  };
+}
+
+/** Starts one of this directory's helper scripts on a free port. */
+async function startHelper(name: string, script: string, args: string[]) {
+  const port = await findFreePort();
+  const proc = spawnNode(name, [join(HERE, script), String(port), ...args], ROOT);
+  teardown.add(() => proc.stop());
+  await waitForPort(proc, port);
+  return { proc, url: `http://127.0.0.1:${port}` };
+}
+
+/** Keeps the gateway's pino lines at warn (40) or worse, and anything but its start-up banner. */
+function keepWarning(line: string): void {
+  const text = line.trim();
+  if (text === '' || text.startsWith('tenant-gateway listening on') || text.startsWith('try:')) {
+    return;
+  }
+  try {
+    const entry = JSON.parse(text) as { level?: unknown };
+    if (typeof entry.level === 'number' && entry.level < 40) return;
+  } catch {
+    // Not a log line (a crash, a warning from Node): keep it.
+  }
+  gatewayLog.push({ phase, line: text });
+}
+
+function assertAlive(proc: BenchProcess): void {
+  if (proc.exited()) throw new Error(`${proc.name} exited during the benchmark:\n${proc.output()}`);
+}
+
+function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+function progress(message: string): void {
+  phase = message;
+  process.stderr.write(`» ${message}\n`);
+}
+
+main()
+  .catch((err: unknown) => {
+    const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
+    process.stderr.write(`bench failed: ${text}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => teardown.run());

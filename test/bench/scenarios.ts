@@ -1,0 +1,261 @@
+/**
+ * The three scenarios of issue 4's benchmark, each against processes already
+ * running: what the gateway adds to a proxied request, proxied load during a
+ * login storm, and memory over a million requests.
+ */
+import { basicAuthorization, BENCH_TENANT } from './gateway-config.js';
+import { drive, summarize, type LoadResult, type LoadTarget } from './load.js';
+import type { LoginCeiling } from './login-ceiling.js';
+import { rssMb, type BenchProcess } from './processes.js';
+import { commandsBetween, EXCLUDED_COMMANDS, readCommandCounts } from './redis-stats.js';
+import type {
+  LatencyScenario,
+  SoakScenario,
+  StormScenario,
+  ThroughputScenario,
+} from './results.js';
+import { Tally } from './tally.js';
+
+/** The running world the scenarios drive. */
+export interface BenchWorld {
+  settings: { connections: number; warmupSeconds: number; seconds: number; rounds: number };
+  redisPort: number;
+  directUrl: string;
+  bareUrl: string;
+  /** The bare proxy behind one Koa middleware: what hosting the hot path in Koa would cost. */
+  koaUrl: string;
+  gatewayUrl: string;
+  /** The current gateway process (the soak restarts it). */
+  gateway(): BenchProcess;
+  /** The current pid of one of the benchmark's servers. */
+  pid(server: 'upstream' | 'bare' | 'koa' | 'gateway'): number;
+  /** Pids of every process the benchmark started, for the others'-CPU figure. */
+  pids(): number[];
+  /** Proxied GETs through the gateway, with a fresh token. */
+  proxiedTarget(): Promise<LoadTarget>;
+  restartGateway(): Promise<void>;
+  progress(message: string): void;
+}
+
+/** Connections of the login storm. */
+export const STORM_CONNECTIONS = 8;
+const SOAK_FIRST = 50_000;
+const SOAK_TOTAL = 1_000_000;
+/** RSS is read after every step; SOAK_FIRST and SOAK_TOTAL are multiples of it. */
+const SOAK_STEP = 50_000;
+
+/** A warm-up run, summarized: only checked for failures. */
+async function warmUp(world: BenchWorld, target: LoadTarget): Promise<LoadResult> {
+  const run = await drive(target, { seconds: world.settings.warmupSeconds });
+  return summarize(`${target.name} (warm-up)`, [run]);
+}
+
+/**
+ * Scenario 1: direct, bare proxy, gateway. One target at a time, each warmed
+ * up, then measured in `rounds` interleaved slices (direct, bare, gateway,
+ * direct, …): a machine that slows down mid-run — a neighbour, the host —
+ * then skews all three alike instead of whichever ran last.
+ */
+export async function throughputScenario(
+  world: BenchWorld,
+  proxied: LoadTarget,
+  path: string,
+): Promise<{ scenario: ThroughputScenario; warmups: LoadResult[] }> {
+  const { connections, seconds, rounds } = world.settings;
+  const gatewayPid = world.pid('gateway');
+  // Every target gets the very same request (token and tenant header
+  // included), so the difference is what the gateway does, not what it reads.
+  const headers = proxied.headers ?? {};
+  const targets = [
+    {
+      name: 'direct upstream',
+      url: world.directUrl + path,
+      connections,
+      headers,
+      pid: world.pid('upstream'),
+    },
+    { name: 'bare proxy', url: world.bareUrl + path, connections, headers, pid: world.pid('bare') },
+    {
+      name: 'bare proxy in Koa',
+      url: world.koaUrl + path,
+      connections,
+      headers,
+      pid: world.pid('koa'),
+    },
+    { ...proxied, pid: gatewayPid },
+  ].map((target) => ({ target, tally: new Tally(target.name, target.pid, world.pids) }));
+
+  const rssBefore = { bare: rssMb(world.pid('bare')), gateway: rssMb(gatewayPid) };
+  const warmups: LoadResult[] = [];
+  for (const { target } of targets) {
+    world.progress(`${target.name}: warm-up ${world.settings.warmupSeconds} s`);
+    warmups.push(await warmUp(world, target));
+  }
+
+  const counted = new Map<string, number>();
+  const excluded = new Map<string, number>();
+  for (let round = 1; round <= rounds; round++) {
+    world.progress(`round ${round}/${rounds}: ${seconds / rounds} s on each target`);
+    for (const { target, tally } of targets) {
+      const isGateway = target.pid === gatewayPid;
+      const before = isGateway ? await readCommandCounts(world.redisPort) : undefined;
+      await tally.add(() => drive(target, { seconds: seconds / rounds }));
+      if (before === undefined) continue;
+      const delta = commandsBetween(before, await readCommandCounts(world.redisPort));
+      addCounts(counted, delta.counted);
+      addCounts(excluded, delta.excluded);
+    }
+  }
+
+  const [direct, bare, koa, gateway] = targets.map(({ tally }) => tally.result()) as [
+    LoadResult,
+    LoadResult,
+    LoadResult,
+    LoadResult,
+  ];
+  const countedTotal = [...counted.values()].reduce((a, b) => a + b, 0);
+  return {
+    scenario: {
+      direct,
+      bare,
+      koa,
+      gateway,
+      redis: {
+        excludedPatterns: EXCLUDED_COMMANDS,
+        counted: Object.fromEntries(counted),
+        excluded: Object.fromEntries(excluded),
+        perRequest: countedTotal / gateway.completed,
+      },
+      rssMb: { before: rssBefore.gateway, after: rssMb(gatewayPid) },
+      bareRssMb: { before: rssBefore.bare, after: rssMb(world.pid('bare')) },
+    },
+    warmups,
+  };
+}
+
+/**
+ * Scenario 2: the token endpoint alone, then the proxied load and the login
+ * storm together. `without` is scenario 1's gateway measurement.
+ */
+export async function stormScenario(
+  world: BenchWorld,
+  proxied: LoadTarget,
+  without: LoadResult,
+  ceiling: LoginCeiling,
+): Promise<{ scenario: StormScenario; warmups: LoadResult[] }> {
+  const token: LoadTarget = {
+    name: 'GET /1/token',
+    url: `${world.gatewayUrl}/1/token?tenant_id=${BENCH_TENANT}`,
+    connections: STORM_CONNECTIONS,
+    headers: { authorization: basicAuthorization() },
+  };
+  const { warmupSeconds, seconds } = world.settings;
+  const measured = { seconds };
+
+  // Alone first: the ceiling assumes the cores are the pool's; during the
+  // storm they are shared with the proxied load and its load generator.
+  world.progress(`GET /1/token alone: warm-up ${warmupSeconds} s, then ${seconds} s measured`);
+  const aloneWarmup = await warmUp(world, token);
+  const alone = new Tally('GET /1/token alone', world.pid('gateway'), world.pids);
+  await alone.add(() => drive(token, measured));
+
+  world.progress(
+    `login storm: ${STORM_CONNECTIONS} connections on GET /1/token beside the proxied load`,
+  );
+  const stormWarmups = await Promise.all([warmUp(world, proxied), warmUp(world, token)]);
+  // No server CPU per request: the gateway's CPU now goes to both loads.
+  const withStorm = new Tally('gateway during storm', undefined, world.pids);
+  const during = new Tally('GET /1/token during storm', undefined, world.pids);
+  await Promise.all([
+    withStorm.add(() => drive(proxied, measured)),
+    during.add(() => drive(token, measured)),
+  ]);
+  return {
+    scenario: {
+      without,
+      with: withStorm.result(),
+      token: during.result(),
+      tokenAlone: alone.result(),
+      ceiling,
+    },
+    warmups: [aloneWarmup, ...stormWarmups],
+  };
+}
+
+/**
+ * Scenario 3: a fresh gateway's RSS after 50,000 and after 1,000,000 proxied
+ * requests, read after every 50,000 on the way, so that a plateau (the heap
+ * settling) can be told from a steady climb (a leak).
+ */
+export async function soakScenario(world: BenchWorld): Promise<SoakScenario> {
+  world.progress('soak: restarting the gateway, so that its first requests are the soak');
+  await world.restartGateway();
+  const target = await world.proxiedTarget();
+  const first = new Tally('first 50,000', world.pid('gateway'), world.pids);
+  const rest = new Tally('next 950,000', world.pid('gateway'), world.pids);
+  const series: number[] = [];
+  for (let done = 0; done < SOAK_TOTAL; done += SOAK_STEP) {
+    if (done % 200_000 === 0) world.progress(`soak: ${done} of ${SOAK_TOTAL} requests`);
+    await (done < SOAK_FIRST ? first : rest).add(() => drive(target, { amount: SOAK_STEP }));
+    series.push(rssMb(world.pid('gateway')));
+  }
+  return {
+    first: first.result(),
+    rest: rest.result(),
+    rssMb: {
+      after50k: series[SOAK_FIRST / SOAK_STEP - 1] as number,
+      after1M: series.at(-1) as number,
+      every50k: series,
+    },
+  };
+}
+
+function addCounts(into: Map<string, number>, from: Map<string, number>): void {
+  for (const [key, n] of from) into.set(key, (into.get(key) ?? 0) + n);
+}
+
+/** Rate and connections of the latency scenario: well below saturation on two cores. */
+export const LATENCY_RATE = 1000;
+const LATENCY_CONNECTIONS = 10;
+
+/**
+ * Latency without queueing: the bare proxy and the gateway at a fixed rate
+ * far below what either can serve, interleaved, so p99 shows what the gateway
+ * adds to a request rather than how long requests wait behind each other
+ * (scenario 1 runs at saturation, where p99 is mostly queue).
+ */
+export async function latencyScenario(
+  world: BenchWorld,
+  proxied: LoadTarget,
+  path: string,
+): Promise<LatencyScenario> {
+  const { seconds, rounds } = world.settings;
+  const common = {
+    connections: LATENCY_CONNECTIONS,
+    ratePerSecond: LATENCY_RATE,
+    headers: proxied.headers ?? {},
+  };
+  const targets = [
+    {
+      ...common,
+      name: `bare proxy at ${LATENCY_RATE} req/s`,
+      url: world.bareUrl + path,
+      pid: world.pid('bare'),
+    },
+    {
+      ...common,
+      name: `gateway at ${LATENCY_RATE} req/s`,
+      url: proxied.url,
+      pid: world.pid('gateway'),
+    },
+  ].map((target) => ({ target, tally: new Tally(target.name, target.pid, world.pids) }));
+  for (let round = 1; round <= rounds; round++) {
+    world.progress(
+      `latency round ${round}/${rounds}: ${seconds / rounds} s on each target at ${LATENCY_RATE} req/s`,
+    );
+    for (const { target, tally } of targets)
+      await tally.add(() => drive(target, { seconds: seconds / rounds }));
+  }
+  const [bare, gateway] = targets.map(({ tally }) => tally.result()) as [LoadResult, LoadResult];
+  return { rate: LATENCY_RATE, bare, gateway };
+}

@@ -1,0 +1,582 @@
+/**
+ * The built command line (`node dist/cli.js`, DESIGN §4) as a user runs it:
+ * a child process, a private redis-server, temp config and key folders. Each
+ * test asserts what the user sees: exit code, stdout JSON, stderr text.
+ * Needs `npm run build` first (the `test` script does it).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, startCliHarness, type CliHarness } from './harness.js';
+
+const TIMEOUT = 20_000;
+const STORE_REQUIRED =
+  'error: store.redis is not configured: the in-memory store lives only inside a running gateway.' +
+  ' Point --config (or GATEWAY_CONFIG) at a config with store.redis.\n';
+
+let h: CliHarness;
+
+beforeAll(async () => {
+  h = await startCliHarness();
+});
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+const SEED = [
+  'users:',
+  '  - { email: alice@example.com, password: "alice-password-1", name: Alice }',
+  '  - { email: bob@example.com, password: "bob-password-1" }',
+  'tenants:',
+  '  - tenant_id: acme',
+  '    name: Acme',
+  '    cloud_region: eu-west-1',
+  '    created_by: alice@example.com',
+  '    members: [alice@example.com, bob@example.com]',
+].join('\n');
+
+interface UserRow {
+  user_id: string;
+  user_email: string;
+  tenant_id: string;
+}
+
+interface Members {
+  tenant_id: string;
+  members: { user_id: string; user_email: string }[];
+}
+
+describe('config check', () => {
+  it(
+    'a good file: exit 0, ok with its path',
+    async () => {
+      const kase = h.newCase();
+      const run = await h.cli(['config', 'check', kase.config]);
+      expect(run).toEqual({ code: 0, stdout: `ok: ${kase.config}\n`, stderr: '' });
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'also checks the seed file the config names',
+    async () => {
+      const good = h.newCase('seed: ./seed.yaml');
+      writeFileSync(join(good.dir, 'seed.yaml'), SEED);
+      expect(await h.cli(['config', 'check', good.config])).toEqual({
+        code: 0,
+        stdout: `ok: ${good.config}\nok: ${join(good.dir, 'seed.yaml')}\n`,
+        stderr: '',
+      });
+
+      const bad = h.newCase('seed: ./seed.yaml');
+      writeFileSync(
+        join(bad.dir, 'seed.yaml'),
+        'users:\n  - { email: nope, password: "12345678" }',
+      );
+      const run = await h.cli(['config', 'check', bad.config]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toBe(
+        `error: invalid seed ${join(bad.dir, 'seed.yaml')}:\n  users[0].email: must be an e-mail address\n`,
+      );
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a broken file: exit 1, every problem by key path, no stack trace',
+    async () => {
+      const file = join(mkdtempSync(join(h.root, 'case-')), 'broken.yaml');
+      writeFileSync(
+        file,
+        [
+          'lisen: { port: 8080 }',
+          'routes:',
+          '  - { prefix: /orders, upstream: "http://127.0.0.1:9001" }',
+          '  - { prefix: /billing, upstream: "ftp://billing" }',
+          'tokens: { ttlSeconds: "${TTL}" }',
+        ].join('\n'),
+      );
+      const stderr = await h.fails(['config', 'check', file]);
+      expect(stderr).toBe(
+        [
+          `error: invalid configuration ${file}:`,
+          '  tokens.ttlSeconds: environment variable TTL is not set',
+          '  routes[1].upstream: must be an http(s) URL',
+          '  lisen: unknown key (did you mean "listen"?)',
+          '',
+        ].join('\n'),
+      );
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a YAML syntax error or duplicate key: exit 1 with its line',
+    async () => {
+      const file = join(mkdtempSync(join(h.root, 'case-')), 'dup.yaml');
+      writeFileSync(file, 'listen: { port: 1 }\nlisten: { port: 2 }\n');
+      expect(await h.fails(['config', 'check', file])).toBe(
+        `error: invalid configuration ${file}:\n  YAML: Map keys must be unique at line 2, column 1\n`,
+      );
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'takes GATEWAY_CONFIG when no file is named, and says so when neither is given',
+    async () => {
+      const kase = h.newCase();
+      const run = await h.cli(['config', 'check'], { env: { GATEWAY_CONFIG: kase.config } });
+      expect(run).toEqual({ code: 0, stdout: `ok: ${kase.config}\n`, stderr: '' });
+      expect(await h.fails(['config', 'check'])).toBe(
+        'error: name a config file or set GATEWAY_CONFIG\n',
+      );
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a missing file',
+    async () => {
+      const file = join(h.root, 'no-such.yaml');
+      expect(await h.fails(['config', 'check', file])).toBe(
+        `error: invalid configuration ${file}:\n  cannot read the file: ENOENT\n`,
+      );
+    },
+    TIMEOUT,
+  );
+});
+
+describe('seed', () => {
+  it(
+    'applied twice: the second run reports zero changes',
+    async () => {
+      const kase = h.newCase();
+      const seed = h.writeSeed(kase, SEED);
+      expect(await h.ok(['seed', seed, ...kase.c])).toEqual({
+        usersCreated: 2,
+        passwordsChanged: 0,
+        tenantsCreated: 1,
+        tenantsUpdated: 0,
+        membershipsAdded: 2,
+      });
+      const users = await h.ok<UserRow[]>(['user', 'list', ...kase.c]);
+      expect(await h.ok(['seed', seed, ...kase.c])).toEqual({
+        usersCreated: 0,
+        passwordsChanged: 0,
+        tenantsCreated: 0,
+        tenantsUpdated: 0,
+        membershipsAdded: 0,
+      });
+      expect(await h.ok<UserRow[]>(['user', 'list', ...kase.c])).toEqual(users);
+      expect(users.map((u) => u.user_email).sort()).toEqual([
+        'alice@example.com',
+        'bob@example.com',
+      ]);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'an invalid seed: exit 1, the problem by key path, nothing written',
+    async () => {
+      const kase = h.newCase();
+      const seed = h.writeSeed(
+        kase,
+        'users:\n  - { email: a@example.com, password: "alice-password-1" }\n  - { email: b@example.com, password: short }',
+      );
+      expect(await h.fails(['seed', seed, ...kase.c])).toBe(
+        `error: invalid seed ${seed}:\n  users[1].password: must be 8 to 72 bytes\n`,
+      );
+      expect(await h.ok(['user', 'list', ...kase.c])).toEqual([]);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'takes the config from GATEWAY_CONFIG',
+    async () => {
+      const kase = h.newCase();
+      const seed = h.writeSeed(kase, SEED);
+      const summary = await h.ok(['seed', seed], { env: { GATEWAY_CONFIG: kase.config } });
+      expect(summary).toMatchObject({ usersCreated: 2 });
+      expect(await h.ok<UserRow[]>(['user', 'list', ...kase.c])).toHaveLength(2);
+    },
+    TIMEOUT,
+  );
+});
+
+describe('users', () => {
+  it(
+    'user add reads the password from stdin',
+    async () => {
+      const kase = h.newCase();
+      const added = await h.ok<UserRow>(
+        ['user', 'add', 'Carol@Example.com', '--name', 'Carol', ...kase.c],
+        {
+          input: 'carol-password-1\n',
+        },
+      );
+      expect(added).toEqual({
+        user_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        user_email: 'carol@example.com',
+        tenant_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      });
+      expect(await h.ok<UserRow[]>(['user', 'list', ...kase.c])).toEqual([added]);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'user add reads the password from --password-env',
+    async () => {
+      const kase = h.newCase();
+      const added = await h.ok<UserRow>(
+        ['user', 'add', 'dave@example.com', '--password-env', 'DAVE_PW', ...kase.c],
+        { env: { DAVE_PW: 'dave-password-1' } },
+      );
+      expect(added.user_email).toBe('dave@example.com');
+      expect(
+        await h.fails(['user', 'add', 'erin@example.com', '--password-env', 'UNSET_PW', ...kase.c]),
+      ).toBe('error: environment variable UNSET_PW is not set\n');
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a password is never taken from argv',
+    async () => {
+      const kase = h.newCase();
+      const positional = await h.fails(
+        ['user', 'add', 'mallory@example.com', 'mallory-password-1', ...kase.c],
+        { input: 'ignored-password\n' },
+      );
+      expect(positional).toMatch(/^error: too many arguments for 'add'\. Expected 1 argument/);
+      const option = await h.fails([
+        'user',
+        'add',
+        'mallory@example.com',
+        '--password',
+        'mallory-password-1',
+        ...kase.c,
+      ]);
+      expect(option).toMatch(/^error: unknown option '--password'/);
+      const change = await h.fails([
+        'user',
+        'password',
+        'mallory@example.com',
+        'mallory-password-2',
+        ...kase.c,
+      ]);
+      expect(change).toMatch(/^error: too many arguments for 'password'/);
+      expect(await h.ok(['user', 'list', ...kase.c])).toEqual([]);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'refuses an empty password, a short one, a bad e-mail and a taken e-mail',
+    async () => {
+      const kase = h.newCase();
+      expect(await h.fails(['user', 'add', 'a@example.com', ...kase.c], { input: '' })).toBe(
+        'error: no password given: pipe it on stdin or name a variable with --password-env\n',
+      );
+      expect(await h.fails(['user', 'add', 'a@example.com', ...kase.c], { input: 'short\n' })).toBe(
+        'error: invalid_request: The password must be 8 to 72 bytes long.\n',
+      );
+      expect(
+        await h.fails(['user', 'add', 'not-an-email', ...kase.c], { input: 'long-enough-1\n' }),
+      ).toBe('error: EMAIL must be an e-mail address\n');
+      await h.ok(['user', 'add', 'a@example.com', ...kase.c], { input: 'long-enough-1\n' });
+      expect(
+        await h.fails(['user', 'add', 'A@example.com', ...kase.c], { input: 'long-enough-2\n' }),
+      ).toMatch(/^error: user_exists: /);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'user password replaces the password; an unknown user is a usage error',
+    async () => {
+      const kase = h.newCase();
+      const added = await h.ok<UserRow>(['user', 'add', 'frank@example.com', ...kase.c], {
+        input: 'frank-password-1',
+      });
+      expect(
+        await h.ok(['user', 'password', 'frank@example.com', ...kase.c], {
+          input: 'frank-password-2\n',
+        }),
+      ).toEqual({ user_id: added.user_id, user_email: 'frank@example.com', sessions: 'ended' });
+      expect(
+        await h.fails(['user', 'password', 'nobody@example.com', ...kase.c], {
+          input: 'whatever-password\n',
+        }),
+      ).toBe('error: no user nobody@example.com\n');
+    },
+    TIMEOUT,
+  );
+});
+
+describe('tenants and members', () => {
+  it(
+    'tenant add, tenant list, member add, member list, member remove',
+    async () => {
+      const kase = h.newCase();
+      const carol = await h.ok<UserRow>(['user', 'add', 'carol@example.com', ...kase.c], {
+        input: 'carol-password-1\n',
+      });
+      const dave = await h.ok<UserRow>(['user', 'add', 'dave@example.com', ...kase.c], {
+        input: 'dave-password-1\n',
+      });
+
+      const created = await h.ok<Record<string, unknown>>([
+        'tenant',
+        'add',
+        'initech',
+        '--name',
+        'Initech',
+        '--region',
+        'eu-west-1',
+        '--created-by',
+        'Carol@Example.com',
+        ...kase.c,
+      ]);
+      expect(created).toEqual({
+        tenant_id: 'initech',
+        type: 'orgtenant',
+        name: 'Initech',
+        created_at: expect.any(Number),
+        modified_at: created.created_at,
+        cloud_region: 'eu-west-1',
+        created_by: 'carol@example.com',
+      });
+      const tenants = await h.ok<{ tenant_id: string; type: string }[]>([
+        'tenant',
+        'list',
+        ...kase.c,
+      ]);
+      expect(tenants.map((t) => [t.tenant_id, t.type]).sort()).toEqual(
+        [
+          ['initech', 'orgtenant'],
+          [carol.tenant_id, 'usertenant'],
+          [dave.tenant_id, 'usertenant'],
+        ].sort(),
+      );
+
+      expect(await h.ok<Members>(['member', 'list', 'initech', ...kase.c])).toEqual({
+        tenant_id: 'initech',
+        members: [],
+      });
+      await h.ok(['member', 'add', 'initech', 'carol@example.com', ...kase.c]);
+      const both = await h.ok<Members>(['member', 'add', 'initech', 'DAVE@example.com', ...kase.c]);
+      const expected = [
+        { user_id: carol.user_id, user_email: 'carol@example.com' },
+        { user_id: dave.user_id, user_email: 'dave@example.com' },
+      ].sort((a, b) => (a.user_id < b.user_id ? -1 : 1));
+      expect(both).toEqual({ tenant_id: 'initech', members: expected });
+      expect(await h.ok<Members>(['member', 'list', 'initech', ...kase.c])).toEqual(both);
+
+      expect(
+        await h.ok<Members>(['member', 'remove', 'initech', 'carol@example.com', ...kase.c]),
+      ).toEqual({
+        tenant_id: 'initech',
+        members: [{ user_id: dave.user_id, user_email: 'dave@example.com' }],
+      });
+      expect(await h.ok<Members>(['member', 'list', 'initech', ...kase.c])).toEqual({
+        tenant_id: 'initech',
+        members: [{ user_id: dave.user_id, user_email: 'dave@example.com' }],
+      });
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'refuses unknown tenants and users, personal tenants, bad ids and missing options',
+    async () => {
+      const kase = h.newCase();
+      const carol = await h.ok<UserRow>(['user', 'add', 'carol@example.com', ...kase.c], {
+        input: 'carol-password-1\n',
+      });
+      expect(await h.fails(['member', 'add', 'nope', 'carol@example.com', ...kase.c])).toBe(
+        'error: no tenant nope\n',
+      );
+      expect(await h.fails(['member', 'list', 'nope', ...kase.c])).toBe('error: no tenant nope\n');
+      const tenant = ['tenant', 'add', 'acme', '--name', 'Acme', '--region', 'r'];
+      await h.ok([...tenant, '--created-by', 'carol@example.com', ...kase.c]);
+      expect(await h.fails(['member', 'add', 'acme', 'nobody@example.com', ...kase.c])).toBe(
+        'error: no user nobody@example.com\n',
+      );
+      expect(
+        await h.fails(['member', 'add', carol.tenant_id, 'carol@example.com', ...kase.c]),
+      ).toBe(`error: ${carol.tenant_id} is a personal tenant: its membership does not change\n`);
+      expect(
+        await h.fails([
+          'tenant',
+          'add',
+          carol.tenant_id,
+          '--name',
+          'X',
+          '--region',
+          'r',
+          '--created-by',
+          'carol@example.com',
+          ...kase.c,
+        ]),
+      ).toBe(
+        `error: ${carol.tenant_id} is a personal tenant; org tenants need an id of their own\n`,
+      );
+      expect(
+        await h.fails([
+          'tenant',
+          'add',
+          'Acme',
+          '--name',
+          'A',
+          '--region',
+          'r',
+          '--created-by',
+          'carol@example.com',
+          ...kase.c,
+        ]),
+      ).toBe('error: tenant id must be a lower-case DNS label (a-z 0-9 - _), not "current"\n');
+      expect(await h.fails([...tenant, '--created-by', 'carol', ...kase.c])).toBe(
+        'error: --created-by must be an e-mail address\n',
+      );
+      expect(await h.fails([...tenant, ...kase.c])).toMatch(
+        /^error: required option '--created-by <email>' not specified/,
+      );
+    },
+    TIMEOUT,
+  );
+});
+
+describe('keys add', () => {
+  it(
+    'writes a new PEM whose name sorts last',
+    async () => {
+      const kase = h.newCase();
+      const pems = () => readdirSync(kase.keys).filter((f) => f.endsWith('.pem'));
+      const first = await h.ok<{ file: string; kid: string }>(['keys', 'add', ...kase.c]);
+      expect(first.file).toBe(join(kase.keys, `${first.kid}.pem`));
+      expect(pems()).toEqual([`${first.kid}.pem`]);
+      const second = await h.ok<{ file: string; kid: string }>(['keys', 'add', ...kase.c]);
+      const third = await h.ok<{ file: string; kid: string }>(['keys', 'add', ...kase.c]);
+      expect(pems()).toEqual([`${first.kid}.pem`, `${second.kid}.pem`, `${third.kid}.pem`]);
+      expect([...pems()].sort().at(-1)).toBe(`${third.kid}.pem`);
+      expect(new Set([first.kid, second.kid, third.kid]).size).toBe(3);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'without tokens.keys there is no folder to add to',
+    async () => {
+      const file = join(mkdtempSync(join(h.root, 'case-')), 'nokeys.yaml');
+      writeFileSync(file, 'signup: { enabled: false }\n');
+      expect(await h.fails(['keys', 'add', '--config', file])).toBe(
+        'error: tokens.keys is not configured: there is no key directory to add to\n',
+      );
+    },
+    TIMEOUT,
+  );
+});
+
+describe('store commands without store.redis', () => {
+  it(
+    'fail with a usage error, from --config or from the built-in defaults',
+    async () => {
+      const file = join(mkdtempSync(join(h.root, 'case-')), 'memory.yaml');
+      writeFileSync(file, 'listen: { port: 0 }\n');
+      for (const args of [
+        ['user', 'list', '--config', file],
+        ['tenant', 'list', '--config', file],
+        ['member', 'list', 'acme', '--config', file],
+        ['user', 'add', 'x@example.com', '--config', file],
+        ['user', 'list'],
+      ]) {
+        expect(await h.fails(args, { input: 'some-password-1\n' })).toBe(STORE_REQUIRED);
+      }
+      const seed = join(h.root, 'memory-seed.yaml');
+      writeFileSync(seed, SEED);
+      expect(await h.fails(['seed', seed], { env: { GATEWAY_CONFIG: file } })).toBe(STORE_REQUIRED);
+    },
+    TIMEOUT,
+  );
+});
+
+describe('serve', () => {
+  it(
+    'listens, serves the JWKS and users made by the CLI, and exits 0 on SIGTERM',
+    async () => {
+      const kase = h.newCase();
+      const key = await h.ok<{ kid: string }>(['keys', 'add', ...kase.c]);
+      await h.ok(['seed', h.writeSeed(kase, SEED), ...kase.c]);
+      await h.ok(['user', 'add', 'carol@example.com', ...kase.c], { input: 'carol-password-1\n' });
+      await h.ok(['member', 'add', 'acme', 'carol@example.com', ...kase.c]);
+
+      const child = spawn(process.execPath, [CLI, 'serve', ...kase.c], {
+        env: h.env(),
+        cwd: h.root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      try {
+        let stderr = '';
+        const base = await new Promise<string>((resolveBase, reject) => {
+          const timer = setTimeout(
+            () => reject(new Error(`no listening line:\n${stderr}`)),
+            10_000,
+          );
+          child.stdout.resume();
+          child.stderr.on('data', (chunk: Buffer) => {
+            stderr += chunk.toString();
+            const match = /listening on (http:\/\/127\.0\.0\.1:(\d+))\n/.exec(stderr);
+            if (match !== null) {
+              clearTimeout(timer);
+              resolveBase(match[1] as string);
+            }
+          });
+          void exited.then((code) => reject(new Error(`serve exited ${code}:\n${stderr}`)));
+        });
+        expect(Number(new URL(base).port)).toBeGreaterThan(0);
+
+        const jwks = await fetch(`${base}/.well-known/jwks.json`);
+        expect(jwks.status).toBe(200);
+        const body = (await jwks.json()) as { keys: { kid: string; alg: string }[] };
+        expect(body.keys.map((k) => k.kid)).toEqual([key.kid]);
+        expect(body.keys[0]?.alg).toBe('EdDSA');
+
+        const login = `Basic ${Buffer.from('carol@example.com:carol-password-1').toString('base64')}`;
+        const tenants = await fetch(`${base}/1/users/current/tenants`, {
+          headers: { authorization: login },
+        });
+        expect(tenants.status).toBe(200);
+        const list = (await tenants.json()) as { tenants: { tenant_id: string }[] };
+        expect(list.tenants.map((t) => t.tenant_id)).toContain('acme');
+      } finally {
+        child.kill('SIGTERM');
+      }
+      // A gateway that does not stop is killed, so that it never outlives the test.
+      const stopped = await Promise.race([
+        exited,
+        new Promise<string>((r) => setTimeout(() => r('still running after SIGTERM'), 5000)),
+      ]);
+      if (stopped === 'still running after SIGTERM') child.kill('SIGKILL');
+      expect(stopped).toBe(0);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a broken config: exit 1 before listening, the problem by key path',
+    async () => {
+      const kase = h.newCase('routes: [{ prefix: /a, upstream: "nowhere" }]');
+      expect(await h.fails(['serve', ...kase.c])).toBe(
+        `error: invalid configuration ${kase.config}:\n  routes[0].upstream: must be an http(s) URL\n`,
+      );
+    },
+    TIMEOUT,
+  );
+});

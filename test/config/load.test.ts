@@ -1,0 +1,457 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  ConfigError,
+  defaultConfig,
+  loadConfigFile,
+  parseConfigText,
+  validateConfig,
+} from '../../src/config/index.js';
+
+const SOURCE = '/etc/tenant-gateway/gateway.yaml';
+
+/** The problems of a config that must be refused (fails the test when it is accepted). */
+function problemsOf(text: string, env: NodeJS.ProcessEnv = {}): string[] {
+  try {
+    parseConfigText(text, SOURCE, env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    const problems = (err as ConfigError).problems;
+    expect((err as ConfigError).message).toContain(SOURCE);
+    for (const p of problems) expect((err as ConfigError).message).toContain(p);
+    return problems;
+  }
+  throw new Error(`expected a ConfigError for:\n${text}`);
+}
+
+const route = (prefix: string, upstream = 'http://127.0.0.1:9001') =>
+  `  - { prefix: ${prefix}, upstream: ${upstream} }`;
+
+describe('key paths of problems', () => {
+  it('names a bad upstream by its index in routes', () => {
+    const problems = problemsOf(
+      ['routes:', route('/orders'), route('/billing', 'ftp://files.example.com')].join('\n'),
+    );
+    expect(problems).toEqual(['routes[1].upstream: must be an http(s) URL']);
+  });
+
+  it.each([
+    ['listen: { port: http }', 'listen.port: must be a number, not a string'],
+    ['listen: { port: 70000 }', 'listen.port: must be at most 65535'],
+    ['listen: { port: -1 }', 'listen.port: must be at least 0'],
+    ['listen: { port: 80.5 }', 'listen.port: must be a whole number'],
+    ['listen: { host: "" }', 'listen.host: must not be empty'],
+    ['listen: 8080', 'listen: must be a mapping, not a number'],
+    ['listen:', 'listen: must be a mapping, not null'],
+    ['signup: { enabled: yes please }', 'signup.enabled: must be a boolean, not a string'],
+    ['seed: 5', 'seed: must be a string, not a number'],
+    ['tokens: { algorithms: [HS256] }', 'tokens.algorithms[0]: must be one of EdDSA, ES256'],
+    ['tokens: { algorithms: [] }', 'tokens.algorithms: must name at least one algorithm'],
+    ['tokens: { ttlSeconds: 10 }', 'tokens.ttlSeconds: must be at least 60'],
+    ['passwords: { bcryptCost: 99 }', 'passwords.bcryptCost: must be at most 15'],
+    [
+      'log: { level: loud }',
+      'log.level: must be one of fatal, error, warn, info, debug, trace, silent',
+    ],
+    ['trustedProxies: 10.0.0.0/8', 'trustedProxies: must be a list, not a string'],
+    [
+      'trustedProxies: [10.0.0.0/33]',
+      'trustedProxies[0]: must be an IP address or CIDR block (10.0.0.0/8, fd00::/8)',
+    ],
+    [
+      'store: { redis: { url: http://cache:6379 } }',
+      'store.redis.url: must be a redis:// or rediss:// URL',
+    ],
+    ['store: { redis: {} }', 'store.redis.url: is required'],
+    ['routes: [{ upstream: "http://a" }]', 'routes[0].prefix: is required'],
+    ['routes: [{ prefix: /a }]', 'routes[0].upstream: is required'],
+    ['routes: [{ prefix: a, upstream: "http://a" }]', 'routes[0].prefix: must start with /'],
+    [
+      'routes: [{ prefix: /a/../b, upstream: "http://a" }]',
+      'routes[0].prefix: must be a plain path (no //, .., %, \\)',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", tenant: {} }]',
+      'routes[0].tenant: must name at least one of header, path, query, host',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", tenant: { path: /a/:id } }]',
+      'routes[0].tenant.path: must contain the segment :tenant_id',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", tenant: { header: "X Tenant" } }]',
+      'routes[0].tenant.header: must be an HTTP header name',
+    ],
+    ['identityHeaders: { tenantId: X-Who, userId: x-who }', 'identityHeaders: names must differ'],
+    ['- listen', '(top level): must be a mapping of keys'],
+    ['just words', '(top level): must be a mapping of keys'],
+  ])('%s', (text, problem) => {
+    expect(problemsOf(text)).toEqual([problem]);
+  });
+
+  it('reports several problems together, each on its own line', () => {
+    const text = [
+      'listen: { port: eighty }',
+      'lisen: { port: 80 }',
+      'signup: { enabled: 3 }',
+      'routes:',
+      route('/orders'),
+      route('/orders/', 'gopher://x'),
+    ].join('\n');
+    const problems = problemsOf(text);
+    expect(problems).toHaveLength(5);
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'listen.port: must be a number, not a string',
+        'lisen: unknown key (did you mean "listen"?)',
+        'signup.enabled: must be a boolean, not a number',
+        'routes[1].upstream: must be an http(s) URL',
+        'routes[1].prefix: duplicates routes[0].prefix',
+      ]),
+    );
+  });
+
+  it('never echoes a refused value (it may be a secret from the environment)', () => {
+    const problems = problemsOf('store: { redis: { url: "${REDIS_URL}" } }', {
+      REDIS_URL: 'http://user:s3cret-pass@cache:6379',
+    });
+    expect(problems).toEqual(['store.redis.url: must be a redis:// or rediss:// URL']);
+    expect(problems.join('\n')).not.toContain('s3cret-pass');
+  });
+});
+
+describe('unknown keys', () => {
+  it('at the top level, with the nearest known key', () => {
+    expect(problemsOf('lissen: { port: 80 }')).toEqual([
+      'lissen: unknown key (did you mean "listen"?)',
+    ]);
+  });
+
+  it('nested in a mapping', () => {
+    expect(problemsOf('tokens: { isuer: me }')).toEqual([
+      'tokens.isuer: unknown key (did you mean "issuer"?)',
+    ]);
+    expect(problemsOf('store: { redis: { url: "redis://r", keyprefix: "x:" } }')).toEqual([
+      'store.redis.keyprefix: unknown key (did you mean "keyPrefix"?)',
+    ]);
+  });
+
+  it('inside list items', () => {
+    const text = ['routes:', route('/a'), '  - { prefix: /b, upstream: "http://b", timout: 5 }'];
+    expect(problemsOf(text.join('\n'))).toEqual([
+      'routes[1].timout: unknown key (did you mean "timeoutMs"?)',
+    ]);
+    expect(
+      problemsOf('routes: [{ prefix: /a, upstream: "http://a", tenant: { heder: X-T } }]'),
+    ).toEqual([
+      'routes[0].tenant.heder: unknown key (did you mean "header"?)',
+      'routes[0].tenant: must name at least one of header, path, query, host',
+    ]);
+  });
+
+  it('without a suggestion when nothing is close', () => {
+    expect(problemsOf('zzzqqq: 1')).toEqual(['zzzqqq: unknown key']);
+  });
+
+  it('every unknown key of one mapping', () => {
+    expect(problemsOf('listen: { prot: 1, hots: x }')).toEqual([
+      'listen.prot: unknown key (did you mean "port"?)',
+      'listen.hots: unknown key (did you mean "host"?)',
+    ]);
+  });
+});
+
+describe('${ENV} expansion', () => {
+  it('replaces a set variable', () => {
+    const config = parseConfigText('tokens: { issuer: "${ISSUER}" }', SOURCE, { ISSUER: 'acme' });
+    expect(config.tokens.issuer).toBe('acme');
+  });
+
+  it('expands inside a longer value, several times', () => {
+    const config = parseConfigText(
+      'store: { redis: { url: "redis://${HOST}:${PORT}/0" } }',
+      SOURCE,
+      { HOST: 'cache', PORT: '6380' },
+    );
+    expect(config.store.redis?.url).toBe('redis://cache:6380/0');
+  });
+
+  it('reports an unset variable by key path and name, once', () => {
+    expect(problemsOf('tokens: { issuer: "${NOT_SET_ANYWHERE}" }')).toEqual([
+      'tokens.issuer: environment variable NOT_SET_ANYWHERE is not set',
+    ]);
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(problemsOf('tokens: { audience: "${EMPTY}" }', { EMPTY: '' })).toEqual([
+      'tokens.audience: environment variable EMPTY is not set',
+    ]);
+  });
+
+  it('uses the default when the variable is unset or empty, not when it is set', () => {
+    const text = 'tokens: { issuer: "${ISS:-fallback-issuer}" }';
+    expect(parseConfigText(text, SOURCE, {}).tokens.issuer).toBe('fallback-issuer');
+    expect(parseConfigText(text, SOURCE, { ISS: '' }).tokens.issuer).toBe('fallback-issuer');
+    expect(parseConfigText(text, SOURCE, { ISS: 'set' }).tokens.issuer).toBe('set');
+  });
+
+  it('keeps $${ as a literal ${', () => {
+    const config = parseConfigText('tokens: { issuer: "cost-$${HOME}" }', SOURCE, {
+      HOME: '/root',
+    });
+    expect(config.tokens.issuer).toBe('cost-${HOME}');
+  });
+
+  it('reports a malformed reference', () => {
+    expect(problemsOf('tokens: { issuer: "${1BAD}" }')).toEqual([
+      'tokens.issuer: malformed reference ${1BAD} (use ${NAME} or ${NAME:-default})',
+    ]);
+  });
+
+  it('turns numbers and booleans from the environment into numbers and booleans', () => {
+    const text = [
+      'listen:',
+      '  port: ${PORT}',
+      'passwords: { bcryptCost: "${COST:-6}" }',
+      'signup: { enabled: "${SIGNUP}" }',
+    ].join('\n');
+    const config = parseConfigText(text, SOURCE, { PORT: '9999', SIGNUP: 'true' });
+    expect(config.listen.port).toBe(9999);
+    expect(config.passwords.bcryptCost).toBe(6);
+    expect(config.signup.enabled).toBe(true);
+  });
+
+  it('checks a value from the environment like any other', () => {
+    expect(problemsOf('listen:\n  port: ${PORT}', { PORT: 'eighty' })).toEqual([
+      'listen.port: must be a number, not a string',
+    ]);
+  });
+
+  it('never lets a value change the structure of the document', () => {
+    const config = parseConfigText('tokens: { issuer: "${ISS}" }', SOURCE, {
+      ISS: 'x\naudience: evil',
+    });
+    expect(config.tokens.issuer).toBe('x\naudience: evil');
+    expect(config.tokens.audience).toBe('tenant-api');
+  });
+
+  it('reports expansion problems together with schema problems', () => {
+    expect(problemsOf('tokens: { issuer: "${UNSET_ISS}" }\nlisen: 1')).toEqual([
+      'tokens.issuer: environment variable UNSET_ISS is not set',
+      'lisen: unknown key (did you mean "listen"?)',
+    ]);
+  });
+
+  it('explains an unquoted reference inside a flow mapping', () => {
+    const problems = problemsOf('listen: { port: ${PORT} }', { PORT: '80' });
+    expect(problems[0]).toMatch(/^YAML: .*line 1, column \d+/);
+    expect(problems[0]).toContain('quote a ${VAR} reference');
+  });
+});
+
+describe('defaults', () => {
+  it('fills every default into an empty file', () => {
+    const config = parseConfigText('', SOURCE, {});
+    expect(config).toEqual({
+      listen: { host: '0.0.0.0', port: 8080 },
+      store: {},
+      tokens: {
+        issuer: 'tenant-gateway',
+        audience: 'tenant-api',
+        ttlSeconds: 3600,
+        algorithms: ['EdDSA', 'ES256'],
+        clockSkewSeconds: 30,
+      },
+      signup: { enabled: false, cloudRegion: 'local' },
+      passwords: { bcryptCost: 10 },
+      limits: {
+        login: { perEmail: 10, perIp: 100, windowSeconds: 900 },
+        signup: { perIp: 20, windowSeconds: 3600 },
+        bodyBytes: 16384,
+      },
+      trustedProxies: [],
+      identityHeaders: {
+        tenantId: 'X-Tenant-Id',
+        tenantType: 'X-Tenant-Type',
+        userId: 'X-User-Id',
+        userEmail: 'X-User-Email',
+      },
+      routes: [],
+      log: { level: 'info', pretty: false },
+      shutdown: { drainSeconds: 10 },
+    });
+  });
+
+  it('fills defaults inside partly given sections and list items', () => {
+    const config = parseConfigText(
+      [
+        'listen: { port: 8081 }',
+        'admin: { port: 9091 }',
+        'store: { redis: { url: "redis://cache:6379/2" } }',
+        'limits: { login: { perEmail: 3 } }',
+        'routes:',
+        route('/orders'),
+      ].join('\n'),
+      SOURCE,
+      {},
+    );
+    expect(config.listen).toEqual({ host: '0.0.0.0', port: 8081 });
+    expect(config.admin).toEqual({ host: '0.0.0.0', port: 9091, configReload: false });
+    expect(config.store.redis).toEqual({
+      url: 'redis://cache:6379/2',
+      keyPrefix: 'tg:',
+      commandTimeoutMs: 1000,
+      connectTimeoutMs: 5000,
+    });
+    expect(config.limits.login).toEqual({ perEmail: 3, perIp: 100, windowSeconds: 900 });
+    expect(config.routes).toEqual([
+      {
+        prefix: '/orders',
+        upstream: 'http://127.0.0.1:9001',
+        timeoutMs: 30000,
+        stripAuthorization: false,
+      },
+    ]);
+  });
+
+  it('built-in defaults: in-memory store, no routes, ephemeral key', () => {
+    const { config, file } = defaultConfig();
+    expect(file).toBeUndefined();
+    expect(config.store.redis).toBeUndefined();
+    expect(config.routes).toEqual([]);
+    expect(config.tokens.keys).toBeUndefined();
+    expect(config.seed).toBeUndefined();
+  });
+});
+
+describe('paths', () => {
+  it('resolves relative seed and tokens.keys against the config file folder', () => {
+    const config = parseConfigText(
+      'seed: ./seed.yaml\ntokens: { keys: ../keys }',
+      '/etc/tenant-gateway/gateway.yaml',
+      {},
+    );
+    expect(config.seed).toBe('/etc/tenant-gateway/seed.yaml');
+    expect(config.tokens.keys).toBe('/etc/keys');
+  });
+
+  it('keeps absolute paths', () => {
+    const config = parseConfigText('seed: /srv/seed.yaml\ntokens: { keys: /run/keys }', SOURCE, {});
+    expect(config.seed).toBe('/srv/seed.yaml');
+    expect(config.tokens.keys).toBe('/run/keys');
+  });
+
+  it('validateConfig resolves against the folder it is given', () => {
+    const config = validateConfig({ seed: 'data/seed.yaml' }, '/opt/gw', 'test');
+    expect(config.seed).toBe('/opt/gw/data/seed.yaml');
+  });
+});
+
+describe('duplicate route prefixes', () => {
+  it('refuses the same prefix twice, trailing slash or not', () => {
+    const text = ['routes:', route('/orders'), route('/billing'), route('/orders/')].join('\n');
+    expect(problemsOf(text)).toEqual(['routes[2].prefix: duplicates routes[0].prefix']);
+  });
+
+  it('accepts nested prefixes (longest wins at run time)', () => {
+    const text = ['routes:', route('/orders'), route('/orders/archive')].join('\n');
+    expect(parseConfigText(text, SOURCE, {}).routes.map((r) => r.prefix)).toEqual([
+      '/orders',
+      '/orders/archive',
+    ]);
+  });
+});
+
+describe("the gateway's own paths", () => {
+  it('refuses a route under /1, /.well-known or /auth/verify, and allows a catch-all /', () => {
+    const text = [
+      'routes:',
+      route('/1/users'),
+      route('/.well-known'),
+      route('/auth/verify/x'),
+      route('/'),
+    ].join('\n');
+    expect(problemsOf(text)).toEqual([
+      "routes[0].prefix: is reserved for the gateway's own endpoints (/1, /.well-known, /auth/verify)",
+      "routes[1].prefix: is reserved for the gateway's own endpoints (/1, /.well-known, /auth/verify)",
+      "routes[2].prefix: is reserved for the gateway's own endpoints (/1, /.well-known, /auth/verify)",
+    ]);
+  });
+});
+
+describe('YAML problems are ConfigErrors, with a position', () => {
+  it('a syntax error', () => {
+    const problems = problemsOf('listen: { port: 1\nroutes: [');
+    expect(problems.length).toBeGreaterThan(0);
+    for (const p of problems) expect(p).toMatch(/^YAML: .+ at line \d+, column \d+$/);
+  });
+
+  it('a duplicate key', () => {
+    expect(problemsOf('listen: { port: 1 }\nsignup: {}\nlisten: { port: 2 }')).toEqual([
+      'YAML: Map keys must be unique at line 3, column 1',
+    ]);
+  });
+
+  it('a duplicate key in a nested mapping', () => {
+    const problems = problemsOf('tokens:\n  issuer: a\n  issuer: b');
+    expect(problems).toEqual(['YAML: Map keys must be unique at line 3, column 3']);
+  });
+
+  it('more than one document', () => {
+    expect(problemsOf('listen: {}\n---\nsignup: {}')[0]).toMatch(/^YAML: .*multiple documents/);
+  });
+
+  it('an alias bomb', () => {
+    const text = [
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]',
+      'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]',
+      'd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]',
+      'e: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]',
+    ].join('\n');
+    expect(problemsOf(text)).toEqual([
+      'YAML: Excessive alias count indicates a resource exhaustion attack',
+    ]);
+  });
+});
+
+describe('loadConfigFile', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tg-config-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('loads a file and resolves its relative paths against its folder', async () => {
+    mkdirSync(join(dir, 'etc'), { recursive: true });
+    const file = join(dir, 'etc', 'gw.yaml');
+    writeFileSync(file, 'seed: seed.yaml\ntokens: { keys: "${KEYS_DIR:-./keys}" }\n');
+    const loaded = await loadConfigFile(relative(process.cwd(), file), {});
+    expect(loaded.file).toBe(file);
+    expect(loaded.config.seed).toBe(join(dir, 'etc', 'seed.yaml'));
+    expect(loaded.config.tokens.keys).toBe(join(dir, 'etc', 'keys'));
+  });
+
+  it('reads the environment it is given', async () => {
+    const file = join(dir, 'env.yaml');
+    writeFileSync(file, 'listen:\n  port: ${GW_PORT}\n');
+    expect((await loadConfigFile(file, { GW_PORT: '7000' })).config.listen.port).toBe(7000);
+  });
+
+  it('a missing file is a ConfigError naming it', async () => {
+    const file = join(dir, 'nope.yaml');
+    const err = await loadConfigFile(file, {}).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).problems).toEqual(['cannot read the file: ENOENT']);
+    expect((err as ConfigError).message).toContain(file);
+  });
+
+  it('names the file in the error of an invalid one', async () => {
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, 'routes: [{ prefix: /a, upstream: nowhere }]\n');
+    const err = await loadConfigFile(file, {}).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).message).toBe(
+      `invalid configuration ${file}:\n  routes[0].upstream: must be an http(s) URL`,
+    );
+  });
+});

@@ -1,0 +1,163 @@
+/**
+ * The operations endpoints against a running gateway over real sockets:
+ * `/healthz`, `/readyz` following the store, `/metrics` parsed as Prometheus
+ * text with its counters moving; on a separate admin listener.
+ */
+import type { AddressInfo } from 'node:net';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { startEchoUpstream, type Upstream } from '../support/upstream.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { basic, bearer } from '../support/gateway.js';
+import {
+  ALICE,
+  startIdentityFixture,
+  tokenFor,
+  type IdentityFixture,
+} from '../support/identity-fixture.js';
+
+let fx: IdentityFixture;
+let upstream: Upstream;
+let adminUrl: string;
+
+beforeAll(async () => {
+  upstream = await startEchoUpstream();
+  fx = await startIdentityFixture({
+    admin: { host: '127.0.0.1', port: 0 },
+    routes: [{ prefix: '/api', upstream: upstream.url, tenant: { header: 'X-Tenant-Id' } }],
+  });
+  const admin = fx.gw.gateway.adminServer!.address() as AddressInfo;
+  adminUrl = `http://127.0.0.1:${admin.port}`;
+});
+afterAll(async () => {
+  await fx.close();
+  await upstream.close();
+});
+
+async function metrics(): Promise<ReturnType<typeof parsePrometheusTextFormat>> {
+  const res = await fetch(`${adminUrl}/metrics`);
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+  return parsePrometheusTextFormat(await res.text());
+}
+
+function sample(
+  families: ReturnType<typeof parsePrometheusTextFormat>,
+  name: string,
+  labels: Record<string, string> = {},
+): number {
+  const family = families.find((f) => f.name === name);
+  if (family === undefined) return 0;
+  return family.metrics
+    .filter((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))
+    .reduce((sum, m) => sum + Number(m.value ?? m.count ?? m.buckets?.['+Inf'] ?? 0), 0);
+}
+
+describe('health', () => {
+  it('/healthz answers while the process lives', async () => {
+    const res = await fetch(`${adminUrl}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('the ops paths are not on the main listener when an admin listener exists', async () => {
+    expect((await fetch(`${fx.gw.url}/healthz`)).status).toBe(404);
+    expect((await fetch(`${adminUrl}/1/token`)).status).toBe(404);
+  });
+});
+
+describe('metrics', () => {
+  it('counts accepted and refused requests by route and reason, upstream latency, tokens, logins', async () => {
+    const { access_token } = await tokenFor(fx.gw.url, ALICE, 'acme');
+    const before = await metrics();
+    const auth = { authorization: bearer(access_token), 'x-tenant-id': 'acme' };
+    for (let i = 0; i < 3; i++)
+      expect((await fetch(`${fx.gw.url}/api/x`, { headers: auth })).status).toBe(200);
+    expect(
+      (await fetch(`${fx.gw.url}/api/x`, { headers: { ...auth, 'x-tenant-id': 'globex' } })).status,
+    ).toBe(403);
+    expect((await fetch(`${fx.gw.url}/api/x`)).status).toBe(401);
+    expect(
+      (
+        await fetch(`${fx.gw.url}/1/token?tenant_id=acme`, {
+          headers: { authorization: basic(ALICE.email, 'nope-nope-1') },
+        })
+      ).status,
+    ).toBe(401);
+    await tokenFor(fx.gw.url, ALICE, 'acme');
+    const after = await metrics();
+
+    const delta = (name: string, labels: Record<string, string> = {}) =>
+      sample(after, name, labels) - sample(before, name, labels);
+    expect(
+      delta('tenant_gateway_requests_total', {
+        route: '/api',
+        status_class: '2xx',
+        outcome: 'accepted',
+      }),
+    ).toBe(3);
+    expect(
+      delta('tenant_gateway_requests_total', {
+        route: '/api',
+        outcome: 'refused',
+        reason: 'tenant_mismatch',
+      }),
+    ).toBe(1);
+    expect(
+      delta('tenant_gateway_requests_total', {
+        route: '/api',
+        outcome: 'refused',
+        reason: 'invalid_token',
+      }),
+    ).toBe(1);
+    expect(
+      delta('tenant_gateway_requests_total', {
+        route: 'api',
+        outcome: 'refused',
+        reason: 'invalid_credentials',
+      }),
+    ).toBe(1);
+    expect(delta('tenant_gateway_tokens_issued_total')).toBe(1);
+    expect(delta('tenant_gateway_login_failures_total', { reason: 'invalid_credentials' })).toBe(1);
+    // parse-prometheus-text-format drops a histogram's labels: only /api is proxied here.
+    expect(delta('tenant_gateway_upstream_duration_seconds')).toBe(3);
+    expect(
+      delta('tenant_gateway_cache_lookups', { cache: 'verified_tokens', result: 'hit' }),
+    ).toBeGreaterThanOrEqual(3);
+    expect(sample(after, 'tenant_gateway_session_events_live')).toBe(1);
+    expect(
+      after.find((f) => f.name === 'tenant_gateway_nodejs_eventloop_lag_seconds'),
+    ).toBeDefined();
+  });
+});
+
+// Last: these restart Redis, which keeps nothing (the seed data is gone afterwards).
+describe('store outages', () => {
+  it('/readyz is 503 with the reason while Redis is down, and 200 when it is back', async () => {
+    expect((await fetch(`${adminUrl}/readyz`)).status).toBe(200);
+    await fx.redis.kill();
+    const down = await fetch(`${adminUrl}/readyz`);
+    expect(down.status).toBe(503);
+    expect(await down.json()).toEqual({ status: 'not ready', reasons: ['store unreachable'] });
+    await fx.redis.restart();
+    let status = 0;
+    for (let i = 0; i < 60 && status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await fetch(`${adminUrl}/readyz`)).status;
+    }
+    expect(status).toBe(200);
+  });
+
+  it('counts store errors while Redis is down', async () => {
+    const before = sample(await metrics(), 'tenant_gateway_store_errors_total');
+    await fx.redis.kill();
+    try {
+      const res = await fetch(`${fx.gw.url}/1/token?tenant_id=acme`, {
+        headers: { authorization: basic(ALICE.email, ALICE.password) },
+      });
+      expect(res.status).toBe(503);
+    } finally {
+      await fx.redis.restart();
+    }
+    expect(sample(await metrics(), 'tenant_gateway_store_errors_total') - before).toBe(1);
+  });
+});

@@ -1,0 +1,250 @@
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayError } from '../../src/errors.js';
+import { createRedisKeys } from '../../src/store/redis-keys.js';
+import { createRedisStore, redisUrlForDisplay } from '../../src/store/redis-store.js';
+import type { Store } from '../../src/store/types.js';
+import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
+import { describeStoreContract, newUser } from './store-contract.js';
+
+let server: TestRedisServer;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+/** A prefix no other test case uses, so cases are isolated without flushing. */
+function freshPrefix(): string {
+  return `tg-test-${randomUUID()}:`;
+}
+
+/** Runs `use` with a plain client of its own, for looking behind the store's back. */
+async function withClient<T>(use: (redis: Redis) => Promise<T>): Promise<T> {
+  const redis = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  try {
+    return await use(redis);
+  } finally {
+    // Not QUIT: a paused server (CLIENT PAUSE) would hold that too.
+    redis.disconnect();
+  }
+}
+
+async function scanKeys(redis: Redis, match: string): Promise<Set<string>> {
+  const keys = new Set<string>();
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', match, 'COUNT', 1000);
+    batch.forEach((key) => keys.add(key));
+    cursor = next;
+  } while (cursor !== '0');
+  return keys;
+}
+
+/** What Redis Cluster hashes: the first non-empty `{…}` of the key, else the key. */
+function hashTag(key: string): string {
+  const open = key.indexOf('{');
+  const close = open === -1 ? -1 : key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : key;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function rejectionOf(promise: Promise<unknown>): Promise<GatewayError> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(GatewayError);
+    return err as GatewayError;
+  }
+  throw new Error('expected the call to reject');
+}
+
+/** Calls every writing method once, so every kind of key exists afterwards. */
+async function writeEverything(store: Store): Promise<{ userId: string; jti: string }> {
+  const user = await store.createUser(newUser());
+  await store.upsertTenant(
+    {
+      tenantId: 'acme',
+      type: 'orgtenant',
+      name: 'Acme',
+      cloudRegion: 'eu-west-1',
+      createdBy: user.email,
+    },
+    1_700_000_000,
+  );
+  expect(await store.addMember('acme', user.id)).toBe(true);
+  expect(await store.setPasswordHash(user.id, '$2b$10$new')).toBe(1);
+  expect(await store.replacePasswordHash(user.id, '$2b$10$new', '$2b$12$new')).toBe(true);
+  const jti = randomUUID();
+  await store.revokeToken(jti, Math.floor(Date.now() / 1000) + 60);
+  return { userId: user.id, jti };
+}
+
+describeStoreContract('redis', async () => {
+  const keyPrefix = freshPrefix();
+  const store = await createRedisStore({ url: server.url, keyPrefix });
+  return {
+    store,
+    async cleanup() {
+      await store.close();
+      // Only this case's keys: matters when REDIS_URL points at a shared server.
+      await withClient(async (redis) => {
+        const keys = [...(await scanKeys(redis, `${keyPrefix}*`))];
+        if (keys.length > 0) await redis.del(...keys);
+      });
+    },
+  };
+});
+
+describe('Redis store specifics', () => {
+  it('writes only keys under its prefix', async () => {
+    const keyPrefix = freshPrefix();
+    const before = await withClient((redis) => scanKeys(redis, '*'));
+    const store = await createRedisStore({ url: server.url, keyPrefix });
+    const { userId, jti } = await writeEverything(store);
+    await store.close();
+
+    const { all, prefixed } = await withClient(async (redis) => ({
+      all: await scanKeys(redis, '*'),
+      prefixed: await scanKeys(redis, `${keyPrefix}*`),
+    }));
+    const written = new Set([...all].filter((key) => !before.has(key)));
+    expect(written).toEqual(prefixed);
+    expect(prefixed).toContain(`${keyPrefix}{dir}:user:${userId}`);
+    expect(prefixed).toContain(`${keyPrefix}revoked:{${jti}}`);
+    expect(prefixed.size).toBe(10);
+  });
+
+  it('keeps the identity directory in one cluster slot and spreads the deny-list', async () => {
+    const keyPrefix = freshPrefix();
+    const store = await createRedisStore({ url: server.url, keyPrefix });
+    const { jti } = await writeEverything(store);
+    await store.close();
+    const keys = await withClient((redis) => scanKeys(redis, `${keyPrefix}*`));
+
+    const revoked = [...keys].filter((key) => key.startsWith(`${keyPrefix}revoked:`));
+    const directory = [...keys].filter((key) => !revoked.includes(key));
+    expect(revoked.map(hashTag)).toEqual([jti]);
+    expect(directory.length).toBeGreaterThanOrEqual(9);
+    for (const key of directory) {
+      expect(key.startsWith(`${keyPrefix}{dir}:`), key).toBe(true);
+      expect(hashTag(key), key).toBe('dir');
+    }
+  });
+
+  it('builds every directory key with the {dir} tag and refuses a braced prefix', () => {
+    const keys = createRedisKeys('tg:');
+    const directory = [
+      keys.user('u{1}'),
+      keys.email('a{b}@example.com'),
+      keys.tenant('t'),
+      keys.userTenants('u'),
+      keys.tenantMembers('t'),
+      keys.users,
+      keys.tenants,
+    ];
+    expect(directory.map(hashTag)).toEqual(Array(directory.length).fill('dir'));
+    expect(hashTag(keys.revoked('abc'))).toBe('abc');
+    expect(() => createRedisKeys('tg{x}:')).toThrow(RangeError);
+  });
+
+  it('fails closed when Redis dies, and recovers when it is back', async () => {
+    const own = await startRedisServer();
+    const store = await createRedisStore({ url: own.url, keyPrefix: freshPrefix() });
+    try {
+      await store.ping();
+      await own.kill();
+
+      const started = Date.now();
+      const err = await rejectionOf(store.getUser('u-any'));
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect(err.code).toBe('unavailable');
+      expect(err.message).toBe('The store is unreachable.');
+      expect(err.cause).toBeInstanceOf(Error);
+      expect((await rejectionOf(store.createUser(newUser()))).code).toBe('unavailable');
+
+      await own.restart();
+      const deadline = Date.now() + 10_000;
+      let recovered = false;
+      while (!recovered && Date.now() < deadline) {
+        recovered = await store.ping().then(
+          () => true,
+          () => false,
+        );
+        if (!recovered) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(recovered).toBe(true);
+      const user = await store.createUser(newUser());
+      expect(await store.getUser(user.id)).toEqual(user);
+    } finally {
+      await store.close();
+      await own.stop();
+    }
+  });
+
+  it('fails closed within the command timeout when Redis hangs', async () => {
+    const store = await createRedisStore({
+      url: server.url,
+      keyPrefix: freshPrefix(),
+      commandTimeoutMs: 300,
+    });
+    try {
+      await store.ping();
+      // CLIENT PAUSE holds every client's commands unanswered: a hung server.
+      // (It holds CLIENT UNPAUSE too, so the pause is short and runs out.)
+      const pauseMs = 800;
+      await withClient((redis) => redis.call('CLIENT', 'PAUSE', String(pauseMs), 'ALL'));
+      const started = Date.now();
+      const err = await rejectionOf(store.getUser('u-any'));
+      expect(Date.now() - started).toBeLessThan(pauseMs);
+      expect(err.code).toBe('unavailable');
+      expect(err.message).toBe('The store is unreachable.');
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      await expect(store.ping()).resolves.toBeUndefined();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses to start without Redis, naming the URL but not its password', async () => {
+    const port = await freePort();
+    const started = Date.now();
+    const err = await rejectionOf(
+      createRedisStore({
+        url: `redis://:secret@127.0.0.1:${port}`,
+        keyPrefix: 'tg:',
+        connectTimeoutMs: 500,
+      }),
+    );
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(err.code).toBe('unavailable');
+    expect(err.message).toContain(`redis://127.0.0.1:${port}`);
+    expect(err.message).not.toContain('secret');
+    expect(err.stack ?? '').not.toContain('secret');
+  });
+
+  it('shows a Redis URL without password or query', () => {
+    expect(redisUrlForDisplay('redis://app:secret@db.internal:6380/2?password=x')).toBe(
+      'redis://app@db.internal:6380/2',
+    );
+    expect(redisUrlForDisplay('redis://:secret@127.0.0.1:6379')).toBe('redis://127.0.0.1:6379');
+    expect(redisUrlForDisplay('not a url :secret@')).not.toContain('secret');
+  });
+});

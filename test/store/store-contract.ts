@@ -1,0 +1,456 @@
+/**
+ * The one behaviour every store backend must have, run against each of them
+ * (`*.test.ts` next to this file). A backend passes only if it is
+ * indistinguishable from the others through the `Store` interface.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GatewayError } from '../../src/errors.js';
+import type { NewUser, SessionEvent, Store, TenantInput } from '../../src/store/types.js';
+
+/** A fresh, empty store and how to dispose of it. */
+export type MakeStore = () => Promise<{ store: Store; cleanup(): Promise<void> }>;
+
+const NOW = 1_700_000_000;
+
+/** A user with a personal tenant; ids unique unless given. */
+export function newUser(
+  overrides: Partial<Omit<NewUser, 'personalTenant'>> = {},
+  tenantId?: string,
+): NewUser {
+  const unique = randomUUID().slice(0, 8);
+  const email = overrides.email ?? `user-${unique}@example.com`;
+  return {
+    id: `u-${unique}`,
+    email,
+    name: `User ${unique}`,
+    passwordHash: `$2b$10$hash-${unique}`,
+    createdAt: NOW,
+    ...overrides,
+    personalTenant: {
+      tenantId: tenantId ?? `p-${unique}`,
+      type: 'usertenant',
+      name: `Personal ${unique}`,
+      createdAt: NOW,
+      modifiedAt: NOW,
+      cloudRegion: 'eu-west-1',
+      createdBy: email.trim().toLowerCase(),
+    },
+  };
+}
+
+function orgTenant(tenantId: string, overrides: Partial<TenantInput> = {}): TenantInput {
+  return {
+    tenantId,
+    type: 'orgtenant',
+    name: `Org ${tenantId}`,
+    cloudRegion: 'eu-west-1',
+    createdBy: 'admin@example.com',
+    ...overrides,
+  };
+}
+
+async function rejectionOf(promise: Promise<unknown>): Promise<GatewayError> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(GatewayError);
+    return err as GatewayError;
+  }
+  throw new Error('expected the call to reject');
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Registers the store contract suite for one backend. */
+export function describeStoreContract(name: string, makeStore: MakeStore): void {
+  describe(`Store contract: ${name}`, () => {
+    let store: Store;
+    let cleanup: () => Promise<void>;
+
+    beforeEach(async () => {
+      ({ store, cleanup } = await makeStore());
+    });
+
+    afterEach(async () => {
+      await cleanup();
+    });
+
+    describe('users', () => {
+      it('creates a user with a normalised e-mail and session version 0', async () => {
+        const input = newUser({ email: '  Alice.Smith@Example.COM ' });
+        const created = await store.createUser(input);
+        expect(created).toEqual({
+          id: input.id,
+          email: 'alice.smith@example.com',
+          name: input.name,
+          passwordHash: input.passwordHash,
+          sessionVersion: 0,
+          personalTenantId: input.personalTenant.tenantId,
+          createdAt: NOW,
+        });
+        expect(await store.getUser(input.id)).toEqual(created);
+      });
+
+      it('finds a user by e-mail in any letter case', async () => {
+        const created = await store.createUser(newUser({ email: 'bob@example.com' }));
+        expect(await store.findUserByEmail('BOB@Example.Com')).toEqual(created);
+        expect(await store.findUserByEmail(' bob@example.com\t')).toEqual(created);
+        expect(await store.findUserByEmail('bob@example.org')).toBeNull();
+      });
+
+      it('keeps a user without a name without one', async () => {
+        const input = newUser();
+        delete input.name;
+        await store.createUser(input);
+        const user = await store.getUser(input.id);
+        expect(user?.id).toBe(input.id);
+        expect(user).not.toHaveProperty('name');
+      });
+
+      it('returns null for an unknown user', async () => {
+        expect(await store.getUser('u-nobody')).toBeNull();
+        expect(await store.getSessionVersion('u-nobody')).toBeNull();
+      });
+
+      it('refuses a taken e-mail in other letter case and writes nothing', async () => {
+        const first = await store.createUser(newUser({ email: 'carol@example.com' }));
+        const second = newUser({ email: 'Carol@EXAMPLE.com' });
+        const err = await rejectionOf(store.createUser(second));
+        expect(err.code).toBe('user_exists');
+        expect(err.status).toBe(409);
+        expect(err.message).toBe('A user with this e-mail already exists.');
+        expect(await store.getUser(second.id)).toBeNull();
+        expect(await store.getTenant(second.personalTenant.tenantId)).toBeNull();
+        expect(await store.listUserTenants(second.id)).toEqual([]);
+        expect(await store.listMembers(second.personalTenant.tenantId)).toEqual([]);
+        expect(await store.findUserByEmail('carol@example.com')).toEqual(first);
+        expect((await store.listUsers()).map((u) => u.id)).toEqual([first.id]);
+        expect((await store.listTenants()).map((t) => t.tenantId)).toEqual([
+          first.personalTenantId,
+        ]);
+      });
+
+      it('lets exactly one of two concurrent sign-ups with one e-mail win', async () => {
+        const results = await Promise.allSettled([
+          store.createUser(newUser({ email: 'dave@example.com' })),
+          store.createUser(newUser({ email: 'DAVE@example.com' })),
+        ]);
+        expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+        const rejected = results.find((r) => r.status === 'rejected');
+        expect((rejected as PromiseRejectedResult).reason).toMatchObject({ code: 'user_exists' });
+        expect(await store.listUsers()).toHaveLength(1);
+        expect(await store.listTenants()).toHaveLength(1);
+      });
+
+      it('refuses a user id or personal tenant id already in use and writes nothing', async () => {
+        const first = await store.createUser(newUser());
+        const sameId = newUser({ id: first.id });
+        expect((await rejectionOf(store.createUser(sameId))).code).toBe('internal_error');
+        expect(await store.findUserByEmail(sameId.email)).toBeNull();
+        expect(await store.getTenant(sameId.personalTenant.tenantId)).toBeNull();
+
+        const sameTenant = newUser({}, first.personalTenantId);
+        expect((await rejectionOf(store.createUser(sameTenant))).code).toBe('internal_error');
+        expect(await store.getUser(sameTenant.id)).toBeNull();
+        expect(await store.findUserByEmail(sameTenant.email)).toBeNull();
+        expect(await store.listMembers(first.personalTenantId)).toEqual([first.id]);
+        expect(await store.getUser(first.id)).toEqual(first);
+      });
+
+      it('creates the personal tenant, lists it for the user, with the user as member', async () => {
+        const input = newUser();
+        await store.createUser(input);
+        const tenant = input.personalTenant;
+        expect(await store.getTenant(tenant.tenantId)).toEqual(tenant);
+        expect(await store.listUserTenants(input.id)).toEqual([tenant]);
+        expect(await store.isMember(tenant.tenantId, input.id)).toBe(true);
+        expect(await store.listMembers(tenant.tenantId)).toEqual([input.id]);
+        expect(await store.listTenants()).toEqual([tenant]);
+      });
+
+      it('lists users sorted by id', async () => {
+        expect(await store.listUsers()).toEqual([]);
+        for (const id of ['u-b', 'u-C', 'u-a']) {
+          await store.createUser(newUser({ id }));
+        }
+        // Code-unit order, whatever the locale: upper case before lower case.
+        expect((await store.listUsers()).map((u) => u.id)).toEqual(['u-C', 'u-a', 'u-b']);
+      });
+    });
+
+    describe('passwords and session versions', () => {
+      it('setPasswordHash replaces the hash and bumps the version each time', async () => {
+        const user = await store.createUser(newUser());
+        expect(await store.getSessionVersion(user.id)).toBe(0);
+        expect(await store.setPasswordHash(user.id, '$2b$10$second')).toBe(1);
+        expect(await store.setPasswordHash(user.id, '$2b$10$third')).toBe(2);
+        expect(await store.getSessionVersion(user.id)).toBe(2);
+        expect(await store.getUser(user.id)).toEqual({
+          ...user,
+          passwordHash: '$2b$10$third',
+          sessionVersion: 2,
+        });
+      });
+
+      it('setPasswordHash returns null for an unknown user and creates nothing', async () => {
+        expect(await store.setPasswordHash('u-nobody', '$2b$10$x')).toBeNull();
+        expect(await store.getUser('u-nobody')).toBeNull();
+        expect(await store.getSessionVersion('u-nobody')).toBeNull();
+        expect(await store.listUsers()).toEqual([]);
+      });
+
+      it('replacePasswordHash applies only over the expected hash, keeping the version', async () => {
+        const user = await store.createUser(newUser());
+        expect(await store.replacePasswordHash(user.id, '$2b$10$stale', '$2b$12$new')).toBe(false);
+        expect((await store.getUser(user.id))?.passwordHash).toBe(user.passwordHash);
+
+        expect(await store.replacePasswordHash(user.id, user.passwordHash, '$2b$12$new')).toBe(
+          true,
+        );
+        expect(await store.getUser(user.id)).toEqual({ ...user, passwordHash: '$2b$12$new' });
+        expect(await store.getSessionVersion(user.id)).toBe(0);
+
+        expect(await store.replacePasswordHash(user.id, user.passwordHash, '$2b$12$again')).toBe(
+          false,
+        );
+        expect(await store.replacePasswordHash('u-nobody', '', '$2b$12$x')).toBe(false);
+        expect(await store.getUser('u-nobody')).toBeNull();
+      });
+    });
+
+    describe('tenants', () => {
+      it('creates a tenant with createdAt = modifiedAt = now', async () => {
+        const created = await store.upsertTenant(orgTenant('acme'), NOW);
+        const expected = { ...orgTenant('acme'), createdAt: NOW, modifiedAt: NOW };
+        expect(created).toEqual(expected);
+        expect(await store.getTenant('acme')).toEqual(expected);
+        expect(await store.listTenants()).toEqual([expected]);
+      });
+
+      it('updates fields, keeping createdAt and moving modifiedAt', async () => {
+        await store.upsertTenant(orgTenant('acme'), NOW);
+        const changes = { name: 'Acme Inc', cloudRegion: 'us-east-1', createdBy: 'x@example.com' };
+        const updated = await store.upsertTenant(orgTenant('acme', changes), NOW + 10);
+        const expected = { ...orgTenant('acme', changes), createdAt: NOW, modifiedAt: NOW + 10 };
+        expect(updated).toEqual(expected);
+        expect(await store.getTenant('acme')).toEqual(expected);
+
+        const retyped = await store.upsertTenant(
+          orgTenant('acme', { ...changes, type: 'usertenant' }),
+          NOW + 15,
+        );
+        expect(retyped).toMatchObject({ type: 'usertenant', createdAt: NOW, modifiedAt: NOW + 15 });
+        expect(await store.listTenants()).toHaveLength(1);
+      });
+
+      it('treats an unchanged upsert as a no-op', async () => {
+        await store.upsertTenant(orgTenant('acme'), NOW);
+        const again = await store.upsertTenant(orgTenant('acme'), NOW + 20);
+        expect(again).toEqual({ ...orgTenant('acme'), createdAt: NOW, modifiedAt: NOW });
+        expect((await store.getTenant('acme'))?.modifiedAt).toBe(NOW);
+      });
+
+      it('returns null for an unknown tenant and lists tenants sorted', async () => {
+        expect(await store.getTenant('nope')).toBeNull();
+        expect(await store.listTenants()).toEqual([]);
+        for (const id of ['org-b', 'org-C', 'org-a']) {
+          await store.upsertTenant(orgTenant(id), NOW);
+        }
+        expect((await store.listTenants()).map((t) => t.tenantId)).toEqual([
+          'org-C',
+          'org-a',
+          'org-b',
+        ]);
+      });
+    });
+
+    describe('memberships', () => {
+      it('adds a member idempotently, both ways', async () => {
+        const user = await store.createUser(newUser());
+        await store.upsertTenant(orgTenant('acme'), NOW);
+        expect(await store.isMember('acme', user.id)).toBe(false);
+        expect(await store.addMember('acme', user.id)).toBe(true);
+        expect(await store.addMember('acme', user.id)).toBe(true);
+        expect(await store.isMember('acme', user.id)).toBe(true);
+        expect(await store.listMembers('acme')).toEqual([user.id]);
+        expect((await store.listUserTenants(user.id)).map((t) => t.tenantId)).toEqual([
+          'acme',
+          user.personalTenantId,
+        ]);
+      });
+
+      it('refuses an unknown user or tenant, creating nothing', async () => {
+        const user = await store.createUser(newUser());
+        await store.upsertTenant(orgTenant('acme'), NOW);
+        expect(await store.addMember('acme', 'u-nobody')).toBe(false);
+        expect(await store.addMember('nope', user.id)).toBe(false);
+        expect(await store.isMember('acme', 'u-nobody')).toBe(false);
+        expect(await store.isMember('nope', user.id)).toBe(false);
+        expect(await store.listMembers('acme')).toEqual([]);
+        expect(await store.listMembers('nope')).toEqual([]);
+        expect(await store.listUserTenants('u-nobody')).toEqual([]);
+        expect((await store.listUserTenants(user.id)).map((t) => t.tenantId)).toEqual([
+          user.personalTenantId,
+        ]);
+      });
+
+      it('removes a member idempotently, both ways', async () => {
+        const user = await store.createUser(newUser());
+        await store.upsertTenant(orgTenant('acme'), NOW);
+        await store.addMember('acme', user.id);
+        expect(await store.removeMember('acme', user.id)).toBe(true);
+        expect(await store.removeMember('acme', user.id)).toBe(false);
+        expect(await store.removeMember('nope', 'u-nobody')).toBe(false);
+        expect(await store.isMember('acme', user.id)).toBe(false);
+        expect(await store.listMembers('acme')).toEqual([]);
+        expect((await store.listUserTenants(user.id)).map((t) => t.tenantId)).toEqual([
+          user.personalTenantId,
+        ]);
+        expect(await store.getTenant('acme')).not.toBeNull();
+      });
+
+      it("lists a user's tenants as full records sorted by tenant id", async () => {
+        const user = await store.createUser(newUser({}, 'p-personal'));
+        for (const id of ['org-b', 'org-C', 'org-a']) {
+          await store.upsertTenant(orgTenant(id), NOW);
+          await store.addMember(id, user.id);
+        }
+        const tenants = await store.listUserTenants(user.id);
+        expect(tenants.map((t) => t.tenantId)).toEqual(['org-C', 'org-a', 'org-b', 'p-personal']);
+        expect(tenants[1]).toEqual({ ...orgTenant('org-a'), createdAt: NOW, modifiedAt: NOW });
+      });
+
+      it('lists members sorted by user id', async () => {
+        await store.upsertTenant(orgTenant('acme'), NOW);
+        for (const id of ['u-z', 'u-M', 'u-a']) {
+          await store.createUser(newUser({ id }));
+          await store.addMember('acme', id);
+        }
+        expect(await store.listMembers('acme')).toEqual(['u-M', 'u-a', 'u-z']);
+      });
+    });
+
+    describe('token revocation', () => {
+      it('deny-lists a token id until its expiry', async () => {
+        const inAMinute = Math.floor(Date.now() / 1000) + 60;
+        expect(await store.isTokenRevoked('jti-1')).toBe(false);
+        await store.revokeToken('jti-1', inAMinute);
+        expect(await store.isTokenRevoked('jti-1')).toBe(true);
+        expect(await store.isTokenRevoked('jti-2')).toBe(false);
+        await store.revokeToken('jti-1', inAMinute + 60);
+        expect(await store.isTokenRevoked('jti-1')).toBe(true);
+      });
+
+      it('forgets an entry once its expiry has passed', async () => {
+        await store.revokeToken('jti-short', Date.now() / 1000 + 1);
+        expect(await store.isTokenRevoked('jti-short')).toBe(true);
+        await sleep(1200);
+        expect(await store.isTokenRevoked('jti-short')).toBe(false);
+      });
+
+      it('does not deny-list a token that has already expired', async () => {
+        await store.revokeToken('jti-old', Math.floor(Date.now() / 1000) - 10);
+        expect(await store.isTokenRevoked('jti-old')).toBe(false);
+      });
+    });
+
+    describe('session events', () => {
+      it('tells a watcher of its own password changes and revocations before they resolve', async () => {
+        const { events, stop } = await watchLive(store);
+        try {
+          const user = await store.createUser(newUser());
+          await store.setPasswordHash(
+            user.id,
+            '$2b$04$abcdefghijklmnopqrstuuSGZYtOLo8u7mqKVN5b1D5XnQkWq6PVy',
+          );
+          // No waiting: the instance that made a change must never act on the old state.
+          expect(events).toContainEqual({
+            kind: 'session-ended',
+            userId: user.id,
+            sessionVersion: 1,
+          });
+          await store.revokeToken('jti-event', Math.floor(Date.now() / 1000) + 60);
+          expect(events).toContainEqual({ kind: 'token-revoked', jti: 'jti-event' });
+          // An event may come twice (told locally, then over pub/sub), never anything else.
+          await sleep(100);
+          expect(distinct(events)).toEqual([
+            { kind: 'session-ended', userId: user.id, sessionVersion: 1 },
+            { kind: 'token-revoked', jti: 'jti-event' },
+          ]);
+        } finally {
+          stop();
+        }
+      });
+
+      it('publishes nothing for a change that did not happen', async () => {
+        const { events, stop } = await watchLive(store);
+        try {
+          expect(await store.setPasswordHash('u-missing', 'x')).toBeNull();
+          await store.revokeToken('jti-expired', Math.floor(Date.now() / 1000) - 10);
+          await sleep(100);
+          expect(events).toEqual([]);
+        } finally {
+          stop();
+        }
+      });
+    });
+
+    describe('rate limiters', () => {
+      it('count attempts per key, report the wait past the limit, and reset', async () => {
+        const limiter = store.rateLimiter({
+          name: `rl-${randomUUID()}`,
+          points: 2,
+          windowSeconds: 60,
+        });
+        expect(await limiter.retryAfter('k')).toBe(0);
+        expect(await limiter.hit('k')).toBe(0);
+        expect(await limiter.retryAfter('k')).toBe(0);
+        const wait = await limiter.hit('k');
+        expect(wait).toBeGreaterThan(0);
+        expect(wait).toBeLessThanOrEqual(60);
+        expect(await limiter.retryAfter('k')).toBeGreaterThan(0);
+        expect(await limiter.retryAfter('other')).toBe(0);
+        await limiter.reset('k');
+        expect(await limiter.retryAfter('k')).toBe(0);
+      });
+    });
+
+    describe('lifecycle', () => {
+      it('answers ping while open, refuses with unavailable once closed', async () => {
+        await expect(store.ping()).resolves.toBeUndefined();
+        await store.close();
+        const err = await rejectionOf(store.ping());
+        expect(err.code).toBe('unavailable');
+        expect(err.status).toBe(503);
+        expect((await rejectionOf(store.getUser('u-any'))).code).toBe('unavailable');
+        await expect(store.close()).resolves.toBeUndefined();
+      });
+    });
+  });
+}
+
+async function waitUntil(condition: () => boolean, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(10);
+  }
+}
+
+function distinct(events: SessionEvent[]): SessionEvent[] {
+  return [...new Set(events.map((e) => JSON.stringify(e)))].map(
+    (e) => JSON.parse(e) as SessionEvent,
+  );
+}
+
+/** Watches the store's session events; resolves once delivery is live. */
+async function watchLive(store: Store): Promise<{ events: SessionEvent[]; stop: () => void }> {
+  const events: SessionEvent[] = [];
+  let live = false;
+  const stop = store.watchSessions({ onEvent: (e) => events.push(e), onLive: (v) => (live = v) });
+  await waitUntil(() => live);
+  return { events, stop };
+}

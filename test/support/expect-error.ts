@@ -1,0 +1,27 @@
+import { expect } from 'vitest';
+
+/** Asserts the JSON error of DESIGN §1: status, CODE, a description, a request id. */
+export async function expectError(
+  res: Response,
+  status: number,
+  code: string,
+): Promise<{ error: string; error_description: string }> {
+  const text = await res.text();
+  expect({ status: res.status, body: text }).toMatchObject({ status });
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  expect(res.headers.get('x-request-id')).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
+  const body = JSON.parse(text) as { error: string; error_description: string };
+  expect(body.error).toBe(code);
+  expect(typeof body.error_description).toBe('string');
+  expect(body.error_description.length).toBeGreaterThan(0);
+  expect(text).not.toMatch(/\bat .*\.(ts|js):\d+/); // never a stack trace
+  return body;
+}
+
+export function expectBasicChallenge(res: Response): void {
+  expect(res.headers.get('www-authenticate')).toBe('Basic realm="tenant-gateway"');
+}
+
+export function expectBearerChallenge(res: Response): void {
+  expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+}

@@ -1,0 +1,56 @@
+/**
+ * Starts a real gateway in this process on a real socket (127.0.0.1, port 0),
+ * built from a config object exactly as `serve` builds it.
+ */
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import pino from 'pino';
+import { generateKeyFile } from '../../src/auth/keys.js';
+import { validateConfig } from '../../src/config/index.js';
+import { createGateway, type Gateway } from '../../src/gateway.js';
+import { createLogger } from '../../src/ops/logger.js';
+
+export interface TestGateway {
+  url: string;
+  gateway: Gateway;
+  close(): Promise<void>;
+}
+
+export async function startTestGateway(
+  raw: Record<string, unknown>,
+  options: { logTo?: NodeJS.WritableStream } = {},
+): Promise<TestGateway> {
+  const config = validateConfig(
+    { ...raw, listen: { host: '127.0.0.1', port: 0 }, log: { level: 'silent' } },
+    process.cwd(),
+    'test',
+  );
+  const log =
+    options.logTo === undefined
+      ? pino({ level: 'silent' })
+      : createLogger({ level: 'debug', destination: options.logTo });
+  const gateway = await createGateway(config, log);
+  const { main } = await gateway.listen();
+  return { url: `http://127.0.0.1:${main.port}`, gateway, close: () => gateway.close() };
+}
+
+/** A fresh key directory holding one Ed25519 key; returns the dir, the kid and the PEM. */
+export async function makeKeysDir(): Promise<{ dir: string; kid: string; pem: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'tg-keys-'));
+  await generateKeyFile(dir);
+  const file = readdirSync(dir)[0] as string;
+  return { dir, kid: file.replace(/\.pem$/, ''), pem: readFileSync(join(dir, file), 'utf8') };
+}
+
+/** A key prefix no other test uses, so tests share a Redis without flushing it. */
+export function uniquePrefix(): string {
+  return `t${randomUUID().slice(0, 8)}:`;
+}
+
+export function basic(email: string, password: string): string {
+  return `Basic ${Buffer.from(`${email}:${password}`, 'utf8').toString('base64')}`;
+}
+
+export const bearer = (token: string): string => `Bearer ${token}`;

@@ -1,0 +1,195 @@
+/**
+ * A private, throw-away nginx for ingress tests: one process in the foreground
+ * (`daemon off; master_process off;`), its own prefix directory holding the
+ * config, pid file, logs and temp directories, listening on a free port of
+ * 127.0.0.1. An nginx somebody else runs (the Debian service on port 80) is
+ * never touched.
+ *
+ * Without the binary the start fails rather than skipping: CI installs nginx,
+ * so a missing one is a broken machine, not an optional feature.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { acceptsConnections, findFreePort } from './ports.js';
+
+export interface TestNginx {
+  /** The port nginx listens on, on 127.0.0.1. */
+  port: number;
+  /** Stops nginx (SIGTERM, then SIGKILL), waits for the exit and removes its directory. */
+  stop(): Promise<void>;
+  /** The error log so far: attach it to a failing assertion to see why nginx answered as it did. */
+  errorLog(): string;
+}
+
+const START_TIMEOUT_MS = 10_000;
+const STOP_TIMEOUT_MS = 5_000;
+const START_ATTEMPTS = 3;
+/** Where Debian and most distributions put the binary, often outside a non-root PATH. */
+const WELL_KNOWN_BINARIES = [
+  '/usr/sbin/nginx',
+  '/usr/local/sbin/nginx',
+  '/usr/local/nginx/sbin/nginx',
+];
+
+/**
+ * Starts nginx with `serverBody` as the contents of its one `server { }`
+ * block (the helper supplies `listen`), and resolves once nginx has bound the
+ * port and accepts connections.
+ *
+ * @throws Error `nginx not found: ...` when no nginx binary exists.
+ */
+export async function startNginx(serverBody: string): Promise<TestNginx> {
+  const binary = findNginx();
+  if (binary === undefined) {
+    throw new Error('nginx not found: apt-get install nginx (CI installs it)');
+  }
+  // The free port is found by binding port 0 and letting it go, so another
+  // process can take it in between: try a few ports before giving up.
+  for (let attempt = 1; ; attempt += 1) {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-nginx-'));
+    const port = await findFreePort();
+    try {
+      return await spawnNginx(binary, dir, port, serverBody);
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      if (attempt >= START_ATTEMPTS) throw err;
+    }
+  }
+}
+
+function configFor(dir: string, port: number, serverBody: string): string {
+  const temp = (name: string) => `${name}_temp_path ${join(dir, `${name}-temp`)};`;
+  return `
+# As root, nginx hands its temp directories (and any worker) to "nobody"; keep them root's.
+${process.getuid?.() === 0 ? 'user root;' : ''}
+daemon off;
+master_process off;
+worker_processes 1;
+pid ${join(dir, 'nginx.pid')};
+error_log ${join(dir, 'error.log')} info;
+events { worker_connections 128; }
+http {
+  access_log ${join(dir, 'access.log')};
+  default_type application/octet-stream;
+  ${temp('client_body')}
+  ${temp('proxy')}
+  ${temp('fastcgi')}
+  ${temp('uwsgi')}
+  ${temp('scgi')}
+  server {
+    listen 127.0.0.1:${port};
+${serverBody}
+  }
+}
+`;
+}
+
+async function spawnNginx(
+  binary: string,
+  dir: string,
+  port: number,
+  serverBody: string,
+): Promise<TestNginx> {
+  const confFile = join(dir, 'nginx.conf');
+  const errorLogFile = join(dir, 'error.log');
+  const pidFile = join(dir, 'nginx.pid');
+  writeFileSync(confFile, configFor(dir, port, serverBody));
+  // `-e` overrides the compiled-in error log, which nginx opens before it reads the config.
+  const child = spawn(binary, ['-p', dir, '-c', confFile, '-e', errorLogFile], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const collect = (chunk: Buffer): void => {
+    output = (output + chunk.toString()).slice(-4000);
+  };
+  // The listeners stay for the child's life: they keep the pipes drained.
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  let failed = false;
+  child.once('error', (err) => {
+    failed = true;
+    collect(Buffer.from(String(err)));
+  });
+  const errorLog = (): string =>
+    existsSync(errorLogFile) ? readFileSync(errorLogFile, 'utf8') : '';
+
+  // nginx writes its pid file only after it has bound every listen socket, so
+  // a pid file naming this child proves the port is ours, not another process's.
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (failed || child.exitCode !== null || child.signalCode !== null) break;
+    if (pidFileNames(pidFile, child.pid) && (await acceptsConnections(port))) {
+      const onExit = (): void => {
+        child.kill('SIGKILL');
+        rmSync(dir, { recursive: true, force: true });
+      };
+      // A test process that dies without calling stop() must not leave its nginx behind.
+      process.on('exit', onExit);
+      return {
+        port,
+        errorLog,
+        async stop() {
+          await terminate(child);
+          process.off('exit', onExit);
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    }
+    await sleep(50);
+  }
+  await terminate(child);
+  throw new Error(`nginx did not start on port ${port}:\n${output}\n${errorLog()}`);
+}
+
+function pidFileNames(pidFile: string, pid: number | undefined): boolean {
+  try {
+    return pid !== undefined && Number(readFileSync(pidFile, 'utf8').trim()) === pid;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERM (nginx's fast shutdown), SIGKILL if it has not exited in time. */
+function terminate(child: ChildProcess): Promise<void> {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null)
+    return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+function findNginx(): string | undefined {
+  const onPath = (process.env['PATH'] ?? '')
+    .split(delimiter)
+    .filter((dir) => dir !== '')
+    .map((dir) => join(dir, 'nginx'));
+  return [...onPath, ...WELL_KNOWN_BINARIES].find(isExecutable);
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,189 @@
+/**
+ * A private, throw-away redis-server for tests: its own port, its own empty
+ * directory, no persistence. Tests may write anything to it and kill it; a
+ * Redis somebody else uses is never touched (nothing here flushes).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { findFreePort } from './ports.js';
+
+export interface TestRedisServer {
+  /** `redis://127.0.0.1:<port>` */
+  url: string;
+  port: number;
+  /** SIGTERM, waits for the exit and removes the data directory. */
+  stop(): Promise<void>;
+  /** SIGKILL, for fault tests: clients see the connection drop. */
+  kill(): Promise<void>;
+  /** Starts the server again on the same port (empty: nothing is persisted). */
+  restart(): Promise<void>;
+}
+
+const START_TIMEOUT_MS = 10_000;
+const START_ATTEMPTS = 3;
+
+/**
+ * Starts a redis-server on a free port of 127.0.0.1 and resolves once it
+ * answers PING. Without the binary, falls back to `REDIS_URL` (a Redis the
+ * caller owns), on which `stop`, `kill` and `restart` throw.
+ */
+export async function startRedisServer(): Promise<TestRedisServer> {
+  const binary = findOnPath('redis-server');
+  if (binary === undefined) {
+    const url = process.env['REDIS_URL'];
+    if (url === undefined || url === '') {
+      throw new Error(
+        'redis-server not found: install it (Debian: apt-get install redis-server) or set REDIS_URL to a Redis you own',
+      );
+    }
+    return externalServer(url);
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'tg-redis-'));
+  // The free port is found by binding port 0 and letting it go, so another
+  // process can take it in between: try a few ports before giving up.
+  for (let attempt = 1; ; attempt += 1) {
+    const port = await findFreePort();
+    try {
+      return await managedServer(binary, port, dir);
+    } catch (err) {
+      if (attempt >= START_ATTEMPTS) {
+        rmSync(dir, { recursive: true, force: true });
+        throw err;
+      }
+    }
+  }
+}
+
+async function managedServer(binary: string, port: number, dir: string): Promise<TestRedisServer> {
+  let child = await spawnRedis(binary, port, dir);
+  // A test process that dies without calling stop() must not leave its Redis behind.
+  const onExit = (): void => {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.on('exit', onExit);
+
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    async stop() {
+      await terminate(child, 'SIGTERM');
+      process.off('exit', onExit);
+      rmSync(dir, { recursive: true, force: true });
+    },
+    async kill() {
+      await terminate(child, 'SIGKILL');
+    },
+    async restart() {
+      await terminate(child, 'SIGTERM');
+      child = await spawnRedis(binary, port, dir);
+    },
+  };
+}
+
+function externalServer(url: string): TestRedisServer {
+  const unavailable = (): Promise<void> =>
+    Promise.reject(new Error('not available with REDIS_URL'));
+  return {
+    url,
+    port: Number(new URL(url).port || 6379),
+    stop: unavailable,
+    kill: unavailable,
+    restart: unavailable,
+  };
+}
+
+async function spawnRedis(binary: string, port: number, dir: string): Promise<ChildProcess> {
+  const child = spawn(
+    binary,
+    [
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  // Only this child prints the marker: a PING alone could be answered by
+  // another server that took the port first.
+  let ready = false;
+  const collect = (chunk: Buffer): void => {
+    output = (output + chunk.toString()).slice(-4000);
+    ready ||= output.includes('Ready to accept connections');
+  };
+  // The listeners stay for the child's life: they keep the pipes drained.
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+  child.once('error', (err) => {
+    collect(Buffer.from(String(err)));
+  });
+
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (exited || child.exitCode !== null) break;
+    if (ready && (await answersPing(port))) return child;
+    await sleep(50);
+  }
+  await terminate(child, 'SIGKILL');
+  throw new Error(`redis-server did not start on port ${port}:\n${output}`);
+}
+
+/** One raw PING over a fresh socket: no client library, no reconnect logic. */
+function answersPing(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    let reply = '';
+    const finish = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => finish(false));
+    socket.once('error', () => finish(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      reply += chunk.toString();
+      if (reply.includes('\r\n')) finish(reply.startsWith('+PONG'));
+    });
+  });
+}
+
+function terminate(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', () => resolve());
+    child.kill(signal);
+  });
+}
+
+function findOnPath(name: string): string | undefined {
+  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  return undefined;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
