@@ -16,11 +16,16 @@ export function formatReport(r: BenchResults): string {
     `cpu: ${machine.cpu}`,
     `load: autocannon, ${settings.connections} connections, pipelining 1, one target at a time; each run warmed up ${settings.warmupSeconds} s, then ${settings.seconds} s measured`,
     '',
-    `Scenario 1 — GET through each target at saturation (the same request with bearer token and X-Tenant-Id to each; upstream: 200, ~200-byte JSON, keep-alive); measured in ${settings.rounds} interleaved rounds of ${fixed(settings.seconds / settings.rounds)} s per target`,
+    `Scenario 1 — GET through each target at saturation (the same request with bearer token and X-Tenant-Id to each; upstream: 200, ~200-byte JSON, keep-alive); on ${settings.processes} fresh sets of proxy processes, each measured in ${settings.rounds} interleaved rounds of ${fixed(settings.seconds / settings.rounds)} s per target; the rows sum all sets`,
     ...table(
       RUN_HEADER,
       [throughput.direct, throughput.bare, throughput.koa, throughput.gateway].map(runRow),
     ),
+    `  per set of processes, gateway / bare proxy req/s: ${throughput.processes
+      .map(({ bare, gateway }) => fixed(gateway.requestsPerSecond / bare.requestsPerSecond))
+      .join(
+        ', ',
+      )} (bare ${throughput.processes.map(({ bare }) => bare.requestsPerSecond.toFixed(0)).join(', ')}; gateway ${throughput.processes.map(({ gateway }) => gateway.requestsPerSecond.toFixed(0)).join(', ')})`,
     '',
   );
 
@@ -38,7 +43,7 @@ export function formatReport(r: BenchResults): string {
     '',
     `Scenario 2 — proxied load during a login storm (GET /1/token, Basic, ${settings.stormConnections} connections, bcrypt cost ${storm.ceiling.cost})`,
     ...table(RUN_HEADER, [
-      runRow({ ...storm.without, name: 'proxied, no storm (scenario 1)' }),
+      runRow({ ...storm.without, name: 'proxied, no storm (scenario 1, same process)' }),
       runRow({ ...storm.with, name: 'proxied, during storm' }),
       runRow({ ...storm.token, name: 'GET /1/token, during storm' }),
       runRow({ ...storm.tokenAlone, name: 'GET /1/token, alone' }),

@@ -12,6 +12,8 @@ export interface ThroughputScenario {
   /** The bare proxy behind one Koa middleware (the design not taken, measured). */
   koa: LoadResult;
   gateway: LoadResult;
+  /** The bare proxy and the gateway, per set of processes (the totals above sum them). */
+  processes: { bare: LoadResult; gateway: LoadResult }[];
   redis: {
     /** Patterns left out of the count. */
     excludedPatterns: string[];
@@ -72,6 +74,7 @@ export interface BenchResults {
     warmupSeconds: number;
     seconds: number;
     rounds: number;
+    processes: number;
   };
   throughput: ThroughputScenario;
   latency: LatencyScenario;

@@ -7,7 +7,8 @@
  *
  * Environment: BENCH_SECONDS (measured seconds per target, default 10),
  * BENCH_ROUNDS (scenario 1's measurement is interleaved in this many slices,
- * default 5), BENCH_WARMUP_SECONDS (default 3), BENCH_CONNECTIONS (default
+ * default 5), BENCH_PROCESSES (scenario 1 is measured on this many fresh sets
+ * of proxy processes, default 3), BENCH_WARMUP_SECONDS (default 3), BENCH_CONNECTIONS (default
  * 50), BENCH_SOAK=1 (adds the soak, several minutes).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,6 +49,7 @@ const settings = {
   seconds,
   // Slices of at least a second: shorter ones would be mostly ramp-up.
   rounds: Math.min(positiveInt('BENCH_ROUNDS', 5), seconds),
+  processes: positiveInt('BENCH_PROCESSES', 3),
 };
 const teardown = createTeardown();
 const gatewayLog: BenchResults['gatewayLog'] = [];
@@ -58,13 +60,14 @@ async function main(): Promise<void> {
   const world = await startWorld();
   progress('timing one bcrypt compare at cost 10 (median of 5)');
   const ceiling = measureLoginCeiling(10);
-  const proxied = await world.proxiedTarget();
-
-  const one = await throughputScenario(world, proxied, REQUEST_PATH);
+  const one = await throughputScenario(world, REQUEST_PATH);
   assertAlive(world.gateway());
+  const proxied = await world.proxiedTarget();
   const latency = await latencyScenario(world, proxied, REQUEST_PATH);
   assertAlive(world.gateway());
-  const two = await stormScenario(world, proxied, one.scenario.gateway, ceiling);
+  // "Without the storm": the same gateway process's own run in scenario 1.
+  const without = one.scenario.processes.at(-1)?.gateway ?? one.scenario.gateway;
+  const two = await stormScenario(world, proxied, without, ceiling);
   assertAlive(world.gateway());
   const soak = process.env['BENCH_SOAK'] === '1' ? await soakScenario(world) : undefined;
   assertAlive(world.gateway());
@@ -107,8 +110,8 @@ async function startWorld(): Promise<BenchWorld> {
   teardown.add(() => redis.stop());
   const redisPid = await readRedisPid(redis.port);
   const upstream = await startHelper('upstream', 'upstream.mjs', []);
-  const bare = await startHelper('bare proxy', 'bare-proxy.mjs', [upstream.url]);
-  const koa = await startHelper('koa proxy', 'koa-proxy.mjs', [upstream.url]);
+  let bare = await startHelper('bare proxy', 'bare-proxy.mjs', [upstream.url]);
+  let koa = await startHelper('koa proxy', 'koa-proxy.mjs', [upstream.url]);
   const port = await findFreePort();
   const files = writeGatewayFiles({ port, redisUrl: redis.url, upstream: upstream.url });
   teardown.add(() => rmSync(files.dir, { recursive: true, force: true }));
@@ -150,17 +153,23 @@ async function startWorld(): Promise<BenchWorld> {
       await gateway.stop();
       gateway = await startGateway();
     },
+    async restartProxies() {
+      await Promise.all([bare.proc.stop(), koa.proc.stop(), gateway.stop()]);
+      bare = await startHelper('bare proxy', 'bare-proxy.mjs', [upstream.url], bare.port);
+      koa = await startHelper('koa proxy', 'koa-proxy.mjs', [upstream.url], koa.port);
+      gateway = await startGateway();
+    },
     progress,
   };
 }
 
-/** Starts one of this directory's helper scripts on a free port. */
-async function startHelper(name: string, script: string, args: string[]) {
-  const port = await findFreePort();
+/** Starts one of this directory's helper scripts on `port` (a free one when not given). */
+async function startHelper(name: string, script: string, args: string[], port?: number) {
+  port ??= await findFreePort();
   const proc = spawnNode(name, [join(HERE, script), String(port), ...args], ROOT);
   teardown.add(() => proc.stop());
   await waitForPort(proc, port);
-  return { proc, url: `http://127.0.0.1:${port}` };
+  return { proc, port, url: `http://127.0.0.1:${port}` };
 }
 
 /** Keeps the gateway's pino lines at warn (40) or worse, and anything but its start-up banner. */

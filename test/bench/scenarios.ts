@@ -18,7 +18,14 @@ import { Tally } from './tally.js';
 
 /** The running world the scenarios drive. */
 export interface BenchWorld {
-  settings: { connections: number; warmupSeconds: number; seconds: number; rounds: number };
+  settings: {
+    connections: number;
+    warmupSeconds: number;
+    seconds: number;
+    rounds: number;
+    /** Scenario 1 is measured on this many fresh sets of proxy processes. */
+    processes: number;
+  };
   redisPort: number;
   directUrl: string;
   bareUrl: string;
@@ -34,6 +41,8 @@ export interface BenchWorld {
   /** Proxied GETs through the gateway, with a fresh token. */
   proxiedTarget(): Promise<LoadTarget>;
   restartGateway(): Promise<void>;
+  /** Fresh bare, Koa and gateway processes, on the same ports. */
+  restartProxies(): Promise<void>;
   progress(message: string): void;
 }
 
@@ -51,63 +60,75 @@ async function warmUp(world: BenchWorld, target: LoadTarget): Promise<LoadResult
 }
 
 /**
- * Scenario 1: direct, bare proxy, gateway. One target at a time, each warmed
- * up, then measured in `rounds` interleaved slices (direct, bare, gateway,
- * direct, …): a machine that slows down mid-run — a neighbour, the host —
- * then skews all three alike instead of whichever ran last.
+ * Scenario 1: direct, bare proxy, bare proxy in Koa, gateway. Measured on
+ * `processes` fresh sets of proxy processes in turn: two starts of the very
+ * same program serve at rates up to ±20 % apart on this kind of machine (code
+ * placement, GC timing), so one process's luck must not decide the ratio.
+ * Within a set, each target is warmed up, then measured in `rounds`
+ * interleaved slices (direct, bare, Koa, gateway, direct, …): a machine that
+ * slows down mid-run — a neighbour, the host — then skews all targets alike
+ * instead of whichever ran last.
  */
 export async function throughputScenario(
   world: BenchWorld,
-  proxied: LoadTarget,
   path: string,
 ): Promise<{ scenario: ThroughputScenario; warmups: LoadResult[] }> {
-  const { connections, seconds, rounds } = world.settings;
-  const gatewayPid = world.pid('gateway');
-  // Every target gets the very same request (token and tenant header
-  // included), so the difference is what the gateway does, not what it reads.
-  const headers = proxied.headers ?? {};
-  const targets = [
-    {
-      name: 'direct upstream',
-      url: world.directUrl + path,
-      connections,
-      headers,
-      pid: world.pid('upstream'),
-    },
-    { name: 'bare proxy', url: world.bareUrl + path, connections, headers, pid: world.pid('bare') },
-    {
-      name: 'bare proxy in Koa',
-      url: world.koaUrl + path,
-      connections,
-      headers,
-      pid: world.pid('koa'),
-    },
-    { ...proxied, pid: gatewayPid },
-  ].map((target) => ({ target, tally: new Tally(target.name, target.pid, world.pids) }));
-
-  const rssBefore = { bare: rssMb(world.pid('bare')), gateway: rssMb(gatewayPid) };
+  const { connections, seconds, rounds, processes } = world.settings;
   const warmups: LoadResult[] = [];
-  for (const { target } of targets) {
-    world.progress(`${target.name}: warm-up ${world.settings.warmupSeconds} s`);
-    warmups.push(await warmUp(world, target));
-  }
-
   const counted = new Map<string, number>();
   const excluded = new Map<string, number>();
-  for (let round = 1; round <= rounds; round++) {
-    world.progress(`round ${round}/${rounds}: ${seconds / rounds} s on each target`);
-    for (const { target, tally } of targets) {
-      const isGateway = target.pid === gatewayPid;
-      const before = isGateway ? await readCommandCounts(world.redisPort) : undefined;
-      await tally.add(() => drive(target, { seconds: seconds / rounds }));
-      if (before === undefined) continue;
-      const delta = commandsBetween(before, await readCommandCounts(world.redisPort));
-      addCounts(counted, delta.counted);
-      addCounts(excluded, delta.excluded);
+  const pairs: ThroughputScenario['processes'] = [];
+  const servers = [
+    { server: 'upstream', name: 'direct upstream', url: world.directUrl },
+    { server: 'bare', name: 'bare proxy', url: world.bareUrl },
+    { server: 'koa', name: 'bare proxy in Koa', url: world.koaUrl },
+    { server: 'gateway', name: 'gateway', url: world.gatewayUrl },
+  ] as const;
+  const tallies = servers.map(
+    ({ server, name }) => new Tally(name, () => world.pid(server), world.pids),
+  );
+  let rssBefore = { bare: 0, gateway: 0 };
+
+  for (let set = 1; set <= processes; set++) {
+    if (set > 1) {
+      world.progress(`process set ${set}/${processes}: restarting the proxies`);
+      await world.restartProxies();
     }
+    // Every target gets the very same request (token and tenant header
+    // included), so the difference is what the gateway does, not what it reads.
+    const { headers } = await world.proxiedTarget();
+    const targets = servers.map(({ name, url }) => ({
+      name,
+      url: url + path,
+      connections,
+      headers,
+    }));
+    const from = tallies.map((tally) => tally.length);
+
+    for (const target of targets) {
+      world.progress(`${target.name}: warm-up ${world.settings.warmupSeconds} s`);
+      warmups.push(await warmUp(world, target));
+    }
+    rssBefore = { bare: rssMb(world.pid('bare')), gateway: rssMb(world.pid('gateway')) };
+    for (let round = 1; round <= rounds; round++) {
+      world.progress(
+        `set ${set}/${processes}, round ${round}/${rounds}: ${seconds / rounds} s on each target`,
+      );
+      for (const [i, target] of targets.entries()) {
+        const isGateway = servers[i]?.server === 'gateway';
+        const before = isGateway ? await readCommandCounts(world.redisPort) : undefined;
+        await (tallies[i] as Tally).add(() => drive(target, { seconds: seconds / rounds }));
+        if (before === undefined) continue;
+        const delta = commandsBetween(before, await readCommandCounts(world.redisPort));
+        addCounts(counted, delta.counted);
+        addCounts(excluded, delta.excluded);
+      }
+    }
+    const [bare, gateway] = [1, 3].map((i) => (tallies[i] as Tally).result(from[i]));
+    pairs.push({ bare: bare as LoadResult, gateway: gateway as LoadResult });
   }
 
-  const [direct, bare, koa, gateway] = targets.map(({ tally }) => tally.result()) as [
+  const [direct, bare, koa, gateway] = tallies.map((tally) => tally.result()) as [
     LoadResult,
     LoadResult,
     LoadResult,
@@ -120,13 +141,14 @@ export async function throughputScenario(
       bare,
       koa,
       gateway,
+      processes: pairs,
       redis: {
         excludedPatterns: EXCLUDED_COMMANDS,
         counted: Object.fromEntries(counted),
         excluded: Object.fromEntries(excluded),
         perRequest: countedTotal / gateway.completed,
       },
-      rssMb: { before: rssBefore.gateway, after: rssMb(gatewayPid) },
+      rssMb: { before: rssBefore.gateway, after: rssMb(world.pid('gateway')) },
       bareRssMb: { before: rssBefore.bare, after: rssMb(world.pid('bare')) },
     },
     warmups,
@@ -156,7 +178,7 @@ export async function stormScenario(
   // storm they are shared with the proxied load and its load generator.
   world.progress(`GET /1/token alone: warm-up ${warmupSeconds} s, then ${seconds} s measured`);
   const aloneWarmup = await warmUp(world, token);
-  const alone = new Tally('GET /1/token alone', world.pid('gateway'), world.pids);
+  const alone = new Tally('GET /1/token alone', () => world.pid('gateway'), world.pids);
   await alone.add(() => drive(token, measured));
 
   world.progress(
@@ -164,8 +186,8 @@ export async function stormScenario(
   );
   const stormWarmups = await Promise.all([warmUp(world, proxied), warmUp(world, token)]);
   // No server CPU per request: the gateway's CPU now goes to both loads.
-  const withStorm = new Tally('gateway during storm', undefined, world.pids);
-  const during = new Tally('GET /1/token during storm', undefined, world.pids);
+  const withStorm = new Tally('gateway during storm', () => undefined, world.pids);
+  const during = new Tally('GET /1/token during storm', () => undefined, world.pids);
   await Promise.all([
     withStorm.add(() => drive(proxied, measured)),
     during.add(() => drive(token, measured)),
@@ -191,8 +213,8 @@ export async function soakScenario(world: BenchWorld): Promise<SoakScenario> {
   world.progress('soak: restarting the gateway, so that its first requests are the soak');
   await world.restartGateway();
   const target = await world.proxiedTarget();
-  const first = new Tally('first 50,000', world.pid('gateway'), world.pids);
-  const rest = new Tally('next 950,000', world.pid('gateway'), world.pids);
+  const first = new Tally('first 50,000', () => world.pid('gateway'), world.pids);
+  const rest = new Tally('next 950,000', () => world.pid('gateway'), world.pids);
   const series: number[] = [];
   for (let done = 0; done < SOAK_TOTAL; done += SOAK_STEP) {
     if (done % 200_000 === 0) world.progress(`soak: ${done} of ${SOAK_TOTAL} requests`);
@@ -248,7 +270,7 @@ export async function latencyScenario(
       url: proxied.url,
       pid: world.pid('gateway'),
     },
-  ].map((target) => ({ target, tally: new Tally(target.name, target.pid, world.pids) }));
+  ].map((target) => ({ target, tally: new Tally(target.name, () => target.pid, world.pids) }));
   for (let round = 1; round <= rounds; round++) {
     world.progress(
       `latency round ${round}/${rounds}: ${seconds / rounds} s on each target at ${LATENCY_RATE} req/s`,
