@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import bcrypt from 'bcryptjs';
+import PQueue from 'p-queue';
 import { Piscina } from 'piscina';
 import { GatewayError } from '../errors.js';
 
@@ -58,6 +59,12 @@ export interface BcryptPoolOptions {
  * bcrypt in a worker-thread pool (piscina) sized to the cores: a login costs
  * ~90 ms of CPU at cost 10, which on the event loop would stall every proxied
  * request for that long.
+ *
+ * Work waits in a FIFO queue (p-queue) in front of the pool, which is handed
+ * no more tasks than it has threads. Piscina's own queue reorders tasks that
+ * carry an AbortSignal: under a steady stream of logins on one thread some
+ * waited 10 s and more while later ones were served (measured with the
+ * bench's login storm; its `stricterFIFO` option made the order LIFO).
  */
 export async function createBcryptHasher(
   options: BcryptPoolOptions,
@@ -70,17 +77,20 @@ export async function createBcryptHasher(
     maxThreads: threads,
     idleTimeout: 60_000,
   });
+  const queue = new PQueue({ concurrency: threads });
   const hash = (password: string): Promise<string> =>
-    pool.run({ password, cost }, { name: 'hash' });
+    queue.add(() => pool.run({ password, cost }, { name: 'hash' }));
   const compare = async (
     password: string,
     against: string,
     signal?: AbortSignal,
   ): Promise<boolean> => {
     try {
-      return await pool.run(
-        { password, hash: against },
-        { name: 'compare', signal: signal ?? null },
+      // Queued: dropped by the queue when the signal fires. Running: the
+      // pool ends the worker, so the thread is free at once.
+      return await queue.add(
+        () => pool.run({ password, hash: against }, { name: 'compare', signal: signal ?? null }),
+        { signal },
       );
     } catch (err) {
       if ((err as Error).name === 'AbortError') {

@@ -1,6 +1,7 @@
 /**
- * The bcrypt worker pool: hashes verify, unknown users cost a compare, and
- * work for a client that has gone away is abandoned instead of queued.
+ * The bcrypt worker pool: hashes verify, unknown users cost a compare, work
+ * for a client that has gone away is abandoned instead of queued, and logins
+ * are served in the order they came.
  */
 import { describe, expect, it } from 'vitest';
 import { createBcryptHasher } from '../../src/auth/passwords.js';
@@ -37,6 +38,30 @@ describe('bcrypt worker pool', () => {
       );
       expect(abandoned.length).toBe(4);
       expect(await hasher.verify('correct-horse-1', hash)).toBe(true);
+    } finally {
+      await hasher.close();
+    }
+  });
+
+  it('serves compares in the order they came, also right after a client went away', async () => {
+    const hasher = await createBcryptHasher({ cost: 6, threads: 1 });
+    try {
+      const hash = await hasher.hash('correct-horse-1');
+      // A client hangs up mid-compare: the pool ends that worker and starts another.
+      const gone = new AbortController();
+      const abandoned = hasher.verify('correct-horse-1', hash, gone.signal);
+      gone.abort();
+      await expect(abandoned).rejects.toMatchObject({ code: 'invalid_request' });
+      // Every login carries a signal of its own (its client may leave too).
+      const finished: number[] = [];
+      await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          hasher
+            .verify('correct-horse-1', hash, new AbortController().signal)
+            .then(() => finished.push(i)),
+        ),
+      );
+      expect(finished).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     } finally {
       await hasher.close();
     }
