@@ -7,6 +7,16 @@ import { failedRuns, measuredRuns, verdicts, type BenchResults } from './results
 /** Above this share of the cores used by others, a run's figures are marked as skewed. */
 const NOISY_PERCENT = 10;
 
+/** Scenario 1's gateway/bare ratio for each set of processes, with the rates behind it. */
+function perSetLine(sets: BenchResults['throughput']['processes']): string {
+  const rates = (pick: 'bare' | 'gateway') =>
+    sets.map((set) => set[pick].requestsPerSecond.toFixed(0)).join(', ');
+  const ratios = sets.map(({ bare, gateway }) =>
+    fixed(gateway.requestsPerSecond / bare.requestsPerSecond),
+  );
+  return `  per set of processes, gateway / bare proxy req/s: ${ratios.join(', ')} (bare ${rates('bare')}; gateway ${rates('gateway')})`;
+}
+
 /** The whole report, ready to print. */
 export function formatReport(r: BenchResults): string {
   const { machine, settings, throughput, storm, soak } = r;
@@ -21,11 +31,7 @@ export function formatReport(r: BenchResults): string {
       RUN_HEADER,
       [throughput.direct, throughput.bare, throughput.koa, throughput.gateway].map(runRow),
     ),
-    `  per set of processes, gateway / bare proxy req/s: ${throughput.processes
-      .map(({ bare, gateway }) => fixed(gateway.requestsPerSecond / bare.requestsPerSecond))
-      .join(
-        ', ',
-      )} (bare ${throughput.processes.map(({ bare }) => bare.requestsPerSecond.toFixed(0)).join(', ')}; gateway ${throughput.processes.map(({ gateway }) => gateway.requestsPerSecond.toFixed(0)).join(', ')})`,
+    perSetLine(throughput.processes),
     '',
   );
 

@@ -7,9 +7,10 @@
  *
  * Environment: BENCH_SECONDS (measured seconds per target, default 10),
  * BENCH_ROUNDS (scenario 1's measurement is interleaved in this many slices,
- * default 5), BENCH_PROCESSES (scenario 1 is measured on this many fresh sets
- * of proxy processes, default 3), BENCH_WARMUP_SECONDS (default 3), BENCH_CONNECTIONS (default
- * 50), BENCH_SOAK=1 (adds the soak, several minutes).
+ * default 5), BENCH_PROCESSES (scenario 1 is measured on this many fresh
+ * sets of proxy processes, default 3), BENCH_WARMUP_SECONDS (default 3),
+ * BENCH_CONNECTIONS (default 50), BENCH_SOAK=1 (adds the soak, several
+ * minutes).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
@@ -110,8 +111,12 @@ async function startWorld(): Promise<BenchWorld> {
   teardown.add(() => redis.stop());
   const redisPid = await readRedisPid(redis.port);
   const upstream = await startHelper('upstream', 'upstream.mjs', []);
-  let bare = await startHelper('bare proxy', 'bare-proxy.mjs', [upstream.url]);
-  let koa = await startHelper('koa proxy', 'koa-proxy.mjs', [upstream.url]);
+  const startBare = (port?: number) =>
+    startHelper('bare proxy', 'bare-proxy.mjs', [upstream.url], port);
+  const startKoa = (port?: number) =>
+    startHelper('koa proxy', 'koa-proxy.mjs', [upstream.url], port);
+  let bare = await startBare();
+  let koa = await startKoa();
   const port = await findFreePort();
   const files = writeGatewayFiles({ port, redisUrl: redis.url, upstream: upstream.url });
   teardown.add(() => rmSync(files.dir, { recursive: true, force: true }));
@@ -155,8 +160,8 @@ async function startWorld(): Promise<BenchWorld> {
     },
     async restartProxies() {
       await Promise.all([bare.proc.stop(), koa.proc.stop(), gateway.stop()]);
-      bare = await startHelper('bare proxy', 'bare-proxy.mjs', [upstream.url], bare.port);
-      koa = await startHelper('koa proxy', 'koa-proxy.mjs', [upstream.url], koa.port);
+      bare = await startBare(bare.port);
+      koa = await startKoa(koa.port);
       gateway = await startGateway();
     },
     progress,

@@ -78,15 +78,16 @@ export async function throughputScenario(
   const counted = new Map<string, number>();
   const excluded = new Map<string, number>();
   const pairs: ThroughputScenario['processes'] = [];
-  const servers = [
+  const targets = [
     { server: 'upstream', name: 'direct upstream', url: world.directUrl },
     { server: 'bare', name: 'bare proxy', url: world.bareUrl },
     { server: 'koa', name: 'bare proxy in Koa', url: world.koaUrl },
     { server: 'gateway', name: 'gateway', url: world.gatewayUrl },
   ] as const;
-  const tallies = servers.map(
+  const tallies = targets.map(
     ({ server, name }) => new Tally(name, () => world.pid(server), world.pids),
   );
+  const [, bareTally, , gatewayTally] = tallies as [Tally, Tally, Tally, Tally];
   let rssBefore = { bare: 0, gateway: 0 };
 
   for (let set = 1; set <= processes; set++) {
@@ -97,15 +98,14 @@ export async function throughputScenario(
     // Every target gets the very same request (token and tenant header
     // included), so the difference is what the gateway does, not what it reads.
     const { headers } = await world.proxiedTarget();
-    const targets = servers.map(({ name, url }) => ({
-      name,
-      url: url + path,
-      connections,
-      headers,
+    const loads = targets.map(({ server, name, url }, i) => ({
+      server,
+      tally: tallies[i] as Tally,
+      target: { name, url: url + path, connections, headers },
     }));
-    const from = tallies.map((tally) => tally.length);
+    const from = { bare: bareTally.length, gateway: gatewayTally.length };
 
-    for (const target of targets) {
+    for (const { target } of loads) {
       world.progress(`${target.name}: warm-up ${world.settings.warmupSeconds} s`);
       warmups.push(await warmUp(world, target));
     }
@@ -114,18 +114,19 @@ export async function throughputScenario(
       world.progress(
         `set ${set}/${processes}, round ${round}/${rounds}: ${seconds / rounds} s on each target`,
       );
-      for (const [i, target] of targets.entries()) {
-        const isGateway = servers[i]?.server === 'gateway';
-        const before = isGateway ? await readCommandCounts(world.redisPort) : undefined;
-        await (tallies[i] as Tally).add(() => drive(target, { seconds: seconds / rounds }));
+      for (const { server, tally, target } of loads) {
+        const before = server === 'gateway' ? await readCommandCounts(world.redisPort) : undefined;
+        await tally.add(() => drive(target, { seconds: seconds / rounds }));
         if (before === undefined) continue;
         const delta = commandsBetween(before, await readCommandCounts(world.redisPort));
         addCounts(counted, delta.counted);
         addCounts(excluded, delta.excluded);
       }
     }
-    const [bare, gateway] = [1, 3].map((i) => (tallies[i] as Tally).result(from[i]));
-    pairs.push({ bare: bare as LoadResult, gateway: gateway as LoadResult });
+    pairs.push({
+      bare: bareTally.result(from.bare),
+      gateway: gatewayTally.result(from.gateway),
+    });
   }
 
   const [direct, bare, koa, gateway] = tallies.map((tally) => tally.result()) as [
