@@ -35,11 +35,25 @@ export function createAuthenticator(deps: {
     return principalOf(claims);
   };
   return (authorization) => {
-    const token = parseBearerAuthorization(authorization);
-    const claims = tokens.peek(token);
+    const claims = peekExactBearer(tokens, authorization);
     if (claims !== undefined && sessions.aliveFromCache(claims)) return principalOf(claims);
-    return slowly(token);
+    return slowly(parseBearerAuthorization(authorization));
   };
+}
+
+const BEARER_PREFIX = 'Bearer ';
+
+/**
+ * The proxy path's steady state: `Bearer <token>` spelled exactly, with a
+ * token verified before. Only tokens that parsed and verified are cached, so
+ * a hit needs no parsing; any other spelling takes the full parse.
+ */
+function peekExactBearer(
+  tokens: TokenVerifier,
+  authorization: string | undefined,
+): AccessTokenClaims | undefined {
+  if (authorization === undefined || !authorization.startsWith(BEARER_PREFIX)) return undefined;
+  return tokens.peek(authorization.slice(BEARER_PREFIX.length));
 }
 
 function principalOf(claims: AccessTokenClaims): Principal {

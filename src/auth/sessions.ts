@@ -60,10 +60,18 @@ export function createSessionGuard(
   const revocations = new LRUCache<string, boolean>({ max, ttlAutopurge: false });
   let live = false;
   /**
-   * Moves on every event and every change of liveness. A store read started
-   * in an older epoch may predate an event, so its answer is not cached.
+   * Moves on every event, every change of liveness and every revocation made
+   * here. A store read started in an older epoch may predate an event, so its
+   * answer is not cached; a verdict reached in an older epoch is not reused.
    */
   let epoch = 0;
+  /**
+   * The epoch in which a token (its verified claims, the same object on every
+   * cache hit) was last judged alive from the cache: while no event has come
+   * since, nothing can have changed its verdict, so the proxy path repeats no
+   * lookup. Weak: it goes with the verifier's cache entry.
+   */
+  const aliveIn = new WeakMap<AccessTokenClaims, number>();
   let hits = 0;
   let misses = 0;
 
@@ -122,15 +130,21 @@ export function createSessionGuard(
       judge(claims, await read(claims));
     },
     aliveFromCache(claims) {
+      if (live && aliveIn.get(claims) === epoch) {
+        hits++;
+        return true;
+      }
       const { revoked, version } = cached(claims);
       if (revoked === undefined || version === undefined) return false;
       hits++;
       judge(claims, { revoked, version });
+      aliveIn.set(claims, epoch);
       return true;
     },
     async revoke(claims) {
       // The verifier accepts a token until exp + skew, so the deny-list entry must outlive that.
       await store.revokeToken(claims.jti, claims.exp + options.clockSkewSeconds);
+      epoch++;
       revocations.set(claims.jti, true, { ttl: ttlOf(claims) });
     },
     stats: () => ({ live, hits, misses }),

@@ -43,17 +43,64 @@ const UPSTREAM_TIMEOUT = 'UPSTREAM_TIMEOUT';
  * more than the whole lookup is worth on this path.
  */
 interface Forwarding {
-  timeoutMs: number;
   at: number;
-  scope?: RequestScope;
+  scope: RequestScope | undefined;
+  /** The route's timeout, running until the upstream answers (or accepts the upgrade). */
+  timer: NodeJS.Timeout | undefined;
+  /** The upstream request, once http-proxy has made it. */
+  proxyReq: ClientRequest | undefined;
+  timedOut: boolean;
 }
 const FORWARDING = Symbol('tenant-gateway.forwarding');
 type WithForwarding = IncomingMessage & { [FORWARDING]?: Forwarding };
 const forwardingOf = (req: IncomingMessage): Forwarding | undefined =>
   (req as WithForwarding)[FORWARDING];
-const setForwarding = (req: IncomingMessage, value: Forwarding): void => {
-  (req as WithForwarding)[FORWARDING] = value;
-};
+
+/**
+ * Starts the route's timeout for `req`: time without an answer, counted from
+ * the start of forwarding. One plain timer per request, cleared when the answer starts: a
+ * socket timeout (`ClientRequest.setTimeout`) would be re-armed on every read
+ * and write and costs the proxy path about as much as a forwarded header.
+ */
+function startForwarding(
+  req: IncomingMessage,
+  timeoutMs: number,
+  scope: RequestScope | undefined,
+): Forwarding {
+  const forwarding: Forwarding = {
+    at: performance.now(),
+    scope,
+    timer: undefined,
+    proxyReq: undefined,
+    timedOut: false,
+  };
+  forwarding.timer = setTimeout(expire, timeoutMs, forwarding);
+  (req as WithForwarding)[FORWARDING] = forwarding;
+  return forwarding;
+}
+
+/** The upstream answered, failed, or the client left: the timeout has nothing left to cut. */
+function stopTimeout(forwarding: Forwarding | undefined): void {
+  if (forwarding?.timer === undefined) return;
+  clearTimeout(forwarding.timer);
+  forwarding.timer = undefined;
+}
+
+/** Destroying the upstream request ends in the per-call error callback, as a 504. */
+function expire(forwarding: Forwarding): void {
+  forwarding.timer = undefined;
+  forwarding.timedOut = true;
+  // Not made yet (no socket): the 'proxyReq' handler destroys it when it is.
+  forwarding.proxyReq?.destroy(upstreamTimeout());
+}
+
+/** http-proxy made the upstream request for `req`. */
+function madeUpstreamRequest(proxyReq: ClientRequest, req: IncomingMessage): void {
+  const forwarding = forwardingOf(req);
+  if (forwarding === undefined) return;
+  forwarding.proxyReq = proxyReq;
+  if (forwarding.timedOut) proxyReq.destroy(upstreamTimeout());
+}
 
 export function createForwarder(): Forwarder {
   // xfwd off: the header policy sets X-Forwarded-* itself, trusting only configured proxies.
@@ -67,14 +114,21 @@ export function createForwarder(): Forwarder {
 
   // Fallback only: every call passes its own error callback.
   proxy.on('error', () => {});
-  proxy.on('proxyReq', (proxyReq, req) => armTimeout(proxyReq, forwardingOf(req)?.timeoutMs));
-  // http-proxy-3 ignores `proxyTimeout` on upgrades: the timeout is armed here instead.
+  proxy.on('proxyReq', madeUpstreamRequest);
   proxy.on('proxyReqWs', (proxyReq, req) => {
-    armTimeout(proxyReq, forwardingOf(req)?.timeoutMs);
-    proxyReq.once('upgrade', () => upgraded.add(req));
+    madeUpstreamRequest(proxyReq, req);
+    const answered = (): void => stopTimeout(forwardingOf(req));
+    proxyReq.once('response', answered);
+    proxyReq.once('upgrade', () => {
+      upgraded.add(req);
+      answered();
+    });
   });
+  // The client left before the answer: http-proxy destroys the upstream request without a callback.
+  proxy.on('econnreset', (_err, req) => stopTimeout(forwardingOf(req)));
   proxy.on('proxyRes', (proxyRes, req, res) => {
     const forwarding = forwardingOf(req);
+    stopTimeout(forwarding);
     if (forwarding?.scope !== undefined)
       forwarding.scope.upstreamMs = performance.now() - forwarding.at;
     // Only the body is piped, never the trailers; and a `Trailer` header on a
@@ -113,9 +167,10 @@ export function createForwarder(): Forwarder {
 
   return {
     web(req, res, target, scope) {
-      setForwarding(req, { timeoutMs: target.timeoutMs, at: performance.now(), scope });
+      const forwarding = startForwarding(req, target.timeoutMs, scope);
       const { url, agent } = upstreamOf(target.upstream);
       proxy.web(req, res, { target: url, agent }, (err) => {
+        stopTimeout(forwarding);
         const { log } = scope;
         const error = upstreamError(err);
         if (res.headersSent) {
@@ -144,10 +199,14 @@ export function createForwarder(): Forwarder {
         );
         return;
       }
-      setForwarding(req, { timeoutMs: target.timeoutMs, at: performance.now() });
+      const forwarding = startForwarding(req, target.timeoutMs, undefined);
       webSockets.add(socket);
-      socket.once('close', () => webSockets.delete(socket));
+      socket.once('close', () => {
+        webSockets.delete(socket);
+        stopTimeout(forwarding);
+      });
       proxy.ws(req, socket, head, { target: upstreamOf(target.upstream).url }, (err) => {
+        stopTimeout(forwarding);
         const code = (err as NodeJS.ErrnoException).code;
         if (upgraded.has(req)) {
           // The socket carries WebSocket frames now: an HTTP answer would be garbage to the client.
@@ -168,18 +227,8 @@ export function createForwarder(): Forwarder {
   };
 }
 
-/**
- * The route's timeout: time without an answer. Cleared once the response
- * starts (or the upgrade is accepted), so long streams are not cut.
- */
-function armTimeout(proxyReq: ClientRequest, timeoutMs: number | undefined): void {
-  if (timeoutMs === undefined) return;
-  proxyReq.setTimeout(timeoutMs, () =>
-    proxyReq.destroy(Object.assign(new Error('upstream timeout'), { code: UPSTREAM_TIMEOUT })),
-  );
-  const disarm = (): void => void proxyReq.setTimeout(0);
-  proxyReq.once('response', disarm);
-  proxyReq.once('upgrade', disarm);
+function upstreamTimeout(): Error {
+  return Object.assign(new Error('upstream timeout'), { code: UPSTREAM_TIMEOUT });
 }
 
 function isWebSocketUpgrade(req: IncomingMessage): boolean {

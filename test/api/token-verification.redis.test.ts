@@ -147,6 +147,21 @@ describe('invalid_token', () => {
     expectBearerChallenge(res);
   });
 
+  it.each([
+    ['a lower-case scheme', (token: string) => `bearer ${token}`],
+    ['several spaces', (token: string) => `Bearer   ${token}`],
+  ])('a token already verified is accepted in another valid spelling: %s', async (_case, spell) => {
+    const exact = await fetch(`${url}/1/tenants/current`, {
+      headers: { authorization: `Bearer ${genuine.access_token}` },
+    });
+    expect(exact.status).toBe(200);
+    const res = await fetch(`${url}/1/tenants/current`, {
+      headers: { authorization: spell(genuine.access_token) },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { tenant_id?: string }).tenant_id).toBe(claims.tenant_id);
+  });
+
   it('a token expired within the clock skew is still accepted', async () => {
     expect((await tenantWith(bearer(await forge({ exp: now() - 5 })))).status).toBe(200);
   });

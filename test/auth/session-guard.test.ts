@@ -84,6 +84,16 @@ async function userWithToken(store: Store, jti = 'jti-1'): Promise<AccessTokenCl
   };
 }
 
+/** The error code `fn` throws, or undefined when it returns. */
+function codeThrownBy(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    return (err as { code?: string }).code ?? 'no code';
+  }
+  return undefined;
+}
+
 describe('session guard cache', () => {
   it('reads the store once per user and token, then answers from memory', async () => {
     const s = instrumentedStore();
@@ -175,5 +185,51 @@ describe('session guard cache', () => {
     await guard.revoke(claims);
     await expect(guard.assertAlive(claims)).rejects.toMatchObject({ code: 'invalid_token' });
     expect(await s.inner.isTokenRevoked(claims.jti)).toBe(true);
+  });
+
+  describe('the verdict it remembers between events (the proxy path repeats no lookup)', () => {
+    it('ends with a revocation or a password change published by the store', async () => {
+      const s = instrumentedStore();
+      const guard = createSessionGuard(s.store, { clockSkewSeconds: 30 });
+      const claims = await userWithToken(s.store);
+      const other = { ...claims, jti: 'jti-other' };
+      await guard.assertAlive(claims);
+      await guard.assertAlive(other);
+      expect(guard.aliveFromCache(claims)).toBe(true);
+      expect(guard.aliveFromCache(claims)).toBe(true);
+      expect(guard.aliveFromCache(other)).toBe(true);
+
+      await s.store.revokeToken(claims.jti, claims.exp);
+      expect(codeThrownBy(() => guard.aliveFromCache(claims))).toBe('invalid_token');
+      expect(guard.aliveFromCache(other)).toBe(true);
+      expect(guard.aliveFromCache(other)).toBe(true);
+
+      await s.store.setPasswordHash(claims.sub, 'new-hash');
+      expect(codeThrownBy(() => guard.aliveFromCache(other))).toBe('invalid_token');
+      expect(s.reads).toEqual({ versions: 1, revocations: 2 });
+    });
+
+    it('is not trusted once delivery is lost', async () => {
+      const s = instrumentedStore();
+      const guard = createSessionGuard(s.store, { clockSkewSeconds: 30 });
+      const claims = await userWithToken(s.store);
+      await guard.assertAlive(claims);
+      expect(guard.aliveFromCache(claims)).toBe(true);
+      expect(guard.aliveFromCache(claims)).toBe(true);
+      s.cut();
+      expect(guard.aliveFromCache(claims)).toBe(false);
+    });
+
+    it('ends with a logout through this guard, even before any event arrives', async () => {
+      const s = instrumentedStore();
+      const guard = createSessionGuard(s.store, { clockSkewSeconds: 30 });
+      const claims = await userWithToken(s.store);
+      await guard.assertAlive(claims);
+      expect(guard.aliveFromCache(claims)).toBe(true);
+      expect(guard.aliveFromCache(claims)).toBe(true);
+      s.dropSilently();
+      await guard.revoke(claims);
+      expect(codeThrownBy(() => guard.aliveFromCache(claims))).toBe('invalid_token');
+    });
   });
 });
