@@ -30,11 +30,15 @@ export function createMetrics(sources: {
     eventLoopMonitoringPrecision: 20,
   });
 
-  const requests = new Counter({
+  const requestCounts = new RequestCounts();
+  new Counter({
     name: 'tenant_gateway_requests_total',
     help: 'Requests by route, status class and outcome (accepted, or refused with its error code).',
     labelNames: ['route', 'status_class', 'outcome', 'reason'] as const,
     registers: [registry],
+    collect() {
+      requestCounts.drain((labels, increase) => this.inc(labels, increase));
+    },
   });
   const upgrades = new Counter({
     name: 'tenant_gateway_websocket_upgrades_total',
@@ -88,26 +92,13 @@ export function createMetrics(sources: {
     },
   });
 
-  // Label children cached by their values: labelling is hashing, and this runs per request.
-  const requestChildren = new Map<string, { inc(): void }>();
+  // Label children cached by route: labelling is hashing, and this runs per request.
   const upstreamChildren = new Map<string, { observe(value: number): void }>();
 
   return {
     registry,
     request(route, status, refusal) {
-      const statusClass = `${Math.floor(status / 100)}xx`;
-      const key = `${route}\u0000${statusClass}\u0000${refusal ?? ''}`;
-      let child = requestChildren.get(key);
-      if (child === undefined) {
-        child = requests.labels({
-          route,
-          status_class: statusClass,
-          outcome: refusal === undefined ? 'accepted' : 'refused',
-          reason: refusal ?? '',
-        });
-        requestChildren.set(key, child);
-      }
-      child.inc();
+      requestCounts.add(route, status, refusal);
       if (refusal === 'unavailable') storeErrors.inc();
       if (refusal === 'invalid_credentials' || refusal === 'too_many_requests') {
         loginFailures.inc({ reason: refusal });
@@ -128,4 +119,62 @@ export function createMetrics(sources: {
       if (refusal === 'unavailable') storeErrors.inc();
     },
   };
+}
+
+type RequestLabels = Record<'route' | 'status_class' | 'outcome' | 'reason', string>;
+
+interface RequestSeries {
+  labels: RequestLabels;
+  count: number;
+  /** What prom-client has been handed so far. */
+  reported: number;
+}
+
+/**
+ * Request counts as plain numbers, handed to prom-client when `/metrics` is
+ * scraped: a labelled `inc` hashes its label values on every call, which
+ * cost the proxy path more than its token and session checks together. The
+ * keys are the route's prefix and the error code, the same strings on every
+ * request, so each lookup hashes nothing new.
+ */
+class RequestCounts {
+  /** route → status class (1 for 1xx … 5 for 5xx) → refusal ('' when accepted). */
+  readonly #routes = new Map<string, Map<string, RequestSeries>[]>();
+
+  add(route: string, status: number, refusal: string | undefined): void {
+    let byClass = this.#routes.get(route);
+    if (byClass === undefined) this.#routes.set(route, (byClass = []));
+    const statusClass = Math.floor(status / 100);
+    const byRefusal = (byClass[statusClass] ??= new Map());
+    const reason = refusal ?? '';
+    let series = byRefusal.get(reason);
+    if (series === undefined) {
+      series = {
+        labels: {
+          route,
+          status_class: `${statusClass}xx`,
+          outcome: refusal === undefined ? 'accepted' : 'refused',
+          reason,
+        },
+        count: 0,
+        reported: 0,
+      };
+      byRefusal.set(reason, series);
+    }
+    series.count++;
+  }
+
+  /** Hands each series' increase since the last drain to `report`. */
+  drain(report: (labels: RequestLabels, increase: number) => void): void {
+    for (const byClass of this.#routes.values()) {
+      for (const byRefusal of byClass) {
+        if (byRefusal === undefined) continue;
+        for (const series of byRefusal.values()) {
+          if (series.count === series.reported) continue;
+          report(series.labels, series.count - series.reported);
+          series.reported = series.count;
+        }
+      }
+    }
+  }
 }

@@ -128,6 +128,19 @@ describe('metrics', () => {
       after.find((f) => f.name === 'tenant_gateway_nodejs_eventloop_lag_seconds'),
     ).toBeDefined();
   });
+
+  it('a scrape with no traffic since the last one reports the same request totals', async () => {
+    const { access_token } = await tokenFor(fx.gw.url, ALICE, 'acme');
+    const auth = { authorization: bearer(access_token), 'x-tenant-id': 'acme' };
+    expect((await fetch(`${fx.gw.url}/api/y`, { headers: auth })).status).toBe(200);
+    const labels = { route: '/api', status_class: '2xx', outcome: 'accepted' };
+    const first = sample(await metrics(), 'tenant_gateway_requests_total', labels);
+    const second = sample(await metrics(), 'tenant_gateway_requests_total', labels);
+    expect(first).toBeGreaterThanOrEqual(1);
+    expect(second).toBe(first);
+    expect((await fetch(`${fx.gw.url}/api/y`, { headers: auth })).status).toBe(200);
+    expect(sample(await metrics(), 'tenant_gateway_requests_total', labels)).toBe(first + 1);
+  });
 });
 
 // Last: these restart Redis, which keeps nothing (the seed data is gone afterwards).
