@@ -57,10 +57,12 @@ const forwardingOf = (req: IncomingMessage): Forwarding | undefined =>
   (req as WithForwarding)[FORWARDING];
 
 /**
- * Starts the route's timeout for `req`: time without an answer, counted from
- * the start of forwarding. One plain timer per request, cleared when the answer starts: a
- * socket timeout (`ClientRequest.setTimeout`) would be re-armed on every read
- * and write and costs the proxy path about as much as a forwarded header.
+ * Starts the route's timeout for `req`: idle time without an answer. One plain
+ * timer per request, cleared when the answer starts and pushed back by every
+ * chunk of a request body still arriving, so a long upload that keeps moving
+ * is never cut. A socket timeout (`ClientRequest.setTimeout`) would be re-armed
+ * on every read and write, and cost the proxy path about as much as a
+ * forwarded header; a request without a body has nothing to push it back.
  */
 function startForwarding(
   req: IncomingMessage,
@@ -76,7 +78,12 @@ function startForwarding(
   };
   forwarding.timer = setTimeout(expire, timeoutMs, forwarding);
   (req as WithForwarding)[FORWARDING] = forwarding;
+  if (!req.complete) req.on('data', bodyMoved);
   return forwarding;
+}
+
+function bodyMoved(this: IncomingMessage): void {
+  forwardingOf(this)?.timer?.refresh();
 }
 
 /** The upstream answered, failed, or the client left: the timeout has nothing left to cut. */

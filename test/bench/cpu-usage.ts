@@ -4,8 +4,8 @@
  * time minus the benchmark's own processes. On a shared 2-core machine a test
  * suite running beside the benchmark skews every figure; this says when it did.
  */
-import { availableParallelism } from 'node:os';
 import { readFileSync } from 'node:fs';
+import { MACHINE_CORES } from './processes.js';
 
 interface Snapshot {
   machineBusy: number;
@@ -28,7 +28,7 @@ export function watchOtherCpu(pids: () => number[]): { stop(): number } {
       const end = snapshot(pids());
       const elapsedTicks = ((end.at - start.at) / 1000) * TICKS_PER_SECOND;
       const others = end.machineBusy - start.machineBusy - (end.ours - start.ours);
-      return Math.max(0, (others / (elapsedTicks * availableParallelism())) * 100);
+      return Math.max(0, (others / (elapsedTicks * MACHINE_CORES)) * 100);
     },
   };
 }

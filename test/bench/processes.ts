@@ -4,8 +4,9 @@
  * spawned directly (never through npm or a shell), so its pid is the pid of
  * the process being measured.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { acceptsConnections, findFreePort } from '../support/ports.js';
 
 /** A running child process. */
@@ -94,6 +95,38 @@ export async function waitForPort(proc: BenchProcess, port: number, timeoutMs = 
   }
   const why = proc.exited() ? 'exited before listening' : `did not listen within ${timeoutMs} ms`;
   throw new Error(`${proc.name} (port ${port}) ${why}:\n${proc.output()}`);
+}
+
+/**
+ * Where the benchmark's threads run, on a machine of two cores or more: the
+ * load generator (this process's main thread) and the upstream on CPU 0, the
+ * proxy being measured on CPU 1. Without it, three busy processes share two
+ * cores as the scheduler pleases, and which proxy shares its core with the
+ * load generator decides more than the proxy itself (seen here: ±15 % between
+ * rounds). Only main threads are pinned: a proxy's other threads (garbage
+ * collection helpers, the gateway's bcrypt pool) run on any CPU.
+ */
+export const LOAD_CPU = 0;
+export const PROXY_CPU = 1;
+
+/**
+ * The machine's cores, read when this module loads, before anything is
+ * pinned: `os.availableParallelism()` follows the calling thread's CPUs, so
+ * once the load generator is pinned it answers 1.
+ */
+export const MACHINE_CORES = availableParallelism();
+
+/**
+ * Pins the main thread of `pid` to `cpu` (taskset, util-linux), after giving
+ * every thread of it all CPUs back: a child inherits the CPUs of the thread
+ * that spawned it, and this process's main thread is pinned.
+ */
+export function pinMainThread(pid: number, cpu: number): void {
+  const all = `0-${MACHINE_CORES - 1}`;
+  execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', all, String(pid)], {
+    stdio: 'ignore',
+  });
+  execFileSync('taskset', ['--pid', '--cpu-list', String(cpu), String(pid)], { stdio: 'ignore' });
 }
 
 /** Resident set size of a process in MB, from `VmRSS` in `/proc/<pid>/status`. */

@@ -25,11 +25,20 @@ export function formatReport(r: BenchResults): string {
     `tenant-gateway benchmark — ${machine.cores} cores (os.availableParallelism; ${machine.cpus} CPUs listed), Node ${machine.node}, ${machine.platform}`,
     `cpu: ${machine.cpu}`,
     `load: autocannon, ${settings.connections} connections, pipelining 1, one target at a time; each run warmed up ${settings.warmupSeconds} s, then ${settings.seconds} s measured`,
+    settings.pinned
+      ? 'placement: load generator and upstream on CPU 0, each proxy on CPU 1 (main threads; BENCH_PIN=0 to leave it to the scheduler)'
+      : 'placement: left to the scheduler (no pinning)',
     '',
     `Scenario 1 — GET through each target at saturation (the same request with bearer token and X-Tenant-Id to each; upstream: 200, ~200-byte JSON, keep-alive); on ${settings.processes} fresh sets of proxy processes, each measured in ${settings.rounds} interleaved rounds of ${fixed(settings.seconds / settings.rounds)} s per target; the rows sum all sets`,
     ...table(
       RUN_HEADER,
-      [throughput.direct, throughput.bare, throughput.koa, throughput.gateway].map(runRow),
+      [
+        throughput.direct,
+        throughput.bare,
+        throughput.koa,
+        throughput.headers,
+        throughput.gateway,
+      ].map(runRow),
     ),
     perSetLine(throughput.processes),
     '',

@@ -11,6 +11,13 @@ export interface ThroughputScenario {
   bare: LoadResult;
   /** The bare proxy behind one Koa middleware (the design not taken, measured). */
   koa: LoadResult;
+  /**
+   * The bare proxy doing exactly the gateway's header work (identity headers,
+   * X-Request-Id, X-Forwarded-*) and nothing else: between it and the bare
+   * proxy, what DESIGN §2 step 3 costs; between it and the gateway, what
+   * authentication, tenant checks, metrics and timeouts cost.
+   */
+  headers: LoadResult;
   gateway: LoadResult;
   /** The bare proxy and the gateway, per set of processes (the totals above sum them). */
   processes: { bare: LoadResult; gateway: LoadResult }[];
@@ -75,6 +82,8 @@ export interface BenchResults {
     seconds: number;
     rounds: number;
     processes: number;
+    /** Whether the load generator and each proxy had a CPU of their own (see run.ts). */
+    pinned: boolean;
   };
   throughput: ThroughputScenario;
   latency: LatencyScenario;
@@ -95,13 +104,25 @@ export interface Verdict {
 
 /** Ratios and differences the targets are stated in. */
 export function verdicts(r: BenchResults): Verdict[] {
-  const { direct, bare, gateway } = r.throughput;
+  const { direct, bare, headers, gateway } = r.throughput;
   const v: Verdict[] = [
     ratio(
       'throughput gateway / bare proxy',
       gateway.requestsPerSecond / bare.requestsPerSecond,
       '≥ 0.90',
       (x) => x >= 0.9,
+    ),
+    ratio(
+      'throughput bare proxy + headers / bare proxy',
+      headers.requestsPerSecond / bare.requestsPerSecond,
+      '—',
+      () => true,
+    ),
+    ratio(
+      'throughput gateway / bare proxy + headers',
+      gateway.requestsPerSecond / headers.requestsPerSecond,
+      '—',
+      () => true,
     ),
     ratio(
       'throughput gateway / direct',
@@ -183,6 +204,7 @@ export function measuredRuns(r: BenchResults): LoadResult[] {
     r.throughput.direct,
     r.throughput.bare,
     r.throughput.koa,
+    r.throughput.headers,
     r.throughput.gateway,
     r.latency.bare,
     r.latency.gateway,

@@ -10,10 +10,10 @@
  * default 5), BENCH_PROCESSES (scenario 1 is measured on this many fresh
  * sets of proxy processes, default 3), BENCH_WARMUP_SECONDS (default 3),
  * BENCH_CONNECTIONS (default 50), BENCH_SOAK=1 (adds the soak, several
- * minutes).
+ * minutes), BENCH_PIN=0 (no CPU pinning: see LOAD_CPU in processes.ts).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startRedisServer } from '../support/redis-server.js';
@@ -23,6 +23,10 @@ import { measureLoginCeiling } from './login-ceiling.js';
 import {
   createTeardown,
   findFreePort,
+  LOAD_CPU,
+  MACHINE_CORES,
+  pinMainThread,
+  PROXY_CPU,
   spawnNode,
   waitForPort,
   type BenchProcess,
@@ -51,6 +55,7 @@ const settings = {
   // Slices of at least a second: shorter ones would be mostly ramp-up.
   rounds: Math.min(positiveInt('BENCH_ROUNDS', 5), seconds),
   processes: positiveInt('BENCH_PROCESSES', 3),
+  pinned: pinLoadGenerator(),
 };
 const teardown = createTeardown();
 const gatewayLog: BenchResults['gatewayLog'] = [];
@@ -75,7 +80,7 @@ async function main(): Promise<void> {
 
   const results: BenchResults = {
     machine: {
-      cores: availableParallelism(),
+      cores: MACHINE_CORES,
       cpus: cpus().length,
       node: process.version,
       platform: `${process.platform} ${process.arch}`,
@@ -104,19 +109,21 @@ async function main(): Promise<void> {
   if (failedRuns(results).length > 0 || warmupFailures.length > 0) process.exitCode = 1;
 }
 
-/** Starts redis-server, the upstream, the bare proxy and the gateway, each waited for. */
+/** Starts redis-server, the upstream, the baseline proxies and the gateway, each waited for. */
 async function startWorld(): Promise<BenchWorld> {
-  progress('starting redis-server, upstream, bare proxy and gateway');
+  progress('starting redis-server, upstream, baseline proxies and gateway');
   const redis = await startRedisServer();
   teardown.add(() => redis.stop());
   const redisPid = await readRedisPid(redis.port);
-  const upstream = await startHelper('upstream', 'upstream.mjs', []);
-  const startBare = (port?: number) =>
-    startHelper('bare proxy', 'bare-proxy.mjs', [upstream.url], port);
-  const startKoa = (port?: number) =>
-    startHelper('koa proxy', 'koa-proxy.mjs', [upstream.url], port);
+  const upstream = await startHelper('upstream', 'upstream.mjs', [], LOAD_CPU);
+  const startProxy = (name: string, script: string) => (port?: number) =>
+    startHelper(name, script, [upstream.url], PROXY_CPU, port);
+  const startBare = startProxy('bare proxy', 'bare-proxy.mjs');
+  const startKoa = startProxy('koa proxy', 'koa-proxy.mjs');
+  const startHeaders = startProxy('headers proxy', 'headers-proxy.mjs');
   let bare = await startBare();
   let koa = await startKoa();
+  let headers = await startHeaders();
   const port = await findFreePort();
   const files = writeGatewayFiles({ port, redisUrl: redis.url, upstream: upstream.url });
   teardown.add(() => rmSync(files.dir, { recursive: true, force: true }));
@@ -129,6 +136,7 @@ async function startWorld(): Promise<BenchWorld> {
     );
     teardown.add(() => proc.stop());
     await waitForPort(proc, port, 30_000);
+    pin(proc.pid, PROXY_CPU);
     return proc;
   };
   let gateway = await startGateway();
@@ -140,11 +148,21 @@ async function startWorld(): Promise<BenchWorld> {
     directUrl: upstream.url,
     bareUrl: bare.url,
     koaUrl: koa.url,
+    headersUrl: headers.url,
     gatewayUrl,
     gateway: () => gateway,
     pid: (server) =>
-      ({ upstream: upstream.proc, bare: bare.proc, koa: koa.proc, gateway })[server].pid,
-    pids: () => [redisPid, upstream.proc.pid, bare.proc.pid, koa.proc.pid, gateway.pid],
+      ({ upstream: upstream.proc, bare: bare.proc, koa: koa.proc, headers: headers.proc, gateway })[
+        server
+      ].pid,
+    pids: () => [
+      redisPid,
+      upstream.proc.pid,
+      bare.proc.pid,
+      koa.proc.pid,
+      headers.proc.pid,
+      gateway.pid,
+    ],
     async proxiedTarget(): Promise<LoadTarget> {
       const token = await fetchToken(gatewayUrl);
       return {
@@ -159,9 +177,10 @@ async function startWorld(): Promise<BenchWorld> {
       gateway = await startGateway();
     },
     async restartProxies() {
-      await Promise.all([bare.proc.stop(), koa.proc.stop(), gateway.stop()]);
+      await Promise.all([bare.proc.stop(), koa.proc.stop(), headers.proc.stop(), gateway.stop()]);
       bare = await startBare(bare.port);
       koa = await startKoa(koa.port);
+      headers = await startHeaders(headers.port);
       gateway = await startGateway();
     },
     progress,
@@ -169,12 +188,34 @@ async function startWorld(): Promise<BenchWorld> {
 }
 
 /** Starts one of this directory's helper scripts on `port` (a free one when not given). */
-async function startHelper(name: string, script: string, args: string[], port?: number) {
+async function startHelper(
+  name: string,
+  script: string,
+  args: string[],
+  cpu: number,
+  port?: number,
+) {
   port ??= await findFreePort();
   const proc = spawnNode(name, [join(HERE, script), String(port), ...args], ROOT);
   teardown.add(() => proc.stop());
   await waitForPort(proc, port);
+  pin(proc.pid, cpu);
   return { proc, port, url: `http://127.0.0.1:${port}` };
+}
+
+/** Pins this process's main thread (the load generator) when the machine allows it. */
+function pinLoadGenerator(): boolean {
+  if (process.env['BENCH_PIN'] === '0' || MACHINE_CORES < 2) return false;
+  try {
+    pinMainThread(process.pid, LOAD_CPU);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function pin(pid: number, cpu: number): void {
+  if (settings.pinned) pinMainThread(pid, cpu);
 }
 
 /** Keeps the gateway's pino lines at warn (40) or worse, and anything but its start-up banner. */

@@ -31,17 +31,19 @@ export interface BenchWorld {
   bareUrl: string;
   /** The bare proxy behind one Koa middleware: what hosting the hot path in Koa would cost. */
   koaUrl: string;
+  /** The bare proxy doing the gateway's header work and nothing else of it. */
+  headersUrl: string;
   gatewayUrl: string;
   /** The current gateway process (the soak restarts it). */
   gateway(): BenchProcess;
   /** The current pid of one of the benchmark's servers. */
-  pid(server: 'upstream' | 'bare' | 'koa' | 'gateway'): number;
+  pid(server: 'upstream' | 'bare' | 'koa' | 'headers' | 'gateway'): number;
   /** Pids of every process the benchmark started, for the others'-CPU figure. */
   pids(): number[];
   /** Proxied GETs through the gateway, with a fresh token. */
   proxiedTarget(): Promise<LoadTarget>;
   restartGateway(): Promise<void>;
-  /** Fresh bare, Koa and gateway processes, on the same ports. */
+  /** Fresh bare, Koa, headers and gateway processes, on the same ports. */
   restartProxies(): Promise<void>;
   progress(message: string): void;
 }
@@ -60,7 +62,8 @@ async function warmUp(world: BenchWorld, target: LoadTarget): Promise<LoadResult
 }
 
 /**
- * Scenario 1: direct, bare proxy, bare proxy in Koa, gateway. Measured on
+ * Scenario 1: direct, bare proxy, bare proxy in Koa, bare proxy with the
+ * gateway's headers, gateway. Measured on
  * `processes` fresh sets of proxy processes in turn: two starts of the very
  * same program serve at rates up to ±20 % apart on this kind of machine (code
  * placement, GC timing), so one process's luck must not decide the ratio.
@@ -82,12 +85,13 @@ export async function throughputScenario(
     { server: 'upstream', name: 'direct upstream', url: world.directUrl },
     { server: 'bare', name: 'bare proxy', url: world.bareUrl },
     { server: 'koa', name: 'bare proxy in Koa', url: world.koaUrl },
+    { server: 'headers', name: 'bare proxy + headers', url: world.headersUrl },
     { server: 'gateway', name: 'gateway', url: world.gatewayUrl },
   ] as const;
   const tallies = targets.map(
     ({ server, name }) => new Tally(name, () => world.pid(server), world.pids),
   );
-  const [, bareTally, , gatewayTally] = tallies as [Tally, Tally, Tally, Tally];
+  const [, bareTally, , , gatewayTally] = tallies as [Tally, Tally, Tally, Tally, Tally];
   let rssBefore = { bare: 0, gateway: 0 };
 
   for (let set = 1; set <= processes; set++) {
@@ -129,7 +133,8 @@ export async function throughputScenario(
     });
   }
 
-  const [direct, bare, koa, gateway] = tallies.map((tally) => tally.result()) as [
+  const [direct, bare, koa, headers, gateway] = tallies.map((tally) => tally.result()) as [
+    LoadResult,
     LoadResult,
     LoadResult,
     LoadResult,
@@ -141,6 +146,7 @@ export async function throughputScenario(
       direct,
       bare,
       koa,
+      headers,
       gateway,
       processes: pairs,
       redis: {

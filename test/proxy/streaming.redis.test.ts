@@ -29,6 +29,8 @@ import {
 const MiB = 1024 * 1024;
 const UPLOAD_BYTES = 100 * MiB;
 const DOWNLOAD_BYTES = 20 * MiB;
+/** The route timeout of /trickle: shorter than its upload, longer than any pause in it. */
+const TRICKLE_TIMEOUT_MS = 400;
 
 // Chunks already passed along are garbage until V8 collects them: measuring
 // what is retained needs a collection first (jest-leak-detector does the same).
@@ -79,6 +81,7 @@ beforeAll(async () => {
       { prefix: '/upload', upstream: echo.url },
       { prefix: '/files', upstream: downloads.url },
       { prefix: '/reluctant', upstream: reluctant.url },
+      { prefix: '/trickle', upstream: echo.url, timeoutMs: TRICKLE_TIMEOUT_MS },
     ],
   });
   url = fx.gw.url;
@@ -120,6 +123,24 @@ describe('a 100 MB upload', () => {
     // all. Body bytes live in array buffers, outside the V8 heap.
     expect(peak.heap - baseline.heap).toBeLessThan(50 * MiB);
     expect(peak.buffers - baseline.buffers).toBeLessThan(50 * MiB);
+  });
+
+  it('that takes longer than the route timeout but never pauses that long is not cut', async () => {
+    const chunks = 8;
+    const chunk = Buffer.alloc(64 * 1024, 7);
+    const slowly = Readable.from(
+      (async function* () {
+        for (let i = 0; i < chunks; i++) {
+          await new Promise((resolve) => setTimeout(resolve, TRICKLE_TIMEOUT_MS / 3));
+          yield chunk;
+        }
+      })(),
+    );
+    const started = Date.now();
+    const { res, text } = await upload('/trickle/blob', slowly, chunks * chunk.length);
+    expect(Date.now() - started).toBeGreaterThan(2 * TRICKLE_TIMEOUT_MS);
+    expect(res.statusCode).toBe(200);
+    expect((JSON.parse(text) as { bodyLength: number }).bodyLength).toBe(chunks * chunk.length);
   });
 
   it('is held back when the upstream stops reading, and completes when it reads again', async () => {
