@@ -132,10 +132,11 @@ interface RequestSeries {
 
 /**
  * Request counts as plain numbers, handed to prom-client when `/metrics` is
- * scraped: a labelled `inc` hashes its label values on every call, which
- * cost the proxy path more than its token and session checks together. The
- * keys are the route's prefix and the error code, the same strings on every
- * request, so each lookup hashes nothing new.
+ * scraped: a labelled `inc` validates and hashes its label values on every
+ * call (with the histogram's `observe`, 14k instructions of a proxied
+ * request, counted with callgrind). The keys here are the route's prefix and
+ * the error code, the same strings on every request, so each lookup hashes
+ * nothing new.
  */
 class RequestCounts {
   /** route → status class (1 for 1xx … 5 for 5xx) → refusal ('' when accepted). */

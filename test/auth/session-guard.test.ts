@@ -188,15 +188,21 @@ describe('session guard cache', () => {
   });
 
   describe('the verdict it remembers between events (the proxy path repeats no lookup)', () => {
-    it('ends with a revocation or a password change published by the store', async () => {
+    /** A guard that has judged a token alive from its cache twice: the second time from memory. */
+    async function remembered() {
       const s = instrumentedStore();
       const guard = createSessionGuard(s.store, { clockSkewSeconds: 30 });
       const claims = await userWithToken(s.store);
-      const other = { ...claims, jti: 'jti-other' };
       await guard.assertAlive(claims);
+      expect(guard.aliveFromCache(claims)).toBe(true);
+      expect(guard.aliveFromCache(claims)).toBe(true);
+      return { s, guard, claims };
+    }
+
+    it('ends with a revocation or a password change published by the store', async () => {
+      const { s, guard, claims } = await remembered();
+      const other = { ...claims, jti: 'jti-other' };
       await guard.assertAlive(other);
-      expect(guard.aliveFromCache(claims)).toBe(true);
-      expect(guard.aliveFromCache(claims)).toBe(true);
       expect(guard.aliveFromCache(other)).toBe(true);
 
       await s.store.revokeToken(claims.jti, claims.exp);
@@ -210,23 +216,13 @@ describe('session guard cache', () => {
     });
 
     it('is not trusted once delivery is lost', async () => {
-      const s = instrumentedStore();
-      const guard = createSessionGuard(s.store, { clockSkewSeconds: 30 });
-      const claims = await userWithToken(s.store);
-      await guard.assertAlive(claims);
-      expect(guard.aliveFromCache(claims)).toBe(true);
-      expect(guard.aliveFromCache(claims)).toBe(true);
+      const { s, guard, claims } = await remembered();
       s.cut();
       expect(guard.aliveFromCache(claims)).toBe(false);
     });
 
     it('ends with a logout through this guard, even before any event arrives', async () => {
-      const s = instrumentedStore();
-      const guard = createSessionGuard(s.store, { clockSkewSeconds: 30 });
-      const claims = await userWithToken(s.store);
-      await guard.assertAlive(claims);
-      expect(guard.aliveFromCache(claims)).toBe(true);
-      expect(guard.aliveFromCache(claims)).toBe(true);
+      const { s, guard, claims } = await remembered();
       s.dropSilently();
       await guard.revoke(claims);
       expect(codeThrownBy(() => guard.aliveFromCache(claims))).toBe('invalid_token');

@@ -98,13 +98,14 @@ export async function waitForPort(proc: BenchProcess, port: number, timeoutMs = 
 }
 
 /**
- * Where the benchmark's threads run, on a machine of two cores or more: the
- * load generator (this process's main thread) and the upstream on CPU 0, the
- * proxy being measured on CPU 1. Without it, three busy processes share two
- * cores as the scheduler pleases, and which proxy shares its core with the
- * load generator decides more than the proxy itself (seen here: ±15 % between
- * rounds). Only main threads are pinned: a proxy's other threads (garbage
- * collection helpers, the gateway's bcrypt pool) run on any CPU.
+ * Where the benchmark's threads run with BENCH_PIN=1, on two cores or more:
+ * the load generator (this process's main thread) and the upstream on CPU 0,
+ * the proxy being measured on CPU 1, so no proxy shares its core with the
+ * load generator. Only main threads are pinned: a proxy's other threads
+ * (garbage collection helpers, the gateway's bcrypt pool) run on any CPU.
+ * Not the default: on two cores the login storm then has three busy threads
+ * for two CPUs with one of them fixed, and the token endpoint gets less
+ * than when the scheduler places everything.
  */
 export const LOAD_CPU = 0;
 export const PROXY_CPU = 1;

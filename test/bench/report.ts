@@ -26,8 +26,8 @@ export function formatReport(r: BenchResults): string {
     `cpu: ${machine.cpu}`,
     `load: autocannon, ${settings.connections} connections, pipelining 1, one target at a time; each run warmed up ${settings.warmupSeconds} s, then ${settings.seconds} s measured`,
     settings.pinned
-      ? 'placement: load generator and upstream on CPU 0, each proxy on CPU 1 (main threads; BENCH_PIN=0 to leave it to the scheduler)'
-      : 'placement: left to the scheduler (no pinning)',
+      ? 'placement: load generator and upstream on CPU 0, each proxy on CPU 1 (main threads; BENCH_PIN=1)'
+      : 'placement: left to the scheduler (BENCH_PIN=1 gives the load generator and each proxy a CPU of their own)',
     '',
     `Scenario 1 — GET through each target at saturation (the same request with bearer token and X-Tenant-Id to each; upstream: 200, ~200-byte JSON, keep-alive); on ${settings.processes} fresh sets of proxy processes, each measured in ${settings.rounds} interleaved rounds of ${fixed(settings.seconds / settings.rounds)} s per target; the rows sum all sets`,
     ...table(

@@ -10,7 +10,8 @@
  * default 5), BENCH_PROCESSES (scenario 1 is measured on this many fresh
  * sets of proxy processes, default 3), BENCH_WARMUP_SECONDS (default 3),
  * BENCH_CONNECTIONS (default 50), BENCH_SOAK=1 (adds the soak, several
- * minutes), BENCH_PIN=0 (no CPU pinning: see LOAD_CPU in processes.ts).
+ * minutes), BENCH_PIN=1 (load generator and proxies on CPUs of their own:
+ * see LOAD_CPU in processes.ts).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -203,9 +204,9 @@ async function startHelper(
   return { proc, port, url: `http://127.0.0.1:${port}` };
 }
 
-/** Pins this process's main thread (the load generator) when the machine allows it. */
+/** With BENCH_PIN=1, pins this process's main thread (the load generator) when the machine allows it. */
 function pinLoadGenerator(): boolean {
-  if (process.env['BENCH_PIN'] === '0' || MACHINE_CORES < 2) return false;
+  if (process.env['BENCH_PIN'] !== '1' || MACHINE_CORES < 2) return false;
   try {
     pinMainThread(process.pid, LOAD_CPU);
     return true;
