@@ -79,7 +79,6 @@ function startForwarding(
   };
   forwarding.timer = setTimeout(expire, timeoutMs, forwarding);
   (req as WithForwarding)[FORWARDING] = forwarding;
-  if (!req.complete) req.on('data', bodyMoved);
   return forwarding;
 }
 
@@ -176,6 +175,8 @@ export function createForwarder(): Forwarder {
   return {
     web(req, res, target, scope) {
       const forwarding = startForwarding(req, target.timeoutMs, scope);
+      // Only here: an upgrade has no body, and its socket must not be read before http-proxy takes it.
+      if (!req.complete) req.on('data', bodyMoved);
       const { url, agent } = upstreamOf(target.upstream);
       proxy.web(req, res, { target: url, agent }, (err) => {
         stopTimeout(forwarding);
