@@ -58,12 +58,10 @@ const forwardingOf = (req: IncomingMessage): Forwarding | undefined =>
 
 /**
  * Starts the route's timeout for `req`: idle time without an answer. One plain
- * timer per request, cleared when the answer starts and pushed back by every
- * chunk of a request body still arriving, so a long upload that keeps moving
- * is never cut; a request without a body has nothing to push it back. A
- * socket timeout (`ClientRequest.setTimeout`), re-armed on every read and
- * write, cost the proxy path 11k instructions per request (callgrind), more
- * than three forwarded headers.
+ * timer per request, cleared when the answer starts (`web` has request-body
+ * chunks push it back). A socket timeout (`ClientRequest.setTimeout`),
+ * re-armed on every read and write, cost the proxy path 11k instructions per
+ * request (callgrind), more than three forwarded headers.
  */
 function startForwarding(
   req: IncomingMessage,
@@ -82,6 +80,7 @@ function startForwarding(
   return forwarding;
 }
 
+/** A chunk of a request body arrived: the request is not idle. */
 function bodyMoved(this: IncomingMessage): void {
   forwardingOf(this)?.timer?.refresh();
 }
@@ -175,7 +174,8 @@ export function createForwarder(): Forwarder {
   return {
     web(req, res, target, scope) {
       const forwarding = startForwarding(req, target.timeoutMs, scope);
-      // Only here: an upgrade has no body, and its socket must not be read before http-proxy takes it.
+      // A long upload that keeps moving is never cut. Only here: an upgrade has
+      // no body, and its socket must not be read before http-proxy takes it.
       if (!req.complete) req.on('data', bodyMoved);
       const { url, agent } = upstreamOf(target.upstream);
       proxy.web(req, res, { target: url, agent }, (err) => {

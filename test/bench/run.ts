@@ -142,6 +142,14 @@ async function startWorld(): Promise<BenchWorld> {
   };
   let gateway = await startGateway();
   const gatewayUrl = `http://127.0.0.1:${port}`;
+  /** Every server the benchmark measures, as they are now (restarts replace them). */
+  const servers = () => ({
+    upstream: upstream.proc,
+    bare: bare.proc,
+    koa: koa.proc,
+    headers: headers.proc,
+    gateway,
+  });
 
   return {
     settings,
@@ -152,18 +160,8 @@ async function startWorld(): Promise<BenchWorld> {
     headersUrl: headers.url,
     gatewayUrl,
     gateway: () => gateway,
-    pid: (server) =>
-      ({ upstream: upstream.proc, bare: bare.proc, koa: koa.proc, headers: headers.proc, gateway })[
-        server
-      ].pid,
-    pids: () => [
-      redisPid,
-      upstream.proc.pid,
-      bare.proc.pid,
-      koa.proc.pid,
-      headers.proc.pid,
-      gateway.pid,
-    ],
+    pid: (server) => servers()[server].pid,
+    pids: () => [redisPid, ...Object.values(servers()).map((proc) => proc.pid)],
     async proxiedTarget(): Promise<LoadTarget> {
       const token = await fetchToken(gatewayUrl);
       return {
