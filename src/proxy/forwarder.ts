@@ -176,7 +176,7 @@ export function createForwarder(): Forwarder {
       const forwarding = startForwarding(req, target.timeoutMs, scope);
       // A long upload that keeps moving is never cut. Only here: an upgrade has
       // no body, and its socket must not be read before http-proxy takes it.
-      if (!req.complete) req.on('data', bodyMoved);
+      if (hasBody(req)) req.on('data', bodyMoved);
       const { url, agent } = upstreamOf(target.upstream);
       proxy.web(req, res, { target: url, agent }, (err) => {
         stopTimeout(forwarding);
@@ -238,6 +238,16 @@ export function createForwarder(): Forwarder {
 
 function upstreamTimeout(): Error {
   return Object.assign(new Error('upstream timeout'), { code: UPSTREAM_TIMEOUT });
+}
+
+/**
+ * Whether a body follows the request's headers (RFC 9112 §6.3). Not
+ * `req.complete`: Node emits 'request' before it parses the end of even a
+ * bodiless GET, so that is false for every request.
+ */
+function hasBody(req: IncomingMessage): boolean {
+  const { 'transfer-encoding': chunked, 'content-length': length } = req.headers;
+  return chunked !== undefined || (length !== undefined && length !== '0');
 }
 
 function isWebSocketUpgrade(req: IncomingMessage): boolean {
