@@ -14,14 +14,12 @@ export interface LoadTarget {
   url: string;
   connections: number;
   headers?: Record<string, string>;
-  /** Open-loop load: this many requests per second in all, whatever the answers' speed. */
-  ratePerSecond?: number;
 }
 
 /** How long: a duration in seconds, or a fixed number of requests. */
 export type LoadLength = { seconds: number } | { amount: number };
 
-/** The raw figures of one autocannon run. */
+/** The raw figures of one run. */
 export interface Run {
   /** Requests answered (any status). */
   completed: number;
@@ -65,7 +63,6 @@ export function drive(target: LoadTarget, length: LoadLength): Promise<Run> {
         pipelining: 1,
         headers: target.headers ?? {},
         title: target.name,
-        ...(target.ratePerSecond === undefined ? {} : { overallRate: target.ratePerSecond }),
         ...('amount' in length ? { amount: length.amount } : { duration: length.seconds }),
       },
       (err, result) => {

@@ -2,7 +2,13 @@
  * The printed report: plain-text tables of a {@link BenchResults}.
  */
 import type { LoadResult } from './load.js';
-import { failedRuns, measuredRuns, verdicts, type BenchResults } from './results.js';
+import {
+  failedRuns,
+  measuredRuns,
+  roundP99AddedMs,
+  verdicts,
+  type BenchResults,
+} from './results.js';
 
 /** Above this share of the cores used by others, a run's figures are marked as skewed. */
 const NOISY_PERCENT = 10;
@@ -24,7 +30,7 @@ export function formatReport(r: BenchResults): string {
   out.push(
     `tenant-gateway benchmark — ${machine.cores} cores (os.availableParallelism; ${machine.cpus} CPUs listed), Node ${machine.node}, ${machine.platform}`,
     `cpu: ${machine.cpu}`,
-    `load: autocannon, ${settings.connections} connections, pipelining 1, one target at a time; each run warmed up ${settings.warmupSeconds} s, then ${settings.seconds} s measured`,
+    `load: autocannon, ${settings.connections} connections, pipelining 1, one target at a time; each run warmed up ${settings.warmupSeconds} s, then ${settings.seconds} s measured (scenario 1b: paced-load.ts, see there)`,
     settings.pinned
       ? 'placement: load generator and upstream on CPU 0, each proxy on CPU 1 (main threads; BENCH_PIN=1)'
       : 'placement: left to the scheduler (BENCH_PIN=1 gives the load generator and each proxy a CPU of their own)',
@@ -53,8 +59,11 @@ export function formatReport(r: BenchResults): string {
     `gateway RSS: ${mb(throughput.rssMb.before)} before scenario 1, ${mb(throughput.rssMb.after)} after (${signed(throughput.rssMb.after - throughput.rssMb.before)} MB)`,
     `  for comparison, bare proxy RSS: ${mb(throughput.bareRssMb.before)} before, ${mb(throughput.bareRssMb.after)} after (${signed(throughput.bareRssMb.after - throughput.bareRssMb.before)} MB)`,
     '',
-    `Scenario 1b — latency at a fixed ${r.latency.rate} req/s (open loop, 10 connections, same request), ${settings.rounds} interleaved rounds`,
+    `Scenario 1b — latency at a fixed ${r.latency.rate} req/s (open loop, evenly paced, at most 10 connections, same request), ${r.latency.roundP99Ms.gateway.length} paired rounds of ${r.latency.roundSeconds} s per target`,
     ...table(RUN_HEADER, [r.latency.bare, r.latency.gateway].map(runRow)),
+    `  p99 per round, ms: bare ${listMs(r.latency.roundP99Ms.bare)}`,
+    `                  gateway ${listMs(r.latency.roundP99Ms.gateway)}`,
+    `          gateway − bare ${listMs(roundP99AddedMs(r.latency))}`,
     '',
     `Scenario 2 — proxied load during a login storm (GET /1/token, Basic, ${settings.stormConnections} connections, bcrypt cost ${storm.ceiling.cost})`,
     ...table(RUN_HEADER, [
@@ -171,3 +180,4 @@ function describeCounts(counts: Record<string, number>): string {
 const fixed = (value: number): string => String(Number(value.toFixed(2)));
 const mb = (value: number): string => `${value.toFixed(1)} MB`;
 const signed = (value: number): string => `${value >= 0 ? '+' : ''}${value.toFixed(1)}`;
+const listMs = (values: readonly number[]): string => values.map((v) => v.toFixed(2)).join(' ');

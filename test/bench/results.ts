@@ -63,8 +63,27 @@ export interface SoakScenario {
 /** Scenario 1b: latency at a fixed rate far below saturation. */
 export interface LatencyScenario {
   rate: number;
+  roundSeconds: number;
+  /** Pooled over every round. */
   bare: LoadResult;
   gateway: LoadResult;
+  /** Each round's p99, in round order: round i of one was run beside round i of the other. */
+  roundP99Ms: { bare: number[]; gateway: number[] };
+}
+
+/** The gateway's p99 minus the bare proxy's, round by round. */
+export function roundP99AddedMs(latency: LatencyScenario): number[] {
+  const { bare, gateway } = latency.roundP99Ms;
+  return gateway.map((p99, i) => p99 - (bare[i] ?? Number.NaN));
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  if (sorted.length === 0) return Number.NaN;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 export interface BenchResults {
@@ -143,11 +162,18 @@ export function verdicts(r: BenchResults): Verdict[] {
       () => true,
     ),
     {
-      label: `p99 added at ${r.latency.rate} req/s (gateway − bare)`,
-      value: r.latency.gateway.p99Ms - r.latency.bare.p99Ms,
+      label: `p99 added at ${r.latency.rate} req/s (median of ${r.latency.roundP99Ms.gateway.length} paired rounds)`,
+      value: median(roundP99AddedMs(r.latency)),
       unit: 'ms',
       target: '≤ 1 ms',
-      met: r.latency.gateway.p99Ms - r.latency.bare.p99Ms <= 1,
+      met: median(roundP99AddedMs(r.latency)) <= 1,
+    },
+    {
+      label: `p99 added at ${r.latency.rate} req/s (pooled over all rounds)`,
+      value: r.latency.gateway.p99Ms - r.latency.bare.p99Ms,
+      unit: 'ms',
+      target: '—',
+      met: true,
     },
     {
       label: 'p99 added at saturation (gateway − bare)',

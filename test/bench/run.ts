@@ -5,7 +5,8 @@
  * request — throughput, latency, Redis commands, memory — then the same load
  * during a login storm, and (BENCH_SOAK=1) memory over a million requests.
  *
- * Environment: BENCH_SECONDS (measured seconds per target, default 10),
+ * Environment: BENCH_SECONDS (measured seconds per target, default 10; also
+ * the number of 1 s latency rounds),
  * BENCH_ROUNDS (scenario 1's measurement is interleaved in this many slices,
  * default 5), BENCH_PROCESSES (scenario 1 is measured on this many fresh
  * sets of proxy processes, default 3), BENCH_WARMUP_SECONDS (default 3),
