@@ -77,6 +77,7 @@ export function roundP99AddedMs(latency: LatencyScenario): number[] {
   return gateway.map((p99, i) => p99 - (bare[i] ?? Number.NaN));
 }
 
+/** The middle value (the mean of the two middle ones for an even count); NaN for none. */
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;

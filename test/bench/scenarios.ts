@@ -259,10 +259,11 @@ const LATENCY_ROUND_SECONDS = 1;
  *
  * In rounds of a second, the two targets back to back (which goes first
  * alternates), each round's p99 kept: on this kind of machine a proxied
- * request now and then stalls for 20–40 ms, as often through the bare proxy
- * as through the gateway and never straight to the upstream, and a handful of
- * such stalls decide a pooled p99. The difference within a round, taken over
- * many rounds, is what the gateway adds; the pooled figures are reported too.
+ * request now and then stalls for 20–40 ms, through the bare proxy as well as
+ * the gateway (more often through the gateway so far; cause not found) and
+ * almost never straight to the upstream, and a handful of such stalls decide
+ * a pooled p99. The median of the differences within a round is the typical
+ * cost a request pays; the pooled figures (the tail) are reported beside it.
  */
 export async function latencyScenario(
   world: BenchWorld,
