@@ -19,6 +19,8 @@ export const BENCH_USER = { email: 'bench@example.com', password: 'bench-passwor
 export const BENCH_TENANT = 'bench-org';
 /** Where the proxied route is mounted. */
 export const ROUTE_PREFIX = '/api';
+/** The path every benchmark request asks for, under {@link ROUTE_PREFIX}. */
+export const REQUEST_PATH = `${ROUTE_PREFIX}/orders/1`;
 
 /** What the gateway is started with. */
 export interface GatewayFiles {

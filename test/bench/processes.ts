@@ -169,6 +169,21 @@ export function createTeardown(): { add(fn: () => unknown): void; run(): Promise
   return { add: (fn) => void steps.push(fn), run };
 }
 
+/** Runs a benchmark's `main`, reports its failure as `<label> failed: …` (exit code 1), then tears down. */
+export function runMain(
+  label: string,
+  main: () => Promise<void>,
+  teardown: { run(): Promise<void> },
+): void {
+  main()
+    .catch((err: unknown) => {
+      const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
+      process.stderr.write(`${label} failed: ${text}\n`);
+      process.exitCode = 1;
+    })
+    .finally(() => teardown.run());
+}
+
 /** Resolves after `ms` milliseconds. */
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

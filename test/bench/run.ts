@@ -19,7 +19,8 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startRedisServer } from '../support/redis-server.js';
-import { BENCH_TENANT, fetchToken, ROUTE_PREFIX, writeGatewayFiles } from './gateway-config.js';
+import { positiveInt } from './env.js';
+import { BENCH_TENANT, fetchToken, REQUEST_PATH, writeGatewayFiles } from './gateway-config.js';
 import type { LoadResult, LoadTarget } from './load.js';
 import { measureLoginCeiling } from './login-ceiling.js';
 import {
@@ -28,6 +29,7 @@ import {
   LOAD_CPU,
   MACHINE_CORES,
   pinMainThread,
+  runMain,
   PROXY_CPU,
   spawnNode,
   waitForPort,
@@ -47,7 +49,6 @@ import {
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const HERE = fileURLToPath(new URL('.', import.meta.url));
-const REQUEST_PATH = `${ROUTE_PREFIX}/orders/1`;
 
 const seconds = positiveInt('BENCH_SECONDS', 10);
 const settings = {
@@ -237,25 +238,9 @@ function assertAlive(proc: BenchProcess): void {
   if (proc.exited()) throw new Error(`${proc.name} exited during the benchmark:\n${proc.output()}`);
 }
 
-function positiveInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
-  }
-  return value;
-}
-
 function progress(message: string): void {
   phase = message;
   process.stderr.write(`» ${message}\n`);
 }
 
-main()
-  .catch((err: unknown) => {
-    const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
-    process.stderr.write(`bench failed: ${text}\n`);
-    process.exitCode = 1;
-  })
-  .finally(() => teardown.run());
+runMain('bench', main, teardown);

@@ -1,0 +1,212 @@
+/**
+ * Where a proxied request's CPU goes, by component (`npm run build`, then
+ * `npx tsx test/bench/profile.ts`): the bare proxy, the bare proxy + headers
+ * and the gateway are each started with `node --cpu-prof`, warmed up, loaded
+ * with autocannon (the same request as `npm run bench`), and stopped; their
+ * profiles' steady-state samples are printed as µs of CPU per request, per
+ * component, side by side. Not part of `npm run bench`: a profiler slows what
+ * it watches, so these are for comparing components, not for the targets.
+ *
+ * Environment: BENCH_SECONDS (measured seconds per target, default 10),
+ * BENCH_WARMUP_SECONDS (default 3), BENCH_PROCESSES (fresh processes per
+ * target, averaged, default 2), BENCH_CONNECTIONS (default 50).
+ */
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startRedisServer } from '../support/redis-server.js';
+import { summarizeProfile, type ProfileSummary } from './cpu-profile.js';
+import { BENCH_TENANT, fetchToken, REQUEST_PATH, writeGatewayFiles } from './gateway-config.js';
+import { positiveInt } from './env.js';
+import { drive, type LoadTarget } from './load.js';
+import {
+  createTeardown,
+  findFreePort,
+  MACHINE_CORES,
+  runMain,
+  spawnNode,
+  waitForPort,
+  type BenchProcess,
+} from './processes.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+/** One sample per 200 µs: a request is ~100–400 µs of CPU here, so thousands of samples per component. */
+const SAMPLE_INTERVAL_US = 200;
+
+const settings = {
+  seconds: positiveInt('BENCH_SECONDS', 10),
+  warmupSeconds: positiveInt('BENCH_WARMUP_SECONDS', 3),
+  processes: positiveInt('BENCH_PROCESSES', 2),
+  connections: positiveInt('BENCH_CONNECTIONS', 50),
+};
+const teardown = createTeardown();
+const profiles = mkdtempSync(join(tmpdir(), 'tg-bench-profiles-'));
+teardown.add(() => rmSync(profiles, { recursive: true, force: true }));
+
+/** A proxy to profile: how to start it under the profiler. */
+interface Subject {
+  name: string;
+  start(profileDir: string): Promise<{ proc: BenchProcess; url: string }>;
+}
+
+async function main(): Promise<void> {
+  const redis = await startRedisServer();
+  teardown.add(() => redis.stop());
+  const upstreamPort = await findFreePort();
+  const upstream = spawnNode('upstream', [join(HERE, 'upstream.mjs'), String(upstreamPort)], ROOT);
+  teardown.add(() => upstream.stop());
+  await waitForPort(upstream, upstreamPort);
+  const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
+  // One config and one signing key for every gateway process: the token stays good.
+  const gatewayPort = await findFreePort();
+  const files = writeGatewayFiles({
+    port: gatewayPort,
+    redisUrl: redis.url,
+    upstream: upstreamUrl,
+  });
+  teardown.add(() => rmSync(files.dir, { recursive: true, force: true }));
+
+  const started = async (proc: BenchProcess, port: number) => {
+    teardown.add(() => proc.stop());
+    await waitForPort(proc, port, 30_000);
+    return { proc, url: `http://127.0.0.1:${port}` };
+  };
+  const helper = (name: string, script: string): Subject => ({
+    name,
+    async start(dir) {
+      const port = await findFreePort();
+      const args = [...profilerFlags(dir), join(HERE, script), String(port), upstreamUrl];
+      return started(spawnNode(name, args, ROOT), port);
+    },
+  });
+  const subjects: Subject[] = [
+    helper('bare proxy', 'bare-proxy.mjs'),
+    helper('bare proxy + headers', 'headers-proxy.mjs'),
+    {
+      name: 'gateway',
+      start(dir) {
+        const args = [...profilerFlags(dir), 'dist/cli.js', 'serve', '--config', files.configFile];
+        return started(spawnNode('gateway', args, ROOT), gatewayPort);
+      },
+    },
+  ];
+  // The very same request to each, as in `npm run bench`: a gateway's token and the tenant header.
+  const tokenGateway = await started(
+    spawnNode('gateway', ['dist/cli.js', 'serve', '--config', files.configFile], ROOT),
+    gatewayPort,
+  );
+  const headers = {
+    authorization: `Bearer ${await fetchToken(tokenGateway.url)}`,
+    'x-tenant-id': BENCH_TENANT,
+  };
+  await tokenGateway.proc.stop();
+
+  const summaries = new Map<string, Measured[]>();
+  for (let set = 1; set <= settings.processes; set++) {
+    for (const subject of subjects) {
+      progress(`${subject.name}: process ${set} of ${settings.processes}`);
+      const dir = join(profiles, `${set}-${subjects.indexOf(subject)}`);
+      const list = summaries.get(subject.name) ?? [];
+      list.push(await profileOne(subject, dir, headers));
+      summaries.set(subject.name, list);
+    }
+  }
+  process.stdout.write(`\n${formatTable(summaries)}\n`);
+}
+
+interface Measured {
+  summary: ProfileSummary;
+  requestsPerSecond: number;
+}
+
+/** Starts `subject` under the profiler, warms it up, measures, stops it, and reads its main thread's profile. */
+async function profileOne(
+  subject: Subject,
+  dir: string,
+  headers: Record<string, string>,
+): Promise<Measured> {
+  const { proc, url } = await subject.start(dir);
+  const target: LoadTarget = {
+    name: subject.name,
+    url: url + REQUEST_PATH,
+    connections: settings.connections,
+    headers,
+  };
+  await drive(target, { seconds: settings.warmupSeconds });
+  const startedAt = performance.now();
+  const run = await drive(target, { seconds: settings.seconds });
+  const endedAt = performance.now();
+  if (run.non2xx > 0 || run.errors > 0) {
+    throw new Error(`${subject.name}: ${run.non2xx} non-2xx answers, ${run.errors} errors`);
+  }
+  await proc.stop();
+  // The profile ends when the process exits: the window is counted back from then.
+  const stoppedAt = performance.now();
+  const summary = summarizeProfile(
+    join(dir, mainThreadProfile(dir, proc.pid)),
+    {
+      fromEndUs: (stoppedAt - startedAt) * 1000,
+      toEndUs: (stoppedAt - endedAt) * 1000,
+    },
+    run.completed,
+  );
+  return { summary, requestsPerSecond: run.completed / run.seconds };
+}
+
+function profilerFlags(dir: string): string[] {
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-interval=${SAMPLE_INTERVAL_US}`];
+}
+
+/** `CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`: thread 0 is the main thread. */
+function mainThreadProfile(dir: string, pid: number): string {
+  const name = readdirSync(dir).find((file) => file.includes(`.${pid}.0.`));
+  if (name === undefined) throw new Error(`no CPU profile of process ${pid} in ${dir}`);
+  return name;
+}
+
+function formatTable(summaries: Map<string, Measured[]>): string {
+  const names = [...summaries.keys()];
+  const mean = (name: string, pick: (s: ProfileSummary) => number): number => {
+    const list = summaries.get(name) ?? [];
+    return list.reduce((sum, { summary }) => sum + pick(summary), 0) / list.length;
+  };
+  const components = new Set<string>();
+  for (const list of summaries.values())
+    for (const { summary } of list) for (const c of summary.byComponent.keys()) components.add(c);
+  const rows = [...components].map((component) => ({
+    component,
+    values: names.map((name) => mean(name, (s) => s.byComponent.get(component) ?? 0)),
+  }));
+  rows.sort((a, b) => Math.max(...b.values) - Math.max(...a.values));
+  const width = Math.max(
+    ...rows.map((r) => r.component.length),
+    'requests/s under profiler'.length,
+  );
+  const cell = (v: number) => v.toFixed(1).padStart(22);
+  const line = (label: string, values: number[]) =>
+    `${label.padEnd(width)}${values.map(cell).join('')}`;
+  const rps = names.map((name) => {
+    const list = summaries.get(name) ?? [];
+    return list.reduce((sum, m) => sum + m.requestsPerSecond, 0) / list.length;
+  });
+  return [
+    `CPU per proxied request by component, µs (self time, steady state; mean of ${settings.processes} processes each;`,
+    `${MACHINE_CORES} cores; ${settings.connections} connections, ${settings.seconds} s measured after ${settings.warmupSeconds} s of warm-up)`,
+    '',
+    `${''.padEnd(width)}${names.map((n) => n.padStart(22)).join('')}`,
+    ...rows.map((r) => line(r.component, r.values)),
+    line(
+      'total',
+      names.map((name) => mean(name, (s) => s.totalUs)),
+    ),
+    line('requests/s under profiler', rps),
+  ].join('\n');
+}
+
+function progress(message: string): void {
+  process.stderr.write(`» ${message}\n`);
+}
+
+runMain('profile', main, teardown);
