@@ -142,7 +142,9 @@ async function profileOne(
     throw new Error(`${subject.name}: ${run.non2xx} non-2xx answers, ${run.errors} errors`);
   }
   await proc.stop();
-  // The profile ends when the process exits: the window is counted back from then.
+  // The window is counted back from the process's exit. The profile stops a
+  // little earlier (it is written out first, tens of ms), so the window slides
+  // that far into the warm-up, which ran the same load.
   const stoppedAt = performance.now();
   const summary = summarizeProfile(
     join(dir, mainThreadProfile(dir, proc.pid)),
@@ -168,29 +170,22 @@ function mainThreadProfile(dir: string, pid: number): string {
 
 function formatTable(summaries: Map<string, Measured[]>): string {
   const names = [...summaries.keys()];
-  const mean = (name: string, pick: (s: ProfileSummary) => number): number => {
+  const mean = (name: string, pick: (m: Measured) => number): number => {
     const list = summaries.get(name) ?? [];
-    return list.reduce((sum, { summary }) => sum + pick(summary), 0) / list.length;
+    return list.reduce((sum, m) => sum + pick(m), 0) / list.length;
   };
   const components = new Set<string>();
   for (const list of summaries.values())
     for (const { summary } of list) for (const c of summary.byComponent.keys()) components.add(c);
   const rows = [...components].map((component) => ({
     component,
-    values: names.map((name) => mean(name, (s) => s.byComponent.get(component) ?? 0)),
+    values: names.map((name) => mean(name, (m) => m.summary.byComponent.get(component) ?? 0)),
   }));
   rows.sort((a, b) => Math.max(...b.values) - Math.max(...a.values));
-  const width = Math.max(
-    ...rows.map((r) => r.component.length),
-    'requests/s under profiler'.length,
-  );
-  const cell = (v: number) => v.toFixed(1).padStart(22);
+  const lastLabel = 'requests/s under profiler';
+  const width = Math.max(...rows.map((r) => r.component.length), lastLabel.length);
   const line = (label: string, values: number[]) =>
-    `${label.padEnd(width)}${values.map(cell).join('')}`;
-  const rps = names.map((name) => {
-    const list = summaries.get(name) ?? [];
-    return list.reduce((sum, m) => sum + m.requestsPerSecond, 0) / list.length;
-  });
+    `${label.padEnd(width)}${values.map((v) => v.toFixed(1).padStart(22)).join('')}`;
   return [
     `CPU per proxied request by component, µs (self time, steady state; mean of ${settings.processes} processes each;`,
     `${MACHINE_CORES} cores; ${settings.connections} connections, ${settings.seconds} s measured after ${settings.warmupSeconds} s of warm-up)`,
@@ -199,9 +194,12 @@ function formatTable(summaries: Map<string, Measured[]>): string {
     ...rows.map((r) => line(r.component, r.values)),
     line(
       'total',
-      names.map((name) => mean(name, (s) => s.totalUs)),
+      names.map((name) => mean(name, (m) => m.summary.totalUs)),
     ),
-    line('requests/s under profiler', rps),
+    line(
+      lastLabel,
+      names.map((name) => mean(name, (m) => m.requestsPerSecond)),
+    ),
   ].join('\n');
 }
 
