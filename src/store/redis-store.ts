@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { compareIds, normaliseEmail, revocationDeadlineMs } from './normalise.js';
 import { connectRedis, type RedisConnectionOptions } from './redis-connection.js';
@@ -131,6 +132,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       if (reply === null) return null;
       const sessionVersion = Number(reply);
       tellWatchers({ kind: 'session-ended', userId, sessionVersion });
+      await fannedOut(redis);
       return sessionVersion;
     },
 
@@ -220,6 +222,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       if (Date.now() > deadline) return;
       await attempt(() => redis.revokeToken(keys.revoked(jti), deadline, keys.sessionChannel, jti));
       tellWatchers({ kind: 'token-revoked', jti });
+      await fannedOut(redis);
     },
 
     async isTokenRevoked(jti: string): Promise<boolean> {
@@ -250,6 +253,24 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       }
     },
   };
+}
+
+/**
+ * Resolves once Redis has written a just-published session event to every
+ * subscriber's connection. Redis queues the script's reply and the PUBLISH's
+ * messages in one pass of its event loop and may write the reply first: if it
+ * is descheduled in between (a busy machine), the caller can answer 204 and
+ * its client reach another instance before that instance's copy has left
+ * Redis — the multi-instance test once saw the old token accepted that way,
+ * with the suite loading both cores. A PING sent after the reply has been read
+ * is served in a later pass, after every write of that one; an instance then
+ * reads the event before any request sent after the 204 reaches it (on one
+ * host; over a network, within the event's own trip). A failed PING changes
+ * nothing: the change is stored, and a subscriber whose connection broke
+ * stops trusting its cache by itself.
+ */
+async function fannedOut(redis: Redis): Promise<void> {
+  await redis.ping().catch(() => undefined);
 }
 
 /**
