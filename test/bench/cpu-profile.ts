@@ -23,11 +23,8 @@ export interface Window {
   toEndUs: number;
 }
 
-/** µs of CPU per request by component, and their sum. */
-export interface ProfileSummary {
-  byComponent: Map<string, number>;
-  totalUs: number;
-}
+/** µs of CPU per request by component. */
+export type ProfileSummary = Map<string, number>;
 
 /** Native frames that are the socket's write syscalls (on loopback: the whole TCP path to the reader). */
 const SOCKET_WRITES = new Set([
@@ -44,8 +41,7 @@ export function summarizeProfile(file: string, window: Window, requests: number)
   const frames = new Map(profile.nodes.map((node) => [node.id, node.callFrame]));
   const from = profile.endTime - window.fromEndUs;
   const to = profile.endTime - window.toEndUs;
-  const byComponent = new Map<string, number>();
-  let totalUs = 0;
+  const byComponent: ProfileSummary = new Map();
   let at = profile.startTime;
   // timeDeltas[i] is the time from sample i-1 to sample i: the time sample i stands for.
   for (let i = 0; i < profile.samples.length; i++) {
@@ -57,9 +53,8 @@ export function summarizeProfile(file: string, window: Window, requests: number)
     const component = componentOf(frame.functionName, frame.url);
     if (component === undefined) continue;
     byComponent.set(component, (byComponent.get(component) ?? 0) + spent / requests);
-    totalUs += spent / requests;
   }
-  return { byComponent, totalUs };
+  return byComponent;
 }
 
 /** The component a frame's own time is filed under; undefined for idle time. */

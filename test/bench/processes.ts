@@ -7,7 +7,12 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { acceptsConnections, findFreePort } from '../support/ports.js';
+
+/** The project's root (children run there) and this directory (the helper scripts). */
+export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 
 /** A running child process. */
 export interface BenchProcess {

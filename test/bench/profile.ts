@@ -14,24 +14,23 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startRedisServer } from '../support/redis-server.js';
 import { summarizeProfile, type ProfileSummary } from './cpu-profile.js';
 import { BENCH_TENANT, fetchToken, REQUEST_PATH, writeGatewayFiles } from './gateway-config.js';
 import { positiveInt } from './env.js';
 import { drive, type LoadTarget } from './load.js';
 import {
+  BENCH_DIR,
   createTeardown,
   findFreePort,
   MACHINE_CORES,
+  PROJECT_ROOT,
   runMain,
   spawnNode,
   waitForPort,
   type BenchProcess,
 } from './processes.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const HERE = fileURLToPath(new URL('.', import.meta.url));
 /** One sample per 200 µs: a request is ~100–400 µs of CPU here, so thousands of samples per component. */
 const SAMPLE_INTERVAL_US = 200;
 
@@ -55,7 +54,11 @@ async function main(): Promise<void> {
   const redis = await startRedisServer();
   teardown.add(() => redis.stop());
   const upstreamPort = await findFreePort();
-  const upstream = spawnNode('upstream', [join(HERE, 'upstream.mjs'), String(upstreamPort)], ROOT);
+  const upstream = spawnNode(
+    'upstream',
+    [join(BENCH_DIR, 'upstream.mjs'), String(upstreamPort)],
+    PROJECT_ROOT,
+  );
   teardown.add(() => upstream.stop());
   await waitForPort(upstream, upstreamPort);
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
@@ -77,8 +80,8 @@ async function main(): Promise<void> {
     name,
     async start(dir) {
       const port = await findFreePort();
-      const args = [...profilerFlags(dir), join(HERE, script), String(port), upstreamUrl];
-      return started(spawnNode(name, args, ROOT), port);
+      const args = [...profilerFlags(dir), join(BENCH_DIR, script), String(port), upstreamUrl];
+      return started(spawnNode(name, args, PROJECT_ROOT), port);
     },
   });
   const subjects: Subject[] = [
@@ -88,13 +91,13 @@ async function main(): Promise<void> {
       name: 'gateway',
       start(dir) {
         const args = [...profilerFlags(dir), 'dist/cli.js', 'serve', '--config', files.configFile];
-        return started(spawnNode('gateway', args, ROOT), gatewayPort);
+        return started(spawnNode('gateway', args, PROJECT_ROOT), gatewayPort);
       },
     },
   ];
   // The very same request to each, as in `npm run bench`: a gateway's token and the tenant header.
   const tokenGateway = await started(
-    spawnNode('gateway', ['dist/cli.js', 'serve', '--config', files.configFile], ROOT),
+    spawnNode('gateway', ['dist/cli.js', 'serve', '--config', files.configFile], PROJECT_ROOT),
     gatewayPort,
   );
   const headers = {
@@ -176,10 +179,10 @@ function formatTable(summaries: Map<string, Measured[]>): string {
   };
   const components = new Set<string>();
   for (const list of summaries.values())
-    for (const { summary } of list) for (const c of summary.byComponent.keys()) components.add(c);
+    for (const { summary } of list) for (const c of summary.keys()) components.add(c);
   const rows = [...components].map((component) => ({
     component,
-    values: names.map((name) => mean(name, (m) => m.summary.byComponent.get(component) ?? 0)),
+    values: names.map((name) => mean(name, (m) => m.summary.get(component) ?? 0)),
   }));
   rows.sort((a, b) => Math.max(...b.values) - Math.max(...a.values));
   const lastLabel = 'requests/s under profiler';
@@ -194,13 +197,19 @@ function formatTable(summaries: Map<string, Measured[]>): string {
     ...rows.map((r) => line(r.component, r.values)),
     line(
       'total',
-      names.map((name) => mean(name, (m) => m.summary.totalUs)),
+      names.map((name) => mean(name, (m) => sum(m.summary.values()))),
     ),
     line(
       lastLabel,
       names.map((name) => mean(name, (m) => m.requestsPerSecond)),
     ),
   ].join('\n');
+}
+
+function sum(values: Iterable<number>): number {
+  let total = 0;
+  for (const v of values) total += v;
+  return total;
 }
 
 function progress(message: string): void {

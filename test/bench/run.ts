@@ -17,18 +17,19 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startRedisServer } from '../support/redis-server.js';
 import { positiveInt } from './env.js';
 import { BENCH_TENANT, fetchToken, REQUEST_PATH, writeGatewayFiles } from './gateway-config.js';
 import type { LoadResult, LoadTarget } from './load.js';
 import { measureLoginCeiling } from './login-ceiling.js';
 import {
+  BENCH_DIR,
   createTeardown,
   findFreePort,
   LOAD_CPU,
   MACHINE_CORES,
   pinMainThread,
+  PROJECT_ROOT,
   runMain,
   PROXY_CPU,
   spawnNode,
@@ -46,9 +47,6 @@ import {
   throughputScenario,
   type BenchWorld,
 } from './scenarios.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const HERE = fileURLToPath(new URL('.', import.meta.url));
 
 const seconds = positiveInt('BENCH_SECONDS', 10);
 const settings = {
@@ -134,7 +132,7 @@ async function startWorld(): Promise<BenchWorld> {
     const proc = spawnNode(
       'gateway',
       ['dist/cli.js', 'serve', '--config', files.configFile],
-      ROOT,
+      PROJECT_ROOT,
       keepWarning,
     );
     teardown.add(() => proc.stop());
@@ -197,7 +195,7 @@ async function startHelper(
   port?: number,
 ) {
   port ??= await findFreePort();
-  const proc = spawnNode(name, [join(HERE, script), String(port), ...args], ROOT);
+  const proc = spawnNode(name, [join(BENCH_DIR, script), String(port), ...args], PROJECT_ROOT);
   teardown.add(() => proc.stop());
   await waitForPort(proc, port);
   pin(proc.pid, cpu);

@@ -260,9 +260,9 @@ const LATENCY_ROUND_SECONDS = 1;
  * In rounds of a second, the two targets back to back (which goes first
  * alternates), each round's p99 kept: on this kind of machine a proxied
  * request now and then stalls for 20–40 ms, through the bare proxy as well as
- * the gateway (more often through the gateway so far; cause not found) and
- * almost never straight to the upstream, and a handful of such stalls decide
- * a pooled p99. The median of the differences within a round is the typical
+ * the gateway, and almost never straight to the upstream (the worst of them
+ * line up with a fresh Erlang VM the machine's RabbitMQ starts every
+ * minute); a handful of such stalls decide a pooled p99. The median of the differences within a round is the typical
  * cost a request pays; the pooled figures (the tail) are reported beside it.
  */
 export async function latencyScenario(
@@ -275,11 +275,14 @@ export async function latencyScenario(
   const [bare, gateway] = [
     { name: 'bare proxy', url: world.bareUrl + path, pid: world.pid('bare') },
     { name: 'gateway', url: proxied.url, pid: world.pid('gateway') },
-  ].map(({ name, url, pid }) => ({
-    target: { ...common, name: `${name} at ${LATENCY_RATE} req/s`, url },
-    tally: new Tally(`${name} at ${LATENCY_RATE} req/s`, () => pid, world.pids),
-    roundP99Ms: [] as number[],
-  })) as [LatencyLoad, LatencyLoad];
+  ].map(({ name, url, pid }) => {
+    const label = `${name} at ${LATENCY_RATE} req/s`;
+    return {
+      target: { ...common, name: label, url },
+      tally: new Tally(label, () => pid, world.pids),
+      roundP99Ms: [] as number[],
+    };
+  }) as [LatencyLoad, LatencyLoad];
   world.progress(
     `latency: ${rounds} rounds of ${LATENCY_ROUND_SECONDS} s on each target at ${LATENCY_RATE} req/s`,
   );
