@@ -1,10 +1,19 @@
 /**
- * Open-loop load at a fixed rate, evenly paced: request i is due at
- * start + i / rate whatever became of the ones before. Its latency runs from
- * when it is handed to the HTTP client, so the wait for a free connection
- * behind slow answers counts (a stall cannot hide the requests it delayed:
- * coordinated omission), while the pacer's own lateness does not (Node's
- * timers tick in whole milliseconds, as long as the interval at 1000 req/s).
+ * Open-loop load at a fixed rate, evenly paced, on several targets at once:
+ * every target gets `ratePerSecond`, their requests interleaved one by one
+ * (A, B, A, B …), so each second of the run holds the same number of requests
+ * to each. A stall of the machine (this kind of machine has them: see
+ * scenarios.ts) then lands on every target alike instead of on whichever one
+ * happened to be measured in that second, and the targets' percentiles can be
+ * compared second by second.
+ *
+ * Request i of a target is due at start + i / rate whatever became of the
+ * ones before. Its latency runs from when it is handed to the HTTP client, so
+ * the wait for a free connection behind slow answers counts (a stall cannot
+ * hide the requests it delayed: coordinated omission), while the pacer's own
+ * lateness does not (Node's timers tick in whole milliseconds). Connections
+ * are opened and used once before the clock starts: the run measures
+ * requests on kept-alive connections, not TCP handshakes.
  *
  * Why not autocannon: its `overallRate` is a budget per second, not a pace.
  * Each connection sends back to back until it has made its share of the
@@ -15,56 +24,118 @@
  * loadtest paces but reports whole milliseconds. The HTTP is Node's own client.
  */
 import { Agent, request } from 'node:http';
-import { createHistogram } from 'node:perf_hooks';
+import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import type { LoadTarget, Run } from './load.js';
 
 /** How long to wait for the last answers once every request has been sent. */
 const DRAIN_MS = 10_000;
 
-/** Sends `ratePerSecond × seconds` GETs to `target` on schedule; resolves once all are answered. */
-export function drivePaced(
-  target: LoadTarget,
+/** One target's figures: the whole run, and its latencies second by second. */
+export interface PacedRun extends Run {
+  /** Latencies of the requests sent in each second of the run (index = second). */
+  perSecond: RecordableHistogram[];
+}
+
+interface Flow {
+  target: LoadTarget;
+  agent: Agent;
+  run: PacedRun;
+}
+
+/** A histogram as load.ts keeps them: 1 µs .. 60 s, three significant figures. */
+const histogram = (): RecordableHistogram =>
+  createHistogram({ lowest: 1, highest: 60_000_000, figures: 3 });
+
+/**
+ * Sends `ratePerSecond × seconds` GETs to each of `targets`, interleaved, on
+ * schedule; resolves once all are answered, with one run per target (same order).
+ */
+export async function drivePaced(
+  targets: readonly LoadTarget[],
   ratePerSecond: number,
   seconds: number,
-): Promise<Run> {
-  // 1 µs .. 60 s, three significant figures (as load.ts's).
-  const latencies = createHistogram({ lowest: 1, highest: 60_000_000, figures: 3 });
-  // At most `connections` requests on the wire; later ones wait in the agent, on the clock.
-  const agent = new Agent({ keepAlive: true, maxSockets: target.connections });
-  const total = Math.round(ratePerSecond * seconds);
-  const intervalNs = 1e9 / ratePerSecond;
-  const statuses: Record<string, number> = {};
-  let completed = 0;
-  let non2xx = 0;
-  let errors = 0;
+): Promise<PacedRun[]> {
+  const flows: Flow[] = targets.map((target) => ({
+    target,
+    // At most `connections` requests on the wire; later ones wait in the agent, on the clock.
+    agent: new Agent({ keepAlive: true, maxSockets: target.connections }),
+    run: {
+      completed: 0,
+      seconds,
+      statuses: {},
+      non2xx: 0,
+      errors: 0,
+      latencies: histogram(),
+      perSecond: Array.from({ length: Math.ceil(seconds) }, histogram),
+    },
+  }));
+  await Promise.all(flows.map(openConnections));
+  try {
+    await pace(flows, ratePerSecond, seconds);
+  } finally {
+    for (const flow of flows) flow.agent.destroy();
+  }
+  return flows.map((flow) => flow.run);
+}
+
+/** One request on each of a target's connections at once, so all of them are open and used. */
+async function openConnections(flow: Flow): Promise<void> {
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = request(
+        flow.target.url,
+        { agent: flow.agent, headers: flow.target.headers ?? {} },
+        (res) => {
+          res.resume();
+          res.once('end', resolve);
+        },
+      );
+      req.once('error', reject);
+      req.end();
+    });
+  await Promise.all(Array.from({ length: flow.target.connections }, one));
+}
+
+function pace(flows: Flow[], ratePerSecond: number, seconds: number): Promise<void> {
+  const perTarget = Math.round(ratePerSecond * seconds);
+  const total = perTarget * flows.length;
+  const intervalNs = 1e9 / (ratePerSecond * flows.length);
   let sent = 0;
+  let settledCount = 0;
 
   return new Promise((resolve) => {
     const start = process.hrtime.bigint();
     let drain: NodeJS.Timeout | undefined;
-    let settled = false;
+    let done = false;
     const settle = (): void => {
-      if (settled || sent < total || completed + errors < total) return;
-      settled = true;
+      settledCount++;
+      if (done || sent < total || settledCount < total) return;
+      done = true;
       clearTimeout(drain);
-      agent.destroy();
-      resolve({ completed, seconds, statuses, non2xx, errors, latencies });
+      resolve();
     };
-    const send = (): void => {
+    const send = (flow: Flow, second: number): void => {
+      const { run } = flow;
       const at = process.hrtime.bigint();
-      const req = request(target.url, { agent, headers: target.headers ?? {} }, (res) => {
-        const status = res.statusCode ?? 0;
-        res.resume();
-        res.once('end', () => {
-          latencies.record(Math.max(1, Math.round(Number(process.hrtime.bigint() - at) / 1000)));
-          statuses[status] = (statuses[status] ?? 0) + 1;
-          if (status < 200 || status > 299) non2xx++;
-          completed++;
-          settle();
-        });
-      });
+      const req = request(
+        flow.target.url,
+        { agent: flow.agent, headers: flow.target.headers ?? {} },
+        (res) => {
+          const status = res.statusCode ?? 0;
+          res.resume();
+          res.once('end', () => {
+            const us = Math.max(1, Math.round(Number(process.hrtime.bigint() - at) / 1000));
+            run.latencies.record(us);
+            run.perSecond[second]?.record(us);
+            run.statuses[status] = (run.statuses[status] ?? 0) + 1;
+            if (status < 200 || status > 299) run.non2xx++;
+            run.completed++;
+            settle();
+          });
+        },
+      );
       req.once('error', () => {
-        errors++;
+        run.errors++;
         settle();
       });
       req.end();
@@ -73,7 +144,8 @@ export function drivePaced(
     const tick = (): void => {
       const elapsed = Number(process.hrtime.bigint() - start);
       while (sent < total && sent * intervalNs <= elapsed) {
-        send();
+        const flow = flows[sent % flows.length] as Flow;
+        send(flow, Math.floor((sent * intervalNs) / 1e9));
         sent++;
       }
       if (sent < total) {
@@ -82,10 +154,11 @@ export function drivePaced(
       }
       // Whatever is still unanswered after the drain counts as an error.
       drain = setTimeout(() => {
-        errors = total - completed;
-        settle();
+        for (const { run } of flows) run.errors = perTarget - run.completed;
+        settledCount = total;
+        done = true;
+        resolve();
       }, DRAIN_MS);
-      settle();
     };
     tick();
   });

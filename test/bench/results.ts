@@ -59,21 +59,19 @@ export interface SoakScenario {
   };
 }
 
-/** Everything one `npm run bench` measured. */
 /** Scenario 1b: latency at a fixed rate far below saturation. */
 export interface LatencyScenario {
   rate: number;
-  roundSeconds: number;
-  /** Pooled over every round. */
+  /** Pooled over every second. */
   bare: LoadResult;
   gateway: LoadResult;
-  /** Each round's p99, in round order: round i of one was run beside round i of the other. */
-  roundP99Ms: { bare: number[]; gateway: number[] };
+  /** Each second's p99, in order: second i of one ran interleaved with second i of the other. */
+  secondP99Ms: { bare: number[]; gateway: number[] };
 }
 
-/** The gateway's p99 minus the bare proxy's, round by round. */
-export function roundP99AddedMs(latency: LatencyScenario): number[] {
-  const { bare, gateway } = latency.roundP99Ms;
+/** The gateway's p99 minus the bare proxy's, second by second. */
+export function secondP99AddedMs(latency: LatencyScenario): number[] {
+  const { bare, gateway } = latency.secondP99Ms;
   return gateway.map((p99, i) => p99 - (bare[i] ?? Number.NaN));
 }
 
@@ -87,6 +85,7 @@ export function median(values: readonly number[]): number {
     : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
+/** Everything one `npm run bench` measured. */
 export interface BenchResults {
   machine: {
     cores: number;
@@ -125,7 +124,7 @@ export interface Verdict {
 /** Ratios and differences the issue's targets are stated in. */
 export function verdicts(r: BenchResults): Verdict[] {
   const { direct, bare, headers, gateway } = r.throughput;
-  const p99Added = median(roundP99AddedMs(r.latency));
+  const p99Added = median(secondP99AddedMs(r.latency));
   const v: Verdict[] = [
     ratio(
       'throughput gateway / bare proxy',
@@ -164,14 +163,14 @@ export function verdicts(r: BenchResults): Verdict[] {
       () => true,
     ),
     {
-      label: `p99 added at ${r.latency.rate} req/s (median of ${r.latency.roundP99Ms.gateway.length} paired rounds)`,
+      label: `p99 added at ${r.latency.rate} req/s (median over ${r.latency.secondP99Ms.gateway.length} interleaved seconds)`,
       value: p99Added,
       unit: 'ms',
       target: '≤ 1 ms',
       met: p99Added <= 1,
     },
     {
-      label: `p99 added at ${r.latency.rate} req/s (pooled over all rounds)`,
+      label: `p99 added at ${r.latency.rate} req/s (pooled over all seconds)`,
       value: r.latency.gateway.p99Ms - r.latency.bare.p99Ms,
       unit: 'ms',
       target: '—',

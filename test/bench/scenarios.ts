@@ -5,7 +5,7 @@
  */
 import { basicAuthorization, BENCH_TENANT } from './gateway-config.js';
 import { drive, summarize, type LoadResult, type LoadTarget } from './load.js';
-import { drivePaced } from './paced-load.js';
+import { drivePaced, type PacedRun } from './paced-load.js';
 import type { LoginCeiling } from './login-ceiling.js';
 import { rssMb, type BenchProcess } from './processes.js';
 import { commandsBetween, EXCLUDED_COMMANDS, readCommandCounts } from './redis-stats.js';
@@ -244,11 +244,9 @@ function addCounts(into: Map<string, number>, from: Map<string, number>): void {
   for (const [key, n] of from) into.set(key, (into.get(key) ?? 0) + n);
 }
 
-/** Rate and connections of the latency scenario: well below saturation on two cores. */
+/** Rate (per target) and connections of the latency scenario: well below saturation on two cores. */
 export const LATENCY_RATE = 1000;
 const LATENCY_CONNECTIONS = 10;
-/** One latency round per target: 1,000 requests at LATENCY_RATE, so a round's p99 is its 10th worst. */
-const LATENCY_ROUND_SECONDS = 1;
 
 /**
  * Latency without queueing: the bare proxy and the gateway at a fixed,
@@ -257,22 +255,25 @@ const LATENCY_ROUND_SECONDS = 1;
  * other (scenario 1 runs at saturation, where p99 is mostly queue). Paced by
  * paced-load.ts, not autocannon, whose rate comes in bursts.
  *
- * In rounds of a second, the two targets back to back (which goes first
- * alternates), each round's p99 kept: on this kind of machine a proxied
- * request now and then stalls for 20–40 ms, through the bare proxy as well as
- * the gateway, and almost never straight to the upstream (the worst of them
- * line up with a fresh Erlang VM the machine's RabbitMQ starts every
- * minute); a handful of such stalls decide a pooled p99. The median of the differences within a round is the typical
- * cost a request pays; the pooled figures (the tail) are reported beside it.
+ * Both targets in the same run, their requests interleaved one by one, on
+ * connections opened before the clock starts. On this kind of machine a
+ * proxied request now and then stalls for 10–40 ms (the worst of them line up
+ * with a fresh Erlang VM the machine's RabbitMQ starts every minute); such a
+ * stall now lands on both targets in the same second, where measuring them
+ * one after the other put it on one target only, and a handful of them
+ * decided the difference. The median over the seconds of the gateway's p99
+ * minus the bare proxy's is the typical cost a request pays; the pooled
+ * figures (the tail, stalls included) are reported beside it.
  */
 export async function latencyScenario(
   world: BenchWorld,
   proxied: LoadTarget,
   path: string,
 ): Promise<LatencyScenario> {
-  const rounds = Math.max(1, Math.round(world.settings.seconds / LATENCY_ROUND_SECONDS));
+  // Percentiles are also taken second by second: 1,000 requests a target, so a second's p99 is its 10th worst.
+  const seconds = Math.max(1, world.settings.seconds * 2);
   const common = { connections: LATENCY_CONNECTIONS, headers: proxied.headers ?? {} };
-  const [bare, gateway] = [
+  const loads = [
     { name: 'bare proxy', url: world.bareUrl + path, pid: world.pid('bare') },
     { name: 'gateway', url: proxied.url, pid: world.pid('gateway') },
   ].map(({ name, url, pid }) => {
@@ -280,31 +281,25 @@ export async function latencyScenario(
     return {
       target: { ...common, name: label, url },
       tally: new Tally(label, () => pid, world.pids),
-      roundP99Ms: [] as number[],
     };
-  }) as [LatencyLoad, LatencyLoad];
-  world.progress(
-    `latency: ${rounds} rounds of ${LATENCY_ROUND_SECONDS} s on each target at ${LATENCY_RATE} req/s`,
-  );
-  for (let round = 0; round < rounds; round++) {
-    for (const load of round % 2 === 0 ? [bare, gateway] : [gateway, bare]) {
-      const run = await load.tally.add(() =>
-        drivePaced(load.target, LATENCY_RATE, LATENCY_ROUND_SECONDS),
-      );
-      load.roundP99Ms.push(run.latencies.percentile(99) / 1000);
-    }
-  }
+  });
+  world.progress(`latency: ${seconds} s at ${LATENCY_RATE} req/s on each target, interleaved`);
+  const [bare, gateway] = (await Tally.together(
+    loads.map((load) => load.tally),
+    () =>
+      drivePaced(
+        loads.map((load) => load.target),
+        LATENCY_RATE,
+        seconds,
+      ),
+  )) as [PacedRun, PacedRun];
+  const [bareTally, gatewayTally] = loads.map((load) => load.tally) as [Tally, Tally];
+  const secondP99Ms = (run: PacedRun) =>
+    run.perSecond.map((latencies) => latencies.percentile(99) / 1000);
   return {
     rate: LATENCY_RATE,
-    roundSeconds: LATENCY_ROUND_SECONDS,
-    bare: bare.tally.result(),
-    gateway: gateway.tally.result(),
-    roundP99Ms: { bare: bare.roundP99Ms, gateway: gateway.roundP99Ms },
+    bare: bareTally.result(),
+    gateway: gatewayTally.result(),
+    secondP99Ms: { bare: secondP99Ms(bare), gateway: secondP99Ms(gateway) },
   };
-}
-
-interface LatencyLoad {
-  target: LoadTarget;
-  tally: Tally;
-  roundP99Ms: number[];
 }

@@ -38,16 +38,38 @@ export class Tally {
 
   /** Runs `drive` and records its run. */
   async add(drive: () => Promise<Run>): Promise<Run> {
-    const pid = this.#serverPid();
-    const watch = watchOtherCpu(this.#benchPids);
-    const cpuBefore = pid === undefined ? 0 : processCpuSeconds(pid);
-    const run = await drive();
-    this.#entries.push({
-      run,
-      othersPercentSeconds: watch.stop() * run.seconds,
-      serverCpuSeconds: pid === undefined ? 0 : processCpuSeconds(pid) - cpuBefore,
+    const [run] = await Tally.together([this], async () => [await drive()]);
+    return run as Run;
+  }
+
+  /**
+   * Runs `drive`, which loads every tally's target at the same time, and
+   * records run i on tally i. Each server's CPU is its own process's, so it
+   * stays per target; the others' CPU is the same for all of them.
+   */
+  static async together<R extends Run>(
+    tallies: readonly Tally[],
+    drive: () => Promise<R[]>,
+  ): Promise<R[]> {
+    const starts = tallies.map((tally) => {
+      const pid = tally.#serverPid();
+      return { pid, cpuBefore: pid === undefined ? 0 : processCpuSeconds(pid) };
     });
-    return run;
+    const first = tallies[0];
+    const watch = watchOtherCpu(first === undefined ? () => [] : first.#benchPids);
+    const runs = await drive();
+    const othersPercent = watch.stop();
+    tallies.forEach((tally, i) => {
+      const run = runs[i];
+      const { pid, cpuBefore } = starts[i] as (typeof starts)[number];
+      if (run === undefined) throw new Error(`${tally.name}: the load made no run for it`);
+      tally.#entries.push({
+        run,
+        othersPercentSeconds: othersPercent * run.seconds,
+        serverCpuSeconds: pid === undefined ? 0 : processCpuSeconds(pid) - cpuBefore,
+      });
+    });
+    return runs;
   }
 
   /** The runs so far (from the `from`-th on), as one measurement. */
