@@ -47,7 +47,18 @@ export function spawnNode(
   cwd: string,
   onLine: (line: string) => void = () => {},
 ): BenchProcess {
-  const child = spawn(process.execPath, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  return spawnProcess(name, process.execPath, args, cwd, onLine);
+}
+
+/** {@link spawnNode} for any program (a tool that runs node under it, say). */
+export function spawnProcess(
+  name: string,
+  command: string,
+  args: string[],
+  cwd: string,
+  onLine: (line: string) => void = () => {},
+): BenchProcess {
+  const child = spawn(command, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`${name}: could not be started`);
   running.add(child);
   let tail = '';

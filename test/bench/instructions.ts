@@ -1,0 +1,213 @@
+/**
+ * Instructions per proxied request, counted (`npm run bench:instructions`):
+ * the bare proxy, the bare proxy + headers and the gateway each run under
+ * valgrind's callgrind, are warmed up with instrumentation off, then counted
+ * over a fixed number of requests (the same request as `npm run bench`).
+ *
+ * A count does not move with what else the machine is doing, where requests
+ * per second on this kind of machine swing ±20 % between two starts of the
+ * same program: so this is the figure to compare two builds by, and to see
+ * what each layer adds (headers proxy − bare = the headers DESIGN §2 step 3
+ * requires, inside Node and http-proxy-3; gateway − headers proxy =
+ * authentication, tenant matching, route timeout, metrics, request scope).
+ * It counts instructions, not cycles: cache misses and the cost of the
+ * kernel's side of a syscall are not in it, so it is not a throughput ratio.
+ *
+ * Main thread only (callgrind --separate-threads): node runs with
+ * `--v8-pool-size=0 --single-threaded-gc` so that garbage collection is
+ * counted where it happens, on the main thread; what the optimizing compiler
+ * still does on its own thread after the warm-up is left out.
+ *
+ * Needs valgrind (`apt-get install valgrind`). Environment:
+ * BENCH_INSTRUCTIONS_WARMUP (requests before counting, default 10000),
+ * BENCH_INSTRUCTIONS_COUNT (requests counted, default 4000).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startRedisServer } from '../support/redis-server.js';
+import { BENCH_TENANT, fetchToken, REQUEST_PATH, writeGatewayFiles } from './gateway-config.js';
+import { positiveInt } from './env.js';
+import { drive, type LoadTarget } from './load.js';
+import {
+  BENCH_DIR,
+  createTeardown,
+  findFreePort,
+  MACHINE_CORES,
+  PROJECT_ROOT,
+  runMain,
+  spawnNode,
+  spawnProcess,
+  waitForPort,
+  type BenchProcess,
+} from './processes.js';
+
+const settings = {
+  warmup: positiveInt('BENCH_INSTRUCTIONS_WARMUP', 10_000),
+  count: positiveInt('BENCH_INSTRUCTIONS_COUNT', 4_000),
+  connections: 10,
+};
+/** Everything runs ~50× slower under valgrind: minutes to start, not seconds. */
+const START_TIMEOUT_MS = 300_000;
+const NODE_FLAGS = ['--v8-pool-size=0', '--single-threaded-gc'];
+
+const teardown = createTeardown();
+const dumps = mkdtempSync(join(tmpdir(), 'tg-bench-callgrind-'));
+teardown.add(() => rmSync(dumps, { recursive: true, force: true }));
+
+/** A proxy to count: the node arguments that start it, and its port. */
+interface Subject {
+  name: string;
+  port: number;
+  nodeArgs: string[];
+}
+
+async function main(): Promise<void> {
+  requireCallgrind();
+  const redis = await startRedisServer();
+  teardown.add(() => redis.stop());
+  const upstreamPort = await findFreePort();
+  const upstream = spawnNode(
+    'upstream',
+    [join(BENCH_DIR, 'upstream.mjs'), String(upstreamPort)],
+    PROJECT_ROOT,
+  );
+  teardown.add(() => upstream.stop());
+  await waitForPort(upstream, upstreamPort);
+  const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
+  const gatewayPort = await findFreePort();
+  const files = writeGatewayFiles({
+    port: gatewayPort,
+    redisUrl: redis.url,
+    upstream: upstreamUrl,
+  });
+  teardown.add(() => rmSync(files.dir, { recursive: true, force: true }));
+
+  // The very same request to each, as in `npm run bench`: a gateway's token and the tenant header.
+  const tokenGateway = spawnNode(
+    'gateway',
+    ['dist/cli.js', 'serve', '--config', files.configFile],
+    PROJECT_ROOT,
+  );
+  teardown.add(() => tokenGateway.stop());
+  await waitForPort(tokenGateway, gatewayPort, 30_000);
+  const headers = {
+    authorization: `Bearer ${await fetchToken(`http://127.0.0.1:${gatewayPort}`)}`,
+    'x-tenant-id': BENCH_TENANT,
+  };
+  await tokenGateway.stop();
+
+  const helper = async (name: string, script: string): Promise<Subject> => {
+    const port = await findFreePort();
+    return { name, port, nodeArgs: [join(BENCH_DIR, script), String(port), upstreamUrl] };
+  };
+  const subjects: Subject[] = [
+    await helper('bare proxy', 'bare-proxy.mjs'),
+    await helper('bare proxy + headers', 'headers-proxy.mjs'),
+    {
+      name: 'gateway',
+      port: gatewayPort,
+      nodeArgs: ['dist/cli.js', 'serve', '--config', files.configFile],
+    },
+  ];
+  const counts = new Map<string, number>();
+  for (const subject of subjects) {
+    counts.set(subject.name, await countOne(subject, headers));
+  }
+  process.stdout.write(`\n${formatTable(counts)}\n`);
+}
+
+/** Starts `subject` under callgrind, warms it up, counts `settings.count` requests; per request. */
+async function countOne(subject: Subject, headers: Record<string, string>): Promise<number> {
+  const out = join(dumps, subject.name.replace(/\W+/g, '-'));
+  progress(`${subject.name}: starting under callgrind`);
+  const proc = spawnProcess(
+    subject.name,
+    'valgrind',
+    [
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      '--separate-threads=yes',
+      `--callgrind-out-file=${out}.%p`,
+      process.execPath,
+      ...NODE_FLAGS,
+      ...subject.nodeArgs,
+    ],
+    PROJECT_ROOT,
+  );
+  teardown.add(() => proc.stop());
+  await waitForPort(proc, subject.port, START_TIMEOUT_MS);
+  const target: LoadTarget = {
+    name: subject.name,
+    url: `http://127.0.0.1:${subject.port}${REQUEST_PATH}`,
+    connections: settings.connections,
+    headers,
+  };
+  progress(`${subject.name}: ${settings.warmup} requests to warm up`);
+  await load(target, settings.warmup);
+  callgrindControl(proc, '--instr=on');
+  progress(`${subject.name}: ${settings.count} requests counted`);
+  await load(target, settings.count);
+  callgrindControl(proc, '--dump');
+  callgrindControl(proc, '--instr=off');
+  await proc.stop();
+  return mainThreadInstructions(out, proc.pid) / settings.count;
+}
+
+/** Drives `amount` requests; any answer other than 2xx makes the count meaningless. */
+async function load(target: LoadTarget, amount: number): Promise<void> {
+  const run = await drive(target, { amount });
+  if (run.non2xx > 0 || run.errors > 0 || run.completed !== amount) {
+    throw new Error(
+      `${target.name}: ${run.completed} of ${amount} answered, ${run.non2xx} non-2xx, ${run.errors} errors`,
+    );
+  }
+}
+
+function callgrindControl(proc: BenchProcess, command: string): void {
+  execFileSync('callgrind_control', [command, String(proc.pid)], { stdio: 'ignore' });
+}
+
+/**
+ * The total of the main thread's dump: callgrind names it `<out>.<pid>.1-01`
+ * (first dump, thread 1), and its `summary:` line holds the instructions.
+ */
+function mainThreadInstructions(out: string, pid: number): number {
+  const prefix = `${out.slice(dumps.length + 1)}.${pid}.1-01`;
+  const file = readdirSync(dumps).find((name) => name === prefix);
+  if (file === undefined) throw new Error(`callgrind wrote no dump ${prefix} in ${dumps}`);
+  const match = /^summary: (\d+)$/m.exec(readFileSync(join(dumps, file), 'utf8'));
+  if (match === null) throw new Error(`no summary line in ${file}`);
+  return Number(match[1]);
+}
+
+function formatTable(counts: Map<string, number>): string {
+  const bare = counts.get('bare proxy') ?? Number.NaN;
+  const rows = [...counts].map(([name, perRequest]) => {
+    const ratio = (perRequest / bare).toFixed(3);
+    return `${name.padEnd(22)} ${Math.round(perRequest).toLocaleString('en').padStart(9)}   ${ratio}`;
+  });
+  const headersCost = (counts.get('bare proxy + headers') ?? Number.NaN) - bare;
+  const gatewayCost = (counts.get('gateway') ?? Number.NaN) - bare - headersCost;
+  return [
+    `Instructions per proxied request, main thread (callgrind; ${settings.warmup} requests warm-up, ${settings.count} counted, ${settings.connections} connections; ${MACHINE_CORES} cores, Node ${process.version})`,
+    `${'target'.padEnd(22)} ${'instr/req'.padStart(9)}   ÷ bare`,
+    ...rows,
+    `headers DESIGN §2 step 3 requires: +${Math.round(headersCost).toLocaleString('en')}; the rest of the gateway: +${Math.round(gatewayCost).toLocaleString('en')}`,
+  ].join('\n');
+}
+
+function requireCallgrind(): void {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  } catch {
+    throw new Error('valgrind is not installed (Debian: apt-get install valgrind)');
+  }
+}
+
+function progress(message: string): void {
+  process.stderr.write(`[instructions] ${message}\n`);
+}
+
+runMain('bench:instructions', main, teardown);
