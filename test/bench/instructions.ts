@@ -26,8 +26,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startRedisServer } from '../support/redis-server.js';
-import { BENCH_TENANT, fetchToken, REQUEST_PATH, writeGatewayFiles } from './gateway-config.js';
+import { startBackends } from './backends.js';
+import { REQUEST_PATH } from './gateway-config.js';
 import { positiveInt } from './env.js';
 import { drive, type LoadTarget } from './load.js';
 import {
@@ -37,7 +37,6 @@ import {
   MACHINE_CORES,
   PROJECT_ROOT,
   runMain,
-  spawnNode,
   spawnProcess,
   waitForPort,
   type BenchProcess,
@@ -65,39 +64,7 @@ interface Subject {
 
 async function main(): Promise<void> {
   requireCallgrind();
-  const redis = await startRedisServer();
-  teardown.add(() => redis.stop());
-  const upstreamPort = await findFreePort();
-  const upstream = spawnNode(
-    'upstream',
-    [join(BENCH_DIR, 'upstream.mjs'), String(upstreamPort)],
-    PROJECT_ROOT,
-  );
-  teardown.add(() => upstream.stop());
-  await waitForPort(upstream, upstreamPort);
-  const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
-  const gatewayPort = await findFreePort();
-  const files = writeGatewayFiles({
-    port: gatewayPort,
-    redisUrl: redis.url,
-    upstream: upstreamUrl,
-  });
-  teardown.add(() => rmSync(files.dir, { recursive: true, force: true }));
-
-  // The very same request to each, as in `npm run bench`: a gateway's token and the tenant header.
-  const tokenGateway = spawnNode(
-    'gateway',
-    ['dist/cli.js', 'serve', '--config', files.configFile],
-    PROJECT_ROOT,
-  );
-  teardown.add(() => tokenGateway.stop());
-  await waitForPort(tokenGateway, gatewayPort, 30_000);
-  const headers = {
-    authorization: `Bearer ${await fetchToken(`http://127.0.0.1:${gatewayPort}`)}`,
-    'x-tenant-id': BENCH_TENANT,
-  };
-  await tokenGateway.stop();
-
+  const { upstreamUrl, gatewayPort, files, headers } = await startBackends(teardown);
   const helper = async (name: string, script: string): Promise<Subject> => {
     const port = await findFreePort();
     return { name, port, nodeArgs: [join(BENCH_DIR, script), String(port), upstreamUrl] };

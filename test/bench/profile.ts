@@ -14,9 +14,9 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startRedisServer } from '../support/redis-server.js';
+import { startBackends } from './backends.js';
 import { summarizeProfile, type ProfileSummary } from './cpu-profile.js';
-import { BENCH_TENANT, fetchToken, REQUEST_PATH, writeGatewayFiles } from './gateway-config.js';
+import { REQUEST_PATH } from './gateway-config.js';
 import { positiveInt } from './env.js';
 import { drive, type LoadTarget } from './load.js';
 import {
@@ -51,25 +51,7 @@ interface Subject {
 }
 
 async function main(): Promise<void> {
-  const redis = await startRedisServer();
-  teardown.add(() => redis.stop());
-  const upstreamPort = await findFreePort();
-  const upstream = spawnNode(
-    'upstream',
-    [join(BENCH_DIR, 'upstream.mjs'), String(upstreamPort)],
-    PROJECT_ROOT,
-  );
-  teardown.add(() => upstream.stop());
-  await waitForPort(upstream, upstreamPort);
-  const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
-  // One config and one signing key for every gateway process: the token stays good.
-  const gatewayPort = await findFreePort();
-  const files = writeGatewayFiles({
-    port: gatewayPort,
-    redisUrl: redis.url,
-    upstream: upstreamUrl,
-  });
-  teardown.add(() => rmSync(files.dir, { recursive: true, force: true }));
+  const { upstreamUrl, gatewayPort, files, headers } = await startBackends(teardown);
 
   const started = async (proc: BenchProcess, port: number) => {
     teardown.add(() => proc.stop());
@@ -95,17 +77,6 @@ async function main(): Promise<void> {
       },
     },
   ];
-  // The very same request to each, as in `npm run bench`: a gateway's token and the tenant header.
-  const tokenGateway = await started(
-    spawnNode('gateway', ['dist/cli.js', 'serve', '--config', files.configFile], PROJECT_ROOT),
-    gatewayPort,
-  );
-  const headers = {
-    authorization: `Bearer ${await fetchToken(tokenGateway.url)}`,
-    'x-tenant-id': BENCH_TENANT,
-  };
-  await tokenGateway.proc.stop();
-
   const summaries = new Map<string, Measured[]>();
   for (let set = 1; set <= settings.processes; set++) {
     for (const subject of subjects) {

@@ -1,0 +1,62 @@
+/**
+ * What the one-target-at-a-time bench tools (profile.ts, instructions.ts)
+ * start from: a private redis-server, the upstream, the gateway's files, and
+ * the request every proxy gets — a bearer token from a gateway started once
+ * for it, and the tenant header — as in `npm run bench`.
+ */
+import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { startRedisServer } from '../support/redis-server.js';
+import {
+  BENCH_TENANT,
+  fetchToken,
+  writeGatewayFiles,
+  type GatewayFiles,
+} from './gateway-config.js';
+import { BENCH_DIR, findFreePort, PROJECT_ROOT, spawnNode, waitForPort } from './processes.js';
+
+export interface Backends {
+  upstreamUrl: string;
+  /** The port the gateway's config listens on (every gateway of the run uses the same files). */
+  gatewayPort: number;
+  files: GatewayFiles;
+  /** The proxied request's headers: `Authorization: Bearer …` and `X-Tenant-Id`. */
+  headers: Record<string, string>;
+}
+
+/** Starts them; every process and file is registered with `teardown`. */
+export async function startBackends(teardown: { add(fn: () => unknown): void }): Promise<Backends> {
+  const redis = await startRedisServer();
+  teardown.add(() => redis.stop());
+  const upstreamPort = await findFreePort();
+  const upstream = spawnNode(
+    'upstream',
+    [join(BENCH_DIR, 'upstream.mjs'), String(upstreamPort)],
+    PROJECT_ROOT,
+  );
+  teardown.add(() => upstream.stop());
+  await waitForPort(upstream, upstreamPort);
+  const upstreamUrl = `http://127.0.0.1:${upstreamPort}`;
+  // One config and one signing key for every gateway process: the token stays good.
+  const gatewayPort = await findFreePort();
+  const files = writeGatewayFiles({
+    port: gatewayPort,
+    redisUrl: redis.url,
+    upstream: upstreamUrl,
+  });
+  teardown.add(() => rmSync(files.dir, { recursive: true, force: true }));
+
+  const tokenGateway = spawnNode(
+    'gateway',
+    ['dist/cli.js', 'serve', '--config', files.configFile],
+    PROJECT_ROOT,
+  );
+  teardown.add(() => tokenGateway.stop());
+  await waitForPort(tokenGateway, gatewayPort, 30_000);
+  const headers = {
+    authorization: `Bearer ${await fetchToken(`http://127.0.0.1:${gatewayPort}`)}`,
+    'x-tenant-id': BENCH_TENANT,
+  };
+  await tokenGateway.stop();
+  return { upstreamUrl, gatewayPort, files, headers };
+}
