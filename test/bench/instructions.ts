@@ -4,9 +4,12 @@
  * valgrind's callgrind, are warmed up with instrumentation off, then counted
  * over a fixed number of requests (the same request as `npm run bench`).
  *
- * A count does not move with what else the machine is doing, where requests
- * per second on this kind of machine swing ±20 % between two starts of the
- * same program: so this is the figure to compare two builds by, and to see
+ * A count hardly moves with what else the machine is doing (the bare
+ * proxies repeat within 0.1 %, the gateway within ~3 %: its JIT tiering
+ * depends on timing, and its wall-clock timers tick far more often per
+ * request under valgrind), where requests per second on this kind of
+ * machine swing ±20 % between two starts of the same program: so this is
+ * the figure to compare two builds by, and to see
  * what each layer adds (headers proxy − bare = the headers DESIGN §2 step 3
  * requires, inside Node and http-proxy-3; gateway − headers proxy =
  * authentication, tenant matching, route timeout, metrics, request scope).
