@@ -1,8 +1,9 @@
 /**
  * What the one-target-at-a-time bench tools (profile.ts, instructions.ts)
- * start from: a private redis-server, the upstream, the gateway's files, and
- * the request every proxy gets — a bearer token from a gateway started once
- * for it, and the tenant header — as in `npm run bench`.
+ * start from: a private redis-server, the upstream, the gateway's files, the
+ * request every proxy gets — a bearer token from a gateway started once for
+ * it, and the tenant header — as in `npm run bench`, and the proxies they
+ * compare.
  */
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
@@ -22,6 +23,34 @@ export interface Backends {
   files: GatewayFiles;
   /** The proxied request's headers: `Authorization: Bearer …` and `X-Tenant-Id`. */
   headers: Record<string, string>;
+}
+
+/** One of the proxies the tools compare: node's arguments (after any node flags) and its port. */
+export interface ComparedProxy {
+  name: string;
+  port: number;
+  nodeArgs: string[];
+}
+
+/**
+ * The bare proxy, the bare proxy + headers and the gateway, in that order,
+ * each on a port of its own (a process may be started again on it once the
+ * one before has stopped).
+ */
+export async function comparedProxies(backends: Backends): Promise<ComparedProxy[]> {
+  const helper = async (name: string, script: string): Promise<ComparedProxy> => {
+    const port = await findFreePort();
+    return { name, port, nodeArgs: [join(BENCH_DIR, script), String(port), backends.upstreamUrl] };
+  };
+  return [
+    await helper('bare proxy', 'bare-proxy.mjs'),
+    await helper('bare proxy + headers', 'headers-proxy.mjs'),
+    {
+      name: 'gateway',
+      port: backends.gatewayPort,
+      nodeArgs: ['dist/cli.js', 'serve', '--config', backends.files.configFile],
+    },
+  ];
 }
 
 /** Starts them; every process and file is registered with `teardown`. */

@@ -26,17 +26,15 @@
  * BENCH_INSTRUCTIONS_COUNT (requests counted, default 4000).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBackends } from './backends.js';
+import { comparedProxies, startBackends, type ComparedProxy } from './backends.js';
 import { REQUEST_PATH } from './gateway-config.js';
 import { positiveInt } from './env.js';
 import { drive, type LoadTarget } from './load.js';
 import {
-  BENCH_DIR,
   createTeardown,
-  findFreePort,
   MACHINE_CORES,
   PROJECT_ROOT,
   runMain,
@@ -58,38 +56,18 @@ const teardown = createTeardown();
 const dumps = mkdtempSync(join(tmpdir(), 'tg-bench-callgrind-'));
 teardown.add(() => rmSync(dumps, { recursive: true, force: true }));
 
-/** A proxy to count: the node arguments that start it, and its port. */
-interface Subject {
-  name: string;
-  port: number;
-  nodeArgs: string[];
-}
-
 async function main(): Promise<void> {
   requireCallgrind();
-  const { upstreamUrl, gatewayPort, files, headers } = await startBackends(teardown);
-  const helper = async (name: string, script: string): Promise<Subject> => {
-    const port = await findFreePort();
-    return { name, port, nodeArgs: [join(BENCH_DIR, script), String(port), upstreamUrl] };
-  };
-  const subjects: Subject[] = [
-    await helper('bare proxy', 'bare-proxy.mjs'),
-    await helper('bare proxy + headers', 'headers-proxy.mjs'),
-    {
-      name: 'gateway',
-      port: gatewayPort,
-      nodeArgs: ['dist/cli.js', 'serve', '--config', files.configFile],
-    },
-  ];
+  const backends = await startBackends(teardown);
   const counts = new Map<string, number>();
-  for (const subject of subjects) {
-    counts.set(subject.name, await countOne(subject, headers));
+  for (const proxy of await comparedProxies(backends)) {
+    counts.set(proxy.name, await countOne(proxy, backends.headers));
   }
   process.stdout.write(`\n${formatTable(counts)}\n`);
 }
 
 /** Starts `subject` under callgrind, warms it up, counts `settings.count` requests; per request. */
-async function countOne(subject: Subject, headers: Record<string, string>): Promise<number> {
+async function countOne(subject: ComparedProxy, headers: Record<string, string>): Promise<number> {
   const out = join(dumps, subject.name.replace(/\W+/g, '-'));
   progress(`${subject.name}: starting under callgrind`);
   const proc = spawnProcess(
@@ -139,15 +117,10 @@ function callgrindControl(proc: BenchProcess, command: string): void {
   execFileSync('callgrind_control', [command, String(proc.pid)], { stdio: 'ignore' });
 }
 
-/**
- * The total of the main thread's dump: callgrind names it `<out>.<pid>.1-01`
- * (first dump, thread 1), and its `summary:` line holds the instructions.
- */
+/** The `summary:` (instructions) of the main thread's dump, which callgrind names `<out>.<pid>.1-01` (dump 1, thread 1). */
 function mainThreadInstructions(out: string, pid: number): number {
-  const prefix = `${out.slice(dumps.length + 1)}.${pid}.1-01`;
-  const file = readdirSync(dumps).find((name) => name === prefix);
-  if (file === undefined) throw new Error(`callgrind wrote no dump ${prefix} in ${dumps}`);
-  const match = /^summary: (\d+)$/m.exec(readFileSync(join(dumps, file), 'utf8'));
+  const file = `${out}.${pid}.1-01`;
+  const match = /^summary: (\d+)$/m.exec(readFileSync(file, 'utf8'));
   if (match === null) throw new Error(`no summary line in ${file}`);
   return Number(match[1]);
 }

@@ -14,21 +14,18 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBackends } from './backends.js';
+import { comparedProxies, startBackends, type ComparedProxy } from './backends.js';
 import { summarizeProfile, type ProfileSummary } from './cpu-profile.js';
 import { REQUEST_PATH } from './gateway-config.js';
 import { positiveInt } from './env.js';
 import { drive, type LoadTarget } from './load.js';
 import {
-  BENCH_DIR,
   createTeardown,
-  findFreePort,
   MACHINE_CORES,
   PROJECT_ROOT,
   runMain,
   spawnNode,
   waitForPort,
-  type BenchProcess,
 } from './processes.js';
 
 /** One sample per 200 µs: a request is ~100–400 µs of CPU here, so thousands of samples per component. */
@@ -44,47 +41,17 @@ const teardown = createTeardown();
 const profiles = mkdtempSync(join(tmpdir(), 'tg-bench-profiles-'));
 teardown.add(() => rmSync(profiles, { recursive: true, force: true }));
 
-/** A proxy to profile: how to start it under the profiler. */
-interface Subject {
-  name: string;
-  start(profileDir: string): Promise<{ proc: BenchProcess; url: string }>;
-}
-
 async function main(): Promise<void> {
-  const { upstreamUrl, gatewayPort, files, headers } = await startBackends(teardown);
-
-  const started = async (proc: BenchProcess, port: number) => {
-    teardown.add(() => proc.stop());
-    await waitForPort(proc, port, 30_000);
-    return { proc, url: `http://127.0.0.1:${port}` };
-  };
-  const helper = (name: string, script: string): Subject => ({
-    name,
-    async start(dir) {
-      const port = await findFreePort();
-      const args = [...profilerFlags(dir), join(BENCH_DIR, script), String(port), upstreamUrl];
-      return started(spawnNode(name, args, PROJECT_ROOT), port);
-    },
-  });
-  const subjects: Subject[] = [
-    helper('bare proxy', 'bare-proxy.mjs'),
-    helper('bare proxy + headers', 'headers-proxy.mjs'),
-    {
-      name: 'gateway',
-      start(dir) {
-        const args = [...profilerFlags(dir), 'dist/cli.js', 'serve', '--config', files.configFile];
-        return started(spawnNode('gateway', args, PROJECT_ROOT), gatewayPort);
-      },
-    },
-  ];
+  const backends = await startBackends(teardown);
+  const proxies = await comparedProxies(backends);
   const summaries = new Map<string, Measured[]>();
   for (let set = 1; set <= settings.processes; set++) {
-    for (const subject of subjects) {
-      progress(`${subject.name}: process ${set} of ${settings.processes}`);
-      const dir = join(profiles, `${set}-${subjects.indexOf(subject)}`);
-      const list = summaries.get(subject.name) ?? [];
-      list.push(await profileOne(subject, dir, headers));
-      summaries.set(subject.name, list);
+    for (const [index, proxy] of proxies.entries()) {
+      progress(`${proxy.name}: process ${set} of ${settings.processes}`);
+      const dir = join(profiles, `${set}-${index}`);
+      const list = summaries.get(proxy.name) ?? [];
+      list.push(await profileOne(proxy, dir, backends.headers));
+      summaries.set(proxy.name, list);
     }
   }
   process.stdout.write(`\n${formatTable(summaries)}\n`);
@@ -97,14 +64,16 @@ interface Measured {
 
 /** Starts `subject` under the profiler, warms it up, measures, stops it, and reads its main thread's profile. */
 async function profileOne(
-  subject: Subject,
+  proxy: ComparedProxy,
   dir: string,
   headers: Record<string, string>,
 ): Promise<Measured> {
-  const { proc, url } = await subject.start(dir);
+  const proc = spawnNode(proxy.name, [...profilerFlags(dir), ...proxy.nodeArgs], PROJECT_ROOT);
+  teardown.add(() => proc.stop());
+  await waitForPort(proc, proxy.port, 30_000);
   const target: LoadTarget = {
-    name: subject.name,
-    url: url + REQUEST_PATH,
+    name: proxy.name,
+    url: `http://127.0.0.1:${proxy.port}${REQUEST_PATH}`,
     connections: settings.connections,
     headers,
   };
@@ -113,7 +82,7 @@ async function profileOne(
   const run = await drive(target, { seconds: settings.seconds });
   const endedAt = performance.now();
   if (run.non2xx > 0 || run.errors > 0) {
-    throw new Error(`${subject.name}: ${run.non2xx} non-2xx answers, ${run.errors} errors`);
+    throw new Error(`${proxy.name}: ${run.non2xx} non-2xx answers, ${run.errors} errors`);
   }
   await proc.stop();
   // The window is counted back from the process's exit. The profile stops a
