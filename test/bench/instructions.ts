@@ -4,10 +4,10 @@
  * valgrind's callgrind, are warmed up with instrumentation off, then counted
  * over a fixed number of requests (the same request as `npm run bench`).
  *
- * A count hardly moves with what else the machine is doing (the bare
- * proxies repeat within 0.1 %, the gateway within ~3 %: its JIT tiering
- * depends on timing, and its wall-clock timers tick far more often per
- * request under valgrind), where requests per second on this kind of
+ * A count moves little with what else the machine is doing (the bare
+ * proxies within ~1.5 % between runs, the gateway within ~3 %: its JIT
+ * tiering depends on timing, and its wall-clock timers tick far more often
+ * per request under valgrind), where requests per second on this kind of
  * machine swing ±20 % between two starts of the same program: so this is
  * the figure to compare two builds by, and to see
  * what each layer adds (headers proxy − bare = the headers DESIGN §2 step 3
