@@ -45,6 +45,16 @@ interface Warn {
 
 const KID = /^[A-Za-z0-9._-]{1,128}$/;
 
+/** Whether a `kid` could name a key file at all (a token's header is checked with this before any disk read). */
+export function isUsableKid(kid: unknown): kid is string {
+  return typeof kid === 'string' && KID.test(kid);
+}
+
+/** The same verifying key: same algorithm and public key (a reload builds new objects for unchanged files). */
+export function isSameKey(a: SigningKey, b: SigningKey | undefined): boolean {
+  return b !== undefined && (a === b || (a.alg === b.alg && a.publicKey.equals(b.publicKey)));
+}
+
 /**
  * Loads the key directory. A missing or empty directory gets a new Ed25519 key
  * (warned: replicas must share one directory); no directory at all means an
@@ -72,7 +82,7 @@ export async function loadKeySet(dir: string | undefined, log: Warn): Promise<Ke
   const keys: SigningKey[] = [];
   for (const name of names) {
     const kid = name.slice(0, -'.pem'.length);
-    if (!KID.test(kid))
+    if (!isUsableKid(kid))
       throw new KeyLoadError(
         `${join(dir, name)}: file name is not a usable kid (A-Z a-z 0-9 . _ -)`,
       );

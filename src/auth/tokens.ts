@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT, type JWTHeaderParameters } from 'jose';
 import { GatewayError } from '../errors.js';
 import type { TenantType } from '../store/types.js';
-import type { KeySet, SigningAlgorithm } from './keys.js';
+import { isUsableKid, type KeySet, type SigningAlgorithm, type SigningKey } from './keys.js';
 
 export interface TokenSettings {
   issuer: string;
@@ -31,7 +31,17 @@ export interface AccessTokenClaims {
   sv: number;
   jti: string;
   iat: number;
+  /**
+   * When the gateway stops accepting the token: the token's own `exp`, but
+   * never later than `iat + tokens.ttlSeconds` (see {@link verifyAccessToken}).
+   */
   exp: number;
+}
+
+/** A token that verified, and the key it verified with. */
+export interface VerifiedAccessToken {
+  claims: AccessTokenClaims;
+  key: SigningKey;
 }
 
 export interface TokenSubject {
@@ -80,23 +90,37 @@ export async function issueAccessToken(
 /**
  * Checks signature, algorithm, `typ`, `iss`, `aud`, `exp`/`nbf`/`iat` (with the
  * clock skew) and the shape of our claims. Session state is checked elsewhere.
+ *
+ * `iat` is required (RFC 9068 §2.2) and must not lie in the future beyond the
+ * clock skew. A token is honoured for at most `ttlSeconds` after its `iat`
+ * (plus the skew) whatever its `exp` claims: only a holder of a signing key
+ * can mint a longer-lived one, and a gateway whose `ttlSeconds` was lowered
+ * must not go on honouring the longer lives it issued before. The returned
+ * `exp` is that effective expiry, so every cache keyed on it honours it too.
  * @throws GatewayError `invalid_token`
  */
 export async function verifyAccessToken(
   keyring: KeyRing,
   settings: TokenSettings,
   token: string,
-): Promise<AccessTokenClaims> {
+): Promise<VerifiedAccessToken> {
+  const keys = keyring.current;
   let payload: Record<string, unknown>;
+  let key: SigningKey | undefined;
   try {
     const result = await jwtVerify(
       token,
-      (header: JWTHeaderParameters) => keyFor(keyring, header),
+      (header: JWTHeaderParameters) => {
+        key = keyFor(keys, header);
+        return key.publicKey;
+      },
       {
         algorithms: settings.algorithms,
         issuer: settings.issuer,
         audience: settings.audience,
         clockTolerance: settings.clockSkewSeconds,
+        // jose checks `iat` against the clock only when a maximum age is set.
+        maxTokenAge: settings.ttlSeconds,
         typ: 'at+jwt',
         requiredClaims: ['sub', 'jti', 'iat', 'exp'],
       },
@@ -106,22 +130,32 @@ export async function verifyAccessToken(
     if (err instanceof UnknownKeyError) throw err;
     throw new GatewayError('invalid_token', describeJoseError(err), { cause: err });
   }
-  return checkClaimShapes(payload);
+  const claims = checkClaimShapes(payload);
+  return {
+    claims: { ...claims, exp: Math.min(claims.exp, claims.iat + settings.ttlSeconds) },
+    key: key as SigningKey,
+  };
 }
 
-/** A `kid` not in the key set: the one refusal a key reload could change. */
+/**
+ * A usable `kid` not in the key set: the one refusal a key reload could
+ * change. A token with no `kid`, or one no key file could be named, is a
+ * plain `invalid_token`, so it never costs a directory read.
+ */
 export class UnknownKeyError extends GatewayError {
   constructor() {
     super('invalid_token', 'The token was not signed by a known key.');
   }
 }
 
-function keyFor(keyring: KeyRing, header: JWTHeaderParameters) {
-  const key = header.kid === undefined ? undefined : keyring.current.byKid.get(header.kid);
+function keyFor(keys: KeySet, header: JWTHeaderParameters): SigningKey {
+  if (!isUsableKid(header.kid))
+    throw new GatewayError('invalid_token', 'The token was not signed by a known key.');
+  const key = keys.byKid.get(header.kid);
   if (key === undefined) throw new UnknownKeyError();
   if (key.alg !== header.alg)
     throw new GatewayError('invalid_token', 'The token was not signed by a known key.');
-  return key.publicKey;
+  return key;
 }
 
 function checkClaimShapes(payload: Record<string, unknown>): AccessTokenClaims {

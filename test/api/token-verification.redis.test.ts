@@ -5,7 +5,7 @@
  * gateway's own private key where the point is a wrong claim, not a wrong key.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
-import { createRemoteJWKSet, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import { createRemoteJWKSet, exportJWK, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, bearer } from '../support/gateway.js';
 import {
@@ -129,6 +129,23 @@ describe('invalid_token', () => {
       async () => bearer(await forge({ iat: now() - 700, exp: now() - 31 })),
     ],
     ['not yet valid beyond the clock skew', async () => bearer(await forge({ nbf: now() + 120 }))],
+    [
+      'issued in the future beyond the clock skew',
+      async () => bearer(await forge({ iat: now() + 120, exp: now() + 720 })),
+    ],
+    ['no iat', async () => bearer(await forge({ iat: undefined }))],
+    [
+      'issued longer than ttlSeconds ago, whatever its exp says',
+      async () => bearer(await forge({ iat: now() - 700, exp: now() + 3600 })),
+    ],
+    [
+      'another key embedded in the header (jwk)',
+      async () => {
+        const stranger = generateKeyPairSync('ed25519');
+        const jwk = await exportJWK(stranger.publicKey);
+        return bearer(await forge({}, { jwk }, stranger.privateKey));
+      },
+    ],
     ['no tenant_id', async () => bearer(await forge({ tenant_id: undefined }))],
     [
       'an unknown user',
@@ -164,6 +181,49 @@ describe('invalid_token', () => {
 
   it('a token expired within the clock skew is still accepted', async () => {
     expect((await tenantWith(bearer(await forge({ exp: now() - 5 })))).status).toBe(200);
+  });
+});
+
+describe('unknown kids (issue 12)', () => {
+  /** `tenant_gateway_cache_lookups` of the verified-token cache, from /metrics. */
+  async function tokenCacheLookups(base: string): Promise<{ hit: number; miss: number }> {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const read = (result: string) => {
+      const line = text
+        .split('\n')
+        .find((l) =>
+          l.startsWith(`tenant_gateway_cache_lookups{cache="verified_tokens",result="${result}"} `),
+        );
+      return Number(line?.split(' ')[1]);
+    };
+    return { hit: read('hit'), miss: read('miss') };
+  }
+
+  it('cannot empty the verified-token cache: a cached token still answers from memory', async () => {
+    // A gateway of its own, so that no earlier test has used up its key re-read.
+    const gw = await fx.startAnother();
+    const token = genuine.access_token;
+    const use = (authorization: string) =>
+      fetch(`${gw.url}/1/tenants/current`, { headers: { authorization } });
+    expect((await use(bearer(token))).status).toBe(200);
+    const before = await tokenCacheLookups(gw.url);
+
+    for (let i = 0; i < 5; i++) {
+      const stranger = await forge(
+        { jti: `stranger-${i}` },
+        { kid: `no-such-kid-${i}` },
+        generateKeyPairSync('ed25519').privateKey,
+      );
+      await expectError(await use(bearer(stranger)), 401, 'invalid_token');
+    }
+    const res = await use(bearer(token));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { tenant_id?: string }).tenant_id).toBe('acme');
+    // Five misses for the strangers; the genuine token was a hit, not verified again.
+    expect(await tokenCacheLookups(gw.url)).toEqual({
+      hit: before.hit + 1,
+      miss: before.miss + 5,
+    });
   });
 });
 

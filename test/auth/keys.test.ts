@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { KeyLoadError, loadKeySet } from '../../src/auth/keys.js';
+import { isSameKey, isUsableKid, KeyLoadError, loadKeySet } from '../../src/auth/keys.js';
 
 const quiet = { warn() {} };
 const pem = (type: 'ed25519' | 'p256') =>
@@ -67,5 +67,27 @@ describe('key directory', () => {
     expect(keys.byKid.size).toBe(1);
     expect(readdirSync(dir)).toHaveLength(1);
     expect(warnings.join()).toMatch(/generated/);
+  });
+
+  it('tells a re-read unchanged key from one replaced under the same name', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-keys-'));
+    writeFileSync(join(dir, 'k1.pem'), pem('ed25519'));
+    writeFileSync(join(dir, 'k2.pem'), pem('p256'));
+    const first = await loadKeySet(dir, quiet);
+    const again = await loadKeySet(dir, quiet);
+    expect(isSameKey(first.byKid.get('k1')!, again.byKid.get('k1'))).toBe(true);
+    expect(isSameKey(first.byKid.get('k2')!, again.byKid.get('k2'))).toBe(true);
+    writeFileSync(join(dir, 'k1.pem'), pem('ed25519'));
+    const replaced = await loadKeySet(dir, quiet);
+    expect(isSameKey(first.byKid.get('k1')!, replaced.byKid.get('k1'))).toBe(false);
+    expect(isSameKey(first.byKid.get('k1')!, replaced.byKid.get('k2'))).toBe(false);
+    expect(isSameKey(first.byKid.get('k1')!, undefined)).toBe(false);
+  });
+
+  it('a kid from a token is usable only if a key file could carry it', () => {
+    for (const kid of ['2026-02', 'signing-1', '20261123T210000Z_0001'])
+      expect(isUsableKid(kid)).toBe(true);
+    for (const kid of [undefined, '', 42, '../keys/a', 'a/b', 'x'.repeat(129), 'k\u0000'])
+      expect(isUsableKid(kid)).toBe(false);
   });
 });

@@ -1,7 +1,12 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { loadKeySet } from '../../src/auth/keys.js';
+import { generateKeyFile, loadKeySet } from '../../src/auth/keys.js';
 import { issueAccessToken, type KeyRing, type TokenSettings } from '../../src/auth/tokens.js';
 import { createTokenVerifier } from '../../src/auth/verified-tokens.js';
+import { makeKeysDir } from '../support/gateway.js';
 
 const settings: TokenSettings = {
   issuer: 'tenant-gateway',
@@ -55,5 +60,116 @@ describe('verified-token cache', () => {
     expect((await verifier.verify(token)).sub).toBe('u1'); // still cached: the key change is not known yet
     verifier.clear();
     await expect(verifier.verify(token)).rejects.toMatchObject({ code: 'invalid_token' });
+  });
+});
+
+/** A keyring on a key directory, as the gateway builds it, counting its re-reads. */
+async function keyringOn(
+  dir: string,
+): Promise<KeyRing & { reloads: number; reload(): Promise<void> }> {
+  const keyring = {
+    current: await loadKeySet(dir, { warn() {} }),
+    reloads: 0,
+    async reload() {
+      keyring.reloads++;
+      keyring.current = await loadKeySet(dir, { warn() {} });
+    },
+  };
+  return keyring;
+}
+
+/** A well-formed token signed by a key that is not ours, under the given header. */
+async function strangerToken(header: { kid?: string } = { kid: 'not-ours' }): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ tenant_id: 'acme', tenant_type: 'orgtenant', email: 'x@example.com', sv: 0 })
+    .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', ...header })
+    .setIssuer(settings.issuer)
+    .setAudience(settings.audience)
+    .setSubject('someone')
+    .setJti(`j-${Math.random()}`)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 600)
+    .sign(generateKeyPairSync('ed25519').privateKey);
+}
+
+describe('unknown kid: re-reading the key directory (issue 12)', () => {
+  it('a flood of unknown kids re-reads the directory once and leaves verified tokens cached', async () => {
+    const keys = await makeKeysDir();
+    const keyring = await keyringOn(keys.dir);
+    const verifier = createTokenVerifier(keyring, settings);
+    const { token } = await issueAccessToken(keyring, settings, subject);
+    await verifier.verify(token);
+    for (let i = 0; i < 20; i++)
+      await expect(verifier.verify(await strangerToken())).rejects.toMatchObject({
+        code: 'invalid_token',
+      });
+    expect(keyring.reloads).toBe(1);
+    expect((await verifier.verify(token)).sub).toBe('u1');
+    // One miss for the token, twenty for the strangers; the token answered from memory.
+    expect(verifier.stats()).toEqual({ hits: 1, misses: 21, size: 1 });
+  });
+
+  it('a token with no kid, or a kid no key file could have, never re-reads the directory', async () => {
+    const keys = await makeKeysDir();
+    const keyring = await keyringOn(keys.dir);
+    const verifier = createTokenVerifier(keyring, settings, { keyReloadIntervalMs: 0 });
+    for (const header of [{}, { kid: '../etc/passwd' }, { kid: 'x'.repeat(500) }, { kid: '' }])
+      await expect(verifier.verify(await strangerToken(header))).rejects.toMatchObject({
+        code: 'invalid_token',
+      });
+    expect(keyring.reloads).toBe(0);
+  });
+
+  it('a key added to the directory verifies at once; the re-read keeps the cache', async () => {
+    const keys = await makeKeysDir();
+    const keyring = await keyringOn(keys.dir);
+    const verifier = createTokenVerifier(keyring, settings);
+    const older = (await issueAccessToken(keyring, settings, subject)).token;
+    await verifier.verify(older);
+    // Another replica reloaded first and signs with the new key.
+    await generateKeyFile(keys.dir);
+    const replica = await keyringOn(keys.dir);
+    const newer = (await issueAccessToken(replica, settings, subject)).token;
+    expect((await verifier.verify(newer)).sub).toBe('u1');
+    expect(keyring.reloads).toBe(1);
+    expect((await verifier.verify(older)).sub).toBe('u1');
+    expect(verifier.stats()).toEqual({ hits: 1, misses: 2, size: 2 });
+  });
+
+  it('a token of a new key arriving while a re-read is under way waits for it, not refused', async () => {
+    const keys = await makeKeysDir();
+    const keyring = await keyringOn(keys.dir);
+    const verifier = createTokenVerifier(keyring, settings);
+    await generateKeyFile(keys.dir);
+    const newer = (await issueAccessToken(await keyringOn(keys.dir), settings, subject)).token;
+    const [stranger, genuine] = await Promise.allSettled([
+      verifier.verify(await strangerToken()),
+      verifier.verify(newer),
+    ]);
+    expect(stranger).toMatchObject({ status: 'rejected', reason: { code: 'invalid_token' } });
+    expect(genuine).toMatchObject({ status: 'fulfilled', value: { sub: 'u1' } });
+    expect(keyring.reloads).toBe(1);
+  });
+
+  it("a re-read that finds a key removed drops exactly that key's tokens", async () => {
+    const keys = await makeKeysDir();
+    const keyring = await keyringOn(keys.dir);
+    const verifier = createTokenVerifier(keyring, settings, { keyReloadIntervalMs: 0 });
+    const older = (await issueAccessToken(keyring, settings, subject)).token;
+    await generateKeyFile(keys.dir);
+    await keyring.reload();
+    const newer = (await issueAccessToken(keyring, settings, subject)).token;
+    await verifier.verify(older);
+    await verifier.verify(newer);
+
+    rmSync(join(keys.dir, `${keys.kid}.pem`));
+    await expect(verifier.verify(await strangerToken())).rejects.toMatchObject({
+      code: 'invalid_token',
+    });
+    // A removed key stops verifying, cached or not.
+    expect(verifier.peek(older)).toBeUndefined();
+    await expect(verifier.verify(older)).rejects.toMatchObject({ code: 'invalid_token' });
+    expect(verifier.peek(newer)?.sub).toBe('u1');
+    expect(verifier.stats().size).toBe(1);
   });
 });
