@@ -7,8 +7,8 @@ import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { normaliseEmail } from '../store/normalise.js';
 import type { Store, TenantRecord, UserRecord } from '../store/types.js';
-import { parseBasicAuthorization } from './basic.js';
-import type { BruteForceGuard } from './brute-force.js';
+import { basicCanCarryUserId, parseBasicAuthorization } from './basic.js';
+import type { BruteForceGuard, LoginOutcome } from './brute-force.js';
 import { checkPasswordPolicy, type PasswordHasher } from './passwords.js';
 import {
   issueAccessToken,
@@ -27,7 +27,12 @@ export function isValidTenantId(id: string): boolean {
 /** @throws GatewayError `invalid_request` */
 export function checkEmail(email: string): string {
   const normalized = normaliseEmail(email);
-  if (normalized.length > 254 || !emailSchema.safeParse(normalized).success) {
+  // basicCanCarryUserId: an address Basic could not carry could never log in.
+  if (
+    normalized.length > 254 ||
+    !basicCanCarryUserId(normalized) ||
+    !emailSchema.safeParse(normalized).success
+  ) {
     throw new GatewayError('invalid_request', 'The e-mail address is not valid.');
   }
   return normalized;
@@ -110,20 +115,27 @@ export function createAccounts(deps: AccountDeps): Accounts {
     async logIn(authorization, clientIp, signal) {
       const credentials = parseBasicAuthorization(authorization);
       const email = normaliseEmail(credentials.email);
-      await bruteForce.beforeLogin(email, clientIp);
-      const user = await store.findUserByEmail(email);
-      const ok = await passwords.verify(credentials.password, user?.passwordHash, signal);
-      if (!ok || user === null) {
-        await bruteForce.failedLogin(email, clientIp);
-        throw new GatewayError('invalid_credentials', 'The e-mail or password is wrong.');
+      // Points are taken before any bcrypt work (issue 12), and the queue
+      // place is held until this login's bcrypt work is done.
+      const attempt = await bruteForce.beginLogin(email, clientIp);
+      let outcome: LoginOutcome = 'abandoned';
+      try {
+        const user = await store.findUserByEmail(email);
+        const ok = await passwords.verify(credentials.password, user?.passwordHash, signal);
+        if (!ok || user === null) {
+          outcome = 'failed';
+          throw new GatewayError('invalid_credentials', 'The e-mail or password is wrong.');
+        }
+        outcome = 'succeeded';
+        if (passwords.needsRehash(user.passwordHash)) {
+          // Upgrade the hash to the configured cost; sessions stay as they are.
+          const upgraded = await passwords.hash(credentials.password);
+          await store.replacePasswordHash(user.id, user.passwordHash, upgraded);
+        }
+        return user;
+      } finally {
+        await attempt.end(outcome);
       }
-      await bruteForce.succeededLogin(email);
-      if (passwords.needsRehash(user.passwordHash)) {
-        // Upgrade the hash to the configured cost; sessions stay as they are.
-        const upgraded = await passwords.hash(credentials.password);
-        await store.replacePasswordHash(user.id, user.passwordHash, upgraded);
-      }
-      return user;
     },
 
     async changePassword(user, password) {

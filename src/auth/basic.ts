@@ -9,6 +9,30 @@ export interface BasicCredentials {
   password: string;
 }
 
+/** Control characters (RFC 5234 CTL), kept out of user-ids and passwords by RFC 7617 §2. */
+const CONTROL = /[\u0000-\u001f\u007f]/;
+/** A UTF-16 surrogate without its pair: no UTF-8 encoding exists for it. */
+const LONE_SURROGATE = /[\ud800-\udfff]/u;
+
+/**
+ * True when `password` can come back in Basic credentials exactly as it is:
+ * no control characters, and well-formed Unicode (the credentials are
+ * decoded as strict UTF-8). Signup and password change apply it, so that a
+ * password is never accepted that no login could ever present.
+ */
+export function basicCanCarryPassword(password: string): boolean {
+  return !CONTROL.test(password) && !LONE_SURROGATE.test(password);
+}
+
+/**
+ * True when `userId` can come back as the user-id of Basic credentials: a
+ * password as above, without a colon (the first colon ends the user-id,
+ * RFC 7617 §2), and not blank.
+ */
+export function basicCanCarryUserId(userId: string): boolean {
+  return basicCanCarryPassword(userId) && !userId.includes(':') && userId.trim() !== '';
+}
+
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -33,7 +57,7 @@ export function parseBasicAuthorization(header: string | undefined): BasicCreden
   const password = decoded.slice(colon + 1);
   if (email.trim() === '') throw refuse('The Basic credentials name no user.');
   // Control characters are never part of an e-mail or password (RFC 7617 §2).
-  if (/[\u0000-\u001f\u007f]/.test(decoded)) {
+  if (CONTROL.test(decoded)) {
     throw refuse('The Basic credentials contain control characters.');
   }
   return { email, password };

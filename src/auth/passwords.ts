@@ -8,6 +8,7 @@ import bcrypt from 'bcryptjs';
 import PQueue from 'p-queue';
 import { Piscina } from 'piscina';
 import { GatewayError } from '../errors.js';
+import { basicCanCarryPassword } from './basic.js';
 
 export interface PasswordHasher {
   hash(password: string): Promise<string>;
@@ -26,8 +27,18 @@ export const PASSWORD_MIN_BYTES = 8;
 /** bcrypt reads at most 72 bytes; a longer password would be silently truncated. */
 export const PASSWORD_MAX_BYTES = 72;
 
-/** @throws GatewayError `invalid_request` when the password is outside 8..72 bytes. */
+/**
+ * @throws GatewayError `invalid_request` when the password is outside 8..72
+ * bytes, or is one HTTP Basic could not carry back (control characters,
+ * unpaired surrogates): the account could never log in.
+ */
 export function checkPasswordPolicy(password: string): void {
+  if (!basicCanCarryPassword(password)) {
+    throw new GatewayError(
+      'invalid_request',
+      'The password must not contain control characters or unpaired surrogates (HTTP Basic could not carry it).',
+    );
+  }
   const bytes = Buffer.byteLength(password, 'utf8');
   if (bytes < PASSWORD_MIN_BYTES || bytes > PASSWORD_MAX_BYTES) {
     throw new GatewayError(

@@ -1,5 +1,12 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { checkEmail } from '../../src/auth/accounts.js';
 import { parseBasicAuthorization } from '../../src/auth/basic.js';
+import {
+  checkPasswordPolicy,
+  PASSWORD_MAX_BYTES,
+  PASSWORD_MIN_BYTES,
+} from '../../src/auth/passwords.js';
 import { GatewayError } from '../../src/errors.js';
 
 const encode = (text: string): string => Buffer.from(text, 'utf8').toString('base64');
@@ -140,5 +147,90 @@ describe('refused with invalid_credentials', () => {
     ]) {
       expect(refusal(header)).not.toContain(secret);
     }
+  });
+});
+
+describe('what signup accepts, Basic carries back', () => {
+  /** Mostly any code point; often a control character or a lone surrogate. */
+  const unit = fc.oneof(
+    { weight: 6, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) },
+    { weight: 1, arbitrary: fc.integer({ min: 0, max: 0x1f }).map((c) => String.fromCharCode(c)) },
+    { weight: 1, arbitrary: fc.constantFrom('\u007f', ':', ' ', '\u0085', '\u2028') },
+    {
+      weight: 1,
+      arbitrary: fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
+    },
+  );
+  const accepts = (check: () => unknown): boolean => {
+    try {
+      check();
+      return true;
+    } catch (err) {
+      expect((err as GatewayError).code).toBe('invalid_request');
+      return false;
+    }
+  };
+  const roundTrip = (userPass: string) => {
+    try {
+      return parseBasicAuthorization(basic(userPass));
+    } catch {
+      return undefined;
+    }
+  };
+
+  it('a password is accepted exactly when it has the right length and comes back unchanged (property)', () => {
+    fc.assert(
+      fc.property(fc.string({ unit, minLength: 4, maxLength: 40 }), (password) => {
+        const back = roundTrip(`alice@example.com:${password}`);
+        const carried = back?.password === password;
+        const bytes = Buffer.byteLength(password, 'utf8');
+        const lengthOk = bytes >= PASSWORD_MIN_BYTES && bytes <= PASSWORD_MAX_BYTES;
+        expect(accepts(() => checkPasswordPolicy(password))).toBe(carried && lengthOk);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('an e-mail signup accepts comes back as the same user (property)', () => {
+    const email = fc
+      .tuple(
+        fc.stringMatching(/^ ?[A-Za-z0-9][A-Za-z0-9._+-]{0,8}@[a-z]{1,8}\.[A-Za-z]{2,4} ?$/),
+        fc.oneof(fc.constant(''), fc.string({ unit, maxLength: 2 })),
+        fc.nat(),
+      )
+      .map(([address, extra, at]) => {
+        const i = at % (address.length + 1);
+        return address.slice(0, i) + extra + address.slice(i);
+      });
+    let acceptedRuns = 0;
+    fc.assert(
+      fc.property(email, (raw) => {
+        let normalised = '';
+        if (!accepts(() => (normalised = checkEmail(raw)))) return;
+        acceptedRuns++;
+        expect(roundTrip(`${normalised}:pw-12345`)?.email).toBe(normalised);
+      }),
+      { numRuns: 1000 },
+    );
+    expect(acceptedRuns).toBeGreaterThan(100);
+  });
+
+  it.each([
+    ['a colon', 'a:b@example.com'],
+    ['a control character', 'ab\u0001@example.com'],
+    ['DEL', 'ab\u007f@example.com'],
+  ])('an e-mail with %s is refused', (_name, email) => {
+    expect(accepts(() => checkEmail(email))).toBe(false);
+  });
+
+  it.each([
+    ['a colon', true, 'pass:word:1'],
+    ['spaces', true, ' pass word 1 '],
+    ['a tab', false, 'pass\tword-1'],
+    ['ESC', false, 'pass\u001bword-1'],
+    ['a lone surrogate', false, 'password-\udc00'],
+    ['a surrogate pair (emoji)', true, 'password-🔑'],
+  ])('a password with %s: accepted %s', (_name, ok, password) => {
+    expect(accepts(() => checkPasswordPolicy(password))).toBe(ok);
   });
 });
