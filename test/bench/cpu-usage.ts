@@ -47,13 +47,32 @@ function machineBusyTicks(): number {
   return [user, nice, system, irq, softirq, steal].reduce<number>((a, b) => a + (b ?? 0), 0);
 }
 
-/** CPU seconds a process has used so far, user and system, all threads (0 once it is gone). */
+/**
+ * CPU seconds a process and its children have used so far, user and system,
+ * all threads (0 once it is gone). Children count for servers that fork
+ * their workers (nginx: a master and one worker); the Node ones have none.
+ */
 export function processCpuSeconds(pid: number): number {
   return processTicks(pid) / TICKS_PER_SECOND;
 }
 
-/** utime + stime of a process (0 once it is gone). */
+/** The pids of a process's children (none once it is gone). */
+export function childPids(pid: number): number[] {
+  try {
+    const list = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    return list === '' ? [] : list.split(' ').map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** utime + stime of a process and its children (0 once it is gone). */
 function processTicks(pid: number): number {
+  return childPids(pid).reduce((sum, child) => sum + ownTicks(child), ownTicks(pid));
+}
+
+/** utime + stime of one process, all threads (0 once it is gone). */
+function ownTicks(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name, which is in parentheses and may hold spaces.

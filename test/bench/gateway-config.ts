@@ -1,7 +1,10 @@
 /**
  * The gateway's files for a benchmark run, in a temp directory: a config
  * (DESIGN §3), a seed with one user and one org tenant, and a keys directory
- * holding one Ed25519 key.
+ * holding one P-256 key. ES256, not EdDSA: HAProxy's `jwt_verify` (the C peer
+ * of issue 13) knows only the algorithms of RFC 7518 §3.1, and every target
+ * gets the same token. The gateway verifies a token once and caches the
+ * verdict, so the algorithm does not show in its per-request figures.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -22,10 +25,16 @@ export const ROUTE_PREFIX = '/api';
 /** The path every benchmark request asks for, under {@link ROUTE_PREFIX}. */
 export const REQUEST_PATH = `${ROUTE_PREFIX}/orders/1`;
 
+/** The token's `iss` and `aud` (set in the config, checked by the HAProxy peer too). */
+export const TOKEN_ISSUER = 'tenant-gateway';
+export const TOKEN_AUDIENCE = 'tenant-api';
+
 /** What the gateway is started with. */
 export interface GatewayFiles {
   dir: string;
   configFile: string;
+  /** The signing key's public half (SPKI PEM), for peers that verify the token themselves. */
+  publicKeyFile: string;
 }
 
 /**
@@ -40,10 +49,12 @@ export function writeGatewayFiles(options: {
   const dir = mkdtempSync(join(tmpdir(), 'tg-bench-gateway-'));
   const keys = join(dir, 'keys');
   mkdirSync(keys, { mode: 0o700 });
-  const { privateKey } = generateKeyPairSync('ed25519');
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   writeFileSync(join(keys, 'bench.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }), {
     mode: 0o600,
   });
+  const publicKeyFile = join(dir, 'bench.pub.pem');
+  writeFileSync(publicKeyFile, publicKey.export({ type: 'spki', format: 'pem' }));
 
   const seedFile = join(dir, 'seed.yaml');
   writeFileSync(
@@ -71,16 +82,25 @@ export function writeGatewayFiles(options: {
       store: { redis: { url: options.redisUrl, keyPrefix: 'bench:' } },
       seed: seedFile,
       // Long enough for the soak: the token must not expire mid-run.
-      tokens: { keys, ttlSeconds: 86_400 },
+      tokens: { keys, ttlSeconds: 86_400, issuer: TOKEN_ISSUER, audience: TOKEN_AUDIENCE },
       passwords: { bcryptCost: 10, workers: PASSWORD_WORKERS },
-      limits: { login: { perEmail: 1_000_000, perIp: 1_000_000 } },
+      // Nor queue-limited (issue 12's 429 past a few queued logins per e-mail
+      // or address): the storm's logins all come from one user on one address.
+      limits: {
+        login: {
+          perEmail: 1_000_000,
+          perIp: 1_000_000,
+          maxQueuedPerEmail: 1_000,
+          maxQueuedPerIp: 1_000,
+        },
+      },
       routes: [
         { prefix: ROUTE_PREFIX, upstream: options.upstream, tenant: { header: 'X-Tenant-Id' } },
       ],
       log: { level: 'warn' },
     }),
   );
-  return { dir, configFile };
+  return { dir, configFile, publicKeyFile };
 }
 
 /** `Authorization: Basic …` for the seeded user. */

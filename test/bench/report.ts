@@ -5,22 +5,53 @@ import type { LoadResult } from './load.js';
 import {
   failedRuns,
   measuredRuns,
+  perSet,
   secondP99AddedMs,
+  TARGETS,
+  total,
   verdicts,
   type BenchResults,
+  type Verdict,
 } from './results.js';
 
 /** Above this share of the cores used by others, a run's figures are marked as skewed. */
 const NOISY_PERCENT = 10;
 
-/** Scenario 1's gateway/bare ratio for each set of processes, with the rates behind it. */
-function perSetLine(sets: BenchResults['throughput']['processes']): string {
-  const rates = (pick: 'bare' | 'gateway') =>
-    sets.map((set) => set[pick].requestsPerSecond.toFixed(0)).join(', ');
-  const ratios = sets.map(({ bare, gateway }) =>
-    fixed(gateway.requestsPerSecond / bare.requestsPerSecond),
+/** Scenario 1, one row per target: medians over the sets of processes, with the range. */
+function throughputTable(t: BenchResults['throughput']): string[] {
+  const rows = TARGETS.flatMap(({ key }) => {
+    const all = t.totals[key];
+    if (all === undefined) return [];
+    const rate = perSet(t, key, (run) => run.requestsPerSecond);
+    const cpu = perSet(t, key, (run) => run.serverCpuUsPerRequest);
+    return [
+      [
+        all.name,
+        `${rate.median.toFixed(0)} (${rate.min.toFixed(0)}–${rate.max.toFixed(0)})`,
+        perSet(t, key, (run) => run.p50Ms).median.toFixed(2),
+        perSet(t, key, (run) => run.p99Ms).median.toFixed(2),
+        Number.isNaN(cpu.median)
+          ? '—'
+          : `${cpu.median.toFixed(0)} (${cpu.min.toFixed(0)}–${cpu.max.toFixed(0)})`,
+        String(all.non2xx),
+        String(all.errors),
+        all.othersCpuPercent === undefined ? '—' : `${all.othersCpuPercent.toFixed(0)}%`,
+      ],
+    ];
+  });
+  return table(
+    [
+      'target',
+      'req/s (min–max)',
+      'p50 ms',
+      'p99 ms',
+      'server CPU µs/req (min–max)',
+      'non-2xx',
+      'errors',
+      "others' CPU",
+    ],
+    rows,
   );
-  return `  per set of processes, gateway / bare proxy req/s: ${ratios.join(', ')} (bare ${rates('bare')}; gateway ${rates('gateway')})`;
 }
 
 /** The whole report, ready to print. */
@@ -35,29 +66,21 @@ export function formatReport(r: BenchResults): string {
       ? 'placement: load generator and upstream on CPU 0, each proxy on CPU 1 (main threads; BENCH_PIN=1)'
       : 'placement: left to the scheduler (BENCH_PIN=1 gives the load generator and each proxy a CPU of their own)',
     '',
-    `Scenario 1 — GET through each target at saturation (the same request with bearer token and X-Tenant-Id to each; upstream: 200, ~200-byte JSON, keep-alive); on ${settings.processes} fresh sets of proxy processes, each measured in ${settings.rounds} interleaved rounds of ${fixed(settings.seconds / settings.rounds)} s per target; the rows sum all sets`,
-    ...table(
-      RUN_HEADER,
-      [
-        throughput.direct,
-        throughput.bare,
-        throughput.koa,
-        throughput.headers,
-        throughput.gateway,
-      ].map(runRow),
-    ),
-    perSetLine(throughput.processes),
+    `Scenario 1 — GET through each target at saturation (the same request with bearer token and X-Tenant-Id to each; upstream: 200, ~200-byte JSON, keep-alive); on ${settings.processes} fresh sets of proxy processes, each measured in ${settings.rounds} interleaved rounds of ${fixed(settings.seconds / settings.rounds)} s per target; figures are medians over the sets (min–max), non-2xx and errors summed`,
+    ...throughputTable(throughput),
+    ...(throughput.peers.length === 0 ? [] : [`  peers: ${throughput.peers.join('; ')}`]),
+    ...throughput.skipped.map((why) => `  not run: ${why}`),
     '',
   );
 
   const redis = throughput.redis;
   const counted = Object.values(redis.counted).reduce((a, b) => a + b, 0);
   out.push(
-    `Redis commands per proxied request: ${redis.perRequest.toFixed(4)} (${counted} counted commands / ${throughput.gateway.completed} requests, over the measured gateway runs)`,
+    `Redis commands per proxied request: ${redis.perRequest.toFixed(4)} (${counted} counted commands / ${total(throughput, 'gateway').completed} requests, over the measured gateway runs)`,
     `  counted: ${describeCounts(redis.counted)}`,
     `  excluded (${redis.excludedPatterns.join(', ')}): ${describeCounts(redis.excluded)}`,
     `gateway RSS: ${mb(throughput.rssMb.before)} before scenario 1, ${mb(throughput.rssMb.after)} after (${signed(throughput.rssMb.after - throughput.rssMb.before)} MB)`,
-    `  for comparison, bare proxy RSS: ${mb(throughput.bareRssMb.before)} before, ${mb(throughput.bareRssMb.after)} after (${signed(throughput.bareRssMb.after - throughput.bareRssMb.before)} MB)`,
+    `  for comparison, bare http-proxy-3 RSS: ${mb(throughput.bareRssMb.before)} before, ${mb(throughput.bareRssMb.after)} after (${signed(throughput.bareRssMb.after - throughput.bareRssMb.before)} MB)`,
     '',
     `Scenario 1b — latency at a fixed ${r.latency.rate} req/s per target (open loop, evenly paced, 10 kept-alive connections each, same request), both targets interleaved request by request for ${r.latency.secondP99Ms.gateway.length} s`,
     ...table(RUN_HEADER, [r.latency.bare, r.latency.gateway].map(runRow)),
@@ -92,13 +115,14 @@ export function formatReport(r: BenchResults): string {
   }
 
   out.push(
-    'Against the targets of issue 4',
+    'Against the targets of issues 4 and 13 (ratios of scenario 1: median over the sets, min–max)',
     ...table(
-      ['figure', 'value', 'target', ''],
+      ['figure', 'value', 'target', 'issue', ''],
       verdicts(r).map((v) => [
         v.label,
-        `${v.value.toFixed(v.unit === '' && v.value < 0.1 ? 4 : 2)}${v.unit === '' ? '' : ` ${v.unit}`}`,
+        formatVerdictValue(v),
         v.target,
+        v.issue === undefined ? '' : `#${v.issue}`,
         v.target === '—' ? '' : v.met ? 'met' : 'MISSED',
       ]),
     ),
@@ -145,6 +169,13 @@ const RUN_HEADER = [
   'server CPU µs/req',
   "others' CPU",
 ];
+
+function formatVerdictValue(v: Verdict): string {
+  const digits = v.unit === '' && Math.abs(v.value) < 0.1 ? 4 : 2;
+  const range =
+    v.range === undefined ? '' : ` (${v.range.min.toFixed(2)}–${v.range.max.toFixed(2)})`;
+  return `${v.value.toFixed(digits)}${v.unit === '' ? '' : ` ${v.unit}`}${range}`;
+}
 
 function runRow(run: LoadResult): string[] {
   return [

@@ -1,26 +1,45 @@
 /**
  * The benchmark's results: the shape written as JSON and printed as tables,
- * and the derived figures checked against the targets of issue 4.
+ * and the derived figures checked against the targets of issues 4 and 13.
  */
 import type { LoginCeiling } from './login-ceiling.js';
 import type { LoadResult } from './load.js';
 
-/** Scenario 1: the same request straight to the upstream, through a bare proxy, through the gateway. */
-export interface ThroughputScenario {
-  direct: LoadResult;
-  bare: LoadResult;
-  /** The bare proxy behind one Koa middleware (the design not taken, measured). */
-  koa: LoadResult;
+/**
+ * Scenario 1's targets, in the order they are measured in every round.
+ * The optional ones (the C peers) run only where their binary is installed.
+ */
+export const TARGETS = [
+  { key: 'direct', name: 'direct upstream' },
+  { key: 'nginx', name: 'nginx (keep-alive, 1 worker)' },
+  { key: 'haproxy', name: 'HAProxy jwt_verify (1 thread)' },
+  { key: 'bare', name: 'bare http-proxy-3' },
+  { key: 'koa', name: 'bare http-proxy-3 in Koa' },
   /**
    * The bare proxy doing exactly the gateway's header work (identity headers,
    * X-Request-Id, X-Forwarded-*) and nothing else: between it and the bare
    * proxy, what DESIGN §2 step 3 costs; between it and the gateway, what
    * authentication, tenant checks, metrics and timeouts cost.
    */
-  headers: LoadResult;
-  gateway: LoadResult;
-  /** The bare proxy and the gateway, per set of processes (the totals above sum them). */
-  processes: { bare: LoadResult; gateway: LoadResult }[];
+  { key: 'headers', name: 'bare http-proxy-3 + headers' },
+  { key: 'undici', name: 'bare undici' },
+  { key: 'gateway', name: 'gateway' },
+] as const;
+
+export type TargetKey = (typeof TARGETS)[number]['key'];
+/** One measurement per target that ran. */
+export type TargetRuns = Partial<Record<TargetKey, LoadResult>>;
+
+/** Scenario 1: the same request straight to the upstream and through every proxy. */
+export interface ThroughputScenario {
+  /** Each target over all sets of processes (the figures summed). */
+  totals: TargetRuns;
+  /** Each target per set of processes: the report's medians and ratios are over these. */
+  processes: TargetRuns[];
+  /** Targets not run, with the reason (a peer's binary missing). */
+  skipped: string[];
+  /** The versions of the peers that ran. */
+  peers: string[];
   redis: {
     /** Patterns left out of the count. */
     excludedPatterns: string[];
@@ -33,6 +52,67 @@ export interface ThroughputScenario {
   rssMb: { before: number; after: number };
   /** The bare proxy's RSS around its run: what plain Node proxying grows by, for comparison. */
   bareRssMb: { before: number; after: number };
+}
+
+/** A figure over the sets of processes: the median and the range. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+export function spread(values: readonly number[]): Spread {
+  const finite = values.filter((v) => Number.isFinite(v));
+  return {
+    median: median(finite),
+    min: finite.length === 0 ? Number.NaN : Math.min(...finite),
+    max: finite.length === 0 ? Number.NaN : Math.max(...finite),
+  };
+}
+
+/** `pick` of target `key` in every set where it ran. */
+export function perSet(
+  t: ThroughputScenario,
+  key: TargetKey,
+  pick: (run: LoadResult) => number | undefined,
+): Spread {
+  return spread(
+    t.processes.map((set) => {
+      const run = set[key];
+      return run === undefined ? Number.NaN : (pick(run) ?? Number.NaN);
+    }),
+  );
+}
+
+/** `a`'s req/s over `b`'s, set by set (both measured on the same set, in the same rounds). */
+export function throughputRatio(t: ThroughputScenario, a: TargetKey, b: TargetKey): Spread {
+  return spread(
+    t.processes.map((set) => {
+      const x = set[a];
+      const y = set[b];
+      return x === undefined || y === undefined
+        ? Number.NaN
+        : x.requestsPerSecond / y.requestsPerSecond;
+    }),
+  );
+}
+
+/** `a`'s server CPU per request over `b`'s, set by set. */
+export function cpuRatio(t: ThroughputScenario, a: TargetKey, b: TargetKey): Spread {
+  return spread(
+    t.processes.map(
+      (set) =>
+        (set[a]?.serverCpuUsPerRequest ?? Number.NaN) /
+        (set[b]?.serverCpuUsPerRequest ?? Number.NaN),
+    ),
+  );
+}
+
+/** A target's summed measurement; throws for one that always runs but is missing. */
+export function total(t: ThroughputScenario, key: TargetKey): LoadResult {
+  const run = t.totals[key];
+  if (run === undefined) throw new Error(`scenario 1: no ${key} run`);
+  return run;
 }
 
 /** Scenario 2: proxied load while a login storm hammers `GET /1/token`. */
@@ -112,61 +192,85 @@ export interface BenchResults {
   gatewayLog: { phase: string; line: string }[];
 }
 
-/** Figures derived from the results, each with its target from issue 4. */
+/** Figures derived from the results, each with its target and the issue that set it. */
 export interface Verdict {
   label: string;
   value: number;
+  /** Per set of processes, for ratios of scenario 1. */
+  range?: { min: number; max: number };
   unit: string;
   target: string;
+  /** The issue the target comes from (undefined: reported, no target). */
+  issue?: number;
   met: boolean;
 }
 
-/** Ratios and differences the issue's targets are stated in. */
+/** Ratios and differences the issues' targets are stated in. */
 export function verdicts(r: BenchResults): Verdict[] {
-  const { direct, bare, headers, gateway } = r.throughput;
+  const t = r.throughput;
+  const gateway = total(t, 'gateway');
+  const bare = total(t, 'bare');
   const p99Added = median(secondP99AddedMs(r.latency));
+  const throughput = (
+    a: TargetKey,
+    b: TargetKey,
+    label: string,
+    target?: { min: number; issue: number },
+  ): Verdict[] => {
+    if (t.totals[a] === undefined || t.totals[b] === undefined) return [];
+    const s = throughputRatio(t, a, b);
+    return [
+      {
+        label: `throughput ${label} (median of ${t.processes.length} sets)`,
+        value: s.median,
+        range: { min: s.min, max: s.max },
+        unit: '',
+        target: target === undefined ? '—' : `≥ ${target.min.toFixed(1)}`,
+        ...(target === undefined ? {} : { issue: target.issue }),
+        met: target === undefined || s.median >= target.min,
+      },
+    ];
+  };
+  const cpu = (a: TargetKey, b: TargetKey, label: string): Verdict[] => {
+    if (t.totals[a] === undefined || t.totals[b] === undefined) return [];
+    const s = cpuRatio(t, a, b);
+    return [
+      {
+        label: `server CPU per request ${label}`,
+        value: s.median,
+        range: { min: s.min, max: s.max },
+        unit: '',
+        target: '—',
+        met: true,
+      },
+    ];
+  };
   const v: Verdict[] = [
-    ratio(
-      'throughput gateway / bare proxy',
-      gateway.requestsPerSecond / bare.requestsPerSecond,
-      '≥ 0.90',
-      (x) => x >= 0.9,
-    ),
-    ratio(
-      'throughput bare proxy + headers / bare proxy',
-      headers.requestsPerSecond / bare.requestsPerSecond,
-      '—',
-      () => true,
-    ),
-    ratio(
-      'throughput gateway / bare proxy + headers',
-      gateway.requestsPerSecond / headers.requestsPerSecond,
-      '—',
-      () => true,
-    ),
-    ratio(
-      'throughput gateway / direct',
-      gateway.requestsPerSecond / direct.requestsPerSecond,
-      '—',
-      () => true,
-    ),
-    ratio(
-      'server CPU per request, bare proxy in Koa / bare proxy',
-      (r.throughput.koa.serverCpuUsPerRequest ?? NaN) / (bare.serverCpuUsPerRequest ?? NaN),
-      '—',
-      () => true,
-    ),
-    ratio(
-      'server CPU per request gateway / bare proxy',
-      (gateway.serverCpuUsPerRequest ?? NaN) / (bare.serverCpuUsPerRequest ?? NaN),
-      '—',
-      () => true,
-    ),
+    ...throughput('gateway', 'bare', 'gateway / bare http-proxy-3', { min: 2, issue: 13 }),
+    ...throughput('gateway', 'haproxy', 'gateway / HAProxy jwt_verify', { min: 1.5, issue: 13 }),
+    ...throughput('gateway', 'nginx', 'gateway / nginx', { min: 0.5, issue: 13 }),
+    ...throughput('gateway', 'undici', 'gateway / bare undici'),
+    ...throughput('undici', 'bare', 'bare undici / bare http-proxy-3'),
+    ...throughput('headers', 'bare', 'bare http-proxy-3 + headers / bare http-proxy-3'),
+    ...throughput('gateway', 'headers', 'gateway / bare http-proxy-3 + headers'),
+    ...throughput('gateway', 'direct', 'gateway / direct'),
+    ...cpu('koa', 'bare', 'bare http-proxy-3 in Koa / bare http-proxy-3'),
+    ...cpu('gateway', 'bare', 'gateway / bare http-proxy-3'),
+    ...cpu('gateway', 'undici', 'gateway / bare undici'),
     {
-      label: `p99 added at ${r.latency.rate} req/s (median over ${r.latency.secondP99Ms.gateway.length} interleaved seconds)`,
+      label: `p99 at ${r.latency.rate} req/s, gateway − bare http-proxy-3 (median over ${r.latency.secondP99Ms.gateway.length} interleaved seconds)`,
+      value: p99Added,
+      unit: 'ms',
+      target: '≤ 0 ms (no worse)',
+      issue: 13,
+      met: p99Added <= 0,
+    },
+    {
+      label: `p99 added at ${r.latency.rate} req/s (the same figure)`,
       value: p99Added,
       unit: 'ms',
       target: '≤ 1 ms',
+      issue: 4,
       met: p99Added <= 1,
     },
     {
@@ -177,18 +281,13 @@ export function verdicts(r: BenchResults): Verdict[] {
       met: true,
     },
     {
-      label: 'p99 added at saturation (gateway − bare)',
+      label: 'p99 added at saturation (gateway − bare http-proxy-3, all sets)',
       value: gateway.p99Ms - bare.p99Ms,
       unit: 'ms',
       target: '—',
       met: true,
     },
-    ratio(
-      'Redis commands per proxied request',
-      r.throughput.redis.perRequest,
-      '< 0.01',
-      (x) => x < 0.01,
-    ),
+    ratio('Redis commands per proxied request', t.redis.perRequest, '< 0.01', (x) => x < 0.01),
     ratio(
       'proxied p99 with storm / without',
       r.storm.with.p99Ms / r.storm.without.p99Ms,
@@ -215,24 +314,22 @@ export function verdicts(r: BenchResults): Verdict[] {
       value: growth,
       unit: 'MB',
       target: '≤ 30 MB',
+      issue: 4,
       met: growth <= 30,
     });
   }
   return v;
 }
 
+/** An issue 4 target on a plain ratio. */
 function ratio(label: string, value: number, target: string, ok: (x: number) => boolean): Verdict {
-  return { label, value, unit: '', target, met: ok(value) };
+  return { label, value, unit: '', target, issue: 4, met: ok(value) };
 }
 
 /** Every measured run (warm-ups excluded). */
 export function measuredRuns(r: BenchResults): LoadResult[] {
   const runs = [
-    r.throughput.direct,
-    r.throughput.bare,
-    r.throughput.koa,
-    r.throughput.headers,
-    r.throughput.gateway,
+    ...TARGETS.flatMap(({ key }) => r.throughput.totals[key] ?? []),
     r.latency.bare,
     r.latency.gateway,
     r.storm.with,

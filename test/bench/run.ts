@@ -1,9 +1,12 @@
 /**
- * `npm run bench` (issue 4): starts a private redis-server, an upstream, a
- * bare http-proxy and the gateway as separate processes, drives each with
- * autocannon one at a time, and prints what the gateway adds to a proxied
- * request — throughput, latency, Redis commands, memory — then the same load
- * during a login storm, and (BENCH_SOAK=1) memory over a million requests.
+ * `npm run bench` (issues 4 and 13): starts a private redis-server, an
+ * upstream, the bare Node proxies (http-proxy-3, alone, in Koa, with the
+ * gateway's headers; undici), the C peers (nginx, HAProxy with jwt_verify;
+ * each skipped, said so, where not installed) and the gateway as separate
+ * processes, drives each with autocannon one at a time, and prints what the
+ * gateway costs beside them — throughput, latency, CPU per request, Redis
+ * commands, memory — then the same load during a login storm, and
+ * (BENCH_SOAK=1) memory over a million requests.
  *
  * Environment: BENCH_SECONDS (measured seconds per target, default 10; also
  * the number of 1 s latency rounds),
@@ -38,7 +41,9 @@ import {
 } from './processes.js';
 import { readRedisPid } from './redis-stats.js';
 import { formatReport } from './report.js';
-import { failedRuns, type BenchResults } from './results.js';
+import { childPids } from './cpu-usage.js';
+import { haproxyPeer, nginxPeer, type Peer } from './peers.js';
+import { failedRuns, TARGETS, type BenchResults, type TargetKey } from './results.js';
 import {
   latencyScenario,
   soakScenario,
@@ -73,7 +78,8 @@ async function main(): Promise<void> {
   const latency = await latencyScenario(world, proxied, REQUEST_PATH);
   assertAlive(world.gateway());
   // "Without the storm": the same gateway process's own run in scenario 1.
-  const without = one.scenario.processes.at(-1)?.gateway ?? one.scenario.gateway;
+  const without = one.scenario.processes.at(-1)?.gateway ?? one.scenario.totals.gateway;
+  if (without === undefined) throw new Error('scenario 1 made no gateway run');
   const two = await stormScenario(world, proxied, without, ceiling);
   assertAlive(world.gateway());
   const soak = process.env['BENCH_SOAK'] === '1' ? await soakScenario(world) : undefined;
@@ -110,25 +116,33 @@ async function main(): Promise<void> {
   if (failedRuns(results).length > 0 || warmupFailures.length > 0) process.exitCode = 1;
 }
 
-/** Starts redis-server, the upstream, the baseline proxies and the gateway, each waited for. */
+/** Starts redis-server, the upstream, the baseline proxies, the peers and the gateway, each waited for. */
 async function startWorld(): Promise<BenchWorld> {
-  progress('starting redis-server, upstream, baseline proxies and gateway');
+  progress('starting redis-server, upstream, baseline proxies, peers and gateway');
   const redis = await startRedisServer();
   teardown.add(() => redis.stop());
   const redisPid = await readRedisPid(redis.port);
   const upstream = await startHelper('upstream', 'upstream.mjs', [], LOAD_CPU);
-  const startProxy = (name: string, script: string) => (port?: number) =>
-    startHelper(name, script, [upstream.url], PROXY_CPU, port);
-  const startBare = startProxy('bare proxy', 'bare-proxy.mjs');
-  const startKoa = startProxy('koa proxy', 'koa-proxy.mjs');
-  const startHeaders = startProxy('headers proxy', 'headers-proxy.mjs');
-  let bare = await startBare();
-  let koa = await startKoa();
-  let headers = await startHeaders();
   const port = await findFreePort();
   const files = writeGatewayFiles({ port, redisUrl: redis.url, upstream: upstream.url });
   teardown.add(() => rmSync(files.dir, { recursive: true, force: true }));
-  const startGateway = async (): Promise<BenchProcess> => {
+
+  // How each proxy is started, and started again on the port it had.
+  const helper =
+    (name: string, script: string): StartFn =>
+    (at) =>
+      startHelper(name, script, [upstream.url], PROXY_CPU, at);
+  const peer =
+    (p: Peer): StartFn =>
+    async (at) => {
+      at ??= await findFreePort();
+      const proc = await p.start(at, upstream.url);
+      teardown.add(() => proc.stop());
+      // nginx serves from its worker, forked before this: pin that too.
+      for (const pid of [proc.pid, ...childPids(proc.pid)]) pin(pid, PROXY_CPU);
+      return { proc, port: at, url: `http://127.0.0.1:${at}` };
+    };
+  const gatewayStart = async (): Promise<Started> => {
     const proc = spawnNode(
       'gateway',
       ['dist/cli.js', 'serve', '--config', files.configFile],
@@ -138,30 +152,52 @@ async function startWorld(): Promise<BenchWorld> {
     teardown.add(() => proc.stop());
     await waitForPort(proc, port, 30_000);
     pin(proc.pid, PROXY_CPU);
-    return proc;
+    return { proc, port, url: `http://127.0.0.1:${port}` };
   };
-  let gateway = await startGateway();
-  const gatewayUrl = `http://127.0.0.1:${port}`;
-  /** Every server the benchmark measures, as they are now (restarts replace them). */
-  const servers = () => ({
-    upstream: upstream.proc,
-    bare: bare.proc,
-    koa: koa.proc,
-    headers: headers.proc,
-    gateway,
-  });
+  const skipped: string[] = [];
+  const peers: string[] = [];
+  const starters: Partial<Record<TargetKey, StartFn>> = {};
+  for (const p of [nginxPeer(), haproxyPeer(files.publicKeyFile)]) {
+    if (p.binary === undefined) {
+      skipped.push(p.missing);
+      progress(`SKIPPED ${p.missing}`);
+    } else {
+      peers.push(p.version());
+      starters[p.name as 'nginx' | 'haproxy'] = peer(p);
+    }
+  }
+  starters.bare = helper('bare proxy', 'bare-proxy.mjs');
+  starters.koa = helper('koa proxy', 'koa-proxy.mjs');
+  starters.headers = helper('headers proxy', 'headers-proxy.mjs');
+  starters.undici = helper('bare undici', 'bare-undici.mjs');
+  starters.gateway = gatewayStart;
+
+  const running: Partial<Record<TargetKey, Started>> = { direct: upstream };
+  for (const [key, start] of Object.entries(starters)) {
+    running[key as TargetKey] = await start();
+  }
+  const get = (key: TargetKey): Started => {
+    const it = running[key];
+    if (it === undefined) throw new Error(`${key}: not running`);
+    return it;
+  };
+  const gatewayUrl = get('gateway').url;
 
   return {
     settings,
     redisPort: redis.port,
-    directUrl: upstream.url,
-    bareUrl: bare.url,
-    koaUrl: koa.url,
-    headersUrl: headers.url,
+    targets: TARGETS.filter(({ key }) => running[key] !== undefined).map(({ key, name }) => ({
+      key,
+      name,
+      url: get(key).url,
+    })),
+    skipped,
+    peers,
+    bareUrl: get('bare').url,
     gatewayUrl,
-    gateway: () => gateway,
-    pid: (server) => servers()[server].pid,
-    pids: () => [redisPid, ...Object.values(servers()).map((proc) => proc.pid)],
+    gateway: () => get('gateway').proc,
+    pid: (key) => get(key).proc.pid,
+    pids: () => [redisPid, ...Object.values(running).map(({ proc }) => proc.pid)],
     async proxiedTarget(): Promise<LoadTarget> {
       const token = await fetchToken(gatewayUrl);
       return {
@@ -172,18 +208,26 @@ async function startWorld(): Promise<BenchWorld> {
       };
     },
     async restartGateway() {
-      await gateway.stop();
-      gateway = await startGateway();
+      await get('gateway').proc.stop();
+      running.gateway = await gatewayStart();
     },
     async restartProxies() {
-      await Promise.all([bare.proc.stop(), koa.proc.stop(), headers.proc.stop(), gateway.stop()]);
-      bare = await startBare(bare.port);
-      koa = await startKoa(koa.port);
-      headers = await startHeaders(headers.port);
-      gateway = await startGateway();
+      const keys = Object.keys(starters) as TargetKey[];
+      await Promise.all(keys.map((key) => get(key).proc.stop()));
+      for (const key of keys) running[key] = await (starters[key] as StartFn)(get(key).port);
     },
     progress,
   };
+}
+
+/** Starts a proxy on port `at` (a free one when not given). */
+type StartFn = (at?: number) => Promise<Started>;
+
+/** A server the benchmark started, where it listens. */
+interface Started {
+  proc: BenchProcess;
+  port: number;
+  url: string;
 }
 
 /** Starts one of this directory's helper scripts on `port` (a free one when not given). */
@@ -193,7 +237,7 @@ async function startHelper(
   args: string[],
   cpu: number,
   port?: number,
-) {
+): Promise<Started> {
   port ??= await findFreePort();
   const proc = spawnNode(name, [join(BENCH_DIR, script), String(port), ...args], PROJECT_ROOT);
   teardown.add(() => proc.stop());

@@ -1,7 +1,8 @@
 /**
- * The three scenarios of issue 4's benchmark, each against processes already
- * running: what the gateway adds to a proxied request, proxied load during a
- * login storm, and memory over a million requests.
+ * The scenarios of issues 4 and 13's benchmark, each against processes
+ * already running: the gateway beside the bare Node proxies and the C peers
+ * at saturation, latency at a fixed rate, proxied load during a login storm,
+ * and memory over a million requests.
  */
 import { basicAuthorization, BENCH_TENANT } from './gateway-config.js';
 import { drive, summarize, type LoadResult, type LoadTarget } from './load.js';
@@ -13,6 +14,8 @@ import type {
   LatencyScenario,
   SoakScenario,
   StormScenario,
+  TargetKey,
+  TargetRuns,
   ThroughputScenario,
 } from './results.js';
 import { Tally } from './tally.js';
@@ -28,23 +31,25 @@ export interface BenchWorld {
     processes: number;
   };
   redisPort: number;
-  directUrl: string;
+  /** Scenario 1's targets that run here (TARGETS order), each with its base URL. */
+  targets: { key: TargetKey; name: string; url: string }[];
+  /** Targets that do not run here, with the reason. */
+  skipped: string[];
+  /** The versions of the peers that run (`nginx -v`, `haproxy -v`). */
+  peers: string[];
+  /** The bare http-proxy-3 proxy (scenario 1b's baseline). */
   bareUrl: string;
-  /** The bare proxy behind one Koa middleware: what hosting the hot path in Koa would cost. */
-  koaUrl: string;
-  /** The bare proxy doing the gateway's header work and nothing else of it. */
-  headersUrl: string;
   gatewayUrl: string;
   /** The current gateway process (the soak restarts it). */
   gateway(): BenchProcess;
-  /** The current pid of one of the benchmark's servers. */
-  pid(server: 'upstream' | 'bare' | 'koa' | 'headers' | 'gateway'): number;
+  /** The current pid of the server answering a target (`direct`: the upstream). */
+  pid(server: TargetKey): number;
   /** Pids of every process the benchmark started, for the others'-CPU figure. */
   pids(): number[];
   /** Proxied GETs through the gateway, with a fresh token. */
   proxiedTarget(): Promise<LoadTarget>;
   restartGateway(): Promise<void>;
-  /** Fresh bare, Koa, headers and gateway processes, on the same ports. */
+  /** A fresh set of proxy processes (all but the upstream), on the same ports. */
   restartProxies(): Promise<void>;
   progress(message: string): void;
 }
@@ -63,15 +68,14 @@ async function warmUp(world: BenchWorld, target: LoadTarget): Promise<LoadResult
 }
 
 /**
- * Scenario 1: direct, bare proxy, bare proxy in Koa, bare proxy with the
- * gateway's headers, gateway. Measured on
- * `processes` fresh sets of proxy processes in turn: two starts of the very
- * same program serve at rates up to ±20 % apart on this kind of machine (code
- * placement, GC timing), so one process's luck must not decide the ratio.
- * Within a set, each target is warmed up, then measured in `rounds`
- * interleaved slices (direct, bare, Koa, gateway, direct, …): a machine that
- * slows down mid-run — a neighbour, the host — then skews all targets alike
- * instead of whichever ran last.
+ * Scenario 1: every target of `world.targets` (direct, the C peers, the bare
+ * Node proxies, the gateway). Measured on `processes` fresh sets of proxy
+ * processes in turn: two starts of the very same program serve at rates up
+ * to ±20 % apart on this kind of machine (code placement, GC timing), so one
+ * process's luck must not decide a ratio. Within a set, each target is warmed
+ * up, then measured in `rounds` interleaved slices (direct, nginx, …,
+ * gateway, direct, …): a machine that slows down mid-run — a neighbour, the
+ * host — then skews all targets alike instead of whichever ran last.
  */
 export async function throughputScenario(
   world: BenchWorld,
@@ -81,18 +85,10 @@ export async function throughputScenario(
   const warmups: LoadResult[] = [];
   const counted = new Map<string, number>();
   const excluded = new Map<string, number>();
-  const pairs: ThroughputScenario['processes'] = [];
-  const targets = [
-    { server: 'upstream', name: 'direct upstream', url: world.directUrl },
-    { server: 'bare', name: 'bare proxy', url: world.bareUrl },
-    { server: 'koa', name: 'bare proxy in Koa', url: world.koaUrl },
-    { server: 'headers', name: 'bare proxy + headers', url: world.headersUrl },
-    { server: 'gateway', name: 'gateway', url: world.gatewayUrl },
-  ] as const;
-  const tallies = targets.map(
-    ({ server, name }) => new Tally(name, () => world.pid(server), world.pids),
+  const sets: TargetRuns[] = [];
+  const tallies = world.targets.map(
+    ({ key, name }) => new Tally(name, () => world.pid(key), world.pids),
   );
-  const [, bareTally, , , gatewayTally] = tallies as [Tally, Tally, Tally, Tally, Tally];
   let rssBefore = { bare: 0, gateway: 0 };
 
   for (let set = 1; set <= processes; set++) {
@@ -101,14 +97,14 @@ export async function throughputScenario(
       await world.restartProxies();
     }
     // Every target gets the very same request (token and tenant header
-    // included), so the difference is what the gateway does, not what it reads.
+    // included), so the difference is what a proxy does, not what it reads.
     const { headers } = await world.proxiedTarget();
-    const loads = targets.map(({ server, name, url }, i) => ({
-      server,
+    const loads = world.targets.map(({ key, name, url }, i) => ({
+      key,
       tally: tallies[i] as Tally,
       target: { name, url: url + path, connections, headers },
     }));
-    const from = { bare: bareTally.length, gateway: gatewayTally.length };
+    const from = tallies.map((tally) => tally.length);
 
     for (const { target } of loads) {
       world.progress(`${target.name}: warm-up ${world.settings.warmupSeconds} s`);
@@ -119,8 +115,8 @@ export async function throughputScenario(
       world.progress(
         `set ${set}/${processes}, round ${round}/${rounds}: ${seconds / rounds} s on each target`,
       );
-      for (const { server, tally, target } of loads) {
-        const before = server === 'gateway' ? await readCommandCounts(world.redisPort) : undefined;
+      for (const { key, tally, target } of loads) {
+        const before = key === 'gateway' ? await readCommandCounts(world.redisPort) : undefined;
         await tally.add(() => drive(target, { seconds: seconds / rounds }));
         if (before === undefined) continue;
         const delta = commandsBetween(before, await readCommandCounts(world.redisPort));
@@ -128,33 +124,25 @@ export async function throughputScenario(
         addCounts(excluded, delta.excluded);
       }
     }
-    pairs.push({
-      bare: bareTally.result(from.bare),
-      gateway: gatewayTally.result(from.gateway),
-    });
+    sets.push(Object.fromEntries(loads.map(({ key, tally }, i) => [key, tally.result(from[i])])));
   }
 
-  const [direct, bare, koa, headers, gateway] = tallies.map((tally) => tally.result()) as [
-    LoadResult,
-    LoadResult,
-    LoadResult,
-    LoadResult,
-    LoadResult,
-  ];
+  const totals: TargetRuns = Object.fromEntries(
+    world.targets.map(({ key }, i) => [key, (tallies[i] as Tally).result()]),
+  );
+  const gatewayCompleted = totals.gateway?.completed ?? 0;
   const countedTotal = [...counted.values()].reduce((a, b) => a + b, 0);
   return {
     scenario: {
-      direct,
-      bare,
-      koa,
-      headers,
-      gateway,
-      processes: pairs,
+      totals,
+      processes: sets,
+      skipped: world.skipped,
+      peers: world.peers,
       redis: {
         excludedPatterns: EXCLUDED_COMMANDS,
         counted: Object.fromEntries(counted),
         excluded: Object.fromEntries(excluded),
-        perRequest: countedTotal / gateway.completed,
+        perRequest: countedTotal / Math.max(1, gatewayCompleted),
       },
       rssMb: { before: rssBefore.gateway, after: rssMb(world.pid('gateway')) },
       bareRssMb: { before: rssBefore.bare, after: rssMb(world.pid('bare')) },
@@ -275,7 +263,7 @@ export async function latencyScenario(
   const seconds = world.settings.seconds * 2;
   const common = { connections: LATENCY_CONNECTIONS, headers: proxied.headers ?? {} };
   const loads = [
-    { name: 'bare proxy', url: world.bareUrl + path, pid: world.pid('bare') },
+    { name: 'bare http-proxy-3', url: world.bareUrl + path, pid: world.pid('bare') },
     { name: 'gateway', url: proxied.url, pid: world.pid('gateway') },
   ].map(({ name, url, pid }) => {
     const label = `${name} at ${LATENCY_RATE} req/s`;
