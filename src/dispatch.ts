@@ -19,10 +19,11 @@ import type { Metrics } from './ops/metrics.js';
 import type { Admit } from './proxy/admit.js';
 import { isForwardAuthPath, originalRequestViews } from './proxy/forward-auth.js';
 import type { Forwarder } from './proxy/forwarder.js';
+import type { LiveWebSockets } from './proxy/live-websockets.js';
 import type { HeaderPolicy } from './proxy/header-policy.js';
 import { normaliseTarget, type NormalisedTarget } from './proxy/normalise-path.js';
 import type { RouteTable } from './proxy/route-table.js';
-import type { CompiledRoute } from './proxy/routes.js';
+import { tenantChecks, type CompiledRoute } from './proxy/routes.js';
 import { requestView, type RequestView } from './proxy/tenant-match.js';
 import { REQUEST_ID_HEADER, takeRequestId } from './request-id.js';
 import { sendError, sendUpgradeError } from './respond.js';
@@ -45,6 +46,8 @@ export interface DispatchDeps {
   ops?: (path: string, req: IncomingMessage, res: ServerResponse, scope: RequestScope) => boolean;
   admit: Admit;
   forwarder: Forwarder;
+  /** Keeps each open WebSocket's token alive, or closes it (revocation, expiry, …). */
+  liveWebSockets?: LiveWebSockets;
   settings: ProxySettings;
 }
 
@@ -75,7 +78,9 @@ export function createRequestHandler(deps: DispatchDeps) {
     target: NormalisedTarget,
     route: CompiledRoute,
   ): void | Promise<void> {
-    const admitted = admit(req.headers.authorization, [{ view: viewOf(req, target), route }]);
+    deps.settings.headers.checkFraming(req);
+    const checks = tenantChecks(deps.settings.routes, viewOf(req, target), route);
+    const admitted = admit(req.headers.authorization, checks);
     if (admitted instanceof Promise) {
       return admitted.then((principal) => send(req, res, scope, target, route, principal));
     }
@@ -108,10 +113,11 @@ export function createRequestHandler(deps: DispatchDeps) {
     scope: RequestScope,
     target: NormalisedTarget,
   ) {
-    const checks = originalRequestViews(req, target.path, target.query).map((view) => ({
-      view,
-      route: deps.settings.routes.match(view.path),
-    }));
+    const { routes } = deps.settings;
+    deps.settings.headers.checkFraming(req);
+    const checks = originalRequestViews(req, target.path, target.query).flatMap((view) =>
+      tenantChecks(routes, view, routes.match(view.path)),
+    );
     const principal = await admit(req.headers.authorization, checks);
     scope.userId = principal.userId;
     scope.tenantId = principal.tenantId;
@@ -187,7 +193,13 @@ export function createRequestHandler(deps: DispatchDeps) {
       return refuse(new GatewayError('not_found', 'No route for this upgrade.'));
     routeLabel = route.prefix;
     Promise.resolve()
-      .then(() => admit(req.headers.authorization, [{ view: viewOf(req, target), route }]))
+      .then(() => {
+        deps.settings.headers.checkFraming(req);
+        return admit(
+          req.headers.authorization,
+          tenantChecks(deps.settings.routes, viewOf(req, target), route),
+        );
+      })
       .then((principal) => {
         if (socket.destroyed) return;
         deps.settings.headers.rewrite(req, principal, {
@@ -206,7 +218,10 @@ export function createRequestHandler(deps: DispatchDeps) {
           },
           'upgrade',
         );
-        forwarder.ws(req, socket, head, route, log);
+        const live = deps.liveWebSockets;
+        forwarder.ws(req, socket, head, route, log, (upstream) =>
+          live?.track(socket, upstream, principal.claims),
+        );
       }, refuse);
   };
 
@@ -298,7 +313,7 @@ function round(ms: number): number {
 }
 
 function viewOf(req: IncomingMessage, target: NormalisedTarget): RequestView {
-  return requestView(req.rawHeaders, req.headers.host, target.path, target.query);
+  return requestView(req.rawHeaders, target.path, target.query);
 }
 
 function urlOf(target: NormalisedTarget): string {

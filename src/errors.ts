@@ -14,9 +14,12 @@ export type ErrorCode =
   | 'forbidden'
   | 'not_found'
   | 'method_not_allowed'
+  | 'request_timeout'
   | 'user_exists'
   | 'payload_too_large'
+  | 'expectation_failed'
   | 'too_many_requests'
+  | 'headers_too_large'
   | 'internal_error'
   | 'bad_gateway'
   | 'unavailable'
@@ -31,9 +34,12 @@ const STATUS: Record<ErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   user_exists: 409,
   payload_too_large: 413,
+  expectation_failed: 417,
   too_many_requests: 429,
+  headers_too_large: 431,
   internal_error: 500,
   bad_gateway: 502,
   unavailable: 503,

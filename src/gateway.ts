@@ -3,7 +3,7 @@
  * wires them together. Config is read before this point and handed down; a
  * reload hands down a new one.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createApiApp } from './api/app.js';
@@ -28,9 +28,11 @@ import { createOpsHandler } from './ops/ops-endpoints.js';
 import { createReadiness } from './ops/readiness.js';
 import { createAdmit } from './proxy/admit.js';
 import { createForwarder } from './proxy/forwarder.js';
+import { createLiveWebSockets } from './proxy/live-websockets.js';
 import { createHeaderPolicy } from './proxy/header-policy.js';
 import { compileRoutes } from './proxy/routes.js';
 import { clientAddress, createTrustCheck } from './proxy/trusted-proxies.js';
+import { answerClientError, answerExpectation, type ClientErrorAnswer } from './respond.js';
 import { createMemoryStore, createRedisStore, redisUrlForDisplay } from './store/index.js';
 import type { Store } from './store/types.js';
 
@@ -139,14 +141,18 @@ export async function createGateway(
   let trusted = createTrustCheck(config.trustedProxies);
   const settings: ProxySettings = {
     routes: compileRoutes(config.routes),
-    headers: createHeaderPolicy(config.identityHeaders, trusted),
+    headers: createHeaderPolicy(config.identityHeaders, trusted, config.stripHeaders),
   };
   const metrics = createMetrics({
     tokenCache: () => verifier.stats(),
     sessionCache: () => sessions.stats(),
   });
   const readiness = createReadiness({ store, keyring });
-  const forwarder = createForwarder();
+  const forwarder = createForwarder(config.upstreamPool);
+  const liveWebSockets = createLiveWebSockets({
+    sessions,
+    clockSkewSeconds: config.tokens.clockSkewSeconds,
+  });
 
   const reload: Gateway['reload'] = async (next) => {
     const needsRestart = RESTART_KEYS.filter(
@@ -157,7 +163,7 @@ export async function createGateway(
     verifier.clear();
     trusted = createTrustCheck(next.trustedProxies);
     settings.routes = compileRoutes(next.routes);
-    settings.headers = createHeaderPolicy(next.identityHeaders, trusted);
+    settings.headers = createHeaderPolicy(next.identityHeaders, trusted, next.stripHeaders);
     current = { ...next, ...Object.fromEntries(needsRestart.map((k) => [k, current[k]])) };
     return { needsRestart };
   };
@@ -204,10 +210,21 @@ export async function createGateway(
     ...(config.admin === undefined ? { ops } : {}),
     admit: createAdmit(core.authenticate),
     forwarder,
+    liveWebSockets,
     settings,
   });
-  const server = createServer(handler.onRequest);
+  const server = createServer(slowClientLimits(config.limits), handler.onRequest);
   server.on('upgrade', handler.onUpgrade);
+  // What Node's HTTP server would answer with a bare status line: the JSON error instead.
+  const refusedByServer = (answer: ClientErrorAnswer | undefined, cause?: string): void => {
+    if (answer === undefined) return;
+    metrics.request('none', answer.status, answer.code);
+    log.info({ ...answer, cause }, 'request refused by the HTTP server');
+  };
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) =>
+    refusedByServer(answerClientError(err, socket), err.code),
+  );
+  server.on('checkExpectation', (req, res) => refusedByServer(answerExpectation(req, res)));
 
   let adminServer: Server | undefined;
   if (config.admin !== undefined) {
@@ -232,6 +249,7 @@ export async function createGateway(
       while ((handler.inFlight() > 0 || forwarder.openWebSockets() > 0) && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 50));
       }
+      liveWebSockets.close();
       forwarder.close();
       server.closeAllConnections();
       await closed;
@@ -242,6 +260,21 @@ export async function createGateway(
       }
       await core.close();
     },
+  };
+}
+
+/**
+ * Node's limits on slow clients (408 past them). It looks for expired
+ * requests every `connectionsCheckingInterval` (30 s by default), which would
+ * stretch a short limit: here at most half the shorter limit.
+ */
+function slowClientLimits(limits: GatewayConfig['limits']): ServerOptions {
+  const { headersTimeoutMs, requestTimeoutMs } = limits;
+  const shortest = Math.min(headersTimeoutMs, requestTimeoutMs > 0 ? requestTimeoutMs : Infinity);
+  return {
+    headersTimeout: headersTimeoutMs,
+    requestTimeout: requestTimeoutMs,
+    connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(shortest / 2))),
   };
 }
 
@@ -257,6 +290,7 @@ const RESTART_KEYS = [
   'signup',
   'passwords',
   'limits',
+  'upstreamPool',
   'log',
   'shutdown',
 ] as const;

@@ -1,14 +1,16 @@
 /**
- * Error answers outside Koa: on a plain response, and on a socket whose
- * upgrade was refused (a refused WebSocket gets a real HTTP answer, never a
- * silently dropped socket). Both render through `errorResponse`, the one
- * place errors become JSON.
+ * Error answers outside Koa: on a plain response, on a socket whose upgrade
+ * was refused (a refused WebSocket gets a real HTTP answer, never a silently
+ * dropped socket), and on a socket whose request Node's HTTP parser refused
+ * (issue 12, class 7: those were bare `400 Bad Request` lines). All render
+ * through `errorResponse`, the one place errors become JSON.
  */
-import { ServerResponse, type IncomingMessage } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES, ServerResponse, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { errorResponse } from './errors.js';
-import { REQUEST_ID_HEADER } from './request-id.js';
+import { errorResponse, GatewayError, type ErrorCode, type ErrorResponse } from './errors.js';
+import { REQUEST_ID_HEADER, takeRequestId } from './request-id.js';
 
 export function sendError(res: ServerResponse, err: unknown): void {
   const rendered = errorResponse(err);
@@ -31,4 +33,97 @@ export function sendUpgradeError(
   });
   if (requestId !== undefined) res.setHeader(REQUEST_ID_HEADER, requestId);
   sendError(res, err);
+}
+
+/** What a client was told when Node's HTTP server refused its request. */
+export interface ClientErrorAnswer {
+  status: number;
+  code: ErrorCode;
+  requestId: string;
+}
+
+/** How long a refused connection may stay half-open for the client to read the answer. */
+const LINGER_MS = 2000;
+
+/** Sockets already answered: a dead parser reports every further packet again. */
+const answeredSockets = new WeakSet<Duplex>();
+
+/**
+ * The server's `clientError` handler: the request could not be parsed (bad
+ * framing, oversized headers) or did not arrive in time. Answers with the
+ * JSON error and `Connection: close`, written raw, since no response object
+ * exists; returns what was answered, or nothing when the socket was only
+ * closed (the client reset it, or an answer had already begun on it).
+ */
+export function answerClientError(err: Error, socket: Duplex): ClientErrorAnswer | undefined {
+  const code = (err as NodeJS.ErrnoException).code;
+  // Node's own rule: bytes written after an answer has begun would corrupt it.
+  // `_httpMessage` is the response attached to the socket, if any (Node's
+  // default handler reads the same field).
+  const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (
+    code === 'ECONNRESET' ||
+    !socket.writable ||
+    answeredSockets.has(socket) ||
+    inFlight?.headersSent === true
+  ) {
+    socket.destroy();
+    return undefined;
+  }
+  answeredSockets.add(socket);
+  // A request that was already being handled keeps its id, so the logs match.
+  const given = inFlight?.getHeader(REQUEST_ID_HEADER);
+  const requestId = typeof given === 'string' ? given : randomUUID();
+  const error = clientErrorOf(code, (err as { reason?: unknown }).reason);
+  const rendered = errorResponse(error);
+  // end(), not destroy(): closing with unread input would reset the
+  // connection, and the client could lose the answer before reading it.
+  socket.end(rawResponse(rendered, requestId));
+  (socket as Socket).setTimeout?.(LINGER_MS, () => socket.destroy());
+  return { status: rendered.status, code: error.code, requestId };
+}
+
+/**
+ * The server's `checkExpectation` handler: an `Expect` other than
+ * `100-continue` (RFC 9110 §10.1.1) is answered 417 instead of Node's bare one.
+ */
+export function answerExpectation(req: IncomingMessage, res: ServerResponse): ClientErrorAnswer {
+  const requestId = takeRequestId(req);
+  const error = new GatewayError(
+    'expectation_failed',
+    'The only expectation the gateway meets is Expect: 100-continue.',
+  );
+  res.shouldKeepAlive = false;
+  res.setHeader(REQUEST_ID_HEADER, requestId);
+  sendError(res, error);
+  return { status: error.status, code: error.code, requestId };
+}
+
+/** Node's codes for what its parser refused (`HPE_*` are llhttp's). */
+function clientErrorOf(code: string | undefined, reason: unknown): GatewayError {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new GatewayError(
+        'headers_too_large',
+        'The request line and headers are larger than the gateway accepts.',
+      );
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return new GatewayError(
+        'payload_too_large',
+        'The chunk extensions are larger than the gateway accepts.',
+      );
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new GatewayError('request_timeout', 'The request did not arrive in time.');
+    default: {
+      const why = typeof reason === 'string' && reason !== '' ? ` (${reason})` : '';
+      return new GatewayError('invalid_request', `The request is not valid HTTP/1.1${why}.`);
+    }
+  }
+}
+
+function rawResponse(rendered: ErrorResponse, requestId: string): string {
+  let head = `HTTP/1.1 ${rendered.status} ${STATUS_CODES[rendered.status] ?? ''}\r\n`;
+  for (const [name, value] of Object.entries(rendered.headers)) head += `${name}: ${value}\r\n`;
+  head += `${REQUEST_ID_HEADER}: ${requestId}\r\nconnection: close\r\n\r\n`;
+  return head + rendered.body;
 }

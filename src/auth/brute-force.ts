@@ -24,17 +24,13 @@ export interface BruteForceLimits {
     perEmail: number;
     perIp: number;
     windowSeconds: number;
-    /** Default {@link DEFAULT_MAX_QUEUED_PER_EMAIL}. */
-    maxQueuedPerEmail?: number;
-    /** Default {@link DEFAULT_MAX_QUEUED_PER_IP}. */
-    maxQueuedPerIp?: number;
+    /** Logins of one e-mail waiting for or running on this instance's bcrypt pool. */
+    maxQueuedPerEmail: number;
+    /** The same per client IP. */
+    maxQueuedPerIp: number;
   };
   signup: { perIp: number; windowSeconds: number };
 }
-
-/** The defaults of `limits.login.maxQueuedPerEmail` / `maxQueuedPerIp` (see config/schema.ts). */
-export const DEFAULT_MAX_QUEUED_PER_EMAIL = 4;
-export const DEFAULT_MAX_QUEUED_PER_IP = 8;
 
 /** How a login attempt ended, for {@link LoginAttempt.end}. */
 export type LoginOutcome =
@@ -79,8 +75,8 @@ export function createBruteForceGuard(store: Store, limits: BruteForceLimits): B
     points: signup.perIp,
     windowSeconds: signup.windowSeconds,
   });
-  const queuedByEmail = createPlaces(login.maxQueuedPerEmail ?? DEFAULT_MAX_QUEUED_PER_EMAIL);
-  const queuedByIp = createPlaces(login.maxQueuedPerIp ?? DEFAULT_MAX_QUEUED_PER_IP);
+  const queuedByEmail = createPlaces(login.maxQueuedPerEmail);
+  const queuedByIp = createPlaces(login.maxQueuedPerIp);
 
   return {
     async beginLogin(email, ip) {

@@ -4,6 +4,12 @@
  * it no longer matches; tenants are created or updated only when they differ;
  * listed members are added (never removed). The file is validated as a whole
  * before anything is written.
+ *
+ * A seed never removes a membership: it runs at every start, and leaving a
+ * name out of `members` must not undo memberships made since by the CLI. A
+ * member is removed with `member remove TENANT EMAIL`, which ends that user's
+ * tokens for the tenant on every instance at once (the store publishes
+ * `membership-removed`).
  */
 import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';

@@ -1,19 +1,24 @@
 /**
  * Session state: whether a verified token is still alive. A token dies when
- * its `jti` is deny-listed (logout) or when the user's session version has
- * moved past the one it carries (password change). Both live in the store,
- * so the verdict is the same on every instance.
+ * its `jti` is deny-listed (logout), when the user's session version has
+ * moved past the one it carries (password change), or when its user is no
+ * longer a member of its tenant (membership removed). All three live in the
+ * store, so the verdict is the same on every instance.
  *
  * The state is cached in process so that a steady stream of requests makes no
  * store call, and kept exact by the store's session events (Redis pub/sub):
- * a password change or logout on any instance reaches every cache within one
- * pub/sub hop. Whenever event delivery is not live the cache is dropped and
- * not used — every request reads the store, and with the store unreachable
- * that is a 503, never a guess.
+ * a password change, logout or membership change on any instance reaches
+ * every cache within one pub/sub hop. Whenever event delivery is not live
+ * the cache is dropped and not used — every request reads the store, and with
+ * the store unreachable that is a 503, never a guess.
+ *
+ * A membership's end and its start are both events, so both verdicts are
+ * cached: adding a user back makes their tokens for the tenant good again
+ * (access follows the membership, as token issue does).
  */
 import { LRUCache } from 'lru-cache';
 import { GatewayError } from '../errors.js';
-import type { SessionEvent, Store } from '../store/types.js';
+import type { SessionEvent, SessionEventListener, Store } from '../store/types.js';
 import type { AccessTokenClaims } from './tokens.js';
 
 export interface SessionGuard {
@@ -27,6 +32,13 @@ export interface SessionGuard {
   aliveFromCache(claims: AccessTokenClaims): boolean;
   /** Ends one token, on every instance. */
   revoke(claims: AccessTokenClaims): Promise<void>;
+  /**
+   * Tells `listener` of every session event once this guard has applied it
+   * (so a verdict asked for from the listener already reflects it), and of
+   * every change of liveness. For what holds a verdict longer than a request:
+   * open WebSockets.
+   */
+  watch(listener: SessionEventListener): () => void;
   /** Cache figures, for metrics. */
   stats(): SessionCacheStats;
   close(): void;
@@ -41,14 +53,33 @@ export interface SessionCacheStats {
 /** A user the store does not know: every token of theirs is dead. */
 const UNKNOWN_USER = -1;
 
-function judge(claims: AccessTokenClaims, state: { revoked: boolean; version: number }): void {
+/** What the store says of a token: each part cached on its own. */
+interface SessionState {
+  revoked: boolean;
+  version: number;
+  /** Whether the user is (still) a member of the token's tenant. */
+  member: boolean;
+}
+
+function judge(claims: AccessTokenClaims, state: SessionState): void {
   if (state.revoked) throw new GatewayError('invalid_token', 'The token has been revoked.');
   if (state.version === UNKNOWN_USER)
     throw new GatewayError('invalid_token', 'The token names an unknown user.');
   if (state.version !== claims.sv) {
     throw new GatewayError('invalid_token', 'The session has ended (password changed).');
   }
+  // A token is for one tenant: once its user leaves it, the token is as dead
+  // as a revoked one (a 401, not the 403 that refuses to issue one).
+  if (!state.member) {
+    throw new GatewayError(
+      'invalid_token',
+      "The user is no longer a member of the token's tenant.",
+    );
+  }
 }
+
+/** The membership cache's key: tenant ids are DNS labels, so never hold a `/`. */
+const membershipKey = (userId: string, tenantId: string): string => `${tenantId}/${userId}`;
 
 export function createSessionGuard(
   store: Store,
@@ -58,6 +89,13 @@ export function createSessionGuard(
   const versions = new LRUCache<string, number>({ max });
   /** jti → revoked?; entries live until the token could no longer verify anyway. */
   const revocations = new LRUCache<string, boolean>({ max, ttlAutopurge: false });
+  /**
+   * `tenant/user` → member? Both answers are kept: the store publishes the
+   * end and the start of a membership alike, so a refused token costs no
+   * store call per request either.
+   */
+  const memberships = new LRUCache<string, boolean>({ max });
+  const watchers = new Set<SessionEventListener>();
   let live = false;
   /**
    * Moves on every event, every change of liveness and every revocation made
@@ -78,51 +116,75 @@ export function createSessionGuard(
   const unwatch = store.watchSessions({
     onEvent(event: SessionEvent) {
       epoch++;
-      if (event.kind === 'session-ended') {
-        versions.set(event.userId, Math.max(event.sessionVersion, versions.get(event.userId) ?? 0));
-      } else {
-        revocations.set(event.jti, true);
+      switch (event.kind) {
+        case 'session-ended':
+          versions.set(
+            event.userId,
+            Math.max(event.sessionVersion, versions.get(event.userId) ?? 0),
+          );
+          break;
+        case 'token-revoked':
+          revocations.set(event.jti, true);
+          break;
+        case 'membership-removed':
+        case 'membership-added':
+          memberships.set(
+            membershipKey(event.userId, event.tenantId),
+            event.kind === 'membership-added',
+          );
+          break;
       }
+      for (const watcher of watchers) watcher.onEvent(event);
     },
     onLive(value) {
       epoch++;
       versions.clear();
       revocations.clear();
+      memberships.clear();
       live = value;
+      for (const watcher of watchers) watcher.onLive(value);
     },
   });
 
   const ttlOf = (claims: AccessTokenClaims) =>
     Math.max(1, (claims.exp + options.clockSkewSeconds) * 1000 - Date.now());
 
-  function cached(claims: AccessTokenClaims): { revoked?: boolean; version?: number } {
+  function cached(claims: AccessTokenClaims): Partial<SessionState> {
     if (!live) return {};
     const revoked = revocations.get(claims.jti);
     const version = versions.get(claims.sub);
+    const member = memberships.get(membershipKey(claims.sub, claims.tenant_id));
     // A token newer than the cached version: issued after a password change
     // whose event has not arrived here yet. Ask the store, never refuse on a guess.
-    return { revoked, version: version !== undefined && claims.sv > version ? undefined : version };
+    return {
+      revoked,
+      version: version !== undefined && claims.sv > version ? undefined : version,
+      member,
+    };
   }
 
-  async function read(claims: AccessTokenClaims): Promise<{ revoked: boolean; version: number }> {
-    let { revoked, version } = cached(claims);
-    if (revoked !== undefined && version !== undefined) {
+  const complete = (state: Partial<SessionState>): state is SessionState =>
+    state.revoked !== undefined && state.version !== undefined && state.member !== undefined;
+
+  async function read(claims: AccessTokenClaims): Promise<SessionState> {
+    const state = cached(claims);
+    if (complete(state)) {
       hits++;
-      return { revoked, version };
+      return state;
     }
     misses++;
     const started = epoch;
-    const [storedRevoked, storedVersion] = await Promise.all([
-      revoked ?? store.isTokenRevoked(claims.jti),
-      version ?? store.getSessionVersion(claims.sub).then((v) => v ?? UNKNOWN_USER),
+    const [revoked, version, member] = await Promise.all([
+      state.revoked ?? store.isTokenRevoked(claims.jti),
+      state.version ?? store.getSessionVersion(claims.sub).then((v) => v ?? UNKNOWN_USER),
+      state.member ?? store.isMember(claims.tenant_id, claims.sub),
     ]);
-    revoked = storedRevoked;
-    version = storedVersion;
     if (live && epoch === started) {
       revocations.set(claims.jti, revoked, { ttl: ttlOf(claims) });
       versions.set(claims.sub, version);
+      memberships.set(membershipKey(claims.sub, claims.tenant_id), member);
     }
-    return { revoked, version };
+    return { revoked, version, member };
   }
 
   return {
@@ -134,10 +196,10 @@ export function createSessionGuard(
         hits++;
         return true;
       }
-      const { revoked, version } = cached(claims);
-      if (revoked === undefined || version === undefined) return false;
+      const state = cached(claims);
+      if (!complete(state)) return false;
       hits++;
-      judge(claims, { revoked, version });
+      judge(claims, state);
       aliveIn.set(claims, epoch);
       return true;
     },
@@ -147,7 +209,14 @@ export function createSessionGuard(
       epoch++;
       revocations.set(claims.jti, true, { ttl: ttlOf(claims) });
     },
+    watch(listener) {
+      watchers.add(listener);
+      return () => watchers.delete(listener);
+    },
     stats: () => ({ live, hits, misses }),
-    close: unwatch,
+    close() {
+      watchers.clear();
+      unwatch();
+    },
   };
 }

@@ -126,6 +126,12 @@ export async function tenantList(loaded: LoadedConfig): Promise<void> {
   await withCore(loaded, async (core) => print((await core.store.listTenants()).map(tenantRecord)));
 }
 
+/**
+ * Adds or removes an org tenant's member. A removal ends the user's access to
+ * the tenant on every running instance before this returns: the store
+ * publishes `membership-removed` with the write, and their tokens for the
+ * tenant are refused (401) and their WebSockets to it closed (1008).
+ */
 export async function memberChange(
   loaded: LoadedConfig,
   action: 'add' | 'remove',

@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { foldHeaderName, headerNameMatcher, IDENTITY_LIKE_HEADERS } from '../proxy/header-names.js';
 
 /** Accepts numbers, and strings of digits (values that came from `${ENV}`). */
 const integer = (min: number, max: number) =>
@@ -108,13 +109,19 @@ const limits = z.strictObject({
       /**
        * Logins for one e-mail queued or running on the bcrypt pool of one
        * instance; past it 429 at once (issue 12: one client's flood delayed
-       * every other login). Omitted: 4 (see `auth/brute-force.ts`).
+       * every other login).
        */
-      maxQueuedPerEmail: integer(1, 10_000).optional(),
-      /** The same per client address. Omitted: 8. */
-      maxQueuedPerIp: integer(1, 10_000).optional(),
+      maxQueuedPerEmail: integer(1, 10_000).default(4),
+      /** The same per client address. */
+      maxQueuedPerIp: integer(1, 10_000).default(8),
     })
-    .default({ perEmail: 10, perIp: 100, windowSeconds: 900 }),
+    .default({
+      perEmail: 10,
+      perIp: 100,
+      windowSeconds: 900,
+      maxQueuedPerEmail: 4,
+      maxQueuedPerIp: 8,
+    }),
   signup: z
     .strictObject({
       perIp: integer(1, 1_000_000).default(20),
@@ -123,6 +130,24 @@ const limits = z.strictObject({
     .default({ perIp: 20, windowSeconds: 3600 }),
   /** Largest request body the gateway's own endpoints accept (proxied bodies are streamed). */
   bodyBytes: integer(256, 10 * 1024 * 1024).default(16 * 1024),
+  /** A client that has not sent a request's headers within this gets 408 (slowloris); Node's default. */
+  headersTimeoutMs: integer(100, 600_000).default(60_000),
+  /** A client that has not sent a whole request (headers and body) within this gets 408; 0: never. Node's default. */
+  requestTimeoutMs: integer(0, 86_400_000).default(300_000),
+});
+
+/**
+ * Connections to each upstream origin, and each tenant's share of them
+ * (issue 12: one tenant's slow uploads held every connection).
+ */
+const upstreamPool = z.strictObject({
+  /** Requests in flight to one upstream origin; more wait (within their route's timeout) for a free one. */
+  maxConnections: integer(1, 65_536).default(512),
+  /**
+   * Requests one tenant may have in flight or waiting per upstream origin;
+   * past it 429. Omitted: a quarter of maxConnections (see `tenant-slots.ts`).
+   */
+  maxPerTenant: integer(1, 65_536).optional(),
 });
 
 const tenantRules = z
@@ -162,6 +187,26 @@ const identityHeaders = z.strictObject({
   userEmail: headerName.default('X-User-Email'),
 });
 
+const strippedByDefault = headerNameMatcher(IDENTITY_LIKE_HEADERS);
+
+/**
+ * Identity-like headers stripped from proxied requests besides the identity
+ * headers themselves (issue 12, class 7): `add` strips more names, `keep`
+ * lets names of the default list (`IDENTITY_LIKE_HEADERS` in
+ * `proxy/header-names.ts`) through. Any spelling; a trailing `*` is a prefix.
+ */
+const stripHeaders = z.strictObject({
+  add: z.array(headerName).default([]),
+  keep: z
+    .array(
+      headerName.refine(
+        (name) => strippedByDefault(foldHeaderName(name)),
+        'is not stripped by default, so there is nothing to keep',
+      ),
+    )
+    .default([]),
+});
+
 const shutdown = z.strictObject({
   /** How long in-flight requests and WebSockets get to finish after SIGTERM. */
   drainSeconds: integer(0, 3600).default(10),
@@ -185,8 +230,11 @@ export const configSchema = z
     signup: signup.default({ enabled: false, cloudRegion: 'local' }),
     passwords: passwords.default({ bcryptCost: 10 }),
     limits: limits.default(() => limits.parse({})),
+    /** Omitted: 512 connections per upstream origin, a quarter of them per tenant. */
+    upstreamPool: upstreamPool.optional(),
     trustedProxies: z.array(cidr).default([]),
     identityHeaders: identityHeaders.default(() => identityHeaders.parse({})),
+    stripHeaders: stripHeaders.default({ add: [], keep: [] }),
     routes: z.array(route).default([]),
     log: log.default({ level: 'info', pretty: false }),
     shutdown: shutdown.default({ drainSeconds: 10 }),
@@ -217,6 +265,8 @@ export const configSchema = z
           });
         } else seen.set(prefix, i);
       });
+      checkTimeouts(config.limits, ctx);
+      checkUpstreamPool(config.upstreamPool, ctx);
       const headers: unknown = config.identityHeaders;
       if (headers === null || typeof headers !== 'object') return;
       const names = Object.values(headers)
@@ -228,6 +278,34 @@ export const configSchema = z
     },
     { when: () => true },
   );
+
+/** Node refuses a server whose headers timeout exceeds its request timeout. */
+function checkTimeouts(value: unknown, ctx: z.RefinementCtx): void {
+  const { headersTimeoutMs: headers, requestTimeoutMs: request } = (value ?? {}) as Record<
+    string,
+    unknown
+  >;
+  if (typeof headers !== 'number' || typeof request !== 'number') return;
+  if (request > 0 && headers > request) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['limits', 'headersTimeoutMs'],
+      message: `must not exceed limits.requestTimeoutMs (${request})`,
+    });
+  }
+}
+
+function checkUpstreamPool(value: unknown, ctx: z.RefinementCtx): void {
+  const { maxConnections, maxPerTenant } = (value ?? {}) as Record<string, unknown>;
+  if (typeof maxConnections !== 'number' || typeof maxPerTenant !== 'number') return;
+  if (maxPerTenant > maxConnections) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['upstreamPool', 'maxPerTenant'],
+      message: `must not exceed upstreamPool.maxConnections (${maxConnections})`,
+    });
+  }
+}
 
 /** The validated configuration, defaults filled in. */
 export type GatewayConfig = z.output<typeof configSchema>;

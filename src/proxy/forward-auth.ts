@@ -29,8 +29,9 @@ export function isForwardAuthPath(path: string): boolean {
  * reading of it. Ingresses pass client headers on to the auth request (Traefik
  * copies them all), so a client could add an `X-Original-URI` of its own to
  * describe a harmless request. We do not pick one source: every path source
- * present is paired with every host source present, and the verdict must hold
- * for each of these views.
+ * present gives a view, each view reads every host source present (Host,
+ * `X-Forwarded-Host`, `Forwarded`, `X-Original-URL`'s authority), and the
+ * verdict must hold for each.
  */
 export function originalRequestViews(
   req: IncomingMessage,
@@ -42,18 +43,18 @@ export function originalRequestViews(
     return typeof value === 'string' && value !== '' ? value : undefined;
   };
   const uris: string[] = [];
-  const hosts: (string | undefined)[] = [];
+  const hosts: string[] = [];
   const fullUrl = header('x-original-url');
   if (fullUrl !== undefined) {
-    // Path and query are taken from the raw text, so they get the same
-    // normalisation (and refusals) as every other path; the URL parser only
-    // supplies the host.
+    // Path, query and authority are taken from the raw text, so they get the
+    // same normalisation (and refusals) as every other path and host; the URL
+    // parser only vouches that the whole is a URL.
     const match = /^https?:\/\/([^/?#]*)(.*)$/is.exec(fullUrl);
     if (match === null || !URL.canParse(fullUrl)) {
       throw new GatewayError('invalid_request', 'X-Original-URL is not an absolute http(s) URL.');
     }
     uris.push(match[2] || '/');
-    hosts.push(new URL(fullUrl).host);
+    hosts.push(match[1] as string);
   }
   for (const name of ['x-original-uri', 'x-forwarded-uri']) {
     const value = header(name);
@@ -62,18 +63,9 @@ export function originalRequestViews(
   const suffix = verifyPath.slice(FORWARD_AUTH_PATH.length);
   if (suffix !== '' || uris.length === 0)
     uris.push(`${suffix || '/'}${query === '' ? '' : `?${query}`}`);
-  for (const name of ['x-forwarded-host', 'host']) {
-    const value = header(name);
-    if (value !== undefined) hosts.push(value);
-  }
-  if (hosts.length === 0) hosts.push(undefined);
 
-  const views: RequestView[] = [];
-  for (const uri of uris) {
+  return uris.map((uri) => {
     const target = normaliseTarget(uri);
-    for (const host of hosts) {
-      views.push(requestView(req.rawHeaders, host, target.path, target.query));
-    }
-  }
-  return views;
+    return requestView(req.rawHeaders, target.path, target.query, hosts);
+  });
 }

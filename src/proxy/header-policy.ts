@@ -5,17 +5,34 @@
  * injected. `X-Forwarded-*` from the client is believed only from trusted
  * proxies; the forward-auth headers a client sends carry no weight and are
  * dropped; hop-by-hop headers (and any header the client lists in
- * `Connection`) never cross the proxy.
+ * `Connection`) never cross the proxy, nor do the identity-like headers of
+ * other auth proxies and CDNs (config `stripHeaders`).
+ *
+ * Framing is the gateway's own (issue 12, class 1: request smuggling): the
+ * client's `Content-Length` and `Transfer-Encoding` never cross either; the
+ * forwarded request carries the framing Node parsed, and a request whose
+ * `Connection` would remove framing or identity headers is refused
+ * (RFC 9112 §6.3, RFC 9110 §7.6.1).
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { Principal } from '../auth/authenticate.js';
 import type { GatewayConfig } from '../config/index.js';
+import { GatewayError } from '../errors.js';
 import { REQUEST_ID_HEADER } from '../request-id.js';
-import { foldHeaderName } from './header-names.js';
+import { foldHeaderName, headerNameMatcher, IDENTITY_LIKE_HEADERS } from './header-names.js';
 import type { TrustCheck } from './trusted-proxies.js';
 
 export type IdentityHeaderNames = GatewayConfig['identityHeaders'];
+
+/**
+ * Config `stripHeaders`: names (any spelling, `prefix*` allowed) stripped on
+ * top of {@link IDENTITY_LIKE_HEADERS}, and names of that list let through.
+ */
+export interface StripHeaders {
+  add: readonly string[];
+  keep: readonly string[];
+}
 
 /** Forward-auth inputs: meaningful only on `/auth/verify`, never on proxied traffic. */
 const FORWARD_AUTH_HEADERS = [
@@ -48,11 +65,44 @@ const HOP_BY_HOP = [
   'trailer',
   'upgrade',
 ];
+/** The client's framing: the gateway frames every forwarded request itself. */
+const FRAMING = ['content-length', 'transfer-encoding'];
+/** The headers the gateway sets on every forwarded request, besides the identity ones. */
+const ASSERTED = [REQUEST_ID_HEADER, 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host'];
+
+/** Sent with every framing refusal: the rest of the connection cannot be trusted either. */
+const CLOSE = { headers: { connection: 'close' } };
+const CONNECTION_NAMES_PROTECTED = new GatewayError(
+  'invalid_request',
+  'The Connection header may not name Content-Length, Transfer-Encoding, Host or a header the gateway sets.',
+  CLOSE,
+);
+const UNSUPPORTED_TRANSFER_ENCODING = new GatewayError(
+  'invalid_request',
+  'The only Transfer-Encoding the gateway accepts is chunked.',
+  CLOSE,
+);
+/** Names whose strip decision was made once; bounded, client-chosen names are unbounded. */
+const DECIDED_NAMES_MAX = 4096;
 
 export interface HeaderPolicy {
+  /**
+   * Refuses (400 `invalid_request`, connection closed) a request the gateway
+   * cannot forward unambiguously: a `Transfer-Encoding` other than `chunked`,
+   * or a `Connection` naming `Content-Length`, `Transfer-Encoding`, `Host`, an
+   * identity header or another header the gateway sets. Runs before anything
+   * else looks at a proxied, forward-auth or upgrade request.
+   * @throws GatewayError
+   */
+  checkFraming(req: IncomingMessage): void;
   /** The identity headers of a principal, by their configured names. */
   identityHeaders(principal: Principal): Record<string, string>;
-  /** Rewrites `req.headers` in place for forwarding. */
+  /**
+   * Rewrites `req.headers` in place for forwarding, framing included: a
+   * chunked body → `Transfer-Encoding: chunked`, a known length →
+   * `Content-Length`, no body → neither; an upgrade carries no body and a
+   * clean `Connection: upgrade` + `Upgrade: websocket`.
+   */
   rewrite(
     req: IncomingMessage,
     principal: Principal,
@@ -60,7 +110,11 @@ export interface HeaderPolicy {
   ): void;
 }
 
-export function createHeaderPolicy(names: IdentityHeaderNames, trusted: TrustCheck): HeaderPolicy {
+export function createHeaderPolicy(
+  names: IdentityHeaderNames,
+  trusted: TrustCheck,
+  stripHeaders: StripHeaders = { add: [], keep: [] },
+): HeaderPolicy {
   const identity = Object.values(names).map(foldHeaderName);
   // X-Forwarded-* is always replaced: a trusted proxy's values are read before the strip.
   const strip = new Set([
@@ -69,7 +123,23 @@ export function createHeaderPolicy(names: IdentityHeaderNames, trusted: TrustChe
     ...FORWARD_AUTH_HEADERS,
     ...HOP_BY_HOP,
     ...FORWARDED_HEADERS,
+    ...FRAMING,
   ]);
+  const identityLike = headerNameMatcher([...IDENTITY_LIKE_HEADERS, ...stripHeaders.add]);
+  const kept = headerNameMatcher(stripHeaders.keep);
+  // `Connection` may not remove what the upstream needs to frame and trust the request.
+  const protectedNames = new Set([...FRAMING, 'host', ...identity, ...ASSERTED]);
+  const decided = new Map<string, boolean>();
+  /** Whether a client header (lower-case, as Node gives it) is dropped whatever the request. */
+  const stripped = (name: string): boolean => {
+    let drop = decided.get(name);
+    if (drop === undefined) {
+      const folded = foldHeaderName(name);
+      drop = strip.has(folded) || (identityLike(folded) && !kept(folded));
+      if (decided.size < DECIDED_NAMES_MAX) decided.set(name, drop);
+    }
+    return drop;
+  };
   const lower = {
     tenantId: names.tenantId.toLowerCase(),
     tenantType: names.tenantType.toLowerCase(),
@@ -78,6 +148,18 @@ export function createHeaderPolicy(names: IdentityHeaderNames, trusted: TrustChe
   };
 
   return {
+    checkFraming(req) {
+      const { connection, 'transfer-encoding': encoding } = req.headers;
+      // Node refused every other malformed framing already (CL with TE,
+      // duplicate or non-numeric CL, TE not ending in chunked).
+      if (encoding !== undefined && encoding.toLowerCase() !== 'chunked')
+        throw UNSUPPORTED_TRANSFER_ENCODING;
+      if (connection === undefined || connection === 'keep-alive' || connection === 'close') return;
+      // Node joins repeated Connection lines with ", ".
+      for (const token of connection.split(',')) {
+        if (protectedNames.has(foldHeaderName(token.trim()))) throw CONNECTION_NAMES_PROTECTED;
+      }
+    },
     identityHeaders: (p) => ({
       [names.tenantId]: p.tenantId,
       [names.tenantType]: p.tenantType,
@@ -89,6 +171,7 @@ export function createHeaderPolicy(names: IdentityHeaderNames, trusted: TrustChe
       const peer = req.socket.remoteAddress;
       const fromTrusted = trusted(peer);
       const { host, connection, upgrade } = headers;
+      const { 'transfer-encoding': encoding, 'content-length': length } = headers;
       const clientFor = fromTrusted ? headers['x-forwarded-for'] : undefined;
       const clientProto = fromTrusted ? headers['x-forwarded-proto'] : undefined;
       const clientHost = fromTrusted ? headers['x-forwarded-host'] : undefined;
@@ -99,11 +182,10 @@ export function createHeaderPolicy(names: IdentityHeaderNames, trusted: TrustChe
       const out: IncomingHttpHeaders = {};
       // Node has lower-cased every name: only `_` spellings need folding.
       for (const name in headers) {
-        const folded = name.includes('_') ? foldHeaderName(name) : name;
         if (
-          !strip.has(folded) &&
-          listed?.has(folded) !== true &&
-          !(options.stripAuthorization && folded === 'authorization')
+          !stripped(name) &&
+          (listed === undefined || !listed.has(foldHeaderName(name))) &&
+          !(options.stripAuthorization && name === 'authorization')
         ) {
           out[name] = headers[name];
         }
@@ -120,8 +202,17 @@ export function createHeaderPolicy(names: IdentityHeaderNames, trusted: TrustChe
       const forwardedHost = clientHost ?? host;
       if (forwardedHost !== undefined) out['x-forwarded-host'] = forwardedHost;
       if (options.upgrade) {
-        if (connection !== undefined) out.connection = connection;
-        if (upgrade !== undefined) out.upgrade = upgrade;
+        // Only the upgrade itself crosses: the client's Connection may name other headers.
+        out.connection = 'upgrade';
+        // Anything but websocket is left for the forwarder to refuse.
+        if (upgrade !== undefined)
+          out.upgrade = upgrade.toLowerCase() === 'websocket' ? 'websocket' : upgrade;
+      } else if (encoding !== undefined) {
+        // `checkFraming` let only `chunked` through; Node has decoded it.
+        out['transfer-encoding'] = 'chunked';
+      } else if (length !== undefined) {
+        // Node accepted exactly one, all digits, and reads exactly that many bytes.
+        out['content-length'] = length;
       }
       req.headers = out;
     },

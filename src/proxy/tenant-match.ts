@@ -3,50 +3,82 @@
  * its tenant — header, path pattern, query parameter, host pattern. Every place
  * that is present must equal the token's tenant. A place that names two
  * tenants (a repeated header or query parameter) is a mismatch, not a pick.
+ *
+ * Each place is read the way a permissive upstream would read it (issue 12):
+ * path literals in any letter case and without `;params`; the tenant segment
+ * with and without its `;params`; query names in any case, with array and
+ * object suffixes (`tenant_id[]`, `tenant_id.x`), PHP's name mangling and `;`
+ * as a separator; every host the request may be addressed to (each Host line,
+ * each `X-Forwarded-Host` entry, `Forwarded: host=`), ports and trailing dots
+ * aside. If any reading names a tenant, it must be spelled exactly as the
+ * token's. A host no parser can agree on is `invalid_request`.
  */
 import type { RouteConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import { foldHeaderName } from './header-names.js';
-import { decodeSegment } from './normalise-path.js';
+import { decodeSegment, foldCase, lenientPath, lenientSegment } from './normalise-path.js';
 
 type TenantRules = NonNullable<RouteConfig['tenant']>;
 
-/** What tenant matching looks at: the request as the upstream will read it. */
+/** What tenant matching looks at: the request as the upstream may read it. */
 export interface RequestView {
   /** Every value of the header, counting every spelling folded into `foldedName`. */
   headerValues(foldedName: string): string[];
-  /** The Host the client asked for (no port stripping yet). */
-  host: string | undefined;
+  /**
+   * Every host the request may be read as addressed to, as sent: the Host
+   * line, each `X-Forwarded-Host` entry, each `Forwarded` `host=`, and any
+   * the caller adds (forward-auth's `X-Original-URL`).
+   * @throws GatewayError `invalid_request` for a repeated Host line (RFC 9112 §3.2)
+   */
+  hosts(): readonly string[];
   /** Normalised path. */
-  path: string;
-  query: URLSearchParams;
+  readonly path: string;
+  /** The raw query string without `?`, or ''. */
+  readonly query: string;
 }
 
 /**
- * A view that parses only what a route's rules look at: most routes never
- * read the query, so the hot path never builds it.
+ * A view that reads only what a route's rules look at: most routes never
+ * read the query or the hosts, so the hot path never parses them.
  */
 export function requestView(
   rawHeaders: readonly string[],
-  host: string | undefined,
   path: string,
-  rawQuery: string,
+  query: string,
+  extraHosts: readonly string[] = [],
 ): RequestView {
-  return new LazyRequestView(rawHeaders, host, path, rawQuery);
+  return new LazyRequestView(rawHeaders, path, query, extraHosts);
 }
 
 class LazyRequestView implements RequestView {
-  #query: URLSearchParams | undefined;
+  #hosts: string[] | undefined;
 
   constructor(
     private readonly rawHeaders: readonly string[],
-    readonly host: string | undefined,
     readonly path: string,
-    private readonly rawQuery: string,
+    readonly query: string,
+    private readonly extraHosts: readonly string[],
   ) {}
 
-  get query(): URLSearchParams {
-    return (this.#query ??= new URLSearchParams(this.rawQuery));
+  hosts(): readonly string[] {
+    if (this.#hosts !== undefined) return this.#hosts;
+    const hosts: string[] = [];
+    const raw = this.rawHeaders;
+    let hostLines = 0;
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = (raw[i] as string).toLowerCase();
+      const value = raw[i + 1] as string;
+      if (name === 'host') {
+        hostLines++;
+        hosts.push(value);
+      } else if (name === 'x-forwarded-host') {
+        for (const entry of value.split(',')) if (entry.trim() !== '') hosts.push(entry);
+      } else if (name === 'forwarded') {
+        hosts.push(...forwardedHosts(value));
+      }
+    }
+    if (hostLines > 1) throw new GatewayError('invalid_request', 'The request has two Host lines.');
+    return (this.#hosts = [...hosts, ...this.extraHosts]);
   }
 
   headerValues(foldedName: string): string[] {
@@ -64,11 +96,26 @@ class LazyRequestView implements RequestView {
   }
 }
 
+/** `host=` of every element of a `Forwarded` header (RFC 7239 §4), unquoted. */
+function forwardedHosts(value: string): string[] {
+  const hosts: string[] = [];
+  for (const element of value.split(',')) {
+    for (const pair of element.split(';')) {
+      const eq = pair.indexOf('=');
+      if (eq < 0 || pair.slice(0, eq).trim().toLowerCase() !== 'host') continue;
+      const host = pair.slice(eq + 1).trim();
+      hosts.push(/^".*"$/.test(host) ? host.slice(1, -1).replace(/\\(.)/g, '$1') : host);
+    }
+  }
+  return hosts;
+}
+
 /**
- * What one place says: the tenant it names, `null` when it names two (a
- * mismatch whatever the token), or `undefined` when the request does not use it.
+ * One place a route reads: returns when no reading of the request names a
+ * tenant other than `tenantId`.
+ * @throws GatewayError `tenant_mismatch`, or `invalid_request` for a host no parser agrees on
  */
-type TenantPlace = (view: RequestView) => string | null | undefined;
+type TenantPlace = (view: RequestView, tenantId: string) => void;
 
 /** Checks a request against a route's rules. @throws GatewayError `tenant_mismatch` */
 export type TenantRule = (view: RequestView, tenantId: string) => void;
@@ -80,16 +127,17 @@ export function compileTenantRules(rules: TenantRules | undefined): TenantRule {
   if (rules?.query !== undefined) places.push(fromQuery(rules.query));
   if (rules?.host !== undefined) places.push(fromHost(rules.host));
   return (view, tenantId) => {
-    for (const place of places) {
-      const named = place(view);
-      if (named !== undefined && named !== tenantId) {
-        throw new GatewayError(
-          'tenant_mismatch',
-          "The request names a tenant other than the token's.",
-        );
-      }
-    }
+    for (const place of places) place(view, tenantId);
   };
+}
+
+function mismatch(): GatewayError {
+  return new GatewayError('tenant_mismatch', "The request names a tenant other than the token's.");
+}
+
+/** A reading names `named`: it must be the token's tenant, spelled the same. */
+function expectTenant(named: string | undefined, tenantId: string): void {
+  if (named !== tenantId) throw mismatch();
 }
 
 /**
@@ -99,49 +147,142 @@ export function compileTenantRules(rules: TenantRules | undefined): TenantRule {
  */
 function fromHeader(name: string): TenantPlace {
   const wanted = foldHeaderName(name);
-  return (view) => {
+  return (view, tenantId) => {
     const values = view.headerValues(wanted);
-    if (values.length === 0) return undefined;
-    return values.length === 1 ? (values[0] as string).trim() : null;
+    if (values.length === 0) return;
+    if (values.length > 1) throw mismatch();
+    expectTenant((values[0] as string).trim(), tenantId);
   };
 }
 
-/** `/orders/tenants/:tenant_id`: a request whose path runs through that segment names it. */
+/**
+ * `/orders/tenants/:tenant_id`: a request whose path runs through that
+ * segment names it. Read twice — as normalised, and as a permissive upstream
+ * reads it (`lenientPath`: `;params` dropped, empty segments gone) — with the
+ * literal segments compared in any letter case. The tenant segment must
+ * decode to exactly the id: `acme;v=1` is refused even for acme (Tomcat reads
+ * `acme`, Express `acme;v=1`), as is `ACME`.
+ */
 function fromPath(pattern: string): TenantPlace {
   const parts = pattern.split('/').filter((p) => p !== '');
   const index = parts.indexOf(':tenant_id');
-  return ({ path }) => {
-    const segments = path.split('/').filter((s) => s !== '');
-    if (segments.length <= index) return undefined;
+  /** Folded literals; `undefined` for a `:placeholder`, which matches any segment. */
+  const literals = parts
+    .slice(0, index)
+    .map((p) => (p.startsWith(':') ? undefined : foldCase(lenientSegment(p))));
+  /** `segments` runs through the pattern: the tenant segment must be the tenant, spelled the same. */
+  const check = (segments: string[], tenantId: string): void => {
+    if (segments.length <= index) return;
     for (let i = 0; i < index; i++) {
-      const part = parts[i] as string;
-      if (!part.startsWith(':') && decodeSegment(segments[i] as string) !== part) return undefined;
+      const literal = literals[i];
+      if (literal !== undefined && foldCase(lenientSegment(segments[i] as string)) !== literal)
+        return;
     }
-    return decodeSegment(segments[index] as string);
+    // Tenant ids are `[a-z0-9_-]` (src/auth/accounts.ts): a segment that
+    // decodes to exactly the id reads as the id however it is trimmed.
+    expectTenant(decodeSegment(segments[index] as string), tenantId);
+  };
+  return ({ path }, tenantId) => {
+    const segments = path.split('/').filter((s) => s !== '');
+    check(segments, tenantId);
+    // Aligned as a permissive upstream aligns them: segments that are only
+    // `;params` or spaces (`/orders/;x/tenants/…`) are gone.
+    if (lenientPath(path) !== undefined)
+      check(
+        segments.filter((s) => lenientSegment(s) !== ''),
+        tenantId,
+      );
   };
 }
 
+/**
+ * A query parameter, found under every name a framework may file it under:
+ * any letter case, surrounding spaces, `name[]` / `name[0]` / `name[x]`
+ * (PHP, Rails, qs), `name.x` (qs `allowDots`), and PHP's mangling of ` `,
+ * `.` and `[` into `_`. The query is read with `&` and, where it has one,
+ * with `;` as separator too (Python's old `parse_qs`, Perl CGI). Each reading
+ * may hold the parameter once, with exactly the token's tenant as value.
+ */
 function fromQuery(name: string): TenantPlace {
-  return ({ query }) => {
-    const values = query.getAll(name);
-    if (values.length === 0) return undefined;
-    return values.length === 1 ? (values[0] as string) : null;
+  const wanted = new Set([foldCase(name), phpMangle(foldCase(name))]);
+  const matches = (raw: string): boolean => {
+    const key = foldCase(raw);
+    for (const base of [key, key.split('[', 1)[0] as string, key.split('.', 1)[0] as string]) {
+      if (wanted.has(base.trim()) || wanted.has(phpMangle(base))) return true;
+    }
+    return false;
+  };
+  const check = (query: string, tenantId: string): void => {
+    let found = false;
+    for (const [key, value] of new URLSearchParams(query)) {
+      if (!matches(key)) continue;
+      if (found) throw mismatch();
+      found = true;
+      expectTenant(value, tenantId);
+    }
+  };
+  return ({ query }, tenantId) => {
+    if (query === '') return;
+    check(query, tenantId);
+    if (query.includes(';')) check(query.replace(/;/g, '&'), tenantId);
   };
 }
 
-/** `:tenant_id.api.example.com` against the Host header (port ignored, any case). */
+/** PHP's request-variable names: leading spaces dropped, ` `, `.` and `[` become `_`. */
+function phpMangle(name: string): string {
+  return name.trimStart().replace(/[ .[]/g, '_');
+}
+
+/**
+ * `:tenant_id.api.example.com` against every host the request may be
+ * addressed to (`RequestView.hosts`), in any letter case, port and one
+ * trailing dot aside. A host with more labels than the pattern that fits it
+ * from either end is read from both ends, and both must be the tenant.
+ */
 function fromHost(pattern: string): TenantPlace {
   const labels = pattern.toLowerCase().split('.');
   const index = labels.indexOf(':tenant_id');
-  return ({ host }) => {
-    if (host === undefined) return undefined;
-    const hostname = host.replace(/:\d+$/, '').replace(/\.$/, '').toLowerCase();
-    const got = hostname.split('.');
-    if (got.length !== labels.length) return undefined;
+  const fitsAt = (got: string[], offset: number): boolean => {
     for (let i = 0; i < labels.length; i++) {
       const label = labels[i] as string;
-      if (i !== index && !label.startsWith(':') && got[i] !== label) return undefined;
+      if (i !== index && !label.startsWith(':') && got[offset + i] !== label) return false;
     }
-    return got[index] as string;
+    return true;
   };
+  return (view, tenantId) => {
+    for (const host of view.hosts()) {
+      const hostname = hostnameOf(host);
+      if (hostname === undefined) continue;
+      const got = hostname.split('.');
+      const extra = got.length - labels.length;
+      if (extra < 0) continue;
+      if (!fitsAt(got, 0) && !fitsAt(got, extra)) continue;
+      // Counted from either end: `x.globex.api.example.com` is globex to a
+      // reader that strips the suffix, x to one that takes the first label.
+      expectTenant(got[index], tenantId);
+      expectTenant(got[extra + index], tenantId);
+    }
+  };
+}
+
+/** DNS-style labels (letters, digits, `-`, `_`), one optional trailing dot, an optional numeric port. */
+const HOST = /^((?:[A-Za-z0-9_-]+\.)*[A-Za-z0-9_-]+)\.?(?::\d*)?$/;
+const IP_LITERAL = /^\[[0-9A-Fa-f:.]+\](?::\d*)?$/;
+
+/**
+ * The lower-case hostname of a Host-like value, `undefined` for an empty one
+ * or an IP literal (neither names a tenant).
+ * @throws GatewayError `invalid_request` for anything parsers could read differently:
+ *   a port that is not a number, two ports, userinfo, empty labels, escapes, lists
+ */
+function hostnameOf(value: string): string | undefined {
+  const host = value.trim();
+  if (host === '') return undefined;
+  if (host.startsWith('[')) {
+    if (IP_LITERAL.test(host)) return undefined;
+  } else {
+    const match = HOST.exec(host);
+    if (match !== null) return (match[1] as string).toLowerCase();
+  }
+  throw new GatewayError('invalid_request', 'A host the request is addressed to is malformed.');
 }

@@ -187,8 +187,10 @@ export function createMemoryStore(): Store {
     async addMember(tenantId: string, userId: string): Promise<boolean> {
       ensureOpen();
       if (!users.has(userId) || !tenants.has(tenantId)) return false;
+      const isNew = !membersOfTenant.get(tenantId)?.has(userId);
       addToSet(tenantsOfUser, userId, tenantId);
       addToSet(membersOfTenant, tenantId, userId);
+      if (isNew) publish({ kind: 'membership-added', userId, tenantId });
       return true;
     },
 
@@ -196,7 +198,9 @@ export function createMemoryStore(): Store {
       ensureOpen();
       const fromTenant = removeFromSet(membersOfTenant, tenantId, userId);
       const fromUser = removeFromSet(tenantsOfUser, userId, tenantId);
-      return fromTenant || fromUser;
+      if (!fromTenant && !fromUser) return false;
+      publish({ kind: 'membership-removed', userId, tenantId });
+      return true;
     },
 
     async isMember(tenantId: string, userId: string): Promise<boolean> {

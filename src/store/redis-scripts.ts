@@ -124,31 +124,39 @@ return redis.call('HGETALL', KEYS[1])
   },
 
   /**
-   * KEYS: user, tenant, user-tenants, tenant-members. ARGV: userId, tenantId.
-   * Returns 0 when the user or the tenant does not exist, else 1 (also when
-   * already a member).
+   * KEYS: user, tenant, user-tenants, tenant-members. ARGV: userId, tenantId,
+   * session channel.
+   * Returns 0 when the user or the tenant does not exist, 1 when already a
+   * member, 2 when the membership is new; then publishes `membership-added`
+   * in the same step (instances that refused the user's tokens for the
+   * tenant must stop at once).
    */
   addMember: {
     numberOfKeys: 4,
     lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
-redis.call('SADD', KEYS[3], ARGV[2])
-redis.call('SADD', KEYS[4], ARGV[1])
-return 1
+local toUser = redis.call('SADD', KEYS[3], ARGV[2])
+local toTenant = redis.call('SADD', KEYS[4], ARGV[1])
+if toUser + toTenant == 0 then return 1 end
+redis.call('PUBLISH', ARGV[3], cjson.encode({ kind = 'membership-added', userId = ARGV[1], tenantId = ARGV[2] }))
+return 2
 `,
   },
 
   /**
-   * KEYS: user-tenants, tenant-members. ARGV: userId, tenantId.
-   * Returns 1 when either side held the membership, else 0.
+   * KEYS: user-tenants, tenant-members. ARGV: userId, tenantId, session channel.
+   * Returns 1 when either side held the membership, else 0. Publishes
+   * `membership-removed` in the same step: no instance can miss a removal
+   * that happened, and the user's tokens for the tenant die with it.
    */
   removeMember: {
     numberOfKeys: 2,
     lua: `
 local fromUser = redis.call('SREM', KEYS[1], ARGV[2])
 local fromTenant = redis.call('SREM', KEYS[2], ARGV[1])
-if fromUser + fromTenant > 0 then return 1 end
-return 0
+if fromUser + fromTenant == 0 then return 0 end
+redis.call('PUBLISH', ARGV[3], cjson.encode({ kind = 'membership-removed', userId = ARGV[1], tenantId = ARGV[2] }))
+return 1
 `,
   },
 } as const satisfies Record<string, ScriptDefinition>;

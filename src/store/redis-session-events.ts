@@ -76,6 +76,13 @@ function parseEvent(message: string): SessionEvent | undefined {
     if (event.kind === 'token-revoked' && typeof event.jti === 'string') {
       return { kind: 'token-revoked', jti: event.jti };
     }
+    if (
+      (event.kind === 'membership-removed' || event.kind === 'membership-added') &&
+      typeof event.userId === 'string' &&
+      typeof event.tenantId === 'string'
+    ) {
+      return { kind: event.kind, userId: event.userId, tenantId: event.tenantId };
+    }
   } catch {
     // Not ours: ignore.
   }

@@ -186,9 +186,14 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
           keys.tenantMembers(tenantId),
           userId,
           tenantId,
+          keys.sessionChannel,
         ),
       );
-      return added === 1;
+      if (added === 2) {
+        tellWatchers({ kind: 'membership-added', userId, tenantId });
+        await fannedOut(redis);
+      }
+      return added === 1 || added === 2;
     },
 
     async removeMember(tenantId: string, userId: string): Promise<boolean> {
@@ -198,9 +203,13 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
           keys.tenantMembers(tenantId),
           userId,
           tenantId,
+          keys.sessionChannel,
         ),
       );
-      return removed === 1;
+      if (removed !== 1) return false;
+      tellWatchers({ kind: 'membership-removed', userId, tenantId });
+      await fannedOut(redis);
+      return true;
     },
 
     async isMember(tenantId: string, userId: string): Promise<boolean> {

@@ -62,12 +62,16 @@ export interface TenantInput {
 
 /**
  * What other instances must hear about at once: a password change ended a
- * user's sessions, or a token was revoked. Published atomically with the
- * write that causes it.
+ * user's sessions, a token was revoked, or a membership ended or began (a
+ * token is good only for a tenant its user is a member of). Published
+ * atomically with the write that causes it, and only when that write changed
+ * something.
  */
 export type SessionEvent =
   | { kind: 'session-ended'; userId: string; sessionVersion: number }
-  | { kind: 'token-revoked'; jti: string };
+  | { kind: 'token-revoked'; jti: string }
+  | { kind: 'membership-removed'; userId: string; tenantId: string }
+  | { kind: 'membership-added'; userId: string; tenantId: string };
 
 export interface SessionEventListener {
   /**
@@ -116,9 +120,16 @@ export interface Store {
   getTenant(tenantId: string): Promise<TenantRecord | null>;
   listTenants(): Promise<TenantRecord[]>;
 
-  /** Idempotent. @returns false when the user or the tenant does not exist. */
+  /**
+   * Idempotent; publishes `membership-added` when the membership is new.
+   * @returns false when the user or the tenant does not exist.
+   */
   addMember(tenantId: string, userId: string): Promise<boolean>;
-  /** Idempotent. @returns whether a membership was removed. */
+  /**
+   * Idempotent; publishes `membership-removed` when there was one, which ends
+   * the user's tokens for the tenant on every instance before this resolves.
+   * @returns whether a membership was removed.
+   */
   removeMember(tenantId: string, userId: string): Promise<boolean>;
   isMember(tenantId: string, userId: string): Promise<boolean>;
   /** The user's tenants, sorted by tenantId. */

@@ -6,11 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createBruteForceGuard,
-  DEFAULT_MAX_QUEUED_PER_EMAIL,
-  DEFAULT_MAX_QUEUED_PER_IP,
-} from '../../src/auth/brute-force.js';
+import { createBruteForceGuard } from '../../src/auth/brute-force.js';
 import { validateConfig } from '../../src/config/index.js';
 import type { GatewayError } from '../../src/errors.js';
 import { createMemoryStore, createRedisStore } from '../../src/store/index.js';
@@ -448,11 +444,9 @@ describe('config: limits.login queue bounds', () => {
   const validate = (login: Record<string, unknown>) => () =>
     validateConfig({ limits: { login } }, process.cwd(), 'test');
 
-  it('are optional (the guard then applies its defaults) and reach the guard when given', () => {
+  it('default to 4 per e-mail and 8 per address, and reach the guard when given', () => {
     const config = validateConfig({}, process.cwd(), 'test');
-    expect(config.limits.login.maxQueuedPerEmail).toBeUndefined();
-    expect(DEFAULT_MAX_QUEUED_PER_EMAIL).toBe(4);
-    expect(DEFAULT_MAX_QUEUED_PER_IP).toBe(8);
+    expect(config.limits.login).toMatchObject({ maxQueuedPerEmail: 4, maxQueuedPerIp: 8 });
     const given = validateConfig(
       { limits: { login: { maxQueuedPerEmail: '3', maxQueuedPerIp: 8 } } },
       process.cwd(),

@@ -236,7 +236,13 @@ describe('applying a seed', () => {
         clockSkewSeconds: 30,
       },
       bruteForce: createBruteForceGuard(store, {
-        login: { perEmail: 10, perIp: 100, windowSeconds: 900 },
+        login: {
+          perEmail: 10,
+          perIp: 100,
+          windowSeconds: 900,
+          maxQueuedPerEmail: 4,
+          maxQueuedPerIp: 8,
+        },
         signup: { perIp: 20, windowSeconds: 3600 },
       }),
       cloudRegion: 'test-region',

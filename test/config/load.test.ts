@@ -267,11 +267,20 @@ describe('defaults', () => {
       signup: { enabled: false, cloudRegion: 'local' },
       passwords: { bcryptCost: 10 },
       limits: {
-        login: { perEmail: 10, perIp: 100, windowSeconds: 900 },
+        login: {
+          perEmail: 10,
+          perIp: 100,
+          windowSeconds: 900,
+          maxQueuedPerEmail: 4,
+          maxQueuedPerIp: 8,
+        },
         signup: { perIp: 20, windowSeconds: 3600 },
         bodyBytes: 16384,
+        headersTimeoutMs: 60000,
+        requestTimeoutMs: 300000,
       },
       trustedProxies: [],
+      stripHeaders: { add: [], keep: [] },
       identityHeaders: {
         tenantId: 'X-Tenant-Id',
         tenantType: 'X-Tenant-Type',
@@ -305,7 +314,13 @@ describe('defaults', () => {
       commandTimeoutMs: 1000,
       connectTimeoutMs: 5000,
     });
-    expect(config.limits.login).toEqual({ perEmail: 3, perIp: 100, windowSeconds: 900 });
+    expect(config.limits.login).toEqual({
+      perEmail: 3,
+      perIp: 100,
+      windowSeconds: 900,
+      maxQueuedPerEmail: 4,
+      maxQueuedPerIp: 8,
+    });
     expect(config.routes).toEqual([
       {
         prefix: '/orders',

@@ -385,11 +385,45 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         }
       });
 
+      it('tells a watcher of membership removals and additions before they resolve', async () => {
+        const user = await store.createUser(newUser());
+        await store.upsertTenant(orgTenant('acme'), NOW);
+        const { events, stop } = await watchLive(store);
+        try {
+          expect(await store.addMember('acme', user.id)).toBe(true);
+          expect(events).toContainEqual({
+            kind: 'membership-added',
+            userId: user.id,
+            tenantId: 'acme',
+          });
+          expect(await store.removeMember('acme', user.id)).toBe(true);
+          // No waiting: a removal must end access on the instance that made it at once.
+          expect(events).toContainEqual({
+            kind: 'membership-removed',
+            userId: user.id,
+            tenantId: 'acme',
+          });
+          await sleep(100);
+          expect(distinct(events)).toEqual([
+            { kind: 'membership-added', userId: user.id, tenantId: 'acme' },
+            { kind: 'membership-removed', userId: user.id, tenantId: 'acme' },
+          ]);
+        } finally {
+          stop();
+        }
+      });
+
       it('publishes nothing for a change that did not happen', async () => {
+        const user = await store.createUser(newUser());
+        await store.upsertTenant(orgTenant('acme'), NOW);
+        await store.addMember('acme', user.id);
         const { events, stop } = await watchLive(store);
         try {
           expect(await store.setPasswordHash('u-missing', 'x')).toBeNull();
           await store.revokeToken('jti-expired', Math.floor(Date.now() / 1000) - 10);
+          expect(await store.addMember('acme', user.id)).toBe(true);
+          expect(await store.addMember('acme', 'u-nobody')).toBe(false);
+          expect(await store.removeMember('nope', user.id)).toBe(false);
           await sleep(100);
           expect(events).toEqual([]);
         } finally {

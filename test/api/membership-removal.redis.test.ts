@@ -1,0 +1,134 @@
+/**
+ * Issue 12, class 5: removing a member ends that user's access to that tenant
+ * at once, on every instance — their unexpired tokens for it included — while
+ * a steady stream of proxied requests still makes no Redis call. A token
+ * whose membership is gone is an invalid token: 401 `invalid_token`, as for a
+ * revoked one (`tenant_access_denied` stays the answer to a token request).
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { memberChange } from '../../src/cli/admin.js';
+import { validateConfig } from '../../src/config/index.js';
+import { basic, bearer, type TestGateway } from '../support/gateway.js';
+import { expectBearerChallenge, expectError } from '../support/expect-error.js';
+import {
+  ALICE,
+  BOB,
+  startIdentityFixture,
+  tokenFor,
+  type IdentityFixture,
+} from '../support/identity-fixture.js';
+import { startEchoUpstream, type Upstream } from '../support/upstream.js';
+
+let fx: IdentityFixture;
+let a: TestGateway;
+let b: TestGateway;
+let upstream: Upstream;
+let redis: Redis;
+
+beforeAll(async () => {
+  upstream = await startEchoUpstream();
+  fx = await startIdentityFixture({ routes: [{ prefix: '/api', upstream: upstream.url }] });
+  a = fx.gw;
+  b = await fx.startAnother();
+  redis = new Redis(fx.redis.url);
+});
+afterAll(async () => {
+  redis.disconnect();
+  await fx.close();
+  await upstream.close();
+});
+
+/** Commands the data path could issue (heartbeat PINGs and our own INFO excluded). */
+async function dataCommands(): Promise<number> {
+  const info = await redis.info('commandstats');
+  let calls = 0;
+  for (const line of info.split('\n')) {
+    const m = /^cmdstat_([a-z|]+):calls=(\d+)/.exec(line.trim());
+    if (m && !['ping', 'info', 'subscribe', 'client|kill', 'client|list'].includes(m[1] as string))
+      calls += Number(m[2]);
+  }
+  return calls;
+}
+
+const proxied = (gw: TestGateway, token: string) =>
+  fetch(`${gw.url}/api/x`, { headers: { authorization: bearer(token) } });
+const tenant = (gw: TestGateway, token: string, tenantId: string) =>
+  fetch(`${gw.url}/1/tenants/${tenantId}`, { headers: { authorization: bearer(token) } });
+
+async function expectRefused(res: Response): Promise<void> {
+  await expectError(res, 401, 'invalid_token');
+  expectBearerChallenge(res);
+}
+
+it('a member removed on one instance loses the tenant on every instance at once', async () => {
+  const acme = await tokenFor(a.url, BOB, 'acme');
+  const globex = await tokenFor(b.url, BOB, 'globex');
+  const bobId = acme['user_id'] as string;
+  for (const gw of [a, b]) {
+    expect((await proxied(gw, acme.access_token)).status).toBe(200);
+    expect((await tenant(gw, acme.access_token, 'acme')).status).toBe(200);
+    expect((await proxied(gw, globex.access_token)).status).toBe(200);
+  }
+  // Warm caches: the steady state makes no store call, membership included.
+  const before = await dataCommands();
+  for (let i = 0; i < 100; i++) {
+    expect((await proxied(a, acme.access_token)).status).toBe(200);
+    expect((await proxied(b, acme.access_token)).status).toBe(200);
+  }
+  expect(await dataCommands()).toBe(before);
+
+  expect(await b.gateway.store.removeMember('acme', bobId)).toBe(true);
+
+  for (const gw of [a, b]) {
+    await expectRefused(await proxied(gw, acme.access_token));
+    await expectRefused(await tenant(gw, acme.access_token, 'acme'));
+    await expectRefused(await tenant(gw, acme.access_token, 'current'));
+    // Only that tenant: his other memberships are untouched.
+    expect((await proxied(gw, globex.access_token)).status).toBe(200);
+  }
+  // And no new token for it either.
+  const res = await fetch(`${a.url}/1/token?tenant_id=acme`, {
+    headers: { authorization: basic(BOB.email, BOB.password) },
+  });
+  await expectError(res, 403, 'tenant_access_denied');
+
+  // Refusals are cached too: hammering with the dead token costs Redis nothing.
+  const refusedBefore = await dataCommands();
+  for (let i = 0; i < 20; i++) expect((await proxied(a, acme.access_token)).status).toBe(401);
+  expect(await dataCommands()).toBe(refusedBefore);
+});
+
+it('a member added back on one instance gets the tenant on every instance at once', async () => {
+  const bobId = (await tokenFor(a.url, BOB, 'globex'))['user_id'] as string;
+  // Both instances hold bob's acme membership as gone (the test above): adding him back must reach them.
+  expect(await a.gateway.store.addMember('acme', bobId)).toBe(true);
+  const fresh = await tokenFor(b.url, BOB, 'acme');
+  for (const gw of [a, b]) {
+    expect((await proxied(gw, fresh.access_token)).status).toBe(200);
+    expect((await tenant(gw, fresh.access_token, 'acme')).status).toBe(200);
+  }
+});
+
+it('`member remove` from the command line ends the access on every running instance', async () => {
+  const acme = await tokenFor(a.url, ALICE, 'acme');
+  for (const gw of [a, b]) expect((await proxied(gw, acme.access_token)).status).toBe(200);
+
+  const loaded = {
+    config: validateConfig({ ...fx.config, seed: undefined }, process.cwd(), 'cli'),
+  };
+  const printed: string[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: string) => (printed.push(String(chunk)), true)) as never;
+  try {
+    await memberChange(loaded, 'remove', 'acme', ALICE.email);
+  } finally {
+    process.stdout.write = write;
+  }
+  expect(JSON.parse(printed.join(''))).toMatchObject({ tenant_id: 'acme' });
+
+  for (const gw of [a, b]) {
+    await expectRefused(await proxied(gw, acme.access_token));
+    await expectRefused(await tenant(gw, acme.access_token, 'acme'));
+  }
+});
