@@ -51,6 +51,10 @@ export interface DispatchDeps {
   settings: ProxySettings;
 }
 
+/** Marks a connection whose last answer closes it (`Connection: close` on a refusal). */
+const CLOSING = Symbol('tenant-gateway.closing');
+type ClosingSocket = IncomingMessage['socket'] & { [CLOSING]?: boolean };
+
 /** The scope rides on the request (a per-request WeakMap entry costs the GC more). */
 const SCOPE = Symbol('tenant-gateway.scope');
 type WithScope = IncomingMessage & { [SCOPE]?: RequestScope };
@@ -131,10 +135,15 @@ export function createRequestHandler(deps: DispatchDeps) {
   }
 
   const onRequest: Handler = (req, res) => {
+    // Pipelined behind a refusal that ends the connection: its framing is
+    // suspect, and its answer would never be read. Never forwarded.
+    if ((req.socket as ClosingSocket)[CLOSING] === true) return;
     const scope = openScope(req, res, deps.log, metrics, open);
     const fail = (err: unknown) => {
       scope.refusal = isGatewayError(err) ? err.code : 'internal_error';
       if (!isGatewayError(err) || err.status >= 500) scope.log.warn({ err }, 'request failed');
+      if (isGatewayError(err) && err.headers.connection === 'close')
+        (req.socket as ClosingSocket)[CLOSING] = true;
       if (!res.headersSent) sendError(res, err);
     };
     let target: NormalisedTarget;

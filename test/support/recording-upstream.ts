@@ -69,10 +69,16 @@ export async function startRecordingUpstream(): Promise<RecordingUpstream> {
       const body = JSON.stringify(record);
       const socket = req.socket;
       const misbehave = req.headers['x-misbehave'];
-      res.writeHead(200, { 'content-type': 'application/json' }).end(body, () => {
-        if (misbehave === 'double') socket.write(STRAY_RESPONSE);
-        if (misbehave === 'idle') idle = socket;
-      });
+      res
+        .writeHead(200, {
+          'content-type': 'application/json',
+          // writeHead sends the head at once: without a length the body would go chunked.
+          'content-length': Buffer.byteLength(body),
+        })
+        .end(body, () => {
+          if (misbehave === 'double') socket.write(STRAY_RESPONSE);
+          if (misbehave === 'idle') idle = socket;
+        });
     });
   });
   server.on('connection', (socket: Socket) => {
