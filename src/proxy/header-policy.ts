@@ -178,7 +178,7 @@ export function createHeaderPolicy(
       const listed = listedIn(connection);
 
       // A new object rather than `delete`: deleting properties turns an object
-      // into a slow dictionary, and http-proxy copies these headers again.
+      // into a slow dictionary, and undici walks these headers once more.
       const out: IncomingHttpHeaders = {};
       // Node has lower-cased every name: only `_` spellings need folding.
       for (const name in headers) {
