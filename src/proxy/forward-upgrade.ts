@@ -91,7 +91,8 @@ class UpgradeExchange implements Dispatcher.DispatchHandler {
     // either side closes both, never an HTTP answer.
     this.cancelled = clientLeft();
     this.opened(upstreamSocket);
-    socket.write(responseHead(statusCode, 'Switching Protocols', headers));
+    // Header values are latin1 strings (undici decodes them so): written back byte for byte.
+    socket.write(responseHead(statusCode, 'Switching Protocols', headers), 'latin1');
     if (head.length > 0) upstreamSocket.write(head);
     // A clean close ends the client's side after what is in flight (the pipe
     // ends it too); a broken one cuts it, so the client sees 1006.
