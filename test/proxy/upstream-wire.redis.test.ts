@@ -26,6 +26,9 @@ const ANSWERS: Record<string, string> = {
     'set-cookie: a=1\r\nset-cookie: b=2\r\n\r\nok',
   early:
     'HTTP/1.1 103 Early Hints\r\nlink: </a.css>\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok',
+  head: 'HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 42\r\n\r\n',
+  nocontent: 'HTTP/1.1 204 No Content\r\nx-done: yes\r\n\r\n',
+  notmodified: 'HTTP/1.1 304 Not Modified\r\netag: "v1"\r\n\r\n',
   refuse:
     'HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\ncontent-length: 15\r\n\r\n{"denied":true}',
 };
@@ -174,6 +177,53 @@ describe('response heads', () => {
   it('an interim 103 is not mistaken for the answer: the 200 after it reaches the client', async () => {
     const got = await exchange('GET /wire/early HTTP/1.1\r\nhost: gw', '', /\r\n\r\nok$/);
     expect(got.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
+  });
+});
+
+/**
+ * Sends `first`, waits for its whole answer (`firstEnd`), then a GET of
+ * /wire/plain on the same connection: a body where none belongs would be
+ * read as the second answer's start.
+ */
+function thenPlain(first: string, firstEnd: RegExp): Promise<[string, string]> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let got = '';
+    let answer: string | undefined;
+    socket.on('data', (chunk: Buffer) => {
+      got += chunk.toString('latin1');
+      if (answer === undefined && firstEnd.test(got)) {
+        answer = got;
+        got = '';
+        socket.write(`GET /wire/plain HTTP/1.1\r\nhost: gw\r\nauthorization: ${auth}\r\n\r\n`);
+      } else if (answer !== undefined && /\r\n\r\nok$/.test(got)) {
+        socket.destroy();
+        resolve([answer, got]);
+      }
+    });
+    socket.on('error', reject);
+    socket.write(`${first}\r\nauthorization: ${auth}\r\n\r\n`);
+  });
+}
+
+describe('answers without a body', () => {
+  it("HEAD: the upstream's Content-Length, no body, and the connection serves on", async () => {
+    const [head, next] = await thenPlain('HEAD /wire/head HTTP/1.1\r\nhost: gw', /\r\n\r\n$/);
+    expect(head.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
+    expect(head).toMatch(/\r\ncontent-length: 42\r\n/i);
+    expect(head.endsWith('\r\n\r\n')).toBe(true);
+    expect(next.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
+  });
+
+  it.each([
+    ['nocontent', 'HTTP/1.1 204 No Content\r\n', /\r\nx-done: yes\r\n/],
+    ['notmodified', 'HTTP/1.1 304 Not Modified\r\n', /\r\netag: "v1"\r\n/],
+  ])('%s: relayed without a body, and the connection serves on', async (name, line, header) => {
+    const [answer, next] = await thenPlain(`GET /wire/${name} HTTP/1.1\r\nhost: gw`, /\r\n\r\n$/);
+    expect(answer.startsWith(line)).toBe(true);
+    expect(answer).toMatch(header);
+    expect(answer).not.toMatch(/\r\n(content-length|transfer-encoding):/i);
+    expect(next.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
   });
 });
 
