@@ -13,6 +13,7 @@
  * is given, so no client header can change that.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../errors.js';
 import { sendError } from '../respond.js';
@@ -25,6 +26,9 @@ import { upstreamPath, type PooledRequest, type UpstreamTarget } from './upstrea
 /** The exchange rides on the request and response: shared listeners find it without a closure. */
 const EXCHANGE = Symbol('tenant-gateway.exchange');
 type Carrying = { [EXCHANGE]?: HttpExchange };
+/** The last exchange of a client connection. */
+const LAST = Symbol('tenant-gateway.last-exchange');
+type ClientSocket = Socket & { [LAST]?: HttpExchange | undefined };
 
 /** The slot bucket of requests without a tenant (public routes): a tenant id is never empty. */
 const NO_TENANT = '';
@@ -54,15 +58,28 @@ export function forwardHttp(
 ): void {
   const exchange = new HttpExchange(req, res, scope, target, upstream, scope.tenantId ?? NO_TENANT);
   exchange.timer = setTimeout(expire, timeoutMs, exchange);
-  const admitted = target.slots.acquire(exchange);
-  if (admitted === 'refused') {
-    exchange.stopTimer();
-    scope.refusal = TENANT_BUSY.code;
-    sendError(res, TENANT_BUSY);
-    return;
-  }
   (res as ServerResponse & Carrying)[EXCHANGE] = exchange;
   res.on('close', responseClosed);
+  // Requests a client pipelines on one connection go upstream one after the
+  // other, as it sent them: its answers must come back in that order anyway.
+  const socket = exchange.socket;
+  const previous = socket[LAST];
+  socket[LAST] = exchange;
+  if (previous !== undefined && !previous.closed) previous.next = exchange;
+  else admit(exchange);
+}
+
+/** Asks for a slot of the origin: sent now, when one frees, or refused (429). */
+function admit(exchange: HttpExchange): void {
+  if (exchange.cancelled !== undefined) return;
+  const admitted = exchange.target.slots.acquire(exchange);
+  if (admitted === 'refused') {
+    exchange.stopTimer();
+    exchange.cancelled = clientLeft();
+    exchange.scope.refusal = TENANT_BUSY.code;
+    sendError(exchange.res, TENANT_BUSY);
+    return;
+  }
   if (admitted === 'held') exchange.send();
 }
 
@@ -74,6 +91,12 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
   cancelled: Error | undefined = undefined;
   readonly at = performance.now();
   hasBody = false;
+  /** The client's response has closed. */
+  closed = false;
+  /** The request the client pipelined after this one, waiting for this one to end. */
+  next: HttpExchange | undefined = undefined;
+  /** The client's connection (undici takes `req.socket` away once it has read the body). */
+  readonly socket: ClientSocket;
   #pausedOnClient = false;
 
   constructor(
@@ -83,29 +106,34 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
     readonly target: UpstreamTarget,
     readonly upstream: string,
     readonly tenant: string,
-  ) {}
+  ) {
+    this.socket = req.socket as ClientSocket;
+  }
 
   /** Holds a slot: the request goes to undici, which sends it on a free connection. */
   send(): void {
     const req = this.req;
     const headers = req.headers;
-    let body: IncomingMessage | null = null;
+    let body: IncomingMessage | AsyncIterable<Buffer> | null = null;
     if (headers['transfer-encoding'] !== undefined) {
-      // The header policy's `chunked`: undici chunks a stream of unknown
-      // length itself and refuses the header. An undefined header is skipped
-      // by undici, and costs no `delete`.
+      // The header policy's `chunked`: undici chunks a body of unknown length
+      // itself and refuses the header (an undefined header is skipped, and
+      // costs no `delete`). Given the stream, undici would send a body that
+      // has already ended in full with a Content-Length: an iterable keeps it
+      // chunked, as the client framed it.
       headers['transfer-encoding'] = undefined;
-      body = req;
+      body = chunksOf(req, this);
     } else if (headers['content-length'] !== undefined && headers['content-length'] !== '0') {
       body = req;
+      this.hasBody = true;
     }
-    this.hasBody = body !== null;
     this.target.pool.dispatch(
       {
         path: upstreamPath(this.target, req.url ?? '/'),
         method: req.method ?? 'GET',
         headers,
-        body,
+        // undici takes async iterables (docs/api/Dispatcher.md); its types omit them.
+        body: body as Dispatcher.DispatchOptions['body'],
       },
       this,
     );
@@ -216,6 +244,14 @@ function expire(exchange: HttpExchange): void {
   sendError(exchange.res, error);
 }
 
+/** A chunked request body, each chunk pushing the route's timeout back; undici pulls them (back-pressure). */
+async function* chunksOf(req: IncomingMessage, exchange: HttpExchange): AsyncIterable<Buffer> {
+  for await (const chunk of req) {
+    exchange.timer?.refresh();
+    yield chunk as Buffer;
+  }
+}
+
 /** A request-body chunk arrived: the request is not idle. */
 function bodyMoved(this: IncomingMessage & Carrying): void {
   this[EXCHANGE]?.timer?.refresh();
@@ -233,6 +269,13 @@ function responseClosed(this: ServerResponse & Carrying): void {
   const exchange = this[EXCHANGE];
   if (exchange === undefined) return;
   exchange.stopTimer();
+  exchange.closed = true;
   exchange.target.slots.leave(exchange);
   if (!this.writableFinished) exchange.cancel(clientLeft());
+  const { socket, next } = exchange;
+  if (socket[LAST] === exchange) socket[LAST] = undefined;
+  if (next !== undefined) {
+    exchange.next = undefined;
+    admit(next);
+  }
 }
