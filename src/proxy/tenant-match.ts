@@ -163,6 +163,11 @@ function fromHeader(name: string): TenantPlace {
  * decode to exactly the id: `acme;v=1` is refused even for acme (Tomcat reads
  * `acme`, Express `acme;v=1`), as is `ACME`.
  */
+const AMBIGUOUS_PATH = new GatewayError(
+  'invalid_request',
+  'The path has a segment some upstreams drop and others keep, before its tenant segment.',
+);
+
 function fromPath(pattern: string): TenantPlace {
   const parts = pattern.split('/').filter((p) => p !== '');
   const index = parts.indexOf(':tenant_id');
@@ -171,13 +176,18 @@ function fromPath(pattern: string): TenantPlace {
     .slice(0, index)
     .map((p) => (p.startsWith(':') ? undefined : foldCase(lenientSegment(p))));
   /** `segments` runs through the pattern: the tenant segment must be the tenant, spelled the same. */
-  const check = (segments: string[], tenantId: string): void => {
-    if (segments.length <= index) return;
+  /** The segments start with the pattern's literals (the tenant segment may be missing). */
+  const startsLike = (segments: string[]): boolean => {
+    if (segments.length < index) return false;
     for (let i = 0; i < index; i++) {
       const literal = literals[i];
       if (literal !== undefined && foldCase(lenientSegment(segments[i] as string)) !== literal)
-        return;
+        return false;
     }
+    return true;
+  };
+  const check = (segments: string[], tenantId: string): void => {
+    if (segments.length <= index || !startsLike(segments)) return;
     // Tenant ids are `[a-z0-9_-]` (src/auth/accounts.ts): a segment that
     // decodes to exactly the id reads as the id however it is trimmed.
     expectTenant(decodeSegment(segments[index] as string), tenantId);
@@ -187,11 +197,15 @@ function fromPath(pattern: string): TenantPlace {
     check(segments, tenantId);
     // Aligned as a permissive upstream aligns them: segments that are only
     // `;params` or spaces (`/orders/;x/tenants/…`) are gone.
-    if (lenientPath(path) !== undefined)
-      check(
-        segments.filter((s) => lenientSegment(s) !== ''),
-        tenantId,
-      );
+    if (lenientPath(path) === undefined) return;
+    // A segment that some upstreams drop and others keep (only `;params`,
+    // dots or spaces: `/;x/`, `/%3B/`, `/.../`) shifts the tenant segment
+    // by one in some readings and not in others: which segment names the
+    // tenant is then ambiguous, and refused.
+    const kept = segments.filter((s) => lenientSegment(s) !== '');
+    const droppable = segments.findIndex((s) => lenientSegment(s) === '');
+    if (droppable >= 0 && droppable <= index && startsLike(kept)) throw AMBIGUOUS_PATH;
+    check(kept, tenantId);
   };
 }
 

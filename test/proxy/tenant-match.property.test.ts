@@ -260,6 +260,28 @@ describe('path spellings', () => {
   });
 });
 
+describe('counterexamples fast-check found', () => {
+  const base = { upstream: 'http://127.0.0.1:1', timeoutMs: 1000, stripAuthorization: false };
+  const routes = compileRoutes([
+    { ...base, prefix: '/orders', tenant: { path: '/orders/tenants/:tenant_id' } },
+    { ...base, prefix: '/' },
+  ] as RouteConfig[]);
+  // IIS drops `...` and keeps `;x`; Spring drops `;` and keeps `...`: each
+  // reads another segment as the tenant.
+  it.each(['/.../orders/tenants/a/../;x', '/%3B/orders/tenants/a/../...'])(
+    '%s: a segment some upstreams drop before the tenant segment is refused',
+    (raw) => {
+      const result = verdict(() => {
+        const target = normaliseTarget(raw);
+        const view = requestView([], target.path, target.query);
+        for (const { route } of tenantChecks(routes, view, routes.match(target.path)))
+          route?.checkTenant(view, TOKEN_TENANT);
+      });
+      expect(result).toBe('invalid_request');
+    },
+  );
+});
+
 describe('route table, lenient reading', () => {
   const table = createRouteTable([
     { prefix: '/orders', name: 'orders' },
