@@ -75,7 +75,8 @@ function admit(exchange: HttpExchange): void {
   const admitted = exchange.target.slots.acquire(exchange);
   if (admitted === 'refused') {
     exchange.stopTimer();
-    exchange.cancelled = clientLeft();
+    // Answered here: nothing of it may reach the upstream.
+    exchange.cancelled = TENANT_BUSY;
     exchange.scope.refusal = TENANT_BUSY.code;
     sendError(exchange.res, TENANT_BUSY);
     return;
