@@ -15,15 +15,22 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Principal } from './auth/authenticate.js';
 import { GatewayError, isGatewayError } from './errors.js';
+import { accessLogger } from './ops/logger.js';
 import type { Metrics } from './ops/metrics.js';
-import type { Admit } from './proxy/admit.js';
+import { anonymousAllowed, type Admit } from './proxy/admit.js';
 import { isForwardAuthPath, originalRequestViews } from './proxy/forward-auth.js';
 import type { Forwarder } from './proxy/forwarder.js';
 import type { LiveWebSockets } from './proxy/live-websockets.js';
 import type { HeaderPolicy } from './proxy/header-policy.js';
 import { normaliseTarget, type NormalisedTarget } from './proxy/normalise-path.js';
 import type { RouteTable } from './proxy/route-table.js';
-import { tenantChecks, type CompiledRoute } from './proxy/routes.js';
+import {
+  proxiedRoute,
+  tenantChecks,
+  upstreamPathOf,
+  type CompiledRoute,
+  type ProxiedRoute,
+} from './proxy/routes.js';
 import { requestView, type RequestView } from './proxy/tenant-match.js';
 import { REQUEST_ID_HEADER, takeRequestId } from './request-id.js';
 import { sendError, sendUpgradeError } from './respond.js';
@@ -69,6 +76,7 @@ export function scopeOf(req: IncomingMessage): RequestScope {
 export function createRequestHandler(deps: DispatchDeps) {
   const { admit, forwarder, metrics } = deps;
   const open = { requests: 0 };
+  const access = accessLogger(deps.log);
 
   /**
    * authenticate → match tenant → rewrite headers → forward. Without an await
@@ -80,10 +88,13 @@ export function createRequestHandler(deps: DispatchDeps) {
     res: ServerResponse,
     scope: RequestScope,
     target: NormalisedTarget,
-    route: CompiledRoute,
+    route: ProxiedRoute,
   ): void | Promise<void> {
     deps.settings.headers.checkFraming(req);
     const checks = tenantChecks(deps.settings.routes, viewOf(req, target), route);
+    if (anonymousAllowed(req.headers.authorization, checks)) {
+      return send(req, res, scope, target, route, undefined);
+    }
     const admitted = admit(req.headers.authorization, checks);
     if (admitted instanceof Promise) {
       return admitted.then((principal) => send(req, res, scope, target, route, principal));
@@ -96,18 +107,18 @@ export function createRequestHandler(deps: DispatchDeps) {
     res: ServerResponse,
     scope: RequestScope,
     target: NormalisedTarget,
-    route: CompiledRoute,
-    principal: Principal,
+    route: ProxiedRoute,
+    principal: Principal | undefined,
   ): void {
-    scope.userId = principal.userId;
-    scope.tenantId = principal.tenantId;
+    scope.userId = principal?.userId;
+    scope.tenantId = principal?.tenantId;
     if (res.destroyed) return; // the client left while we were deciding
     deps.settings.headers.rewrite(req, principal, {
       requestId: scope.requestId,
       stripAuthorization: route.stripAuthorization,
       upgrade: false,
     });
-    req.url = urlOf(target);
+    req.url = forwardedUrl(route, target);
     forwarder.web(req, res, route, scope);
   }
 
@@ -122,9 +133,11 @@ export function createRequestHandler(deps: DispatchDeps) {
     const checks = originalRequestViews(req, target.path, target.query).flatMap((view) =>
       tenantChecks(routes, view, routes.match(view.path)),
     );
-    const principal = await admit(req.headers.authorization, checks);
-    scope.userId = principal.userId;
-    scope.tenantId = principal.tenantId;
+    const principal = anonymousAllowed(req.headers.authorization, checks)
+      ? undefined
+      : await admit(req.headers.authorization, checks);
+    scope.userId = principal?.userId;
+    scope.tenantId = principal?.tenantId;
     res
       .writeHead(200, {
         ...deps.settings.headers.identityHeaders(principal),
@@ -138,7 +151,7 @@ export function createRequestHandler(deps: DispatchDeps) {
     // Pipelined behind a refusal that ends the connection: its framing is
     // suspect, and its answer would never be read. Never forwarded.
     if ((req.socket as ClosingSocket)[CLOSING] === true) return;
-    const scope = openScope(req, res, deps.log, metrics, open);
+    const scope = openScope(req, res, deps.log, access, metrics, open);
     const fail = (err: unknown) => {
       scope.refusal = isGatewayError(err) ? err.code : 'internal_error';
       if (!isGatewayError(err) || err.status >= 500) scope.log.warn({ err }, 'request failed');
@@ -167,7 +180,7 @@ export function createRequestHandler(deps: DispatchDeps) {
       return fail(new GatewayError('not_found', 'No such endpoint and no route.'));
     scope.route = route.prefix;
     try {
-      forward(req, res, scope, target, route)?.catch(fail);
+      forward(req, res, scope, target, proxiedRoute(route))?.catch(fail);
     } catch (err) {
       fail(err);
     }
@@ -197,17 +210,22 @@ export function createRequestHandler(deps: DispatchDeps) {
     } catch (err) {
       return refuse(err);
     }
-    const route = deps.settings.routes.match(target.path);
-    if (route === undefined)
+    const matched = deps.settings.routes.match(target.path);
+    if (matched === undefined)
       return refuse(new GatewayError('not_found', 'No route for this upgrade.'));
-    routeLabel = route.prefix;
+    routeLabel = matched.prefix;
+    let route: ProxiedRoute;
+    try {
+      route = proxiedRoute(matched);
+    } catch (err) {
+      return refuse(err);
+    }
     Promise.resolve()
       .then(() => {
         deps.settings.headers.checkFraming(req);
-        return admit(
-          req.headers.authorization,
-          tenantChecks(deps.settings.routes, viewOf(req, target), route),
-        );
+        const checks = tenantChecks(deps.settings.routes, viewOf(req, target), route);
+        if (anonymousAllowed(req.headers.authorization, checks)) return undefined;
+        return admit(req.headers.authorization, checks);
       })
       .then((principal) => {
         if (socket.destroyed) return;
@@ -216,21 +234,22 @@ export function createRequestHandler(deps: DispatchDeps) {
           stripAuthorization: route.stripAuthorization,
           upgrade: true,
         });
-        req.url = urlOf(target);
+        req.url = forwardedUrl(route, target);
         metrics.upgrade(routeLabel, undefined);
         log.info(
           {
             path: target.path,
             route: routeLabel,
-            tenantId: principal.tenantId,
-            userId: principal.userId,
+            tenantId: principal?.tenantId,
+            userId: principal?.userId,
           },
           'upgrade',
         );
         const live = deps.liveWebSockets;
-        forwarder.ws(req, socket, head, route, log, (upstream) =>
-          live?.track(socket, upstream, principal.claims),
-        );
+        // An anonymous WebSocket (public route) has no token to end it.
+        forwarder.ws(req, socket, head, route, log, (upstream) => {
+          if (principal !== undefined) live?.track(socket, upstream, principal.claims);
+        });
       }, refuse);
   };
 
@@ -245,8 +264,9 @@ export function createAdminRequestHandler(deps: {
   metrics: Metrics;
   ops: NonNullable<DispatchDeps['ops']>;
 }): Handler {
+  const access = accessLogger(deps.log);
   return (req, res) => {
-    const scope = openScope(req, res, deps.log, deps.metrics, { requests: 0 });
+    const scope = openScope(req, res, deps.log, access, deps.metrics, { requests: 0 });
     if (deps.ops(pathOf(req.url), req, res, scope)) return;
     scope.refusal = 'not_found';
     sendError(
@@ -261,6 +281,7 @@ function openScope(
   req: IncomingMessage,
   res: ServerResponse,
   log: Logger,
+  access: Logger,
   metrics: Metrics,
   open: { requests: number },
 ): RequestScope {
@@ -278,9 +299,10 @@ function openScope(
     if (scope.upstreamMs !== undefined)
       metrics.upstreamSeconds(scope.route, scope.upstreamMs / 1000);
     // The line is built only when it will be written: the proxy path runs for every request.
-    if (!log.isLevelEnabled('info')) return;
-    scope.log.info(
+    if (!access.isLevelEnabled('info')) return;
+    access.info(
       {
+        requestId,
         method,
         path: pathOf(url),
         route: scope.route,
@@ -327,6 +349,11 @@ function viewOf(req: IncomingMessage, target: NormalisedTarget): RequestView {
 
 function urlOf(target: NormalisedTarget): string {
   return target.query === '' ? target.path : `${target.path}?${target.query}`;
+}
+
+/** The URL the upstream sees: the route's prefix stripped or rewritten, the query as sent. */
+function forwardedUrl(route: CompiledRoute, target: NormalisedTarget): string {
+  return urlOf({ ...target, path: upstreamPathOf(route, target.path) });
 }
 
 function isApiPath(path: string): boolean {

@@ -33,7 +33,7 @@ import { createHeaderPolicy } from './proxy/header-policy.js';
 import { compileRoutes } from './proxy/routes.js';
 import { clientAddress, createTrustCheck } from './proxy/trusted-proxies.js';
 import { answerClientError, answerExpectation, type ClientErrorAnswer } from './respond.js';
-import { createMemoryStore, createRedisStore, redisUrlForDisplay } from './store/index.js';
+import { createMemoryStore, createRedisStore, redisForDisplay } from './store/index.js';
 import type { Store } from './store/types.js';
 
 export interface Gateway {
@@ -82,7 +82,7 @@ export async function createCore(config: GatewayConfig, log: Logger): Promise<Co
     const keyring: KeyRing = { current: await loadKeySet(keysDir, log) };
     if (keysDir !== undefined) {
       keyring.reload = async () => {
-        keyring.current = await loadKeySet(keysDir, log);
+        keyring.current = await loadKeySet(keysDir, log, { reloading: true });
       };
     }
     const passwords = await createBcryptHasher({
@@ -147,8 +147,19 @@ export async function createGateway(
     tokenCache: () => verifier.stats(),
     sessionCache: () => sessions.stats(),
   });
-  const readiness = createReadiness({ store, keyring });
+  const readiness = createReadiness({
+    store,
+    keyring,
+    requireStore: config.readiness.requireStore,
+  });
   const forwarder = createForwarder(config.upstreamPool);
+  for (const route of config.routes) {
+    if (route.tls?.insecureSkipVerify === true)
+      log.warn(
+        { route: route.prefix, upstream: route.upstream },
+        'routes[].tls.insecureSkipVerify: this upstream is not verified; anyone on the path can read and change its traffic',
+      );
+  }
   const liveWebSockets = createLiveWebSockets({
     sessions,
     clockSkewSeconds: config.tokens.clockSkewSeconds,
@@ -163,6 +174,11 @@ export async function createGateway(
     verifier.clear();
     trusted = createTrustCheck(next.trustedProxies);
     settings.routes = compileRoutes(next.routes);
+    forwarder.retainUpstreams(
+      settings.routes.all.flatMap(({ upstream, tls }) =>
+        upstream === undefined ? [] : [{ upstream, tls }],
+      ),
+    );
     settings.headers = createHeaderPolicy(next.identityHeaders, trusted, next.stripHeaders);
     current = { ...next, ...Object.fromEntries(needsRestart.map((k) => [k, current[k]])) };
     return { needsRestart };
@@ -229,6 +245,9 @@ export async function createGateway(
   let adminServer: Server | undefined;
   if (config.admin !== undefined) {
     adminServer = createServer(createAdminRequestHandler({ log, metrics, ops }));
+    adminServer.on('clientError', (err: NodeJS.ErrnoException, socket) =>
+      refusedByServer(answerClientError(err, socket), err.code),
+    );
   }
 
   return {
@@ -320,6 +339,6 @@ async function openStore(config: GatewayConfig, log: Logger): Promise<Store> {
     return createMemoryStore();
   }
   const store = await createRedisStore(redis);
-  log.info({ redis: redisUrlForDisplay(redis.url), keyPrefix: redis.keyPrefix }, 'store connected');
+  log.info({ redis: redisForDisplay(redis), keyPrefix: redis.keyPrefix }, 'store connected');
   return store;
 }

@@ -56,12 +56,20 @@ export function isSameKey(a: SigningKey, b: SigningKey | undefined): boolean {
 }
 
 /**
- * Loads the key directory. A missing or empty directory gets a new Ed25519 key
- * (warned: replicas must share one directory); no directory at all means an
- * in-memory key that dies with the process (warned).
- * @throws KeyLoadError for a file that is not a usable private key.
+ * Loads the key directory. At start, a missing or empty directory gets a new
+ * Ed25519 key (warned: replicas must share one directory); no directory at
+ * all means an in-memory key that dies with the process (warned).
+ * A reload (`reloading`) never generates: a shared directory seen empty for a
+ * moment (a volume being remounted, a rotation script mid-way) would otherwise
+ * make this instance sign with a key no other instance knows.
+ * @throws KeyLoadError for a file that is not a usable private key, and on a
+ *   reload of a directory without key files.
  */
-export async function loadKeySet(dir: string | undefined, log: Warn): Promise<KeySet> {
+export async function loadKeySet(
+  dir: string | undefined,
+  log: Warn,
+  { reloading = false }: { reloading?: boolean } = {},
+): Promise<KeySet> {
   if (dir === undefined) {
     log.warn(
       {},
@@ -71,6 +79,9 @@ export async function loadKeySet(dir: string | undefined, log: Warn): Promise<Ke
     return buildKeySet([await toSigningKey(`ephemeral-${randomUUID().slice(0, 8)}`, privateKey)]);
   }
   let names = await listKeyFiles(dir);
+  if (names.length === 0 && reloading) {
+    throw new KeyLoadError(`${dir}: no key files (*.pem); keeping the keys already loaded`);
+  }
   if (names.length === 0) {
     const file = await generateKeyFile(dir);
     log.warn(

@@ -17,6 +17,7 @@ import { z } from 'zod';
 import { describeIssue, problemMessages } from '../config/problems.js';
 import type { Store, TenantRecord } from '../store/types.js';
 import { normaliseEmail } from '../store/normalise.js';
+import { basicCanCarryPassword } from './basic.js';
 import { checkEmail, isValidTenantId, type Accounts } from './accounts.js';
 import { checkPasswordPolicy, isBcryptHash, type PasswordHasher } from './passwords.js';
 
@@ -25,7 +26,18 @@ const email = () => z.string().refine(valid(checkEmail), 'must be an e-mail addr
 const seedUser = z
   .strictObject({
     email: email(),
-    password: z.string().refine(valid(checkPasswordPolicy), 'must be 8 to 72 bytes').optional(),
+    password: z
+      .string()
+      .refine(
+        basicCanCarryPassword,
+        'must not contain control characters (HTTP Basic could not carry them)',
+      )
+      .refine(
+        // One problem per password: the length is checked once Basic can carry it.
+        (v) => !basicCanCarryPassword(v) || valid(checkPasswordPolicy)(v),
+        'must be 8 to 72 bytes',
+      )
+      .optional(),
     password_hash: z.string().refine(isBcryptHash, 'must be a bcrypt hash').optional(),
     name: z.string().min(1).optional(),
   })

@@ -9,6 +9,7 @@ import { readSeedFile } from '../auth/seed.js';
 import { loadConfigFile, type LoadedConfig } from '../config/index.js';
 import { createGateway, type Gateway } from '../gateway.js';
 import { createLogger } from '../ops/logger.js';
+import { startDemoUpstream } from './demo-upstream.js';
 
 export async function serve(loaded: LoadedConfig): Promise<void> {
   const { config } = loaded;
@@ -18,6 +19,10 @@ export async function serve(loaded: LoadedConfig): Promise<void> {
   const file = loaded.file;
   const reloadConfig =
     file === undefined ? undefined : async () => (await loadConfigFile(file)).config;
+  const demo =
+    config.demo === undefined
+      ? undefined
+      : await startDemoUpstream(config.demo.echoUpstream.host, config.demo.echoUpstream.port);
   const gateway = await createGateway(
     config,
     log,
@@ -29,7 +34,8 @@ export async function serve(loaded: LoadedConfig): Promise<void> {
     { address: main.address, port: main.port, admin: admin && urlOf(admin), config: file },
     'listening',
   );
-  process.stderr.write(`\ntenant-gateway listening on ${base}\n${await tryLine(base, loaded)}\n\n`);
+  const hint = (demo && (await demoLines(base, demo.url, loaded))) ?? (await tryLine(base, loaded));
+  process.stderr.write(`\ntenant-gateway listening on ${base}\n${hint}\n\n`);
 
   process.on('SIGHUP', () => void reloadOnSignal(gateway, reloadConfig, log));
   let stopping = false;
@@ -39,7 +45,8 @@ export async function serve(loaded: LoadedConfig): Promise<void> {
     const drainMs = config.shutdown.drainSeconds * 1000;
     log.info({ signal, drainMs }, 'draining, then stopping');
     gateway.close(drainMs).then(
-      () => {
+      async () => {
+        await demo?.close();
         log.info({}, 'stopped');
         process.exit(0);
       },
@@ -77,6 +84,40 @@ function urlOf(address: AddressInfo): string {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const shown = host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host;
   return `http://${shown}:${address.port}`;
+}
+
+/**
+ * The demo's lines, to paste in order: a token, a proxied request whose echo
+ * shows the injected identity headers, a tenant mismatch (403), no token
+ * (401). They carry the demo seed's password: those passwords are public
+ * (config/demo-seed.yaml), and this runs only for a config with `demo`.
+ */
+async function demoLines(
+  base: string,
+  echoUrl: string,
+  loaded: LoadedConfig,
+): Promise<string | undefined> {
+  const { config } = loaded;
+  const route = config.routes.find((r) => r.upstream?.startsWith(echoUrl));
+  if (config.seed === undefined || route === undefined) return undefined;
+  const seed = await readSeedFile(config.seed);
+  const user = seed.users[0];
+  const email = user?.email.toLowerCase();
+  const isMember = (t: (typeof seed.tenants)[number]) =>
+    t.members.some((m) => m.toLowerCase() === email);
+  const member = seed.tenants.find(isMember);
+  const other = seed.tenants.find((t) => !isMember(t));
+  if (user?.password === undefined || member === undefined || other === undefined) return undefined;
+  const header = route.tenant?.header ?? 'X-Tenant-Id';
+  const url = `${base}${route.prefix.replace(/\/+$/, '')}/hello`;
+  return [
+    `The demo proxies ${route.prefix} to a built-in echo upstream (${echoUrl}). Paste these in order:`,
+    '',
+    `TOKEN=$(curl -s -u '${user.email}:${user.password}' '${base}/1/token?tenant_id=${member.tenant_id}' | node -pe 'JSON.parse(require("fs").readFileSync(0)).access_token')`,
+    `curl -s -H "Authorization: Bearer $TOKEN" -H '${header}: ${member.tenant_id}' -H 'X-User-Id: spoofed' ${url}   # 200: the echo shows the identity headers the gateway set`,
+    `curl -s -i -H "Authorization: Bearer $TOKEN" -H '${header}: ${other.tenant_id}' ${url}   # 403 tenant_mismatch`,
+    `curl -s -i ${url}   # 401 invalid_token: no token`,
+  ].join('\n');
 }
 
 /** A curl line a newcomer can paste (curl asks for the password: none is printed). */

@@ -3,6 +3,7 @@
  * schema validation (every problem collected, each named by its key path) →
  * relative paths resolved against the file's folder.
  */
+import { accessSync, constants } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseDocument, type YAMLError } from 'yaml';
@@ -104,6 +105,21 @@ function validate(
   const inBase = (p: string) => (isAbsolute(p) ? p : resolve(baseDir, p));
   if (config.seed !== undefined) config.seed = inBase(config.seed);
   if (config.tokens.keys !== undefined) config.tokens.keys = inBase(config.tokens.keys);
+  const fileProblems: string[] = [];
+  config.routes.forEach((route, i) => {
+    const tls = route.tls;
+    if (tls === undefined) return;
+    for (const name of ['ca', 'cert', 'key'] as const) {
+      const file = tls[name];
+      if (file === undefined) continue;
+      tls[name] = inBase(file);
+      if (!readable(tls[name] as string))
+        fileProblems.push(`routes[${i}].tls.${name}: cannot read ${tls[name] as string}`);
+    }
+  });
+  if (fileProblems.length > 0) throw new ConfigError(source, fileProblems);
+  const redisTls = config.store.redis?.tls;
+  if (redisTls?.ca !== undefined) redisTls.ca = inBase(redisTls.ca);
   return config;
 }
 
@@ -119,4 +135,13 @@ function describeYamlError(error: YAMLError, text: string): string {
     ? ' (inside { } or [ ], quote a ${VAR} reference: port: "${PORT}")'
     : '';
   return `YAML: ${message}${hint}`;
+}
+
+function readable(file: string): boolean {
+  try {
+    accessSync(file, constants.R_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }

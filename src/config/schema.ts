@@ -65,12 +65,73 @@ const admin = z.strictObject({
   configReload: boolean().default(false),
 });
 
-const redis = z.strictObject({
-  url: redisUrl,
-  keyPrefix: z.string().min(1).max(64).default('tg:'),
-  commandTimeoutMs: integer(50, 60_000).default(1000),
-  connectTimeoutMs: integer(100, 120_000).default(5000),
-});
+/** `host:port`, a bracketed IPv6 address allowed (`[fd00::1]:6379`). */
+const hostPort = z.string().refine((value) => {
+  const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/.exec(value);
+  return match !== null && Number(match[2]) > 0 && Number(match[2]) <= 65535;
+}, 'must be host:port (10.0.0.5:26379, [fd00::1]:6379)');
+
+const redisNodes = z.array(hostPort).min(1, 'must name at least one node');
+
+/**
+ * Where the store's Redis is: exactly one of `url`, `sentinel`, `cluster`
+ * (DESIGN §3, issue 14), through ioredis's own clients for each.
+ */
+const redis = z
+  .strictObject({
+    url: redisUrl.optional(),
+    sentinel: z
+      .strictObject({
+        /** The master group's name, as the sentinels know it. */
+        name: z.string().min(1),
+        nodes: redisNodes,
+        /** Password of the Redis nodes (or set `store.redis.password`; not both). */
+        password: z.string().min(1).optional(),
+        /** Password of the sentinels themselves, when they require one. */
+        sentinelPassword: z.string().min(1).optional(),
+      })
+      .optional(),
+    cluster: z.strictObject({ nodes: redisNodes }).optional(),
+    /** ACL user and password for the Redis nodes (a URL may carry them instead). */
+    username: z.string().min(1).optional(),
+    password: z.string().min(1).optional(),
+    /** TLS to Redis: a `rediss://` URL, or Sentinel/Cluster with this set. `ca` is a PEM file. */
+    tls: z
+      .strictObject({
+        ca: z.string().min(1).optional(),
+        servername: z.string().min(1).optional(),
+      })
+      .optional(),
+    keyPrefix: z.string().min(1).max(64).default('tg:'),
+    commandTimeoutMs: integer(50, 60_000).default(1000),
+    connectTimeoutMs: integer(100, 120_000).default(5000),
+  })
+  .superRefine((value, ctx) => {
+    const shapes = (['url', 'sentinel', 'cluster'] as const).filter((k) => value[k] !== undefined);
+    if (shapes.length !== 1) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          shapes.length === 0
+            ? 'needs one of url, sentinel, cluster'
+            : `takes exactly one of url, sentinel, cluster (has ${shapes.join(', ')})`,
+      });
+    }
+    if (value.sentinel?.password !== undefined && value.password !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sentinel', 'password'],
+        message: 'set either this or store.redis.password, not both',
+      });
+    }
+    if (value.tls !== undefined && value.url?.startsWith('redis:')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tls'],
+        message: 'applies to a rediss:// url (this one is redis://)',
+      });
+    }
+  });
 
 const store = z.strictObject({ redis: redis.optional() });
 
@@ -168,16 +229,54 @@ const tenantRules = z
     message: 'must name at least one of header, path, query, host',
   });
 
-const route = z.strictObject({
-  prefix: z
+/** A path prefix as written in config: no dot segments, encodings or backslashes. */
+const plainPath = () =>
+  z
     .string()
     .startsWith('/', 'must start with /')
-    .refine((p) => !/\/\/|\/\.\.?(\/|$)|%|\\/.test(p), 'must be a plain path (no //, .., %, \\)'),
-  upstream: httpUrl,
+    .refine((p) => !/\/\/|\/\.\.?(\/|$)|%|\\/.test(p), 'must be a plain path (no //, .., %, \\)');
+
+const route = z.strictObject({
+  prefix: plainPath(),
+  /** Omitted: a forward-auth-only route (its rules for `/auth/verify`; never proxied). */
+  upstream: httpUrl.optional(),
   timeoutMs: integer(1, 3_600_000).default(30_000),
   tenant: tenantRules.optional(),
+  /**
+   * `none`: a public route — no token needed; identity headers are still
+   * stripped, and set when a valid bearer token comes anyway (an invalid one
+   * is refused, 401). Default `bearer`.
+   */
+  auth: z.enum(['bearer', 'none']).default('bearer'),
   /** Remove `Authorization` before forwarding (the upstream then sees only the identity headers). */
   stripAuthorization: boolean().default(false),
+  /**
+   * TLS to an https upstream: `ca` (PEM file: the CA that signed it, instead
+   * of the system's), `serverName` (SNI and the name checked), `cert` + `key`
+   * (PEM files: a client certificate, mTLS), `insecureSkipVerify` (no check
+   * at all; warned at start).
+   */
+  tls: z
+    .strictObject({
+      ca: z.string().min(1).optional(),
+      serverName: z.string().min(1).optional(),
+      cert: z.string().min(1).optional(),
+      key: z.string().min(1).optional(),
+      insecureSkipVerify: boolean().default(false),
+    })
+    .refine((t) => (t.cert === undefined) === (t.key === undefined), {
+      message: 'cert and key go together (a client certificate needs both)',
+    })
+    .optional(),
+  /** The upstream sees the path without the route's prefix (`/catalog/items` → `/items`). */
+  stripPrefix: boolean().default(false),
+  /** The upstream sees the path with this prefix instead of the route's (`/catalog/items` → `/v2/items`). */
+  rewrite: z.strictObject({ prefix: plainPath() }).optional(),
+  /** Only tokens for these tenant types pass (others: 403 `forbidden`); omitted: any. */
+  tenantTypes: z
+    .array(z.enum(['orgtenant', 'usertenant']))
+    .min(1, 'must name at least one tenant type (omit the key to admit any)')
+    .optional(),
 });
 
 const identityHeaders = z.strictObject({
@@ -205,6 +304,23 @@ const stripHeaders = z.strictObject({
       ),
     )
     .default([]),
+});
+
+/**
+ * The demo of `npm start` (config/gateway.yaml): a built-in echo upstream on
+ * this address. Nothing of it runs unless a config has this key.
+ */
+const demo = z.strictObject({
+  echoUpstream: z.strictObject({
+    host: hostName().default('127.0.0.1'),
+    port: port(),
+  }),
+});
+
+/** What `/readyz` needs besides keys and not draining (see `ops/readiness.ts`). */
+const readiness = z.strictObject({
+  /** Unready while the store is unreachable. Off: every instance would leave the Service at once. */
+  requireStore: boolean().default(false),
 });
 
 const shutdown = z.strictObject({
@@ -237,6 +353,8 @@ export const configSchema = z
     stripHeaders: stripHeaders.default({ add: [], keep: [] }),
     routes: z.array(route).default([]),
     log: log.default({ level: 'info', pretty: false }),
+    readiness: readiness.default({ requireStore: false }),
+    demo: demo.optional(),
     shutdown: shutdown.default({ drainSeconds: 10 }),
   })
   // Runs even when other keys are wrong, so that every problem is reported at
@@ -254,6 +372,21 @@ export const configSchema = z
             code: 'custom',
             path: ['routes', i, 'prefix'],
             message: `is reserved for the gateway's own endpoints (${RESERVED_PREFIXES.join(', ')})`,
+          });
+        }
+        const { stripPrefix, rewrite, tls, upstream } = r as Record<string, unknown>;
+        if (tls !== undefined && typeof upstream === 'string' && !upstream.startsWith('https:')) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['routes', i, 'tls'],
+            message: 'applies to an https:// upstream',
+          });
+        }
+        if (stripPrefix === true && rewrite !== undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['routes', i, 'rewrite'],
+            message: 'use either stripPrefix or rewrite, not both',
           });
         }
         const first = seen.get(prefix);

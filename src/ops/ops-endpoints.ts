@@ -56,11 +56,11 @@ export function createOpsHandler(deps: OpsDeps): OpsHandler {
     }
     if (path === '/healthz') return json(res, 200, { status: 'ok' });
     if (path === '/readyz') {
-      const { ready, reasons } = await deps.readiness.check();
+      const { ready, reasons, store } = await deps.readiness.check();
       return json(
         res,
         ready ? 200 : 503,
-        ready ? { status: 'ready' } : { status: 'not ready', reasons },
+        ready ? { status: 'ready', store } : { status: 'not ready', reasons, store },
       );
     }
     const body = await deps.metrics.registry.metrics();

@@ -1,9 +1,11 @@
 /**
  * The admission decision for proxied traffic, forward-auth and WebSocket
- * upgrades alike: authenticate the bearer, then match the tenant. One
+ * upgrades alike: authenticate the bearer, then the route's tenant types and
+ * tenant rules. One
  * function, so the three can never give different verdicts.
  */
 import type { Authenticate, Principal } from '../auth/authenticate.js';
+import { GatewayError } from '../errors.js';
 import type { CompiledRoute } from './routes.js';
 import type { RequestView } from './tenant-match.js';
 
@@ -34,7 +36,29 @@ export function createAdmit(authenticate: Authenticate): Admit {
 
 function matchTenant(principal: Principal, checks: readonly TenantCheck[]): Principal {
   for (const { view, route } of checks) {
-    route?.checkTenant(view, principal.tenantId);
+    if (route === undefined) continue;
+    if (route.tenantTypes !== undefined && !route.tenantTypes.has(principal.tenantType)) {
+      throw new GatewayError(
+        'forbidden',
+        `This route admits only ${[...route.tenantTypes].join(', ')} tenants.`,
+      );
+    }
+    route.checkTenant(view, principal.tenantId);
   }
   return principal;
+}
+
+/**
+ * A request may go on without identity when it carries no bearer token and
+ * every reading of it falls under a public route (`auth: none`): a reading
+ * a permissive upstream would take as a protected route's path, or one under
+ * no route at all, needs the token. Another scheme (`Basic` for the
+ * upstream's own use) is not a bearer token: it passes through untouched.
+ */
+export function anonymousAllowed(
+  authorization: string | undefined,
+  checks: readonly TenantCheck[],
+): boolean {
+  if (authorization !== undefined && /^bearer(\s|$)/i.test(authorization.trimStart())) return false;
+  return checks.length > 0 && checks.every((check) => check.route?.auth === 'none');
 }

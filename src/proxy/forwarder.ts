@@ -18,11 +18,13 @@ import type { RequestScope } from '../scope.js';
 import { forwardHttp } from './forward-http.js';
 import { forwardUpgrade } from './forward-upgrade.js';
 import type { SlotLimits } from './tenant-slots.js';
-import { createUpstreamPools, type UpstreamPoolOptions } from './upstream-pools.js';
+import { createUpstreamPools, type UpstreamTls } from './upstream-pools.js';
 
 export interface ForwardTarget {
   upstream: string;
   timeoutMs: number;
+  /** The route's TLS to an https upstream; undefined: Node's defaults. */
+  tls?: UpstreamTls | undefined;
 }
 
 export interface Forwarder {
@@ -40,6 +42,8 @@ export interface Forwarder {
     log: Logger,
     opened?: (upstream: Duplex) => void,
   ): void;
+  /** Keeps the connections to these upstreams; closes the others' once idle (config reload). */
+  retainUpstreams(upstreams: Iterable<{ upstream: string; tls?: UpstreamTls | undefined }>): void;
   /** Proxied WebSockets still open. */
   openWebSockets(): number;
   /** Destroys proxied WebSockets and upstream connections. */
@@ -49,16 +53,9 @@ export interface Forwarder {
 /**
  * @param pool connections per upstream origin and each tenant's share
  *   (config `upstreamPool`).
- * @param connect per-origin connect options (TLS), see {@link UpstreamPoolOptions}.
  */
-export function createForwarder(
-  pool: SlotLimits = { maxConnections: 512 },
-  connect?: UpstreamPoolOptions['connectOptions'],
-): Forwarder {
-  const pools = createUpstreamPools({
-    limits: pool,
-    ...(connect === undefined ? {} : { connectOptions: connect }),
-  });
+export function createForwarder(pool: SlotLimits = { maxConnections: 512 }): Forwarder {
+  const pools = createUpstreamPools({ limits: pool });
   /** Client sockets of proxied WebSockets: the HTTP server no longer tracks them. */
   const webSockets = new Set<Duplex>();
 
@@ -67,7 +64,7 @@ export function createForwarder(
       forwardHttp(
         req,
         res,
-        pools.target(target.upstream),
+        pools.target(target.upstream, target.tls),
         target.upstream,
         target.timeoutMs,
         scope,
@@ -89,12 +86,13 @@ export function createForwarder(
       socket.once('close', () => webSockets.delete(socket));
       forwardUpgrade(
         { req, socket, head, requestId, log },
-        pools.target(target.upstream),
+        pools.target(target.upstream, target.tls),
         target.upstream,
         target.timeoutMs,
         opened ?? noop,
       );
     },
+    retainUpstreams: (upstreams) => pools.retain(upstreams),
     openWebSockets: () => webSockets.size,
     close() {
       for (const socket of webSockets) socket.destroy();

@@ -96,7 +96,8 @@ export interface HeaderPolicy {
    */
   checkFraming(req: IncomingMessage): void;
   /** The identity headers of a principal, by their configured names. */
-  identityHeaders(principal: Principal): Record<string, string>;
+  /** The verdict's headers; empty values for an anonymous request (they overwrite a client's). */
+  identityHeaders(principal: Principal | undefined): Record<string, string>;
   /**
    * Rewrites `req.headers` in place for forwarding, framing included: a
    * chunked body → `Transfer-Encoding: chunked`, a known length →
@@ -105,7 +106,8 @@ export interface HeaderPolicy {
    */
   rewrite(
     req: IncomingMessage,
-    principal: Principal,
+    /** Undefined on a public route without a token: identity headers are only stripped. */
+    principal: Principal | undefined,
     options: { requestId: string; stripAuthorization: boolean; upgrade: boolean },
   ): void;
 }
@@ -161,10 +163,10 @@ export function createHeaderPolicy(
       }
     },
     identityHeaders: (p) => ({
-      [names.tenantId]: p.tenantId,
-      [names.tenantType]: p.tenantType,
-      [names.userId]: p.userId,
-      [names.userEmail]: p.email,
+      [names.tenantId]: p?.tenantId ?? '',
+      [names.tenantType]: p?.tenantType ?? '',
+      [names.userId]: p?.userId ?? '',
+      [names.userEmail]: p?.email ?? '',
     }),
     rewrite(req, principal, options) {
       const headers = req.headers;
@@ -190,10 +192,12 @@ export function createHeaderPolicy(
           out[name] = headers[name];
         }
       }
-      out[lower.tenantId] = principal.tenantId;
-      out[lower.tenantType] = principal.tenantType;
-      out[lower.userId] = principal.userId;
-      out[lower.userEmail] = principal.email;
+      if (principal !== undefined) {
+        out[lower.tenantId] = principal.tenantId;
+        out[lower.tenantType] = principal.tenantType;
+        out[lower.userId] = principal.userId;
+        out[lower.userEmail] = principal.email;
+      }
       out[REQUEST_ID_HEADER] = options.requestId;
       out['x-forwarded-for'] =
         clientFor === undefined ? (peer ?? '') : `${String(clientFor)}, ${peer ?? ''}`;

@@ -23,6 +23,8 @@ export interface RouteTable<R> {
    * is the path itself. Cheap for a plain lower-case path: two regex tests.
    */
   matchLenient(path: string): R | undefined;
+  /** Every route, as configured. */
+  readonly all: readonly R[];
 }
 
 export function createRouteTable<R extends Pick<RouteConfig, 'prefix'>>(
@@ -44,6 +46,7 @@ export function createRouteTable<R extends Pick<RouteConfig, 'prefix'>>(
     return undefined;
   };
   return {
+    all: routes,
     match: (path) => find(byLength, path),
     matchLenient(path) {
       const lenient = lenientPath(path);

@@ -1,16 +1,50 @@
 /** Routes from config, compiled once: prefix table and tenant rules. */
+import { readFileSync } from 'node:fs';
 import type { RouteConfig } from '../config/index.js';
+import { GatewayError } from '../errors.js';
+import type { TenantType } from '../store/index.js';
 import type { TenantCheck } from './admit.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
+import type { UpstreamTls } from './upstream-pools.js';
 import { compileTenantRules, type RequestView, type TenantRule } from './tenant-match.js';
 
 export interface CompiledRoute {
   prefix: string;
-  upstream: string;
+  /** Undefined: a forward-auth-only route (an ingress proxies; the gateway only verifies). */
+  upstream: string | undefined;
   timeoutMs: number;
   stripAuthorization: boolean;
+  /** `none`: public (see {@link anonymousAllowed}). */
+  auth: 'bearer' | 'none';
   /** @throws GatewayError `tenant_mismatch` */
   checkTenant: TenantRule;
+  /** The tenant types this route admits; undefined: any. */
+  tenantTypes: ReadonlySet<TenantType> | undefined;
+  /** TLS to an https upstream (files read), or undefined: Node's defaults. */
+  tls: UpstreamTls | undefined;
+  /**
+   * What replaces the route's prefix in the path the upstream sees: `''`
+   * (stripPrefix), a prefix (rewrite), or undefined (the path as it is).
+   */
+  replacePrefix: string | undefined;
+}
+
+/** A route the gateway itself forwards to. */
+export type ProxiedRoute = CompiledRoute & { upstream: string };
+
+/**
+ * The route as a proxy target.
+ * @throws GatewayError `not_found` for a forward-auth-only route: requests for
+ *   it belong to the ingress in front, which asks `/auth/verify`.
+ */
+export function proxiedRoute(route: CompiledRoute): ProxiedRoute {
+  if (route.upstream === undefined) {
+    throw new GatewayError(
+      'not_found',
+      'This route is checked by forward-auth only (no upstream is configured for it).',
+    );
+  }
+  return route as ProxiedRoute;
 }
 
 export function compileRoutes(routes: readonly RouteConfig[]): RouteTable<CompiledRoute> {
@@ -20,7 +54,11 @@ export function compileRoutes(routes: readonly RouteConfig[]): RouteTable<Compil
       upstream: r.upstream,
       timeoutMs: r.timeoutMs,
       stripAuthorization: r.stripAuthorization,
+      auth: r.auth,
       checkTenant: compileTenantRules(r.tenant),
+      tenantTypes: r.tenantTypes === undefined ? undefined : new Set(r.tenantTypes),
+      replacePrefix: r.stripPrefix ? '' : r.rewrite?.prefix.replace(/\/+$/, ''),
+      tls: r.tls === undefined ? undefined : upstreamTls(r.tls),
     })),
   );
 }
@@ -43,4 +81,34 @@ export function tenantChecks(
         { view, route },
         { view, route: lenient },
       ];
+}
+
+/**
+ * The path the upstream sees for a normalised `path` under `route`: the
+ * route's prefix replaced as configured. Tenant rules and the route match
+ * read the public path; only the forwarded one changes. Cut at the prefix's
+ * segment boundary (the route matched there), so nothing outside the
+ * replacement prefix can be reached: the normalised path has no dot segments
+ * or encoded slashes left.
+ */
+export function upstreamPathOf(route: CompiledRoute, path: string): string {
+  if (route.replacePrefix === undefined) return path;
+  const prefix = route.prefix.replace(/\/+$/, '');
+  const rest = path.slice(prefix.length);
+  const rewritten = route.replacePrefix + rest;
+  return rewritten === '' ? '/' : rewritten.startsWith('/') ? rewritten : `/${rewritten}`;
+}
+
+/** Reads the route's TLS files (their paths were checked readable when the config loaded). */
+function upstreamTls(tls: NonNullable<RouteConfig['tls']>): UpstreamTls {
+  return {
+    key: JSON.stringify(tls),
+    connect: {
+      ...(tls.ca === undefined ? {} : { ca: readFileSync(tls.ca) }),
+      ...(tls.serverName === undefined ? {} : { servername: tls.serverName }),
+      ...(tls.cert === undefined ? {} : { cert: readFileSync(tls.cert) }),
+      ...(tls.key === undefined ? {} : { key: readFileSync(tls.key) }),
+      rejectUnauthorized: !tls.insecureSkipVerify,
+    },
+  };
 }

@@ -31,6 +31,8 @@ export interface TenantSlots<H extends SlotHolder> {
   acquire(holder: H): 'held' | 'waiting' | 'refused';
   /** Gives back a held slot or a place in line (idempotent); a slot freed goes to the next in line. */
   leave(holder: H): void;
+  /** Resolves once no slot is held and nobody waits (at once if so now). */
+  drained(): Promise<void>;
 }
 
 export interface SlotLimits {
@@ -58,6 +60,7 @@ export function createTenantSlots<H extends SlotHolder>(
   const perTenant = new Map<string, number>();
   const line: H[] = [];
   let inFlight = 0;
+  let onDrained: (() => void)[] = [];
 
   function untake(tenant: string): void {
     const count = (perTenant.get(tenant) ?? 1) - 1;
@@ -93,11 +96,19 @@ export function createTenantSlots<H extends SlotHolder>(
       const next = line.shift();
       if (next === undefined) {
         inFlight--;
+        if (inFlight === 0 && onDrained.length > 0) {
+          for (const resolve of onDrained) resolve();
+          onDrained = [];
+        }
         return;
       }
       // The slot passes straight to the next in line: inFlight stays.
       next.slot = 'held';
       granted(next);
+    },
+    drained() {
+      if (inFlight === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => onDrained.push(resolve));
     },
   };
 }

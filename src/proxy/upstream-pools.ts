@@ -38,28 +38,43 @@ export interface UpstreamTarget {
 export interface UpstreamPoolOptions {
   /** Connections per origin and each tenant's share of them (config `upstreamPool`). */
   limits: SlotLimits;
-  /**
-   * Per-origin connect options (TLS: CA, SNI, client certificate), asked
-   * once when the origin's pool is made. The place for per-route TLS.
-   */
-  connectOptions?: (origin: URL) => buildConnector.BuildOptions | undefined;
+}
+
+/**
+ * A route's TLS to its https upstream (`routes[].tls`), files already read.
+ * Routes with the same origin and the same settings share a pool; other
+ * settings get a pool of their own.
+ */
+export interface UpstreamTls {
+  /** Identifies the settings (the config's paths and flags): pools are keyed by it. */
+  key: string;
+  connect: buildConnector.BuildOptions;
 }
 
 export interface UpstreamPools {
-  /** The target of an upstream URL; parsed and made once per distinct URL. */
-  target(upstream: string): UpstreamTarget;
+  /** The target of an upstream URL (and TLS settings); made once per distinct pair. */
+  target(upstream: string, tls?: UpstreamTls): UpstreamTarget;
+  /**
+   * Keeps the pools of these upstream URLs; every other origin's pool closes
+   * once its requests in flight have ended (a config reload that removed
+   * routes: their idle keep-alive connections would otherwise stay open).
+   */
+  retain(upstreams: Iterable<{ upstream: string; tls?: UpstreamTls | undefined }>): void;
   /** Destroys every pool: requests in flight fail, idle connections close. */
   destroy(): Promise<void>;
 }
 
 export function createUpstreamPools(options: UpstreamPoolOptions): UpstreamPools {
-  const pools = new Map<string, { pool: Pool; slots: TenantSlots<PooledRequest> }>();
+  type Pooled = { pool: Pool; slots: TenantSlots<PooledRequest> };
+  /** By origin and TLS settings. */
+  const pools = new Map<string, Pooled>();
   const targets = new Map<string, UpstreamTarget>();
 
-  function poolOf(url: URL): { pool: Pool; slots: TenantSlots<PooledRequest> } {
-    let found = pools.get(url.origin);
+  function poolOf(url: URL, tls: UpstreamTls | undefined): Pooled {
+    const id = poolId(url.origin, tls);
+    let found = pools.get(id);
     if (found === undefined) {
-      const connect = options.connectOptions?.(url);
+      const connect = tls?.connect;
       const pool = new Pool(url.origin, {
         connections: options.limits.maxConnections,
         pipelining: 1,
@@ -71,24 +86,39 @@ export function createUpstreamPools(options: UpstreamPoolOptions): UpstreamPools
         ...(connect === undefined ? {} : { connect }),
       });
       found = { pool, slots: createTenantSlots(options.limits, sendGranted) };
-      pools.set(url.origin, found);
+      pools.set(id, found);
     }
     return found;
   }
 
   return {
-    target(upstream) {
-      let found = targets.get(upstream);
+    target(upstream, tls) {
+      const id = poolId(upstream, tls);
+      let found = targets.get(id);
       if (found === undefined) {
         const url = new URL(upstream);
         found = {
-          ...poolOf(url),
+          ...poolOf(url, tls),
           pathPrefix: url.pathname.replace(/\/+$/, ''),
           query: url.search.slice(1),
         };
-        targets.set(upstream, found);
+        targets.set(id, found);
       }
       return found;
+    },
+    retain(upstreams) {
+      const kept = new Set<string>();
+      for (const { upstream, tls } of upstreams) {
+        kept.add(poolId(upstream, tls));
+        kept.add(poolId(new URL(upstream).origin, tls));
+      }
+      for (const id of targets.keys()) if (!kept.has(id)) targets.delete(id);
+      for (const [id, { pool, slots }] of pools) {
+        if (kept.has(id)) continue;
+        pools.delete(id);
+        // In flight: their exchanges hold the pool and finish on it.
+        void slots.drained().then(() => pool.close().catch(() => {}));
+      }
     },
     async destroy() {
       const all = [...pools.values()];
@@ -97,6 +127,10 @@ export function createUpstreamPools(options: UpstreamPoolOptions): UpstreamPools
       await Promise.all(all.map(({ pool }) => pool.destroy()));
     },
   };
+}
+
+function poolId(where: string, tls: UpstreamTls | undefined): string {
+  return tls === undefined ? where : `${where} ${tls.key}`;
 }
 
 /** The origin-form path undici sends: the upstream's path, then the request's (RFC 9112 §3.2.1). */

@@ -1,6 +1,6 @@
 export type { NewUser, Store, TenantInput, TenantRecord, TenantType, UserRecord } from './types.js';
 export { createMemoryStore } from './memory-store.js';
 export { createRedisStore, type RedisStoreOptions } from './redis-store.js';
-export { redisUrlForDisplay } from './redis-connection.js';
+export { redisForDisplay, redisUrlForDisplay } from './redis-connection.js';
 export { normaliseEmail } from './normalise.js';
 export type { RateLimiter, RateLimitSpec } from './rate-limits.js';

@@ -7,17 +7,82 @@
  * drop everything whenever it was not.
  */
 import type { Redis } from 'ioredis';
+import type { RedisTopology } from './redis-topology.js';
 import type { SessionEvent, SessionEventListener } from './types.js';
 
 /** How often the subscribed connection is probed; a dead one is noticed within about twice this. */
 const HEARTBEAT_MS = 1000;
 
+/**
+ * Watches every node that can publish session events (one Redis: itself; a
+ * Cluster: each master, followed as the topology changes). Live only while
+ * every one of those subscriptions is.
+ */
 export function watchSessionEvents(
-  redis: Redis,
+  topology: RedisTopology,
   channel: string,
   listener: SessionEventListener,
 ): () => void {
-  const subscriber = redis.duplicate({ autoResubscribe: false, lazyConnect: true });
+  const watches = new Map<Redis, { live: boolean; stop(): void }>();
+  let live = false;
+  let stopped = false;
+  const update = (): void => {
+    const heard = new Set(
+      [...watches].filter(([, w]) => w.live).map(([node]) => topology.keyOf(node)),
+    );
+    const now =
+      !stopped &&
+      watches.size > 0 &&
+      [...watches.values()].every((w) => w.live) &&
+      topology.slotMasters().every((master) => heard.has(master));
+    if (now === live) return;
+    live = now;
+    listener.onLive(now);
+  };
+  const sync = (): void => {
+    if (stopped) return;
+    const publishers = new Set(topology.publishers());
+    for (const [node, watch] of watches) {
+      if (publishers.has(node)) continue;
+      watches.delete(node);
+      watch.stop();
+    }
+    for (const node of publishers) {
+      if (watches.has(node)) continue;
+      const watch = { live: false, stop: () => {} };
+      watches.set(node, watch);
+      watch.stop = watchOne(node, channel, {
+        onEvent: (event) => listener.onEvent(event),
+        onLive: (value) => {
+          watch.live = value;
+          update();
+        },
+      });
+    }
+    update();
+  };
+  sync();
+  const unsubscribe = topology.onChange(sync);
+  // A promotion can show in the slot table before any event says so.
+  const resync = setInterval(sync, HEARTBEAT_MS);
+  resync.unref();
+  return () => {
+    stopped = true;
+    clearInterval(resync);
+    unsubscribe();
+    for (const watch of watches.values()) watch.stop();
+    watches.clear();
+    update();
+  };
+}
+
+function watchOne(redis: Redis, channel: string, listener: SessionEventListener): () => void {
+  const subscriber = redis.duplicate({
+    autoResubscribe: false,
+    lazyConnect: true,
+    // A cluster's node connections do not reconnect by themselves; this one must.
+    retryStrategy: (attempt: number) => Math.min(attempt * 100, 1000),
+  });
   let live = false;
   let stopped = false;
   const setLive = (value: boolean): void => {

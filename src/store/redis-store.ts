@@ -4,6 +4,7 @@ import { compareIds, normaliseEmail, revocationDeadlineMs } from './normalise.js
 import { connectRedis, type RedisConnectionOptions } from './redis-connection.js';
 import { redisRateLimiters } from './rate-limits.js';
 import { createRedisKeys } from './redis-keys.js';
+import { redisTopology, type RedisTopology } from './redis-topology.js';
 import { watchSessionEvents } from './redis-session-events.js';
 import {
   hashFromReply,
@@ -44,6 +45,8 @@ export interface RedisStoreOptions extends RedisConnectionOptions {
 export async function createRedisStore(options: RedisStoreOptions): Promise<Store> {
   const keys = createRedisKeys(options.keyPrefix);
   const redis = defineStoreScripts(await connectRedis(options));
+  const topology = redisTopology(redis);
+  const replicated = replicatedWrites(topology, options);
   /**
    * This store's own watchers. Each of its session writes is told to them
    * before the write resolves, so the instance that made a change never acts
@@ -105,6 +108,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       if (reply !== CREATED) {
         throw new GatewayError('internal_error', 'The store gave an unexpected reply.');
       }
+      await replicated(keys.users);
       return record;
     },
 
@@ -132,7 +136,8 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       if (reply === null) return null;
       const sessionVersion = Number(reply);
       tellWatchers({ kind: 'session-ended', userId, sessionVersion });
-      await fannedOut(redis);
+      await replicated(keys.users);
+      await fannedOut(redis, keys.users);
       return sessionVersion;
     },
 
@@ -166,6 +171,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       if (record === null) {
         throw new GatewayError('internal_error', 'The store gave an unexpected reply.');
       }
+      await replicated(keys.tenants);
       return record;
     },
 
@@ -191,7 +197,8 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       );
       if (added === 2) {
         tellWatchers({ kind: 'membership-added', userId, tenantId });
-        await fannedOut(redis);
+        await replicated(keys.users);
+        await fannedOut(redis, keys.users);
       }
       return added === 1 || added === 2;
     },
@@ -208,7 +215,8 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       );
       if (removed !== 1) return false;
       tellWatchers({ kind: 'membership-removed', userId, tenantId });
-      await fannedOut(redis);
+      await replicated(keys.users);
+      await fannedOut(redis, keys.users);
       return true;
     },
 
@@ -231,7 +239,8 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       if (Date.now() > deadline) return;
       await attempt(() => redis.revokeToken(keys.revoked(jti), deadline, keys.sessionChannel, jti));
       tellWatchers({ kind: 'token-revoked', jti });
-      await fannedOut(redis);
+      await replicated(keys.revoked(jti));
+      await fannedOut(redis, keys.revoked(jti));
     },
 
     async isTokenRevoked(jti: string): Promise<boolean> {
@@ -242,7 +251,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
 
     watchSessions(listener) {
       watchers.add(listener);
-      const unwatch = watchSessionEvents(redis, keys.sessionChannel, listener);
+      const unwatch = watchSessionEvents(topology, keys.sessionChannel, listener);
       return () => {
         watchers.delete(listener);
         unwatch();
@@ -265,21 +274,50 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
 }
 
 /**
+ * With Sentinel or Cluster, a write is acknowledged only once a replica has it (`WAIT`):
+ * replication is asynchronous, and a master that dies right after a logout
+ * or password change would otherwise take it along, letting the old token
+ * back in on the promoted replica (issue 14). No replica within the time:
+ * `unavailable` — the change is on the master, a retry is harmless. A single
+ * Redis (`url`) has nothing to fail over to, so nothing to wait for.
+ */
+function replicatedWrites(
+  topology: RedisTopology,
+  options: RedisStoreOptions,
+): (key: string) => Promise<void> {
+  if (options.sentinel === undefined && options.cluster === undefined) return async () => {};
+  const waitMs = Math.max(25, Math.floor((options.commandTimeoutMs ?? 1000) / 2));
+  return async (key) => {
+    // WAIT counts the replicas of the node it is sent to: the one that took the write.
+    const acknowledged = await attempt(async () => {
+      const node = await topology.nodeFor(key);
+      if (node === undefined) throw new Error('no master known for the key');
+      return node.wait(1, waitMs);
+    });
+    if (acknowledged < 1) {
+      throw new GatewayError('unavailable', 'The store could not confirm the change; retry.');
+    }
+  };
+}
+
+/**
  * Resolves once Redis has written a just-published session event to every
  * subscriber's connection. Redis queues the script's reply and the PUBLISH's
  * messages in one pass of its event loop and may write the reply first: if it
  * is descheduled in between (a busy machine), the caller can answer 204 and
  * its client reach another instance before that instance's copy has left
  * Redis — the multi-instance test once saw the old token accepted that way,
- * with the suite loading both cores. A PING sent after the reply has been read
+ * with the suite loading both cores. A keyed read (`EXISTS`, routed on Cluster
+ * to the master that ran the script) sent after the reply has been read
  * is served in a later pass, after every write of that one; an instance then
  * reads the event before any request sent after the 204 reaches it (on one
- * host; over a network, within the event's own trip). A failed PING changes
+ * host; over a network, within the event's own trip). A failed read changes
  * nothing: the change is stored, and a subscriber whose connection broke
  * stops trusting its cache by itself.
  */
-async function fannedOut(redis: Redis): Promise<void> {
-  await redis.ping().catch(() => undefined);
+async function fannedOut(redis: Redis, key: string): Promise<void> {
+  // Keyed, so that on Cluster it reaches the master that ran the script.
+  await redis.exists(key).catch(() => undefined);
 }
 
 /**

@@ -69,6 +69,13 @@ describe('key directory', () => {
     expect(warnings.join()).toMatch(/generated/);
   });
 
+  it('on a reload, refuses a directory without keys instead of generating one into it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-keys-'));
+    await expect(loadKeySet(dir, quiet, { reloading: true })).rejects.toThrow(KeyLoadError);
+    await expect(loadKeySet(dir, quiet, { reloading: true })).rejects.toThrow(/no key files/);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it('tells a re-read unchanged key from one replaced under the same name', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tg-keys-'));
     writeFileSync(join(dir, 'k1.pem'), pem('ed25519'));

@@ -104,6 +104,11 @@ describe('seed validation', () => {
     ['too short', '"short"', 'users[0].password: must be 8 to 72 bytes'],
     ['too long', `"${'x'.repeat(73)}"`, 'users[0].password: must be 8 to 72 bytes'],
     ['multi-byte over 72 bytes', `"${'é'.repeat(37)}"`, 'users[0].password: must be 8 to 72 bytes'],
+    [
+      'a control character',
+      '"alice-pass\\u0007word"',
+      'users[0].password: must not contain control characters (HTTP Basic could not carry them)',
+    ],
     ['a number', '12345678', 'users[0].password: must be a string, not a number'],
   ])('password %s', (_name, value, problem) => {
     expect(problemsOf(`users:\n  - { email: alice@example.com, password: ${value} }`)).toEqual([

@@ -33,7 +33,8 @@ export interface ComparedProxy {
 }
 
 /**
- * The bare proxy, the bare proxy + headers and the gateway, in that order,
+ * Bare http-proxy-3 (the old core), bare undici (the current core) and the
+ * gateway, in that order,
  * each on a port of its own (a process may be started again on it once the
  * one before has stopped).
  */
@@ -43,8 +44,8 @@ export async function comparedProxies(backends: Backends): Promise<ComparedProxy
     return { name, port, nodeArgs: [join(BENCH_DIR, script), String(port), backends.upstreamUrl] };
   };
   return [
-    await helper('bare proxy', 'bare-proxy.mjs'),
-    await helper('bare proxy + headers', 'headers-proxy.mjs'),
+    await helper('bare http-proxy-3', 'bare-proxy.mjs'),
+    await helper('bare undici', 'bare-undici.mjs'),
     {
       name: 'gateway',
       port: backends.gatewayPort,

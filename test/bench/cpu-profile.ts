@@ -76,6 +76,7 @@ export function componentOf(functionName: string, url: string): string | undefin
   }
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
   if (pkg !== null) return `npm: ${pkg[1]}`;
-  if (url.includes('/dist/')) return "the gateway's own code (dist/)";
+  const own = /\/dist\/(.+)\.js$/.exec(url);
+  if (own !== null) return `gateway: ${own[1]}`;
   return 'other script';
 }

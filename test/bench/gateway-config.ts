@@ -97,7 +97,8 @@ export function writeGatewayFiles(options: {
       routes: [
         { prefix: ROUTE_PREFIX, upstream: options.upstream, tenant: { header: 'X-Tenant-Id' } },
       ],
-      log: { level: 'warn' },
+      // Issue 13's targets are for the gateway with its access log at info.
+      log: { level: 'info' },
     }),
   );
   return { dir, configFile, publicKeyFile };

@@ -64,9 +64,72 @@ describe('key paths of problems', () => {
       'store: { redis: { url: http://cache:6379 } }',
       'store.redis.url: must be a redis:// or rediss:// URL',
     ],
-    ['store: { redis: {} }', 'store.redis.url: is required'],
+    ['store: { redis: {} }', 'store.redis: needs one of url, sentinel, cluster'],
+    [
+      'store: { redis: { url: "redis://a:6379", cluster: { nodes: ["b:7000"] } } }',
+      'store.redis: takes exactly one of url, sentinel, cluster (has url, cluster)',
+    ],
+    [
+      'store: { redis: { sentinel: { nodes: ["s1:26379"] } } }',
+      'store.redis.sentinel.name: is required',
+    ],
+    [
+      'store: { redis: { sentinel: { name: m, nodes: [] } } }',
+      'store.redis.sentinel.nodes: must name at least one node',
+    ],
+    [
+      'store: { redis: { sentinel: { name: m, nodes: ["s1"] } } }',
+      'store.redis.sentinel.nodes[0]: must be host:port (10.0.0.5:26379, [fd00::1]:6379)',
+    ],
+    [
+      'store: { redis: { cluster: { nodes: ["c1:6379", "c2:99999"] } } }',
+      'store.redis.cluster.nodes[1]: must be host:port (10.0.0.5:26379, [fd00::1]:6379)',
+    ],
+    [
+      'store: { redis: { sentinel: { name: m, nodes: ["s1:26379"], password: a }, password: b } }',
+      'store.redis.sentinel.password: set either this or store.redis.password, not both',
+    ],
+    [
+      'store: { redis: { url: "redis://a:6379", tls: { ca: ./ca.pem } } }',
+      'store.redis.tls: applies to a rediss:// url (this one is redis://)',
+    ],
+    [
+      'store: { redis: { url: "rediss://a:6379", tls: { cafile: ./ca.pem } } }',
+      'store.redis.tls.cafile: unknown key (did you mean "ca"?)',
+    ],
     ['routes: [{ upstream: "http://a" }]', 'routes[0].prefix: is required'],
-    ['routes: [{ prefix: /a }]', 'routes[0].upstream: is required'],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", tls: { insecureSkipVerify: true } }]',
+      'routes[0].tls: applies to an https:// upstream',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "https://a", tls: { cert: ./c.pem } }]',
+      'routes[0].tls: cert and key go together (a client certificate needs both)',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "https://a", tls: { servername: a } }]',
+      'routes[0].tls.servername: unknown key (did you mean "serverName"?)',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", stripPrefix: true, rewrite: { prefix: /v2 } }]',
+      'routes[0].rewrite: use either stripPrefix or rewrite, not both',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", rewrite: { prefix: v2 } }]',
+      'routes[0].rewrite.prefix: must start with /',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", rewrite: { prefix: /v2/../admin } }]',
+      'routes[0].rewrite.prefix: must be a plain path (no //, .., %, \\)',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", tenantTypes: [] }]',
+      'routes[0].tenantTypes: must name at least one tenant type (omit the key to admit any)',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", tenantTypes: [team] }]',
+      'routes[0].tenantTypes[0]: must be one of orgtenant, usertenant',
+    ],
     ['routes: [{ prefix: a, upstream: "http://a" }]', 'routes[0].prefix: must start with /'],
     [
       'routes: [{ prefix: /a/../b, upstream: "http://a" }]',
@@ -289,6 +352,7 @@ describe('defaults', () => {
       },
       routes: [],
       log: { level: 'info', pretty: false },
+      readiness: { requireStore: false },
       shutdown: { drainSeconds: 10 },
     });
   });
@@ -326,7 +390,9 @@ describe('defaults', () => {
         prefix: '/orders',
         upstream: 'http://127.0.0.1:9001',
         timeoutMs: 30000,
+        auth: 'bearer',
         stripAuthorization: false,
+        stripPrefix: false,
       },
     ]);
   });
@@ -350,6 +416,55 @@ describe('paths', () => {
     );
     expect(config.seed).toBe('/etc/tenant-gateway/seed.yaml');
     expect(config.tokens.keys).toBe('/etc/keys');
+  });
+
+  it('reads the Sentinel and Cluster shapes, with the TLS CA relative to the file', () => {
+    const sentinel = parseConfigText(
+      [
+        'store:',
+        '  redis:',
+        '    sentinel: { name: mymaster, nodes: ["10.0.0.5:26379", "[fd00::1]:26379"], sentinelPassword: s }',
+        '    username: gateway',
+        '    password: p',
+        '    tls: { ca: ./redis-ca.pem, servername: redis.internal }',
+      ].join('\n'),
+      SOURCE,
+      {},
+    );
+    expect(sentinel.store.redis).toEqual({
+      sentinel: {
+        name: 'mymaster',
+        nodes: ['10.0.0.5:26379', '[fd00::1]:26379'],
+        sentinelPassword: 's',
+      },
+      username: 'gateway',
+      password: 'p',
+      tls: { ca: '/etc/tenant-gateway/redis-ca.pem', servername: 'redis.internal' },
+      keyPrefix: 'tg:',
+      commandTimeoutMs: 1000,
+      connectTimeoutMs: 5000,
+    });
+    const cluster = parseConfigText(
+      'store: { redis: { cluster: { nodes: ["c1:7000", "c2:7000"] } } }',
+      SOURCE,
+      {},
+    );
+    expect(cluster.store.redis?.cluster).toEqual({ nodes: ['c1:7000', 'c2:7000'] });
+  });
+
+  it('a route without upstream is a forward-auth-only route', () => {
+    const config = parseConfigText('routes: [{ prefix: /a, tenant: { header: X-T } }]', SOURCE, {});
+    expect(config.routes[0]?.upstream).toBeUndefined();
+  });
+
+  it('names a TLS file it cannot read, relative to the config file', () => {
+    expect(() =>
+      parseConfigText(
+        'routes: [{ prefix: /a, upstream: "https://a", tls: { ca: ./no-such-ca.pem } }]',
+        SOURCE,
+        {},
+      ),
+    ).toThrow('routes[0].tls.ca: cannot read /etc/tenant-gateway/no-such-ca.pem');
   });
 
   it('keeps absolute paths', () => {

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { startEchoUpstream, type Upstream } from '../support/upstream.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basic, bearer } from '../support/gateway.js';
+import { basic, bearer, startTestGateway } from '../support/gateway.js';
 import {
   ALICE,
   startIdentityFixture,
@@ -145,19 +145,40 @@ describe('metrics', () => {
 
 // Last: these restart Redis, which keeps nothing (the seed data is gone afterwards).
 describe('store outages', () => {
-  it('/readyz is 503 with the reason while Redis is down, and 200 when it is back', async () => {
-    expect((await fetch(`${adminUrl}/readyz`)).status).toBe(200);
-    await fx.redis.kill();
-    const down = await fetch(`${adminUrl}/readyz`);
-    expect(down.status).toBe(503);
-    expect(await down.json()).toEqual({ status: 'not ready', reasons: ['store unreachable'] });
-    await fx.redis.restart();
-    let status = 0;
-    for (let i = 0; i < 60 && status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      status = (await fetch(`${adminUrl}/readyz`)).status;
+  it('/readyz stays ready while Redis is down (it says so), unless readiness.requireStore', async () => {
+    const strict = await startTestGateway({
+      ...fx.config,
+      admin: { host: '127.0.0.1', port: 0 },
+      readiness: { requireStore: true },
+    });
+    const strictUrl = `http://127.0.0.1:${(strict.gateway.adminServer!.address() as AddressInfo).port}`;
+    try {
+      for (const url of [adminUrl, strictUrl]) {
+        const up = await fetch(`${url}/readyz`);
+        expect(up.status).toBe(200);
+        expect(await up.json()).toEqual({ status: 'ready', store: 'ok' });
+      }
+      await fx.redis.kill();
+      const lenient = await fetch(`${adminUrl}/readyz`);
+      expect(lenient.status).toBe(200);
+      expect(await lenient.json()).toEqual({ status: 'ready', store: 'unreachable' });
+      const down = await fetch(`${strictUrl}/readyz`);
+      expect(down.status).toBe(503);
+      expect(await down.json()).toEqual({
+        status: 'not ready',
+        reasons: ['store unreachable'],
+        store: 'unreachable',
+      });
+      await fx.redis.restart();
+      let status = 0;
+      for (let i = 0; i < 60 && status !== 200; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        status = (await fetch(`${strictUrl}/readyz`)).status;
+      }
+      expect(status).toBe(200);
+    } finally {
+      await strict.close();
     }
-    expect(status).toBe(200);
   });
 
   it('counts store errors while Redis is down', async () => {

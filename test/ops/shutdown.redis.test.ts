@@ -172,7 +172,7 @@ it('SIGTERM drains: readiness 503, no new connections, the slow request and the 
       const res = await fetch(`${adminUrl}/readyz`);
       return res.status === 503 ? await res.json() : undefined;
     });
-    expect(readiness).toEqual({ status: 'not ready', reasons: ['shutting down'] });
+    expect(readiness).toEqual({ status: 'not ready', reasons: ['shutting down'], store: 'ok' });
     // The main listener takes no new connections.
     await eventually(async () => ((await refusesConnections(gw.url)) ? true : undefined));
 

@@ -5,10 +5,10 @@
  * `Connection: close`. Tested over raw sockets, since no HTTP client would
  * send these.
  */
-import { connect } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, validateConfig } from '../../src/config/index.js';
-import { bearer } from '../support/gateway.js';
+import { bearer, startTestGateway } from '../support/gateway.js';
 import {
   ALICE,
   startIdentityFixture,
@@ -58,9 +58,9 @@ interface RawAnswer {
  * Writes `parts` on a fresh socket (`pauseMs` apart), reads until the gateway
  * closes it (or 10 s pass), and parses the one answer.
  */
-function exchange(parts: (string | Buffer)[], pauseMs = 0): Promise<RawAnswer> {
+function exchange(parts: (string | Buffer)[], pauseMs = 0, to = port): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port });
+    const socket = connect({ host: '127.0.0.1', port: to });
     const chunks: Buffer[] = [];
     let closed = false;
     const done = (): void => {
@@ -203,5 +203,21 @@ describe('limits.headersTimeoutMs and limits.requestTimeoutMs', () => {
     expect(problems({ headersTimeoutMs: 10 })).toEqual([
       expect.stringMatching(/^limits\.headersTimeoutMs: /),
     ]);
+  });
+});
+
+describe('the admin listener', () => {
+  it("answers Node's own refusals with the JSON error too", async () => {
+    const gw = await startTestGateway({ ...fx.config, admin: { host: '127.0.0.1', port: 0 } });
+    try {
+      const admin = (gw.gateway.adminServer?.address() as AddressInfo).port;
+      expectRawError(
+        await exchange(['GET /metrics HTTP/1.1 trailing-junk\r\nHost: gw\r\n\r\n'], 0, admin),
+        400,
+        'invalid_request',
+      );
+    } finally {
+      await gw.close();
+    }
   });
 });

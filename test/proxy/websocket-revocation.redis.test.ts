@@ -186,7 +186,7 @@ describe('an open WebSocket through instance A', () => {
     ) as { jti: string };
     const prefix = (fx.config.store as { redis: { keyPrefix: string } }).redis.keyPrefix;
     // Cut every instance's event channel, then deny-list the token behind their backs.
-    await redis.client('KILL', 'TYPE', 'pubsub');
+    await redis.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
     await redis.set(`${prefix}revoked:{${jti}}`, '1', 'EX', 600);
     expect(await closeOf(opened, 10_000)).toEqual({
       code: 1008,

@@ -1,4 +1,5 @@
 /** Loopback ports for the test servers: a free one, and whether one answers. */
+import { readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 
 /**
@@ -14,6 +15,51 @@ export function findFreePort(): Promise<number> {
       const port = typeof address === 'object' && address !== null ? address.port : 0;
       server.close(() => resolve(port));
     });
+  });
+}
+
+/**
+ * A port of 127.0.0.1 for a server whose port is written into other servers'
+ * configuration (a Sentinel set, a Cluster), so it cannot simply be retried:
+ * picked below the kernel's ephemeral range, where no outgoing connection of
+ * another test can take it between this check and the bind, and free together
+ * with `port + 10000` (a Cluster node's bus port, which must stay below 65536
+ * and outside that range too).
+ */
+export async function findFreeServerPort(): Promise<number> {
+  const top = ephemeralLow() - BUS_OFFSET - 1;
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = LOW_PORT + Math.floor(Math.random() * (top - LOW_PORT));
+    if (handedOut.has(port) || handedOut.has(port + BUS_OFFSET)) continue;
+    if ((await canBind(port)) && (await canBind(port + BUS_OFFSET))) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error(`no free port pair below ${top + BUS_OFFSET} for a test server`);
+}
+
+const LOW_PORT = 10_000;
+const BUS_OFFSET = 10_000;
+const handedOut = new Set<number>();
+
+function ephemeralLow(): number {
+  try {
+    const low = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0],
+    );
+    if (Number.isInteger(low) && low > LOW_PORT + BUS_OFFSET + 1000) return low;
+  } catch {
+    // not Linux, or a range this scheme cannot stay below
+  }
+  return 32_768;
+}
+
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 

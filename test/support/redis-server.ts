@@ -30,7 +30,15 @@ const START_ATTEMPTS = 3;
  * answers PING. Without the binary, falls back to `REDIS_URL` (a Redis the
  * caller owns), on which `stop`, `kill` and `restart` throw.
  */
-export async function startRedisServer(): Promise<TestRedisServer> {
+export async function startRedisServer(
+  options: {
+    /**
+     * Keep an append-only file fsynced on every write, so `kill` + `restart`
+     * loses nothing acknowledged (a production Redis's restart; the soak).
+     */
+    persistent?: boolean;
+  } = {},
+): Promise<TestRedisServer> {
   const binary = findOnPath('redis-server');
   if (binary === undefined) {
     const url = process.env['REDIS_URL'];
@@ -47,7 +55,7 @@ export async function startRedisServer(): Promise<TestRedisServer> {
   for (let attempt = 1; ; attempt += 1) {
     const port = await findFreePort();
     try {
-      return await managedServer(binary, port, dir);
+      return await managedServer(binary, port, dir, options.persistent === true);
     } catch (err) {
       if (attempt >= START_ATTEMPTS) {
         rmSync(dir, { recursive: true, force: true });
@@ -57,8 +65,14 @@ export async function startRedisServer(): Promise<TestRedisServer> {
   }
 }
 
-async function managedServer(binary: string, port: number, dir: string): Promise<TestRedisServer> {
-  let child = await spawnRedis(binary, port, dir);
+async function managedServer(
+  binary: string,
+  port: number,
+  dir: string,
+  persistent: boolean,
+): Promise<TestRedisServer> {
+  const args = persistent ? persistentArgs(port, dir) : undefined;
+  let child = await spawnRedis(binary, port, dir, args);
   // A test process that dies without calling stop() must not leave its Redis behind.
   const onExit = (): void => {
     child.kill('SIGKILL');
@@ -79,7 +93,7 @@ async function managedServer(binary: string, port: number, dir: string): Promise
     },
     async restart() {
       await terminate(child, 'SIGTERM');
-      child = await spawnRedis(binary, port, dir);
+      child = await spawnRedis(binary, port, dir, args);
     },
   };
 }
@@ -96,30 +110,92 @@ function externalServer(url: string): TestRedisServer {
   };
 }
 
-async function spawnRedis(binary: string, port: number, dir: string): Promise<ChildProcess> {
-  const child = spawn(
-    binary,
-    [
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--dir',
-      dir,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+function persistentArgs(port: number, dir: string): string[] {
+  return [
+    '--save',
+    '',
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    'always',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+  ];
+}
+
+/** One redis-server process of a topology (a Sentinel set, a Cluster): see `redis-topologies.ts`. */
+export interface RedisProcess {
+  port: number;
+  /** SIGKILL, for fault tests. */
+  kill(): Promise<void>;
+  /** SIGTERM and wait for the exit. */
+  stop(): Promise<void>;
+  /** SIGSTOP / SIGCONT: a node that hangs without closing its connections. */
+  pause(): void;
+  resume(): void;
+}
+
+/**
+ * Starts `redis-server` with `args` (which must set `--port port` or a config
+ * file saying so) and resolves once it has printed `marker` and answers PING.
+ */
+export async function startRedisProcess(
+  port: number,
+  args: string[],
+  marker = 'Ready to accept connections',
+  /** Off for a TLS-only server, which a plain PING cannot reach. */
+  ping = true,
+): Promise<RedisProcess> {
+  const binary = findOnPath('redis-server');
+  if (binary === undefined)
+    throw new Error('redis-server not found (Debian: apt-get install redis-server)');
+  const child = await spawnRedis(binary, port, '', args, marker, ping);
+  const onExit = (): void => void child.kill('SIGKILL');
+  process.on('exit', onExit);
+  return {
+    port,
+    kill: () => terminate(child, 'SIGKILL'),
+    async stop() {
+      child.kill('SIGCONT');
+      await terminate(child, 'SIGTERM');
+      process.off('exit', onExit);
+    },
+    pause: () => void child.kill('SIGSTOP'),
+    resume: () => void child.kill('SIGCONT'),
+  };
+}
+
+async function spawnRedis(
+  binary: string,
+  port: number,
+  dir: string,
+  args: string[] = [
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+  ],
+  marker = 'Ready to accept connections',
+  ping = true,
+): Promise<ChildProcess> {
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   // Only this child prints the marker: a PING alone could be answered by
   // another server that took the port first.
   let ready = false;
   const collect = (chunk: Buffer): void => {
     output = (output + chunk.toString()).slice(-4000);
-    ready ||= output.includes('Ready to accept connections');
+    ready ||= output.includes(marker);
   };
   // The listeners stay for the child's life: they keep the pipes drained.
   child.stdout?.on('data', collect);
@@ -135,7 +211,7 @@ async function spawnRedis(binary: string, port: number, dir: string): Promise<Ch
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (exited || child.exitCode !== null) break;
-    if (ready && (await answersPing(port))) return child;
+    if (ready && (!ping || (await answersPing(port)))) return child;
     await sleep(50);
   }
   await terminate(child, 'SIGKILL');

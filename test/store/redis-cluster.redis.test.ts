@@ -1,0 +1,112 @@
+/**
+ * Issue 14: the store on a real Redis Cluster (three masters, a replica
+ * each): the whole store contract, session events from every slot reaching a
+ * watcher, and a master failover of the directory's slot.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisStore } from '../../src/store/redis-store.js';
+import type { SessionEvent, Store } from '../../src/store/types.js';
+import { startCluster, type TestCluster } from '../support/redis-topologies.js';
+import { describeStoreContract, newUser } from './store-contract.js';
+
+let cluster: TestCluster;
+
+beforeAll(async () => {
+  cluster = await startCluster();
+}, 60_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+const openStore = (keyPrefix = `tg-test-${randomUUID().slice(0, 8)}:`): Promise<Store> =>
+  createRedisStore({ cluster: { nodes: cluster.nodes }, keyPrefix, commandTimeoutMs: 1000 });
+
+describeStoreContract('redis cluster', async () => {
+  const store = await openStore();
+  return { store, cleanup: () => store.close() };
+});
+
+/** Watches `store`'s session events until `stop()`; `live` follows delivery. */
+function watch(store: Store) {
+  const events: SessionEvent[] = [];
+  /** Every change of `live`, in order. */
+  const transitions: boolean[] = [];
+  const state = { live: false, events, transitions };
+  const stop = store.watchSessions({
+    onEvent: (event) => events.push(event),
+    onLive: (live) => {
+      state.live = live;
+      transitions.push(live);
+    },
+  });
+  return { state, stop };
+}
+
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('session events on Cluster', () => {
+  it('reach another instance before the write that made them resolves, from any slot', async () => {
+    const prefix = `tg-test-${randomUUID().slice(0, 8)}:`;
+    const [writer, reader] = [await openStore(prefix), await openStore(prefix)];
+    const { state, stop } = watch(reader);
+    try {
+      await until(() => state.live);
+      const user = newUser();
+      await writer.createUser(user);
+      // Revocations live on their token's own slot: many ids, so on every master.
+      const jtis = Array.from({ length: 12 }, () => randomUUID());
+      for (const jti of jtis) {
+        await writer.revokeToken(jti, Math.floor(Date.now() / 1000) + 60);
+        expect(state.events.some((e) => e.kind === 'token-revoked' && e.jti === jti)).toBe(true);
+      }
+      const version = await writer.setPasswordHash(user.id, '$2b$10$other');
+      expect(
+        state.events.some(
+          (e) => e.kind === 'session-ended' && e.userId === user.id && e.sessionVersion === version,
+        ),
+      ).toBe(true);
+    } finally {
+      stop();
+      await writer.close();
+      await reader.close();
+    }
+  });
+
+  it("a master failover of the directory's slot: not live meanwhile, then live and writing again", async () => {
+    const prefix = `tg-test-${randomUUID().slice(0, 8)}:`;
+    const store = await openStore(prefix);
+    const { state, stop } = watch(store);
+    try {
+      await until(() => state.live);
+      const first = newUser();
+      await store.createUser(first);
+      const before = state.transitions.length;
+      const { oldPort, newPort } = await cluster.killMasterOf(`${prefix}{dir}:users`);
+      expect(newPort).not.toBe(oldPort);
+      await until(async () => {
+        try {
+          await store.createUser(newUser());
+          return state.live;
+        } catch {
+          return false;
+        }
+      }, 20_000);
+      // Not live at some point after the kill, live again at the end.
+      expect(state.transitions.slice(before)).toContain(false);
+      expect(state.live).toBe(true);
+      // Written (and acknowledged by a replica) before the kill: still there.
+      expect((await store.getUser(first.id))?.email).toBe(first.email);
+    } finally {
+      stop();
+      await store.close();
+    }
+  }, 60_000);
+});

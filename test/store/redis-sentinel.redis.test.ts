@@ -1,0 +1,82 @@
+/**
+ * Issue 14: the store on Redis Sentinel (a master, a replica, three real
+ * sentinels): the whole store contract, and what a configuration that names
+ * the sentinels wrongly gets.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isGatewayError } from '../../src/errors.js';
+import { createRedisStore } from '../../src/store/redis-store.js';
+import { findFreePort } from '../support/ports.js';
+import { startSentinelSet, type TestSentinelSet } from '../support/redis-topologies.js';
+import { describeStoreContract } from './store-contract.js';
+
+let sentinel: TestSentinelSet;
+
+beforeAll(async () => {
+  sentinel = await startSentinelSet();
+}, 60_000);
+
+afterAll(async () => {
+  await sentinel?.stop();
+});
+
+describeStoreContract('redis via sentinel', async () => {
+  const store = await createRedisStore({
+    sentinel: { name: sentinel.name, nodes: sentinel.sentinels },
+    keyPrefix: `tg-test-${randomUUID()}:`,
+  });
+  // Each case has a prefix of its own: nothing to delete on a throw-away server.
+  return { store, cleanup: () => store.close() };
+});
+
+describe('Sentinel writes', () => {
+  it('are acknowledged only once a replica has them: none answering, a logout is unavailable (503)', async () => {
+    const store = await createRedisStore({
+      sentinel: { name: sentinel.name, nodes: sentinel.sentinels },
+      keyPrefix: `tg-test-${randomUUID()}:`,
+      commandTimeoutMs: 400,
+    });
+    try {
+      const expiresAt = Math.floor(Date.now() / 1000) + 60;
+      await store.revokeToken(randomUUID(), expiresAt);
+      for (const replica of sentinel.replicas) replica.pause();
+      const jti = randomUUID();
+      const err = await store.revokeToken(jti, expiresAt).catch((e: unknown) => e);
+      expect(isGatewayError(err) && err.code).toBe('unavailable');
+      // On the master all the same: a retry once a replica answers goes through.
+      expect(await store.isTokenRevoked(jti)).toBe(true);
+      for (const replica of sentinel.replicas) replica.resume();
+      await store.revokeToken(jti, expiresAt);
+    } finally {
+      for (const replica of sentinel.replicas) replica.resume();
+      await store.close();
+    }
+  });
+});
+
+describe('Sentinel configuration', () => {
+  it('an unknown master name: unavailable at start, naming the sentinels and no password', async () => {
+    const err = await createRedisStore({
+      sentinel: { name: 'no-such-master', nodes: sentinel.sentinels, sentinelPassword: 's3cret' },
+      password: 'n0de-secret',
+      keyPrefix: 'tg:',
+      connectTimeoutMs: 500,
+    }).catch((e: unknown) => e);
+    expect(isGatewayError(err) && err.code).toBe('unavailable');
+    const message = (err as Error).message;
+    expect(message).toContain('sentinel master "no-such-master" via');
+    expect(message).toContain(sentinel.sentinels[0]);
+    expect(message).not.toMatch(/s3cret|n0de-secret/);
+  });
+
+  it('sentinels nobody listens on: unavailable within the connect timeout', async () => {
+    const port = await findFreePort();
+    const err = await createRedisStore({
+      sentinel: { name: sentinel.name, nodes: [`127.0.0.1:${port}`] },
+      keyPrefix: 'tg:',
+      connectTimeoutMs: 300,
+    }).catch((e: unknown) => e);
+    expect(isGatewayError(err) && err.code).toBe('unavailable');
+  });
+});
