@@ -5,7 +5,9 @@
  *          → /healthz, /readyz, /metrics → ops (when no separate admin listener)
  *          → /1/..., /.well-known/...    → Koa api (Basic or Bearer per endpoint)
  *          → /auth/verify                → verdict only (forward-auth)
- *          → a route's prefix            → authenticate → match tenant → rewrite headers → forward
+ *          → a route (host, then prefix) → CORS preflight answered, or
+ *                                          authenticate (public routes: only a token that
+ *                                          comes) → match tenant → rewrite headers → forward
  *          → nothing                     → 404
  *
  * Upgrade (WebSocket) requests take the same path through `admit`.
@@ -18,14 +20,18 @@ import { GatewayError, isGatewayError } from './errors.js';
 import { accessLogger } from './ops/logger.js';
 import type { Metrics } from './ops/metrics.js';
 import { anonymousAllowed, type Admit } from './proxy/admit.js';
-import { isForwardAuthPath, originalRequestViews } from './proxy/forward-auth.js';
+import { isForwardAuthPath, originalHosts, originalRequestViews } from './proxy/forward-auth.js';
+import type { Cors } from './proxy/cors.js';
 import type { Forwarder } from './proxy/forwarder.js';
 import type { LiveWebSockets } from './proxy/live-websockets.js';
 import type { HeaderPolicy } from './proxy/header-policy.js';
 import { normaliseTarget, type NormalisedTarget } from './proxy/normalise-path.js';
 import type { RouteTable } from './proxy/route-table.js';
 import {
+  ANY_HOST,
+  hostnamesOf,
   proxiedRoute,
+  routeOf,
   tenantChecks,
   upstreamPathOf,
   type CompiledRoute,
@@ -42,6 +48,8 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 export interface ProxySettings {
   routes: RouteTable<CompiledRoute>;
   headers: HeaderPolicy;
+  /** CORS of the identity endpoints (config `cors`). */
+  apiCors: Cors | undefined;
 }
 
 export interface DispatchDeps {
@@ -89,9 +97,10 @@ export function createRequestHandler(deps: DispatchDeps) {
     scope: RequestScope,
     target: NormalisedTarget,
     route: ProxiedRoute,
+    hosts: readonly (string | undefined)[],
   ): void | Promise<void> {
     deps.settings.headers.checkFraming(req);
-    const checks = tenantChecks(deps.settings.routes, viewOf(req, target), route);
+    const checks = tenantChecks(deps.settings.routes, viewOf(req, target), route, hosts);
     if (anonymousAllowed(req.headers.authorization, checks)) {
       return send(req, res, scope, target, route, undefined);
     }
@@ -130,8 +139,10 @@ export function createRequestHandler(deps: DispatchDeps) {
   ) {
     const { routes } = deps.settings;
     deps.settings.headers.checkFraming(req);
-    const checks = originalRequestViews(req, target.path, target.query).flatMap((view) =>
-      tenantChecks(routes, view, routes.match(view.path)),
+    const views = originalRequestViews(req, target.path, target.query);
+    const hosts = routes.byHost ? hostnamesOf(originalHosts(req, target.path)) : ANY_HOST;
+    const checks = views.flatMap((view) =>
+      tenantChecks(routes, view, routeOf(routes, view.path, hosts), hosts),
     );
     const principal = anonymousAllowed(req.headers.authorization, checks)
       ? undefined
@@ -168,6 +179,9 @@ export function createRequestHandler(deps: DispatchDeps) {
     if (deps.ops?.(target.path, req, res, scope)) return;
     if (isApiPath(target.path)) {
       scope.route = 'api';
+      const cors = deps.settings.apiCors;
+      if (cors?.preflight(req, res)) return;
+      cors?.decorate(req, res);
       req.url = urlOf(target);
       return deps.api(req, res);
     }
@@ -175,16 +189,26 @@ export function createRequestHandler(deps: DispatchDeps) {
       scope.route = 'forward-auth';
       return void verify(req, res, scope, target).catch(fail);
     }
-    const route = deps.settings.routes.match(target.path);
-    if (route === undefined)
-      return fail(new GatewayError('not_found', 'No such endpoint and no route.'));
-    scope.route = route.prefix;
     try {
-      forward(req, res, scope, target, proxiedRoute(route))?.catch(fail);
+      const hosts = hostsOf(req);
+      const route = routeOf(deps.settings.routes, target.path, hosts);
+      if (route === undefined)
+        throw new GatewayError('not_found', 'No such endpoint and no route.');
+      scope.route = route.prefix;
+      if (route.cors?.preflight(req, res)) return;
+      route.cors?.decorate(req, res);
+      forward(req, res, scope, target, proxiedRoute(route), hosts)?.catch(fail);
     } catch (err) {
       fail(err);
     }
   };
+
+  /** The request's hostnames, when some route names hosts. */
+  function hostsOf(req: IncomingMessage): readonly (string | undefined)[] {
+    return deps.settings.routes.byHost
+      ? hostnamesOf(deps.settings.headers.routingHosts(req))
+      : ANY_HOST;
+  }
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const requestId = takeRequestId(req);
@@ -210,12 +234,13 @@ export function createRequestHandler(deps: DispatchDeps) {
     } catch (err) {
       return refuse(err);
     }
-    const matched = deps.settings.routes.match(target.path);
-    if (matched === undefined)
-      return refuse(new GatewayError('not_found', 'No route for this upgrade.'));
-    routeLabel = matched.prefix;
     let route: ProxiedRoute;
+    let hosts: readonly (string | undefined)[];
     try {
+      hosts = hostsOf(req);
+      const matched = routeOf(deps.settings.routes, target.path, hosts);
+      if (matched === undefined) throw new GatewayError('not_found', 'No route for this upgrade.');
+      routeLabel = matched.prefix;
       route = proxiedRoute(matched);
     } catch (err) {
       return refuse(err);
@@ -223,7 +248,7 @@ export function createRequestHandler(deps: DispatchDeps) {
     Promise.resolve()
       .then(() => {
         deps.settings.headers.checkFraming(req);
-        const checks = tenantChecks(deps.settings.routes, viewOf(req, target), route);
+        const checks = tenantChecks(deps.settings.routes, viewOf(req, target), route, hosts);
         if (anonymousAllowed(req.headers.authorization, checks)) return undefined;
         return admit(req.headers.authorization, checks);
       })

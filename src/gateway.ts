@@ -29,6 +29,7 @@ import { createReadiness } from './ops/readiness.js';
 import { createAdmit } from './proxy/admit.js';
 import { createForwarder } from './proxy/forwarder.js';
 import { createLiveWebSockets } from './proxy/live-websockets.js';
+import { compileCors } from './proxy/cors.js';
 import { createHeaderPolicy } from './proxy/header-policy.js';
 import { compileRoutes } from './proxy/routes.js';
 import { clientAddress, createTrustCheck } from './proxy/trusted-proxies.js';
@@ -142,6 +143,7 @@ export async function createGateway(
   const settings: ProxySettings = {
     routes: compileRoutes(config.routes),
     headers: createHeaderPolicy(config.identityHeaders, trusted, config.stripHeaders),
+    apiCors: config.cors === undefined ? undefined : compileCors(config.cors),
   };
   const metrics = createMetrics({
     tokenCache: () => verifier.stats(),
@@ -180,6 +182,7 @@ export async function createGateway(
       ),
     );
     settings.headers = createHeaderPolicy(next.identityHeaders, trusted, next.stripHeaders);
+    settings.apiCors = next.cors === undefined ? undefined : compileCors(next.cors);
     current = { ...next, ...Object.fromEntries(needsRestart.map((k) => [k, current[k]])) };
     return { needsRestart };
   };

@@ -8,4 +8,4 @@ export {
 } from './load.js';
 export type { LoadedConfig } from './load.js';
 export { configSchema } from './schema.js';
-export type { GatewayConfig, RedisConfig, RouteConfig } from './schema.js';
+export type { CorsConfig, GatewayConfig, RedisConfig, RouteConfig } from './schema.js';

@@ -236,8 +236,83 @@ const plainPath = () =>
     .startsWith('/', 'must start with /')
     .refine((p) => !/\/\/|\/\.\.?(\/|$)|%|\\/.test(p), 'must be a plain path (no //, .., %, \\)');
 
+/**
+ * A browser origin a CORS policy allows: `scheme://host[:port]` exactly as
+ * browsers send it, one wildcard label allowed (`https://*.example.com`), or
+ * `*` alone (any origin, never with credentials).
+ */
+const corsOrigin = z.string().refine((origin) => {
+  if (origin === '*') return true;
+  const concrete = origin.replace(/^(https?:\/\/)\*\./, '$1x.');
+  try {
+    return new URL(concrete).origin === concrete;
+  } catch {
+    return false;
+  }
+}, 'must be an origin as browsers send it (https://app.example.com, lower case, no path), https://*.example.com, or *');
+
+/**
+ * CORS for browser apps (`proxy/cors.ts`): the gateway answers preflights
+ * itself, before authentication, and puts the CORS headers on every answer.
+ */
+const cors = z
+  .strictObject({
+    origins: z.array(corsOrigin).min(1, 'must name at least one origin'),
+    methods: z
+      .array(
+        z
+          .string()
+          .regex(/^[A-Za-z]+$/, 'must be an HTTP method')
+          .transform((m) => m.toUpperCase()),
+      )
+      .min(1)
+      .default(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']),
+    /** Request headers a page may send (a bearer API needs Authorization). */
+    headers: z.array(headerName).default(['Authorization', 'Content-Type']),
+    /** Response headers a page may read besides the CORS-safelisted ones. */
+    exposeHeaders: z.array(headerName).default([]),
+    /** Lets a page send cookies and read the answer (Access-Control-Allow-Credentials). */
+    credentials: boolean().default(false),
+    /** How long a browser may cache a preflight's answer. */
+    maxAgeSeconds: integer(0, 86_400).default(600),
+  })
+  .superRefine((value, ctx) => {
+    if (!value.origins.includes('*')) return;
+    if (value.origins.length > 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['origins'],
+        message: '* allows every origin: list it alone',
+      });
+    }
+    if (value.credentials) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['credentials'],
+        message: 'cannot be true with origins [*] (browsers refuse it): list the origins',
+      });
+    }
+  });
+
+/** A Host value a route serves: a name, or `*.` and a name (one wildcard label); no port. */
+const hostPattern = z
+  .string()
+  .regex(
+    /^(?:\*\.)?(?:[A-Za-z0-9_-]+\.)*[A-Za-z0-9_-]+\.?$/,
+    'must be a host name, or *. and a host name (one wildcard label), without a port',
+  )
+  .transform((host) => host.toLowerCase().replace(/\.$/, ''));
+
 const route = z.strictObject({
   prefix: plainPath(),
+  /**
+   * Only requests addressed to these hosts (see `proxy/route-table.ts`):
+   * routes are chosen by host, then by prefix. Omitted: any host.
+   */
+  hosts: z
+    .array(hostPattern)
+    .min(1, 'must name at least one host (omit the key to serve any host)')
+    .optional(),
   /** Omitted: a forward-auth-only route (its rules for `/auth/verify`; never proxied). */
   upstream: httpUrl.optional(),
   timeoutMs: integer(1, 3_600_000).default(30_000),
@@ -272,6 +347,8 @@ const route = z.strictObject({
   stripPrefix: boolean().default(false),
   /** The upstream sees the path with this prefix instead of the route's (`/catalog/items` → `/v2/items`). */
   rewrite: z.strictObject({ prefix: plainPath() }).optional(),
+  /** CORS for browser apps calling this route; omitted: the upstream's own (preflights then need a token). */
+  cors: cors.optional(),
   /** Only tokens for these tenant types pass (others: 403 `forbidden`); omitted: any. */
   tenantTypes: z
     .array(z.enum(['orgtenant', 'usertenant']))
@@ -352,6 +429,8 @@ export const configSchema = z
     identityHeaders: identityHeaders.default(() => identityHeaders.parse({})),
     stripHeaders: stripHeaders.default({ add: [], keep: [] }),
     routes: z.array(route).default([]),
+    /** CORS for the identity endpoints (/1/..., /.well-known/...), so a browser app can log in. */
+    cors: cors.optional(),
     log: log.default({ level: 'info', pretty: false }),
     readiness: readiness.default({ requireStore: false }),
     demo: demo.optional(),
@@ -374,7 +453,15 @@ export const configSchema = z
             message: `is reserved for the gateway's own endpoints (${RESERVED_PREFIXES.join(', ')})`,
           });
         }
-        const { stripPrefix, rewrite, tls, upstream } = r as Record<string, unknown>;
+        const { stripPrefix, rewrite, tls, upstream, cors } = r as Record<string, unknown>;
+        if (cors !== undefined && upstream === undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['routes', i, 'cors'],
+            message:
+              'applies where the gateway forwards (a route with an upstream); with forward-auth, the ingress answers CORS',
+          });
+        }
         if (tls !== undefined && typeof upstream === 'string' && !upstream.startsWith('https:')) {
           ctx.addIssue({
             code: 'custom',
@@ -389,14 +476,26 @@ export const configSchema = z
             message: 'use either stripPrefix or rewrite, not both',
           });
         }
-        const first = seen.get(prefix);
-        if (first !== undefined) {
+        // One route per prefix and host: a route without hosts serves the rest.
+        const hosts = (r as { hosts?: unknown }).hosts;
+        const names = Array.isArray(hosts) ? hosts.map((h) => String(h).toLowerCase()) : [''];
+        for (const name of new Set(names)) {
+          const key = `${name.replace(/\.$/, '')} ${prefix}`;
+          const first = seen.get(key);
+          if (first === undefined) {
+            seen.set(key, i);
+            continue;
+          }
           ctx.addIssue({
             code: 'custom',
             path: ['routes', i, 'prefix'],
-            message: `duplicates routes[${first}].prefix`,
+            message:
+              name === ''
+                ? `duplicates routes[${first}].prefix`
+                : `duplicates routes[${first}].prefix for host ${name}`,
           });
-        } else seen.set(prefix, i);
+          break;
+        }
       });
       checkTimeouts(config.limits, ctx);
       checkUpstreamPool(config.upstreamPool, ctx);
@@ -444,3 +543,4 @@ function checkUpstreamPool(value: unknown, ctx: z.RefinementCtx): void {
 export type GatewayConfig = z.output<typeof configSchema>;
 export type RouteConfig = GatewayConfig['routes'][number];
 export type RedisConfig = NonNullable<GatewayConfig['store']['redis']>;
+export type CorsConfig = NonNullable<GatewayConfig['cors']>;

@@ -69,3 +69,28 @@ export function originalRequestViews(
     return requestView(req.rawHeaders, target.path, target.query, hosts);
   });
 }
+
+/**
+ * The hosts the original request was addressed to, for routes that name
+ * hosts: `X-Original-URL`'s authority and each `X-Forwarded-Host` entry (the
+ * ingress's account; the auth request's own Host is the gateway's name), and
+ * Host when the original path rides on the verify path (Envoy keeps the
+ * original Host) or nothing else names one. Every one of them must select
+ * the same route (`routeOf`), so a client's own addition can only refuse.
+ */
+export function originalHosts(req: IncomingMessage, verifyPath: string): string[] {
+  const hosts: string[] = [];
+  const fullUrl = req.headers['x-original-url'];
+  if (typeof fullUrl === 'string' && fullUrl !== '') {
+    const authority = /^https?:\/\/([^/?#]*)/is.exec(fullUrl)?.[1];
+    if (authority !== undefined) hosts.push(authority);
+  }
+  const forwarded = req.headers['x-forwarded-host'];
+  if (typeof forwarded === 'string') {
+    for (const entry of forwarded.split(',')) if (entry.trim() !== '') hosts.push(entry);
+  }
+  const host = req.headers.host;
+  if (host !== undefined && (verifyPath !== FORWARD_AUTH_PATH || hosts.length === 0))
+    hosts.push(host);
+  return hosts;
+}

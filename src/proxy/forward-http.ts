@@ -18,7 +18,7 @@ import type { Dispatcher } from 'undici';
 import { GatewayError } from '../errors.js';
 import { sendError } from '../respond.js';
 import type { RequestScope } from '../scope.js';
-import { dropHopByHop } from './response-headers.js';
+import { dropHopByHop, keepGatewayCors } from './response-headers.js';
 import { clientLeft, errorCode, upstreamError, upstreamTimeout } from './upstream-error.js';
 import type { SlotState } from './tenant-slots.js';
 import { upstreamPath, type PooledRequest, type UpstreamTarget } from './upstream-pools.js';
@@ -171,6 +171,7 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
     }
     this.scope.upstreamMs = performance.now() - this.at;
     dropHopByHop(headers);
+    keepGatewayCors(this.res, headers);
     if (statusMessage) this.res.writeHead(statusCode, statusMessage, headers);
     else this.res.writeHead(statusCode, headers);
   }

@@ -67,6 +67,8 @@ const HOP_BY_HOP = [
 ];
 /** The client's framing: the gateway frames every forwarded request itself. */
 const FRAMING = ['content-length', 'transfer-encoding'];
+const TWO_HOST_LINES = new GatewayError('invalid_request', 'The request has two Host lines.');
+
 /** The headers the gateway sets on every forwarded request, besides the identity ones. */
 const ASSERTED = [REQUEST_ID_HEADER, 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host'];
 
@@ -95,8 +97,17 @@ export interface HeaderPolicy {
    * @throws GatewayError
    */
   checkFraming(req: IncomingMessage): void;
-  /** The identity headers of a principal, by their configured names. */
-  /** The verdict's headers; empty values for an anonymous request (they overwrite a client's). */
+  /**
+   * The hosts the request is addressed to, as the upstream will be told:
+   * its Host and, from a trusted proxy, each `X-Forwarded-Host` entry (from
+   * anyone else that header is replaced by Host). For routes that name hosts.
+   * @throws GatewayError `invalid_request` for two Host lines (RFC 9112 §3.2)
+   */
+  routingHosts(req: IncomingMessage): string[];
+  /**
+   * The verdict's headers: a principal's identity by the configured names;
+   * empty values for an anonymous request (they overwrite a client's).
+   */
   identityHeaders(principal: Principal | undefined): Record<string, string>;
   /**
    * Rewrites `req.headers` in place for forwarding, framing included: a
@@ -161,6 +172,21 @@ export function createHeaderPolicy(
       for (const token of connection.split(',')) {
         if (protectedNames.has(foldHeaderName(token.trim()))) throw CONNECTION_NAMES_PROTECTED;
       }
+    },
+    routingHosts(req) {
+      const hosts: string[] = [];
+      const raw = req.rawHeaders;
+      let hostLines = 0;
+      for (let i = 0; i < raw.length; i += 2) {
+        if ((raw[i] as string).toLowerCase() !== 'host') continue;
+        if (++hostLines > 1) throw TWO_HOST_LINES;
+        hosts.push(raw[i + 1] as string);
+      }
+      const forwarded = req.headers['x-forwarded-host'];
+      if (typeof forwarded === 'string' && trusted(req.socket.remoteAddress)) {
+        for (const entry of forwarded.split(',')) if (entry.trim() !== '') hosts.push(entry);
+      }
+      return hosts;
     },
     identityHeaders: (p) => ({
       [names.tenantId]: p?.tenantId ?? '',

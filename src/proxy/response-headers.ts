@@ -7,7 +7,8 @@
  * `Trailer` header on a response Node cannot chunk throws
  * ERR_HTTP_TRAILER_INVALID).
  */
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import vary from 'vary';
 
 const HOP_BY_HOP = [
   'connection',
@@ -34,4 +35,21 @@ export function dropHopByHop(headers: IncomingHttpHeaders): IncomingHttpHeaders 
   }
   for (const name of HOP_BY_HOP) if (headers[name] !== undefined) delete headers[name];
   return headers;
+}
+
+/**
+ * On a route with `cors` the gateway answers for CORS (it has set its
+ * headers on `res`, see `cors.ts`): the upstream's own `Access-Control-*`
+ * headers are dropped — they could allow what the route's policy does not —
+ * and its `Vary` keeps the gateway's `Origin`, so no cache hands one origin's
+ * answer to another. Removes in place from `headers`, like `dropHopByHop`.
+ */
+export function keepGatewayCors(res: ServerResponse, headers: IncomingHttpHeaders): void {
+  const ours = res.getHeader('vary');
+  if (ours === undefined && !res.hasHeader('access-control-allow-origin')) return;
+  for (const name of Object.keys(headers)) {
+    if (name.startsWith('access-control-')) delete headers[name];
+  }
+  const theirs = headers.vary;
+  if (theirs !== undefined && ours !== undefined) headers.vary = vary.append(theirs, String(ours));
 }

@@ -2,14 +2,18 @@
 import { readFileSync } from 'node:fs';
 import type { RouteConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
+import { compileCors, type Cors } from './cors.js';
 import type { TenantType } from '../store/index.js';
 import type { TenantCheck } from './admit.js';
+import { hostnameOf } from './host-name.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
 import type { UpstreamTls } from './upstream-pools.js';
 import { compileTenantRules, type RequestView, type TenantRule } from './tenant-match.js';
 
 export interface CompiledRoute {
   prefix: string;
+  /** The hosts it serves (see `route-table.ts`); undefined: any. */
+  hosts: readonly string[] | undefined;
   /** Undefined: a forward-auth-only route (an ingress proxies; the gateway only verifies). */
   upstream: string | undefined;
   timeoutMs: number;
@@ -20,6 +24,8 @@ export interface CompiledRoute {
   checkTenant: TenantRule;
   /** The tenant types this route admits; undefined: any. */
   tenantTypes: ReadonlySet<TenantType> | undefined;
+  /** The route's CORS policy; undefined: CORS is the upstream's business. */
+  cors: Cors | undefined;
   /** TLS to an https upstream (files read), or undefined: Node's defaults. */
   tls: UpstreamTls | undefined;
   /**
@@ -51,6 +57,7 @@ export function compileRoutes(routes: readonly RouteConfig[]): RouteTable<Compil
   return createRouteTable(
     routes.map((r) => ({
       prefix: r.prefix,
+      hosts: r.hosts,
       upstream: r.upstream,
       timeoutMs: r.timeoutMs,
       stripAuthorization: r.stripAuthorization,
@@ -59,28 +66,66 @@ export function compileRoutes(routes: readonly RouteConfig[]): RouteTable<Compil
       tenantTypes: r.tenantTypes === undefined ? undefined : new Set(r.tenantTypes),
       replacePrefix: r.stripPrefix ? '' : r.rewrite?.prefix.replace(/\/+$/, ''),
       tls: r.tls === undefined ? undefined : upstreamTls(r.tls),
+      cors: r.cors === undefined ? undefined : compileCors(r.cors),
     })),
   );
+}
+
+/** The hosts of a request to a table whose routes name none, or of a request that names none. */
+export const ANY_HOST: readonly (string | undefined)[] = [undefined];
+
+/**
+ * The hostnames of Host-like values, each once (see `hostnameOf`); none: `ANY_HOST`.
+ * @throws GatewayError `invalid_request` for a malformed one
+ */
+export function hostnamesOf(values: readonly string[]): readonly (string | undefined)[] {
+  const names = new Set(values.map(hostnameOf));
+  return names.size === 0 ? ANY_HOST : [...names];
+}
+
+const HOSTS_DISAGREE = new GatewayError(
+  'invalid_request',
+  'The hosts this request is addressed to select different routes.',
+);
+
+/**
+ * The route a request for `path` is forwarded under. A request may be
+ * addressed to several hosts (Host and a trusted proxy's X-Forwarded-Host;
+ * forward-auth's sources): each must select the same route, or an upstream
+ * that believes another would serve it under rules nobody checked.
+ * @throws GatewayError `invalid_request` when they do not
+ */
+export function routeOf(
+  routes: RouteTable<CompiledRoute>,
+  path: string,
+  hosts: readonly (string | undefined)[],
+): CompiledRoute | undefined {
+  const route = routes.match(path, hosts[0]);
+  for (let i = 1; i < hosts.length; i++) {
+    if (routes.match(path, hosts[i]) !== route) throw HOSTS_DISAGREE;
+  }
+  return route;
 }
 
 /**
  * The tenant checks one reading of a request must pass: the rules of the
  * route it is forwarded under (`route`; none: the token only), and those of
  * the route a permissive upstream would read its path as under (`/ORDERS/…`
- * falling to a catch-all is still under `/orders`'s rules).
+ * falling to a catch-all is still under `/orders`'s rules), for each host.
  */
 export function tenantChecks(
   routes: RouteTable<CompiledRoute>,
   view: RequestView,
   route: CompiledRoute | undefined,
+  hosts: readonly (string | undefined)[] = ANY_HOST,
 ): TenantCheck[] {
-  const lenient = routes.matchLenient(view.path);
-  return lenient === undefined || lenient === route
-    ? [{ view, route }]
-    : [
-        { view, route },
-        { view, route: lenient },
-      ];
+  const checks: TenantCheck[] = [{ view, route }];
+  for (const host of hosts) {
+    const lenient = routes.matchLenient(view.path, host);
+    if (lenient !== undefined && !checks.some((check) => check.route === lenient))
+      checks.push({ view, route: lenient });
+  }
+  return checks;
 }
 
 /**

@@ -16,6 +16,7 @@
 import type { RouteConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import { foldHeaderName } from './header-names.js';
+import { hostnameOf } from './host-name.js';
 import { decodeSegment, foldCase, lenientPath, lenientSegment } from './normalise-path.js';
 
 type TenantRules = NonNullable<RouteConfig['tenant']>;
@@ -277,26 +278,4 @@ function fromHost(pattern: string): TenantPlace {
       expectTenant(got[extra + index], tenantId);
     }
   };
-}
-
-/** DNS-style labels (letters, digits, `-`, `_`), one optional trailing dot, an optional numeric port. */
-const HOST = /^((?:[A-Za-z0-9_-]+\.)*[A-Za-z0-9_-]+)\.?(?::\d*)?$/;
-const IP_LITERAL = /^\[[0-9A-Fa-f:.]+\](?::\d*)?$/;
-
-/**
- * The lower-case hostname of a Host-like value, `undefined` for an empty one
- * or an IP literal (neither names a tenant).
- * @throws GatewayError `invalid_request` for anything parsers could read differently:
- *   a port that is not a number, two ports, userinfo, empty labels, escapes, lists
- */
-function hostnameOf(value: string): string | undefined {
-  const host = value.trim();
-  if (host === '') return undefined;
-  if (host.startsWith('[')) {
-    if (IP_LITERAL.test(host)) return undefined;
-  } else {
-    const match = HOST.exec(host);
-    if (match !== null) return (match[1] as string).toLowerCase();
-  }
-  throw new GatewayError('invalid_request', 'A host the request is addressed to is malformed.');
 }

@@ -130,6 +130,51 @@ describe('key paths of problems', () => {
       'routes: [{ prefix: /a, upstream: "http://a", tenantTypes: [team] }]',
       'routes[0].tenantTypes[0]: must be one of orgtenant, usertenant',
     ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", hosts: ["api.example.com:8080"] }]',
+      'routes[0].hosts[0]: must be a host name, or *. and a host name (one wildcard label), without a port',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", hosts: ["api.*.example.com"] }]',
+      'routes[0].hosts[0]: must be a host name, or *. and a host name (one wildcard label), without a port',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", hosts: [] }]',
+      'routes[0].hosts: must name at least one host (omit the key to serve any host)',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", cors: { origins: ["https://app.example.com/"] } }]',
+      'routes[0].cors.origins[0]: must be an origin as browsers send it (https://app.example.com, lower case, no path), https://*.example.com, or *',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", cors: { origins: ["https://App.example.com"] } }]',
+      'routes[0].cors.origins[0]: must be an origin as browsers send it (https://app.example.com, lower case, no path), https://*.example.com, or *',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", cors: { origins: ["null"] } }]',
+      'routes[0].cors.origins[0]: must be an origin as browsers send it (https://app.example.com, lower case, no path), https://*.example.com, or *',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", cors: { origins: ["*"], credentials: true } }]',
+      'routes[0].cors.credentials: cannot be true with origins [*] (browsers refuse it): list the origins',
+    ],
+    [
+      'cors: { origins: ["*", "https://app.example.com"] }',
+      'cors.origins: * allows every origin: list it alone',
+    ],
+    ['cors: { origins: [] }', 'cors.origins: must name at least one origin'],
+    [
+      'cors: { origins: ["https://app.example.com"], maxAgeSeconds: 100000 }',
+      'cors.maxAgeSeconds: must be at most 86400',
+    ],
+    [
+      'cors: { origins: ["https://app.example.com"], methods: ["GET POST"] }',
+      'cors.methods[0]: must be an HTTP method',
+    ],
+    [
+      'routes: [{ prefix: /a, cors: { origins: ["https://app.example.com"] } }]',
+      'routes[0].cors: applies where the gateway forwards (a route with an upstream); with forward-auth, the ingress answers CORS',
+    ],
     ['routes: [{ prefix: a, upstream: "http://a" }]', 'routes[0].prefix: must start with /'],
     [
       'routes: [{ prefix: /a/../b, upstream: "http://a" }]',
@@ -483,6 +528,32 @@ describe('duplicate route prefixes', () => {
   it('refuses the same prefix twice, trailing slash or not', () => {
     const text = ['routes:', route('/orders'), route('/billing'), route('/orders/')].join('\n');
     expect(problemsOf(text)).toEqual(['routes[2].prefix: duplicates routes[0].prefix']);
+  });
+
+  it('refuses the same prefix twice for one host, in any letter case', () => {
+    const text = [
+      'routes:',
+      '  - { prefix: /orders, upstream: "http://a", hosts: [api.example.com, "*.example.com"] }',
+      '  - { prefix: /orders, upstream: "http://b", hosts: [shop.example.com] }',
+      '  - { prefix: /orders/, upstream: "http://c", hosts: [API.example.com.] }',
+    ].join('\n');
+    expect(problemsOf(text)).toEqual([
+      'routes[2].prefix: duplicates routes[0].prefix for host api.example.com',
+    ]);
+  });
+
+  it('accepts one prefix for other hosts, and once for any host; names lower-cased', () => {
+    const text = [
+      'routes:',
+      '  - { prefix: /orders, upstream: "http://a", hosts: [API.Example.com.] }',
+      '  - { prefix: /orders, upstream: "http://b", hosts: ["*.example.com"] }',
+      route('/orders'),
+    ].join('\n');
+    expect(parseConfigText(text, SOURCE, {}).routes.map((r) => r.hosts)).toEqual([
+      ['api.example.com'],
+      ['*.example.com'],
+      undefined,
+    ]);
   });
 
   it('accepts nested prefixes (longest wins at run time)', () => {
