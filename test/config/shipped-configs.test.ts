@@ -151,7 +151,14 @@ describe('the gateway configs shipped in config/', () => {
     expect(config.routes.map((r) => Object.keys(r.tenant ?? {}).sort())).toEqual([
       ['header', 'path'],
       ['host'],
+      [],
     ]);
+    expect(config.routes.map((r) => [r.prefix, r.hosts, r.auth, r.cors?.origins])).toEqual([
+      ['/orders', undefined, 'bearer', ['https://app.example.com']],
+      ['/', ['*.reports.example.com'], 'bearer', undefined],
+      ['/status', undefined, 'none', undefined],
+    ]);
+    expect(config.cors?.origins).toEqual(['https://app.example.com']);
   });
 });
 
