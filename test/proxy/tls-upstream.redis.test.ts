@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket, { WebSocketServer } from 'ws';
 import { bearer } from '../support/gateway.js';
 import {
   ALICE,
@@ -95,6 +96,12 @@ async function startHttps(requireClientCert: boolean): Promise<string> {
       res.end(JSON.stringify({ url: req.url, client: peer?.subject?.CN ?? null }));
     },
   );
+  // WebSockets on the same server: each message is answered with the
+  // message and the client certificate's name the upgrade came with.
+  new WebSocketServer({ server }).on('connection', (socket, req) => {
+    const peer = (req.socket as TLSSocket).getPeerCertificate();
+    socket.on('message', (data) => socket.send(`${String(data)} ${peer?.subject?.CN ?? '-'}`));
+  });
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -178,4 +185,36 @@ describe('https upstreams with routes[].tls', () => {
       body: { url: '/mtls/x', client: 'client.test' },
     });
   });
+});
+
+describe('WebSockets to https upstreams', () => {
+  /** The first message back, or the status of a refused upgrade. */
+  const echo = (path: string) =>
+    new Promise<string | number>((resolve, reject) => {
+      const socket = new WebSocket(`${fx.gw.url.replace('http', 'ws')}${path}`, {
+        headers: { authorization: bearer(token) },
+      });
+      socket.on('open', () => socket.send('hello'));
+      socket.on('message', (data) => {
+        resolve(String(data));
+        socket.close();
+      });
+      socket.on('unexpected-response', (_req, res) => {
+        resolve(res.statusCode ?? 0);
+        socket.terminate();
+      });
+      socket.on('error', reject);
+    });
+
+  it('go through the route TLS settings, client certificate included', async () => {
+    expect(await echo('/ok/ws')).toBe('hello -');
+    expect(await echo('/mtls/ws')).toBe('hello client.test');
+  });
+
+  it.each(['/wrong-ca/ws', '/wrong-name/ws', '/no-client-cert/ws'])(
+    '%s: refused with 502, like a plain request',
+    async (path) => {
+      expect(await echo(path)).toBe(502);
+    },
+  );
 });
