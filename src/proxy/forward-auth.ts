@@ -70,13 +70,20 @@ export function originalRequestViews(
   });
 }
 
+const NO_ORIGINAL_HOST = new GatewayError(
+  'invalid_request',
+  'Routes name hosts, and this forward-auth request names no original host (X-Forwarded-Host or X-Original-URL).',
+);
+
 /**
  * The hosts the original request was addressed to, for routes that name
  * hosts: `X-Original-URL`'s authority and each `X-Forwarded-Host` entry (the
- * ingress's account; the auth request's own Host is the gateway's name), and
- * Host when the original path rides on the verify path (Envoy keeps the
- * original Host) or nothing else names one. Every one of them must select
- * the same route (`routeOf`), so a client's own addition can only refuse.
+ * ingress's account), and Host only when the original path rides on the
+ * verify path (Envoy sends the original Host; Traefik, ingress-nginx and
+ * nginx `auth_request` send the gateway's own name). Every one must select the
+ * same route (`routeOf`), so a client's own addition can only refuse.
+ * @throws GatewayError `invalid_request` when none names a host: the verdict
+ *   would be for a host nobody vouched for
  */
 export function originalHosts(req: IncomingMessage, verifyPath: string): string[] {
   const hosts: string[] = [];
@@ -90,7 +97,7 @@ export function originalHosts(req: IncomingMessage, verifyPath: string): string[
     for (const entry of forwarded.split(',')) if (entry.trim() !== '') hosts.push(entry);
   }
   const host = req.headers.host;
-  if (host !== undefined && (verifyPath !== FORWARD_AUTH_PATH || hosts.length === 0))
-    hosts.push(host);
+  if (host !== undefined && verifyPath !== FORWARD_AUTH_PATH) hosts.push(host);
+  if (hosts.length === 0) throw NO_ORIGINAL_HOST;
   return hosts;
 }

@@ -270,6 +270,15 @@ describe('forward-auth on host routes', () => {
     expect((await verify('/auth/verify/admin/x', { host: 'api.example.com' })).status).toBe(200);
   });
 
+  it("without X-Forwarded-Host or X-Original-URL the auth request's own Host is not the original's: 400", async () => {
+    const res = await verify('/auth/verify', {
+      host: 'admin.example.com',
+      'x-original-uri': '/admin/x',
+    });
+    expect(res.status).toBe(400);
+    expect(res.error).toBe('invalid_request');
+  });
+
   it('sources that select different routes are refused (400), whichever a client added', async () => {
     const cases: Record<string, string>[] = [
       {

@@ -32,11 +32,9 @@ let alice: { access_token: string; user_id: string };
 beforeAll(async () => {
   fx = await startIdentityFixture({
     routes: [
-      {
-        prefix: '/orders',
-        upstream: 'http://127.0.0.1:1',
-        tenant: { path: '/orders/tenants/:tenant_id' },
-      },
+      // Forward-auth-only routes: nginx proxies, the gateway only judges.
+      { prefix: '/orders', tenant: { path: '/orders/tenants/:tenant_id' } },
+      { prefix: '/admin', hosts: ['admin.example.com'], tenantTypes: ['usertenant'] },
     ],
   });
   upstream = await startEchoUpstream();
@@ -49,6 +47,9 @@ beforeAll(async () => {
       proxy_set_header Content-Length "";
       proxy_set_header X-Original-URI $request_uri;
       proxy_set_header X-Original-Method $request_method;
+      # The original host, for routes that name hosts (README, forward-auth);
+      # it also overwrites any X-Forwarded-Host the client sent.
+      proxy_set_header X-Forwarded-Host $host;
     }
     location / {
       auth_request /_auth;
@@ -158,6 +159,28 @@ describe('a request nginx refuses on the gateway’s verdict', () => {
     });
     expectStatus(res, 200);
     expect(upstream.seen.map((r) => r.headers['x-tenant-id'])).toEqual(['acme']);
+  });
+});
+
+describe('routes that name hosts, behind nginx', () => {
+  it("the original Host selects the route: admin.example.com's rules apply only there", async () => {
+    const auth = { authorization: bearer(alice.access_token) };
+    const admin = await rawGet('/admin/x', { ...auth, host: 'admin.example.com' });
+    expectStatus(admin, 403);
+    expect(upstream.seen).toHaveLength(0);
+    // Elsewhere /admin is under no route: the token alone decides.
+    expectStatus(await rawGet('/admin/x', { ...auth, host: 'www.example.com' }), 200);
+    expect(upstream.seen.map((r) => r.headers['x-tenant-id'])).toEqual(['acme']);
+  });
+
+  it("a client's X-Forwarded-Host naming another host is not believed", async () => {
+    const res = await rawGet('/admin/x', {
+      authorization: bearer(alice.access_token),
+      host: 'admin.example.com',
+      'x-forwarded-host': 'www.example.com',
+    });
+    expectStatus(res, 403);
+    expect(upstream.seen).toHaveLength(0);
   });
 });
 
