@@ -8,6 +8,7 @@
  * refused; the upstream's own CORS headers never override the route's policy.
  */
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, bearer } from '../support/gateway.js';
 import {
@@ -210,6 +211,44 @@ describe('a route with cors', () => {
     // The upstream's own grant of methods is still dropped: the route's policy answers.
     expect(res.headers['access-control-allow-methods']).toBeUndefined();
   });
+});
+
+describe('preflights on raw sockets', () => {
+  /** Writes `raw` on one connection and reads until the server closes it. */
+  const exchange = (raw: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(fx.gw.url).port), '127.0.0.1');
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString('latin1')));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+      socket.write(raw);
+    });
+  const preflightHead = `OPTIONS /orders/1 HTTP/1.1\r\nHost: gw\r\nOrigin: ${APP}\r\nAccess-Control-Request-Method: GET\r\n`;
+  const smuggled = `GET /orders/2 HTTP/1.1\r\nHost: gw\r\nX-Tenant-Id: globex\r\n\r\n`;
+
+  it.each([
+    ['a Content-Length body', `Content-Length: ${smuggled.length}\r\n\r\n${smuggled}`],
+    [
+      'a chunked body',
+      `Transfer-Encoding: chunked\r\n\r\n${smuggled.length.toString(16)}\r\n${smuggled}\r\n0\r\n\r\n`,
+    ],
+  ])(
+    'a preflight with %s holding a request, then a pipelined GET: the body is never a request, the GET is checked',
+    async (_name, rest) => {
+      const before = upstream.requests.length;
+      const text = await exchange(
+        `${preflightHead}${rest}GET /orders/3 HTTP/1.1\r\nHost: gw\r\nAuthorization: ${bearer(token)}\r\n` +
+          'X-Tenant-Id: acme\r\nConnection: close\r\n\r\n',
+      );
+      const statuses = [...text.matchAll(/^HTTP\/1\.1 (\d{3})/gm)].map((m) => m[1]);
+      expect(statuses).toEqual(['204', '200']);
+      const seen = upstream.requests.slice(before);
+      expect(seen.map((r) => [r.method, r.url, r.headers['x-tenant-id']])).toEqual([
+        ['GET', '/orders/3', 'acme'],
+      ]);
+    },
+  );
 });
 
 describe('a route without cors', () => {

@@ -2,7 +2,7 @@
  * A private redis-server, a key directory and a gateway seeded with two users
  * and two org tenants: the world most api tests start from.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRedisServer, type TestRedisServer } from './redis-server.js';
@@ -36,7 +36,8 @@ export async function startIdentityFixture(
 ): Promise<IdentityFixture> {
   const redis = await startRedisServer();
   const keys = await makeKeysDir();
-  const seedFile = join(mkdtempSync(join(tmpdir(), 'tg-seed-')), 'seed.yaml');
+  const seedDir = mkdtempSync(join(tmpdir(), 'tg-seed-'));
+  const seedFile = join(seedDir, 'seed.yaml');
   writeFileSync(seedFile, SEED);
   const config = {
     store: { redis: { url: redis.url, keyPrefix: uniquePrefix() } },
@@ -60,6 +61,7 @@ export async function startIdentityFixture(
     async close() {
       await Promise.all(gateways.map((g) => g.close()));
       await redis.stop();
+      for (const dir of [seedDir, keys.dir]) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
