@@ -3,7 +3,7 @@
  *
  *   socket → request id, access log, path normalisation
  *          → /healthz, /readyz, /metrics → ops (when no separate admin listener)
- *          → /1/..., /.well-known/...    → Koa api (Basic or Bearer per endpoint)
+ *          → /1/..., /.well-known/...    → CORS (top-level `cors`) → Koa api (Basic or Bearer)
  *          → /auth/verify                → verdict only (forward-auth)
  *          → a route (host, then prefix) → CORS preflight answered, or
  *                                          authenticate (public routes: only a token that
