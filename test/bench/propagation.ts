@@ -14,13 +14,13 @@
  * Environment: BENCH_PROPAGATION_SAMPLES (per store, default 100),
  * BENCH_PROPAGATION_INSTANCES (default 10).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { generateKeyFile } from '../../src/auth/keys.js';
 import { startRedisServer } from '../support/redis-server.js';
 import { startCluster, startSentinelSet } from '../support/redis-topologies.js';
+import { writeSharedGatewayFiles } from '../support/shared-gateway-files.js';
 import { startEchoUpstream } from '../support/upstream.js';
 import { positiveInt } from './env.js';
 import {
@@ -107,30 +107,12 @@ async function main(): Promise<void> {
 async function measure(store: Store, upstreamUrl: string): Promise<Result> {
   progress(`${store.name}: starting ${INSTANCES} gateways`);
   const dir = mkdtempSync(join(tmpdir(), 'tg-propagation-'));
-  const keys = join(dir, 'keys');
-  mkdirSync(keys, { mode: 0o700 });
-  await generateKeyFile(keys);
   const users = Array.from({ length: 4 }, (_, i) => ({
     email: `prop-${i}@example.com`,
     password: `prop-password-${i}-0`,
     id: '',
   }));
-  writeFileSync(
-    join(dir, 'seed.yaml'),
-    stringify({
-      users: users.map((u) => ({ email: u.email, password: u.password })),
-      tenants: [
-        {
-          tenant_id: TENANT,
-          type: 'orgtenant',
-          name: 'Propagation',
-          cloud_region: 'local',
-          created_by: users[0]?.email,
-          members: users.map((u) => u.email),
-        },
-      ],
-    }),
-  );
+  await writeSharedGatewayFiles(dir, users, { id: TENANT, name: 'Propagation' });
   const keyPrefix = `prop-${Date.now()}:`;
   const urls: string[] = [];
   const procs = [];

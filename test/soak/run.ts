@@ -29,13 +29,12 @@
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { generateKeyFile } from '../../src/auth/keys.js';
 import { positiveInt } from '../bench/env.js';
 import {
   createTeardown,
@@ -49,6 +48,7 @@ import {
   type BenchProcess,
 } from '../bench/processes.js';
 import { startRedisServer } from '../support/redis-server.js';
+import { writeSharedGatewayFiles } from '../support/shared-gateway-files.js';
 import { startEchoUpstream, startWebSocketUpstream } from '../support/upstream.js';
 
 const run = promisify(execFile);
@@ -96,25 +96,7 @@ async function main(): Promise<void> {
     password: `soak-password-${i}-0`,
     member: true,
   }));
-  const keys = join(dir, 'keys');
-  mkdirSync(keys, { mode: 0o700 });
-  await generateKeyFile(keys);
-  writeFileSync(
-    join(dir, 'seed.yaml'),
-    stringify({
-      users: users.map((u) => ({ email: u.email, password: u.password })),
-      tenants: [
-        {
-          tenant_id: TENANT,
-          type: 'orgtenant',
-          name: 'Soak',
-          cloud_region: 'local',
-          created_by: users[0]?.email,
-          members: users.map((u) => u.email),
-        },
-      ],
-    }),
-  );
+  await writeSharedGatewayFiles(dir, users, { id: TENANT, name: 'Soak' });
   const configFor = (port: number, file: string): string => {
     writeFileSync(
       join(dir, file),
