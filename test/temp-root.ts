@@ -52,8 +52,8 @@ function ageMs(path: string): number {
   }
 }
 
-function isAlive(pid: number | undefined): boolean {
-  if (pid === undefined || !Number.isSafeInteger(pid) || pid <= 0) return false;
+function isAlive(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;

@@ -7,29 +7,17 @@
  * Without the binary the start fails rather than skipping: CI installs
  * chromium, so a missing one is a broken machine, not an optional feature.
  */
-import { accessSync, constants } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { findExecutable, onPath } from './executables.js';
 
-/** Where Debian puts the browser itself (the wrapper script is the second choice). */
+/** Where Debian puts the browser itself, before the wrapper script on PATH. */
 const WELL_KNOWN_BINARIES = ['/usr/lib/chromium/chromium', '/usr/bin/chromium'];
-
-function findChromium(): string | undefined {
-  for (const path of WELL_KNOWN_BINARIES) {
-    try {
-      accessSync(path, constants.X_OK);
-      return path;
-    } catch {
-      // try the next one
-    }
-  }
-  return undefined;
-}
 
 /** @throws Error `chromium not found: ...` when no Chromium binary exists. */
 export async function startBrowser(): Promise<Browser> {
-  const executablePath = findChromium();
+  const executablePath = findExecutable([...WELL_KNOWN_BINARIES, ...onPath('chromium')]);
   if (executablePath === undefined) {
     throw new Error('chromium not found: apt-get install chromium (CI installs it)');
   }

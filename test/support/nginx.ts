@@ -9,17 +9,10 @@
  * so a missing one is a broken machine, not an optional feature.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import {
-  accessSync,
-  constants,
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
+import { findExecutable, onPath } from './executables.js';
 import { acceptsConnections, findFreePort } from './ports.js';
 
 export interface TestNginx {
@@ -49,7 +42,7 @@ const WELL_KNOWN_BINARIES = [
  * @throws Error `nginx not found: ...` when no nginx binary exists.
  */
 export async function startNginx(serverBody: string): Promise<TestNginx> {
-  const binary = findNginx();
+  const binary = findExecutable([...onPath('nginx'), ...WELL_KNOWN_BINARIES]);
   if (binary === undefined) {
     throw new Error('nginx not found: apt-get install nginx (CI installs it)');
   }
@@ -171,23 +164,6 @@ function terminate(child: ChildProcess): Promise<void> {
     });
     child.kill('SIGTERM');
   });
-}
-
-function findNginx(): string | undefined {
-  const onPath = (process.env['PATH'] ?? '')
-    .split(delimiter)
-    .filter((dir) => dir !== '')
-    .map((dir) => join(dir, 'nginx'));
-  return [...onPath, ...WELL_KNOWN_BINARIES].find(isExecutable);
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function sleep(ms: number): Promise<void> {

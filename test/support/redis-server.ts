@@ -4,10 +4,11 @@
  * Redis somebody else uses is never touched (nothing here flushes).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
+import { findExecutable, onPath } from './executables.js';
 import { findFreePort } from './ports.js';
 
 export interface TestRedisServer {
@@ -39,7 +40,7 @@ export async function startRedisServer(
     persistent?: boolean;
   } = {},
 ): Promise<TestRedisServer> {
-  const binary = findOnPath('redis-server');
+  const binary = findExecutable(onPath('redis-server'));
   if (binary === undefined) {
     const url = process.env['REDIS_URL'];
     if (url === undefined || url === '') {
@@ -150,7 +151,7 @@ export async function startRedisProcess(
   /** Off for a TLS-only server, which a plain PING cannot reach. */
   ping = true,
 ): Promise<RedisProcess> {
-  const binary = findOnPath('redis-server');
+  const binary = findExecutable(onPath('redis-server'));
   if (binary === undefined)
     throw new Error('redis-server not found (Debian: apt-get install redis-server)');
   const child = await spawnRedis(binary, port, '', args, marker, ping);
@@ -244,20 +245,6 @@ function terminate(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
     child.once('error', () => resolve());
     child.kill(signal);
   });
-}
-
-function findOnPath(name: string): string | undefined {
-  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
-    if (dir === '') continue;
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this directory
-    }
-  }
-  return undefined;
 }
 
 function sleep(ms: number): Promise<void> {
