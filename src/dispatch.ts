@@ -17,8 +17,8 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Principal } from './auth/authenticate.js';
 import { GatewayError, isGatewayError } from './errors.js';
-import { accessLogger } from './ops/logger.js';
 import type { Metrics } from './ops/metrics.js';
+import type { RequestRecorder } from './ops/request-recorder.js';
 import { anonymousAllowed, type Admit } from './proxy/admit.js';
 import { isForwardAuthPath, originalHosts, originalRequestViews } from './proxy/forward-auth.js';
 import type { Cors } from './proxy/cors.js';
@@ -38,7 +38,8 @@ import {
   type ProxiedRoute,
 } from './proxy/routes.js';
 import { requestView, type RequestView } from './proxy/tenant-match.js';
-import { REQUEST_ID_HEADER, takeRequestId } from './request-id.js';
+import { takeRequestId } from './request-id.js';
+import { pathOf } from './ops/access-log.js';
 import { sendError, sendUpgradeError } from './respond.js';
 import type { RequestScope } from './scope.js';
 
@@ -55,6 +56,8 @@ export interface ProxySettings {
 export interface DispatchDeps {
   log: Logger;
   metrics: Metrics;
+  /** Opens each request's scope and records its outcome. */
+  recorder: RequestRecorder;
   /** The Koa api's request handler. */
   api: Handler;
   /** The ops endpoints when they share this listener; answers false for other paths. */
@@ -82,9 +85,7 @@ export function scopeOf(req: IncomingMessage): RequestScope {
 }
 
 export function createRequestHandler(deps: DispatchDeps) {
-  const { admit, forwarder, metrics } = deps;
-  const open = { requests: 0 };
-  const access = accessLogger(deps.log);
+  const { admit, forwarder, metrics, recorder } = deps;
 
   /**
    * authenticate → match tenant → rewrite headers → forward. Without an await
@@ -162,9 +163,8 @@ export function createRequestHandler(deps: DispatchDeps) {
     // Pipelined behind a refusal that ends the connection: its framing is
     // suspect, and its answer would never be read. Never forwarded.
     if ((req.socket as ClosingSocket)[CLOSING] === true) return;
-    const scope = openScope(req, res, deps.log, access, metrics, open);
+    const scope = openScope(req, res, recorder);
     const fail = (err: unknown) => {
-      scope.refusal = isGatewayError(err) ? err.code : 'internal_error';
       if (!isGatewayError(err) || err.status >= 500) scope.log.warn({ err }, 'request failed');
       if (isGatewayError(err) && err.headers.connection === 'close')
         (req.socket as ClosingSocket)[CLOSING] = true;
@@ -194,7 +194,7 @@ export function createRequestHandler(deps: DispatchDeps) {
       const route = routeOf(deps.settings.routes, target.path, hosts);
       if (route === undefined)
         throw new GatewayError('not_found', 'No such endpoint and no route.');
-      scope.route = route.prefix;
+      scope.route = route.label;
       if (route.cors?.preflight(req, res)) return;
       route.cors?.decorate(req, res);
       forward(req, res, scope, target, proxiedRoute(route), hosts)?.catch(fail);
@@ -240,7 +240,7 @@ export function createRequestHandler(deps: DispatchDeps) {
       hosts = hostsOf(req);
       const matched = routeOf(deps.settings.routes, target.path, hosts);
       if (matched === undefined) throw new GatewayError('not_found', 'No route for this upgrade.');
-      routeLabel = matched.prefix;
+      routeLabel = matched.label;
       route = proxiedRoute(matched);
     } catch (err) {
       return refuse(err);
@@ -278,22 +278,17 @@ export function createRequestHandler(deps: DispatchDeps) {
       }, refuse);
   };
 
-  /** Requests whose response has not closed yet (the drain waits for them). */
-  const inFlight = (): number => open.requests;
-  return { onRequest, onUpgrade, inFlight };
+  return { onRequest, onUpgrade };
 }
 
 /** The admin listener: the ops endpoints and nothing else. */
 export function createAdminRequestHandler(deps: {
-  log: Logger;
-  metrics: Metrics;
+  recorder: RequestRecorder;
   ops: NonNullable<DispatchDeps['ops']>;
 }): Handler {
-  const access = accessLogger(deps.log);
   return (req, res) => {
-    const scope = openScope(req, res, deps.log, access, deps.metrics, { requests: 0 });
+    const scope = openScope(req, res, deps.recorder);
     if (deps.ops(pathOf(req.url), req, res, scope)) return;
-    scope.refusal = 'not_found';
     sendError(
       res,
       new GatewayError('not_found', 'The admin listener serves /healthz, /readyz and /metrics.'),
@@ -301,71 +296,11 @@ export function createAdminRequestHandler(deps: {
   };
 }
 
-/** Opens the scope and, when the response is done, writes the access log line and the metrics. */
-function openScope(
-  req: IncomingMessage,
-  res: ServerResponse,
-  log: Logger,
-  access: Logger,
-  metrics: Metrics,
-  open: { requests: number },
-): RequestScope {
-  open.requests++;
-  const requestId = takeRequestId(req);
-  const scope = new Scope(requestId, log);
+/** Opens the request's scope (its outcome is recorded when the response closes); the request carries it. */
+function openScope(req: IncomingMessage, res: ServerResponse, recorder: RequestRecorder) {
+  const scope = recorder.open(req, res);
   (req as WithScope)[SCOPE] = scope;
-  res.setHeader(REQUEST_ID_HEADER, requestId);
-  const started = performance.now();
-  const method = req.method;
-  const url = req.url;
-  res.once('close', () => {
-    open.requests--;
-    metrics.request(scope.route, res.statusCode, scope.refusal);
-    if (scope.upstreamMs !== undefined)
-      metrics.upstreamSeconds(scope.route, scope.upstreamMs / 1000);
-    // The line is built only when it will be written: the proxy path runs for every request.
-    if (!access.isLevelEnabled('info')) return;
-    access.info(
-      {
-        requestId,
-        method,
-        path: pathOf(url),
-        route: scope.route,
-        status: res.statusCode,
-        durationMs: round(performance.now() - started),
-        upstreamMs: scope.upstreamMs === undefined ? undefined : round(scope.upstreamMs),
-        tenantId: scope.tenantId,
-        userId: scope.userId,
-        error: scope.refusal,
-        completed: res.writableFinished,
-      },
-      'request',
-    );
-  });
   return scope;
-}
-
-/** A scope whose child logger is made on first use: most requests never log. */
-class Scope implements RequestScope {
-  route = 'none';
-  userId?: string;
-  tenantId?: string;
-  refusal?: RequestScope['refusal'];
-  upstreamMs?: number;
-  #log: Logger | undefined;
-
-  constructor(
-    readonly requestId: string,
-    private readonly base: Logger,
-  ) {}
-
-  get log(): Logger {
-    return (this.#log ??= this.base.child({ requestId: this.requestId }));
-  }
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 100) / 100;
 }
 
 function viewOf(req: IncomingMessage, target: NormalisedTarget): RequestView {
@@ -383,11 +318,4 @@ function forwardedUrl(route: CompiledRoute, target: NormalisedTarget): string {
 
 function isApiPath(path: string): boolean {
   return path === '/1' || path.startsWith('/1/') || path.startsWith('/.well-known/');
-}
-
-/** The path without the query: never log a query, it may carry credentials. */
-function pathOf(url: string | undefined): string {
-  const raw = url ?? '/';
-  const q = raw.indexOf('?');
-  return q < 0 ? raw : raw.slice(0, q);
 }

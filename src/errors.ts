@@ -74,6 +74,7 @@ export function isGatewayError(value: unknown): value is GatewayError {
 
 /** A rendered error: what goes on the wire. */
 export interface ErrorResponse {
+  code: ErrorCode;
   status: number;
   headers: Record<string, string>;
   body: string;
@@ -96,7 +97,7 @@ export function errorResponse(err: unknown): ErrorResponse {
   };
   const body = JSON.stringify({ error: error.code, error_description: error.message });
   headers['content-length'] = String(Buffer.byteLength(body));
-  return { status: error.status, headers, body };
+  return { code: error.code, status: error.status, headers, body };
 }
 
 function challengeFor(code: ErrorCode): Record<string, string> {

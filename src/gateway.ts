@@ -3,7 +3,7 @@
  * wires them together. Config is read before this point and handed down; a
  * reload hands down a new one.
  */
-import { createServer, type Server, type ServerOptions } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createApiApp } from './api/app.js';
@@ -24,10 +24,13 @@ import {
   type ProxySettings,
 } from './dispatch.js';
 import { createMetrics } from './ops/metrics.js';
+import { createRequestRecorder } from './ops/request-recorder.js';
+import { timeStore, type StoreCallObserver } from './ops/timed-store.js';
 import { createOpsHandler } from './ops/ops-endpoints.js';
 import { createReadiness } from './ops/readiness.js';
 import { createAdmit } from './proxy/admit.js';
 import { createForwarder } from './proxy/forwarder.js';
+import { originalRequestForLog } from './proxy/forward-auth.js';
 import { createLiveWebSockets } from './proxy/live-websockets.js';
 import { compileCors } from './proxy/cors.js';
 import { createHeaderPolicy } from './proxy/header-policy.js';
@@ -36,6 +39,7 @@ import { clientAddress, createTrustCheck } from './proxy/trusted-proxies.js';
 import { answerClientError, answerExpectation, type ClientErrorAnswer } from './respond.js';
 import { createMemoryStore, createRedisStore, redisForDisplay } from './store/index.js';
 import type { Store } from './store/types.js';
+import { VERSION } from './version.js';
 
 export interface Gateway {
   server: Server;
@@ -52,11 +56,18 @@ export interface Gateway {
    */
   reload(config: GatewayConfig): Promise<{ needsRestart: string[] }>;
   /**
+   * Re-reads the config file (when the gateway was given one) and applies
+   * it; an invalid file keeps the old config. Logged and counted.
+   */
+  reloadFromFile?: () => Promise<ReloadResult>;
+  /**
    * Graceful stop: readiness fails, no new connections, in-flight requests and
    * WebSockets get `drainMs` to finish, then everything is closed.
    */
   close(drainMs?: number): Promise<void>;
 }
+
+export type ReloadResult = { ok: true } | { ok: false; problems: string[] };
 
 /** The parts shared by `serve` and the CLI's admin commands. */
 export interface Core {
@@ -72,8 +83,19 @@ export interface Core {
   close(): Promise<void>;
 }
 
-export async function createCore(config: GatewayConfig, log: Logger): Promise<Core> {
-  const store = await openStore(config, log);
+/** What the core tells the metrics, when a gateway runs it (the CLI's commands pass none). */
+export interface CoreObservers {
+  storeCall: StoreCallObserver;
+  passwordWait: (seconds: number) => void;
+}
+
+export async function createCore(
+  config: GatewayConfig,
+  log: Logger,
+  observers?: CoreObservers,
+): Promise<Core> {
+  const opened = await openStore(config, log);
+  const store = observers === undefined ? opened : timeStore(opened, observers.storeCall);
   const closers: (() => unknown)[] = [() => store.close()];
   const close = async () => {
     for (const closer of closers.reverse()) await closer();
@@ -89,6 +111,7 @@ export async function createCore(config: GatewayConfig, log: Logger): Promise<Co
     const passwords = await createBcryptHasher({
       cost: config.passwords.bcryptCost,
       ...(config.passwords.workers === undefined ? {} : { threads: config.passwords.workers }),
+      ...(observers === undefined ? {} : { onWait: observers.passwordWait }),
     });
     closers.push(() => passwords.close());
     const sessions = createSessionGuard(store, config.tokens);
@@ -126,8 +149,22 @@ export async function createGateway(
   log: Logger,
   options: { reloadConfig?: () => Promise<GatewayConfig> } = {},
 ): Promise<Gateway> {
-  const core = await createCore(config, log);
+  // The metrics read the core's parts only when scraped, after it exists.
+  const metrics = createMetrics({
+    version: VERSION,
+    tokenCache: () => core.verifier.stats(),
+    sessionCache: () => core.sessions.stats(),
+    inFlight: () => recorder.inFlight(),
+    passwordQueueDepth: () => core.passwords.queueDepth(),
+    signingKeyCreatedAt: () => core.keyring.current.signing.createdAt,
+    pingStore: () => core.store.ping(),
+  });
+  const core = await createCore(config, log, {
+    storeCall: (operation, seconds, ok) => metrics.storeCall(operation, seconds, ok),
+    passwordWait: (seconds) => metrics.passwordWait(seconds),
+  });
   const { store, keyring, sessions, verifier } = core;
+  sessions.watch({ onEvent: (event) => metrics.sessionEvent(event.kind), onLive: () => {} });
   try {
     if (config.seed !== undefined) {
       const summary = await applySeed(await readSeedFile(config.seed), core);
@@ -145,10 +182,6 @@ export async function createGateway(
     headers: createHeaderPolicy(config.identityHeaders, trusted, config.stripHeaders),
     apiCors: config.cors === undefined ? undefined : compileCors(config.cors),
   };
-  const metrics = createMetrics({
-    tokenCache: () => verifier.stats(),
-    sessionCache: () => sessions.stats(),
-  });
   const readiness = createReadiness({
     store,
     keyring,
@@ -186,27 +219,35 @@ export async function createGateway(
     current = { ...next, ...Object.fromEntries(needsRestart.map((k) => [k, current[k]])) };
     return { needsRestart };
   };
-  const reloadFromFile = options.reloadConfig;
+  const readConfig = options.reloadConfig;
+  /** Re-reads the config file and applies it: SIGHUP and `POST /config/reload` alike. */
+  const reloadFromFile =
+    readConfig === undefined
+      ? undefined
+      : async (): Promise<ReloadResult> => {
+          try {
+            const { needsRestart } = await reload(await readConfig());
+            metrics.configReload(true);
+            if (needsRestart.length > 0)
+              log.warn({ needsRestart }, 'config reloaded; some keys need a restart');
+            else log.info({}, 'config reloaded');
+            return { ok: true };
+          } catch (err) {
+            metrics.configReload(false);
+            log.error({ err }, 'config reload refused: the old config keeps serving');
+            return { ok: false, problems: problemsOf(err) };
+          }
+        };
   const ops = createOpsHandler({
     metrics,
     readiness,
-    ...(config.admin?.configReload && reloadFromFile
-      ? {
-          reload: async () => {
-            try {
-              const { needsRestart } = await reload(await reloadFromFile());
-              if (needsRestart.length > 0)
-                log.warn({ needsRestart }, 'config reloaded; these keys need a restart');
-              else log.info({}, 'config reloaded');
-              return { ok: true as const };
-            } catch (err) {
-              log.error({ err }, 'config reload refused: the old config keeps serving');
-              return { ok: false as const, problems: problemsOf(err) };
-            }
-          },
-        }
-      : {}),
+    ...(config.admin?.configReload && reloadFromFile ? { reload: reloadFromFile } : {}),
   });
+
+  const clientIp = (peer: string | undefined, req: IncomingMessage) =>
+    clientAddress(peer, req.headers['x-forwarded-for'], trusted);
+  const recording = { log, metrics, clientIp, originalRequest: originalRequestForLog };
+  const recorder = createRequestRecorder({ ...recording, level: 'info' });
 
   const api = createApiApp({
     store,
@@ -215,16 +256,17 @@ export async function createGateway(
     sessions,
     bruteForce: core.bruteForce,
     keyring,
-    clientIp: (req) =>
-      clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], trusted),
+    clientIp: (req) => clientIp(req.socket.remoteAddress, req),
     signupEnabled: config.signup.enabled,
     bodyLimit: config.limits.bodyBytes,
     onTokenIssued: () => metrics.tokenIssued(),
+    onLoginRefused: (reason) => metrics.loginRefused(reason),
     scopeOf,
   });
   const handler = createRequestHandler({
     log,
     metrics,
+    recorder,
     api: api.callback(),
     ...(config.admin === undefined ? { ops } : {}),
     admit: createAdmit(core.authenticate),
@@ -235,10 +277,22 @@ export async function createGateway(
   const server = createServer(slowClientLimits(config.limits), handler.onRequest);
   server.on('upgrade', handler.onUpgrade);
   // What Node's HTTP server would answer with a bare status line: the JSON error instead.
+  // A request being handled is recorded when its response closes, with this answer.
   const refusedByServer = (answer: ClientErrorAnswer | undefined, cause?: string): void => {
-    if (answer === undefined) return;
-    metrics.request('none', answer.status, answer.code);
-    log.info({ ...answer, cause }, 'request refused by the HTTP server');
+    if (answer === undefined || answer.handled) return;
+    const { status, code, requestId } = answer;
+    metrics.request({
+      route: 'none',
+      method: 'other',
+      status,
+      outcome: status >= 500 ? 'failed' : 'refused',
+      reason: code,
+      seconds: undefined,
+      upstreamSeconds: undefined,
+      bytesIn: 0,
+      bytesOut: 0,
+    });
+    log.info({ status, code, requestId, cause }, 'request refused by the HTTP server');
   };
   server.on('clientError', (err: NodeJS.ErrnoException, socket) =>
     refusedByServer(answerClientError(err, socket), err.code),
@@ -247,7 +301,12 @@ export async function createGateway(
 
   let adminServer: Server | undefined;
   if (config.admin !== undefined) {
-    adminServer = createServer(createAdminRequestHandler({ log, metrics, ops }));
+    adminServer = createServer(
+      createAdminRequestHandler({
+        recorder: createRequestRecorder({ ...recording, level: 'debug' }),
+        ops,
+      }),
+    );
     adminServer.on('clientError', (err: NodeJS.ErrnoException, socket) =>
       refusedByServer(answerClientError(err, socket), err.code),
     );
@@ -264,11 +323,12 @@ export async function createGateway(
       return { main, admin: await listenOn(adminServer, config.admin.host, config.admin.port) };
     },
     reload,
+    ...(reloadFromFile === undefined ? {} : { reloadFromFile }),
     async close(drainMs = 0) {
       readiness.drain();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       const deadline = Date.now() + drainMs;
-      while ((handler.inFlight() > 0 || forwarder.openWebSockets() > 0) && Date.now() < deadline) {
+      while ((recorder.inFlight() > 0 || forwarder.openWebSockets() > 0) && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 50));
       }
       liveWebSockets.close();

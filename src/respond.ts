@@ -12,9 +12,28 @@ import type { Duplex } from 'node:stream';
 import { errorResponse, GatewayError, type ErrorCode, type ErrorResponse } from './errors.js';
 import { REQUEST_ID_HEADER, takeRequestId } from './request-id.js';
 
+/**
+ * The error a response was answered with, for its outcome record: set where
+ * the answer is written, so no path can answer an error and record another
+ * outcome (issue 20: 502s were counted as accepted). `raw` is the status of
+ * an answer written on the socket outside the response object.
+ */
+const ANSWERED = Symbol('tenant-gateway.answered-error');
+type Answered = ServerResponse & { [ANSWERED]?: { code: ErrorCode; raw?: number } };
+
 export function sendError(res: ServerResponse, err: unknown): void {
   const rendered = errorResponse(err);
+  (res as Answered)[ANSWERED] = { code: rendered.code };
   res.writeHead(rendered.status, rendered.headers).end(rendered.body);
+}
+
+/**
+ * The CODE of the error `res` was answered with, and `raw`, the status of an
+ * answer written on its socket instead (the request timed out while handled);
+ * undefined when no error was answered.
+ */
+export function answeredError(res: ServerResponse): { code: ErrorCode; raw?: number } | undefined {
+  return (res as Answered)[ANSWERED];
 }
 
 export function sendUpgradeError(
@@ -40,6 +59,11 @@ export interface ClientErrorAnswer {
   status: number;
   code: ErrorCode;
   requestId: string;
+  /**
+   * The request was being handled (its response is recorded with this
+   * answer when it closes); false: a request the handler never saw.
+   */
+  handled: boolean;
 }
 
 /** How long a refused connection may stay half-open for the client to read the answer. */
@@ -80,7 +104,8 @@ export function answerClientError(err: Error, socket: Duplex): ClientErrorAnswer
   // connection, and the client could lose the answer before reading it.
   socket.end(rawResponse(rendered, requestId));
   (socket as Socket).setTimeout?.(LINGER_MS, () => socket.destroy());
-  return { status: rendered.status, code: error.code, requestId };
+  if (inFlight) (inFlight as Answered)[ANSWERED] = { code: error.code, raw: rendered.status };
+  return { status: rendered.status, code: error.code, requestId, handled: !!inFlight };
 }
 
 /**
@@ -96,7 +121,7 @@ export function answerExpectation(req: IncomingMessage, res: ServerResponse): Cl
   res.shouldKeepAlive = false;
   res.setHeader(REQUEST_ID_HEADER, requestId);
   sendError(res, error);
-  return { status: error.status, code: error.code, requestId };
+  return { status: error.status, code: error.code, requestId, handled: false };
 }
 
 /** Node's codes for what its parser refused (`HPE_*` are llhttp's). */

@@ -1,7 +1,8 @@
 /**
  * The per-request scope: opened by the dispatcher for every request, filled
- * in by whichever part handles it, and read once at the end for the access
- * log line and the metrics.
+ * in by whichever part handles it, and read once at the end, when the
+ * response closes, into the request's outcome record (`ops/outcome.ts`), from
+ * which the access log line and the metrics are both derived.
  */
 import type { Logger } from 'pino';
 import type { ErrorCode } from './errors.js';
@@ -10,13 +11,22 @@ export interface RequestScope {
   requestId: string;
   /** The logger of this request (its lines carry `requestId`). */
   readonly log: Logger;
-  /** What handled it: a route prefix, `api`, `forward-auth`, `admin` or `none`. */
+  /** What handled it: a route's label, `api`, `forward-auth`, `admin` or `none`. */
   route: string;
   /** Who, once authenticated. */
   userId?: string;
   tenantId?: string;
-  /** The CODE of the error answered, if any. */
+  /**
+   * The CODE of the error the api (Koa) answered; answers rendered by
+   * `sendError` carry their code on the response itself (`answeredError`).
+   */
   refusal?: ErrorCode;
-  /** Time to the upstream's response headers, for proxied requests. */
+  /** Time to the upstream's response head, or to the failure of a forwarded request. */
   upstreamMs?: number;
+  /** The upstream's status, once its response head arrived. */
+  upstreamStatus?: number;
+  /** The upstream cut its response after the head went to the client. */
+  upstreamBroke?: boolean;
+  /** Request body bytes received, where the gateway counted them (proxied bodies). */
+  bytesIn?: number;
 }

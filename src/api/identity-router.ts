@@ -10,7 +10,7 @@ import type { Accounts } from '../auth/accounts.js';
 import type { Authenticate, Principal } from '../auth/authenticate.js';
 import type { BruteForceGuard } from '../auth/brute-force.js';
 import type { SessionGuard } from '../auth/sessions.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError, isGatewayError } from '../errors.js';
 import type { Store, UserRecord } from '../store/types.js';
 import { tenantRecord, tenantSummary } from './representations.js';
 import { readJsonBody, singleQueryParam } from './request-input.js';
@@ -27,6 +27,8 @@ export interface IdentityRouterDeps {
   signupEnabled: boolean;
   /** Told of every token issued (metrics). */
   onTokenIssued?: () => void;
+  /** Told of every Basic login refused: wrong credentials, or throttled (metrics). */
+  onLoginRefused?: (reason: 'invalid_credentials' | 'too_many_requests') => void;
   bodyLimit: number;
 }
 
@@ -42,14 +44,29 @@ export function createIdentityRouter(deps: IdentityRouterDeps): Router<ApiState>
   const { store, accounts, authenticate, bodyLimit } = deps;
   const router = new Router<ApiState>({ prefix: '/1' });
 
+  /** The Basic-authenticated user. */
+  async function logIn(ctx: ApiContext): Promise<UserRecord> {
+    try {
+      const user = await accounts.logIn(
+        ctx.get('authorization') || undefined,
+        deps.clientIp(ctx.req),
+        abandoned(ctx),
+      );
+      ctx.state.scope.userId = user.id;
+      return user;
+    } catch (err) {
+      if (
+        isGatewayError(err) &&
+        (err.code === 'invalid_credentials' || err.code === 'too_many_requests')
+      )
+        deps.onLoginRefused?.(err.code);
+      throw err;
+    }
+  }
+
   /** Basic-authenticated user whose id (or `current`) is in the path. */
   async function pathUser(ctx: ApiContext, userIdInPath: string): Promise<UserRecord> {
-    const user = await accounts.logIn(
-      ctx.get('authorization') || undefined,
-      deps.clientIp(ctx.req),
-      abandoned(ctx),
-    );
-    ctx.state.scope.userId = user.id;
+    const user = await logIn(ctx);
     if (userIdInPath !== 'current' && userIdInPath !== user.id) {
       throw new GatewayError('forbidden', 'The path names another user.');
     }
@@ -74,12 +91,7 @@ export function createIdentityRouter(deps: IdentityRouterDeps): Router<ApiState>
 
   const issueToken = async (ctx: ApiContext) => {
     const tenantId = singleQueryParam(ctx, 'tenant_id');
-    const user = await accounts.logIn(
-      ctx.get('authorization') || undefined,
-      deps.clientIp(ctx.req),
-      abandoned(ctx),
-    );
-    ctx.state.scope.userId = user.id;
+    const user = await logIn(ctx);
     const { token, claims, tenant } = await accounts.grantToken(user, tenantId);
     ctx.state.scope.tenantId = tenant.tenantId;
     deps.onTokenIssued?.();

@@ -19,6 +19,12 @@ export type SigningAlgorithm = 'EdDSA' | 'ES256';
 export interface SigningKey {
   kid: string;
   alg: SigningAlgorithm;
+  /**
+   * When the key was made (Unix ms): the time its kid names when it is one
+   * `generateKeyFile` writes (`20261124T234710Z`), else its file's time — a
+   * Kubernetes Secret volume's files take the time they were mounted.
+   */
+  createdAt: number;
   privateKey: KeyObject;
   publicKey: KeyObject;
 }
@@ -76,7 +82,9 @@ export async function loadKeySet(
       'tokens.keys is not set: signing with an ephemeral key; tokens die with this process and other instances cannot verify them',
     );
     const { privateKey } = generateKeyPairSync('ed25519');
-    return buildKeySet([await toSigningKey(`ephemeral-${randomUUID().slice(0, 8)}`, privateKey)]);
+    return buildKeySet([
+      await toSigningKey(`ephemeral-${randomUUID().slice(0, 8)}`, privateKey, Date.now()),
+    ]);
   }
   let names = await listKeyFiles(dir);
   if (names.length === 0 && reloading) {
@@ -103,7 +111,8 @@ export async function loadKeySet(
     } catch {
       throw new KeyLoadError(`${join(dir, name)}: not a PEM private key`);
     }
-    keys.push(await toSigningKey(kid, privateKey, join(dir, name)));
+    const createdAt = kidTime(kid) ?? (await stat(join(dir, name))).mtimeMs;
+    keys.push(await toSigningKey(kid, privateKey, createdAt, join(dir, name)));
   }
   return buildKeySet(keys);
 }
@@ -154,7 +163,20 @@ async function listKeyFiles(dir: string): Promise<string[]> {
   return files.sort();
 }
 
-async function toSigningKey(kid: string, privateKey: KeyObject, source = kid): Promise<SigningKey> {
+/** The time a kid written by `generateKeyFile` names (`20261124T234710Z`, maybe `_0001`), in Unix ms. */
+function kidTime(kid: string): number | undefined {
+  const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z(?:_\d{4})?$/.exec(kid);
+  if (m === null) return undefined;
+  const time = Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}Z`);
+  return Number.isNaN(time) ? undefined : time;
+}
+
+async function toSigningKey(
+  kid: string,
+  privateKey: KeyObject,
+  createdAt: number,
+  source = kid,
+): Promise<SigningKey> {
   if (privateKey.type !== 'private') throw new KeyLoadError(`${source}: not a private key`);
   const type = privateKey.asymmetricKeyType;
   const curve = privateKey.asymmetricKeyDetails?.namedCurve;
@@ -165,7 +187,7 @@ async function toSigningKey(kid: string, privateKey: KeyObject, source = kid): P
     throw new KeyLoadError(
       `${source}: unsupported key type ${type}${curve ? ` (${curve})` : ''}; use Ed25519 or P-256`,
     );
-  return { kid, alg, privateKey, publicKey: createPublicKey(privateKey) };
+  return { kid, alg, createdAt, privateKey, publicKey: createPublicKey(privateKey) };
 }
 
 async function buildKeySet(keys: SigningKey[]): Promise<KeySet> {

@@ -21,6 +21,8 @@ export interface PasswordHasher {
   verify(password: string, hash: string | undefined, signal?: AbortSignal): Promise<boolean>;
   /** True when `hash` was made at a lower cost than configured. */
   needsRehash(hash: string): boolean;
+  /** Jobs queued or running (metrics). */
+  queueDepth(): number;
 }
 
 export const PASSWORD_MIN_BYTES = 8;
@@ -64,6 +66,8 @@ export interface BcryptPoolOptions {
    * is pure CPU: with every core hashing, proxied requests would wait for one.
    */
   threads?: number;
+  /** Told how long each job waited for a thread (metrics). */
+  onWait?: (seconds: number) => void;
 }
 
 /**
@@ -89,8 +93,20 @@ export async function createBcryptHasher(
     idleTimeout: 60_000,
   });
   const queue = new PQueue({ concurrency: threads });
+  const onWait = options.onWait;
+  /** Runs `job` when a thread is free, telling `onWait` how long that took. */
+  const queued = <T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> => {
+    const added = performance.now();
+    return queue.add(
+      () => {
+        onWait?.((performance.now() - added) / 1000);
+        return job();
+      },
+      signal === undefined ? {} : { signal },
+    );
+  };
   const hash = (password: string): Promise<string> =>
-    queue.add(() => pool.run({ password, cost }, { name: 'hash' }));
+    queued(() => pool.run({ password, cost }, { name: 'hash' }));
   const compare = async (
     password: string,
     against: string,
@@ -99,9 +115,9 @@ export async function createBcryptHasher(
     try {
       // Queued: dropped by the queue when the signal fires. Running: the
       // pool ends the worker, so the thread is free at once.
-      return await queue.add(
+      return await queued(
         () => pool.run({ password, hash: against }, { name: 'compare', signal: signal ?? null }),
-        { signal },
+        signal,
       );
     } catch (err) {
       if ((err as Error).name === 'AbortError') {
@@ -127,6 +143,7 @@ export async function createBcryptHasher(
       return ok && stored !== undefined;
     },
     needsRehash: (stored) => bcrypt.getRounds(stored) < cost,
+    queueDepth: () => queue.size + queue.pending,
     // close(), not destroy(): a login still hashing finishes instead of failing.
     close: () => pool.close(),
   };

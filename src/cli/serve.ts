@@ -37,7 +37,7 @@ export async function serve(loaded: LoadedConfig): Promise<void> {
   const hint = (demo && (await demoLines(base, demo.url, loaded))) ?? (await tryLine(base, loaded));
   process.stderr.write(`\ntenant-gateway listening on ${base}\n${hint}\n\n`);
 
-  process.on('SIGHUP', () => void reloadOnSignal(gateway, reloadConfig, log));
+  process.on('SIGHUP', () => void reloadOnSignal(gateway, log));
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -60,24 +60,12 @@ export async function serve(loaded: LoadedConfig): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-async function reloadOnSignal(
-  gateway: Gateway,
-  reloadConfig: (() => Promise<LoadedConfig['config']>) | undefined,
-  log: Logger,
-) {
-  if (reloadConfig === undefined) {
+async function reloadOnSignal(gateway: Gateway, log: Logger) {
+  if (gateway.reloadFromFile === undefined) {
     log.warn({}, 'SIGHUP: no config file to re-read (running on the built-in defaults)');
     return;
   }
-  try {
-    const { needsRestart } = await gateway.reload(await reloadConfig());
-    log.info(
-      { needsRestart },
-      needsRestart.length > 0 ? 'config reloaded; some keys need a restart' : 'config reloaded',
-    );
-  } catch (err) {
-    log.error({ err }, 'config reload refused: the old config keeps serving');
-  }
+  await gateway.reloadFromFile();
 }
 
 function urlOf(address: AddressInfo): string {

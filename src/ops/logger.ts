@@ -40,15 +40,3 @@ export function createLogger(options: {
     ? pino(base)
     : pino(base, options.destination as pino.DestinationStream);
 }
-
-/**
- * The logger of the access log's one line per request. Its fields are a
- * fixed list that holds no secret by construction (method, the path without
- * its query, route, status, durations, tenant and user ids, an error CODE),
- * so it skips the redaction walk, which measured two thirds of a line's cost
- * on the proxy path (`test/bench/README.md`, issue 13). Same destination,
- * level and base fields as `log`.
- */
-export function accessLogger(log: Logger): Logger {
-  return log.child({}, { redact: { paths: [] } });
-}

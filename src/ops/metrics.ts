@@ -1,56 +1,79 @@
 /**
- * Prometheus metrics (prom-client), served at `/metrics`. Names are prefixed
- * `tenant_gateway_`; every label has a small, fixed set of values (a route's
- * prefix, a status class, an error code), never a user, tenant or path.
+ * Prometheus metrics (prom-client), served at `/metrics`. The gateway's own
+ * are named `tenant_gateway_*`; Node's default metrics keep their standard
+ * names (`process_cpu_seconds_total`, `nodejs_*`), so stock Node.js
+ * dashboards find them. Every label has a small, fixed set of values (a
+ * route's label, a method, a status code, an error code), never a user,
+ * tenant or path. The list with meanings: `docs/operations.md`.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { BatchedHistogram, type Series } from './batched-histogram.js';
+import { createRequestMetrics, DURATION_BUCKETS, type RequestRecord } from './request-metrics.js';
+
+export type { RequestRecord } from './request-metrics.js';
 
 export interface CacheStats {
   hits: number;
   misses: number;
 }
 
-export interface Metrics {
-  registry: Registry;
-  /** One finished request: `route` is a route prefix, `api`, `forward-auth`, `admin` or `none`. */
-  request(route: string, status: number, refusal: string | undefined): void;
-  upstreamSeconds(route: string, seconds: number): void;
-  tokenIssued(): void;
-  upgrade(route: string, refusal: string | undefined): void;
-}
-
-export function createMetrics(sources: {
+/** What the metrics read from the rest of the gateway when scraped. */
+export interface MetricSources {
+  version: string;
   tokenCache: () => CacheStats;
   sessionCache: () => CacheStats & { live: boolean };
-}): Metrics {
-  const registry = new Registry();
-  collectDefaultMetrics({
-    register: registry,
-    prefix: 'tenant_gateway_',
-    eventLoopMonitoringPrecision: 20,
-  });
+  /** Requests on the main listener whose response has not closed. */
+  inFlight: () => number;
+  /** bcrypt jobs queued or running. */
+  passwordQueueDepth: () => number;
+  /** Unix ms when the key that signs new tokens was made. */
+  signingKeyCreatedAt: () => number;
+  /** Resolves when the store answers a ping; rejects otherwise. */
+  pingStore: () => Promise<void>;
+}
 
-  const requestCounts = new RequestCounts();
-  new Counter({
-    name: 'tenant_gateway_requests_total',
-    help: 'Requests by route, status class and outcome (accepted, or refused with its error code).',
-    labelNames: ['route', 'status_class', 'outcome', 'reason'] as const,
+export interface Metrics {
+  registry: Registry;
+  /** One finished request: its outcome record. */
+  request(record: RequestRecord): void;
+  tokenIssued(): void;
+  /** A Basic login refused on the identity endpoints (never a proxied request's 429). */
+  loginRefused(reason: 'invalid_credentials' | 'too_many_requests'): void;
+  upgrade(route: string, refusal: string | undefined): void;
+  configReload(ok: boolean): void;
+  sessionEvent(kind: string): void;
+  /** One store call: its method name, duration and whether it answered. */
+  storeCall(operation: string, seconds: number, ok: boolean): void;
+  /** How long a bcrypt job waited for a thread. */
+  passwordWait(seconds: number): void;
+}
+
+/** How long the store may take to answer the scrape's ping before it counts as down. */
+const STORE_PING_TIMEOUT_MS = 1000;
+
+export function createMetrics(sources: MetricSources): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+  const requests = createRequestMetrics(registry);
+
+  new Gauge({
+    name: 'tenant_gateway_build_info',
+    help: 'Always 1; the labels name the running build.',
+    labelNames: ['version', 'node_version'] as const,
+    registers: [registry],
+  }).set({ version: sources.version, node_version: process.version }, 1);
+  new Gauge({
+    name: 'tenant_gateway_requests_in_flight',
+    help: 'Requests on the main listener whose response has not closed.',
     registers: [registry],
     collect() {
-      requestCounts.drain((labels, increase) => this.inc(labels, increase));
+      this.set(sources.inFlight());
     },
   });
   const upgrades = new Counter({
     name: 'tenant_gateway_websocket_upgrades_total',
     help: 'WebSocket upgrade requests by route and outcome.',
     labelNames: ['route', 'outcome', 'reason'] as const,
-    registers: [registry],
-  });
-  const upstream = new Histogram({
-    name: 'tenant_gateway_upstream_duration_seconds',
-    help: 'Time from forwarding a request to the upstream response headers.',
-    labelNames: ['route'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
   const tokens = new Counter({
@@ -60,27 +83,78 @@ export function createMetrics(sources: {
   });
   const loginFailures = new Counter({
     name: 'tenant_gateway_login_failures_total',
-    help: 'Refused Basic logins by reason (invalid_credentials, too_many_requests).',
+    help: 'Refused Basic logins on the identity endpoints by reason (invalid_credentials, too_many_requests: locked out or throttled).',
     labelNames: ['reason'] as const,
     registers: [registry],
   });
   const storeErrors = new Counter({
     name: 'tenant_gateway_store_errors_total',
-    help: 'Requests refused with 503 because the store was unreachable.',
+    help: 'Requests answered 503 unavailable because the store was unreachable.',
     registers: [registry],
   });
   new Gauge({
-    name: 'tenant_gateway_cache_lookups',
-    help: 'Lookups in the in-process caches since start, by cache and result (hit, miss).',
+    name: 'tenant_gateway_store_up',
+    help: '1 when the store answered a ping at this scrape, else 0.',
+    registers: [registry],
+    async collect() {
+      this.set((await answers(sources.pingStore(), STORE_PING_TIMEOUT_MS)) ? 1 : 0);
+    },
+  });
+  const storeCalls = new BatchedHistogram(
+    'tenant_gateway_store_command_duration_seconds',
+    'Store calls (one or a few Redis commands each) by operation and result (ok, error).',
+    ['operation', 'result'],
+    DURATION_BUCKETS,
+    registry,
+  );
+  const storeSeries = new Map<string, Series>();
+  new Gauge({
+    name: 'tenant_gateway_password_queue_depth',
+    help: 'bcrypt jobs (logins, password changes, signups) queued or running.',
+    registers: [registry],
+    collect() {
+      this.set(sources.passwordQueueDepth());
+    },
+  });
+  const passwordWait = new BatchedHistogram(
+    'tenant_gateway_password_wait_seconds',
+    'Time a bcrypt job waited before a worker thread took it.',
+    [],
+    DURATION_BUCKETS,
+    registry,
+  ).series();
+  const reloads = new Counter({
+    name: 'tenant_gateway_config_reloads_total',
+    help: 'Config reloads (SIGHUP or POST /config/reload) by result (success, failure).',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  const lastReload = new Gauge({
+    name: 'tenant_gateway_config_last_reload_success_timestamp_seconds',
+    help: 'Unix time of the last config (re)load that took effect; the start counts.',
+    registers: [registry],
+  });
+  lastReload.setToCurrentTime();
+  new Gauge({
+    name: 'tenant_gateway_signing_key_age_seconds',
+    help: 'Age of the key that signs new tokens (from its kid when it is a timestamp, else its file time).',
+    registers: [registry],
+    collect() {
+      this.set(Math.max(0, (Date.now() - sources.signingKeyCreatedAt()) / 1000));
+    },
+  });
+  new Counter({
+    name: 'tenant_gateway_cache_lookups_total',
+    help: 'Lookups in the in-process caches by cache (verified_tokens, sessions) and result (hit, miss).',
     labelNames: ['cache', 'result'] as const,
     registers: [registry],
     collect() {
       const token = sources.tokenCache();
       const session = sources.sessionCache();
-      this.set({ cache: 'verified_tokens', result: 'hit' }, token.hits);
-      this.set({ cache: 'verified_tokens', result: 'miss' }, token.misses);
-      this.set({ cache: 'sessions', result: 'hit' }, session.hits);
-      this.set({ cache: 'sessions', result: 'miss' }, session.misses);
+      reportTotal(this, { cache: 'verified_tokens', result: 'hit' }, token.hits);
+      reportTotal(this, { cache: 'verified_tokens', result: 'miss' }, token.misses);
+      reportTotal(this, { cache: 'sessions', result: 'hit' }, session.hits);
+      reportTotal(this, { cache: 'sessions', result: 'miss' }, session.misses);
     },
   });
   new Gauge({
@@ -91,25 +165,28 @@ export function createMetrics(sources: {
       this.set(sources.sessionCache().live ? 1 : 0);
     },
   });
-
-  // Label children cached by route: labelling is hashing, and this runs per request.
-  const upstreamChildren = new Map<string, { observe(value: number): void }>();
+  /** The caches count since start: a counter is handed the increase since the last scrape. */
+  const seenTotals = new Map<string, number>();
+  function reportTotal(counter: Counter<string>, labels: Record<string, string>, total: number) {
+    const key = `${labels.cache} ${labels.result}`;
+    counter.inc(labels, total - (seenTotals.get(key) ?? 0));
+    seenTotals.set(key, total);
+  }
+  const sessionEvents = new Counter({
+    name: 'tenant_gateway_session_events_total',
+    help: 'Session events this instance received, by kind (session-ended, token-revoked, membership-removed, membership-added).',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
 
   return {
     registry,
-    request(route, status, refusal) {
-      requestCounts.add(route, status, refusal);
-      if (refusal === 'unavailable') storeErrors.inc();
-      if (refusal === 'invalid_credentials' || refusal === 'too_many_requests') {
-        loginFailures.inc({ reason: refusal });
-      }
-    },
-    upstreamSeconds(route, seconds) {
-      let child = upstreamChildren.get(route);
-      if (child === undefined) upstreamChildren.set(route, (child = upstream.labels({ route })));
-      child.observe(seconds);
+    request(record) {
+      requests.record(record);
+      if (record.reason === 'unavailable') storeErrors.inc();
     },
     tokenIssued: () => tokens.inc(),
+    loginRefused: (reason) => loginFailures.inc({ reason }),
     upgrade(route, refusal) {
       upgrades.inc({
         route,
@@ -118,64 +195,34 @@ export function createMetrics(sources: {
       });
       if (refusal === 'unavailable') storeErrors.inc();
     },
+    configReload(ok) {
+      reloads.inc({ result: ok ? 'success' : 'failure' });
+      if (ok) lastReload.setToCurrentTime();
+    },
+    sessionEvent: (kind) => sessionEvents.inc({ kind }),
+    storeCall(operation, seconds, ok) {
+      const key = ok ? operation : `${operation} error`;
+      let series = storeSeries.get(key);
+      if (series === undefined) {
+        series = storeCalls.series(operation, ok ? 'ok' : 'error');
+        storeSeries.set(key, series);
+      }
+      series.observe(seconds);
+    },
+    passwordWait: (seconds) => passwordWait.observe(seconds),
   };
 }
 
-type RequestLabels = Record<'route' | 'status_class' | 'outcome' | 'reason', string>;
-
-interface RequestSeries {
-  labels: RequestLabels;
-  count: number;
-  /** What prom-client has been handed so far. */
-  reported: number;
-}
-
-/**
- * Request counts as plain numbers, handed to prom-client when `/metrics` is
- * scraped: a labelled `inc` validates and hashes its label values on every
- * call (with the histogram's `observe`, 14k instructions of a proxied
- * request, counted with callgrind). The keys here are the route's prefix and
- * the error code, the same strings on every request, so each lookup hashes
- * nothing new.
- */
-class RequestCounts {
-  /** route → status class (1 for 1xx … 5 for 5xx) → refusal ('' when accepted). */
-  readonly #routes = new Map<string, Map<string, RequestSeries>[]>();
-
-  add(route: string, status: number, refusal: string | undefined): void {
-    let byClass = this.#routes.get(route);
-    if (byClass === undefined) this.#routes.set(route, (byClass = []));
-    const statusClass = Math.floor(status / 100);
-    const byRefusal = (byClass[statusClass] ??= new Map());
-    const reason = refusal ?? '';
-    let series = byRefusal.get(reason);
-    if (series === undefined) {
-      series = {
-        labels: {
-          route,
-          status_class: `${statusClass}xx`,
-          outcome: refusal === undefined ? 'accepted' : 'refused',
-          reason,
-        },
-        count: 0,
-        reported: 0,
-      };
-      byRefusal.set(reason, series);
-    }
-    series.count++;
-  }
-
-  /** Hands each series' increase since the last drain to `report`. */
-  drain(report: (labels: RequestLabels, increase: number) => void): void {
-    for (const byClass of this.#routes.values()) {
-      for (const byRefusal of byClass) {
-        if (byRefusal === undefined) continue;
-        for (const series of byRefusal.values()) {
-          if (series.count === series.reported) continue;
-          report(series.labels, series.count - series.reported);
-          series.reported = series.count;
-        }
-      }
-    }
+async function answers(ping: Promise<void>, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs, false);
+  });
+  try {
+    return await Promise.race([ping.then(() => true), timeout]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -30,11 +30,9 @@ export function createOpsHandler(deps: OpsDeps): OpsHandler {
   return (path, req, res, scope) => {
     if (!OPS_PATHS.includes(path)) return false;
     scope.route = 'admin';
-    const fail = (err: unknown) => {
-      scope.refusal = err instanceof GatewayError ? err.code : 'internal_error';
+    serve(path, req, res).catch((err: unknown) => {
       if (!res.headersSent) sendError(res, err);
-    };
-    serve(path, req, res).catch(fail);
+    });
     return true;
   };
 

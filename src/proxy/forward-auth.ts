@@ -101,3 +101,36 @@ export function originalHosts(req: IncomingMessage, verifyPath: string): string[
   if (hosts.length === 0) throw NO_ORIGINAL_HOST;
   return hosts;
 }
+
+/**
+ * The request the ingress asked about, for the access log: the method and
+ * URI (without its query: it may carry credentials) each ingress reports,
+ * the first source present; the host likewise. Log text only — the verdict
+ * reads every source (`originalRequestViews`).
+ */
+export function originalRequestForLog(
+  req: IncomingMessage,
+  verifyPath: string,
+): { method: string | undefined; host: string | undefined; uri: string | undefined } {
+  const header = (name: string) => {
+    const value = req.headers[name];
+    return typeof value === 'string' && value !== '' ? value : undefined;
+  };
+  const fullUrl = /^https?:\/\/([^/?#]*)([^?#]*)/i.exec(header('x-original-url') ?? '');
+  const suffix = verifyPath.startsWith(`${FORWARD_AUTH_PATH}/`)
+    ? verifyPath.slice(FORWARD_AUTH_PATH.length)
+    : undefined;
+  const uri =
+    (fullUrl === null ? undefined : fullUrl[2] || '/') ??
+    header('x-original-uri') ??
+    header('x-forwarded-uri') ??
+    suffix;
+  return {
+    method: header('x-original-method') ?? header('x-forwarded-method'),
+    host:
+      fullUrl?.[1] ||
+      header('x-forwarded-host') ||
+      (suffix === undefined ? undefined : header('host')),
+    uri: uri?.split('?', 1)[0],
+  };
+}

@@ -77,7 +77,6 @@ function admit(exchange: HttpExchange): void {
     exchange.stopTimer();
     // Answered here: nothing of it may reach the upstream.
     exchange.cancelled = TENANT_BUSY;
-    exchange.scope.refusal = TENANT_BUSY.code;
     sendError(exchange.res, TENANT_BUSY);
     return;
   }
@@ -90,7 +89,8 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
   controller: Dispatcher.DispatchController | undefined = undefined;
   /** Why the gateway gave up on this exchange; set once. */
   cancelled: Error | undefined = undefined;
-  readonly at = performance.now();
+  /** When the request went to undici; undefined while it waits for a slot. */
+  sentAt: number | undefined = undefined;
   hasBody = false;
   /** The client's response has closed. */
   closed = false;
@@ -113,6 +113,7 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
 
   /** Holds a slot: the request goes to undici, which sends it on a free connection. */
   send(): void {
+    this.sentAt = performance.now();
     const req = this.req;
     const headers = req.headers;
     let body: IncomingMessage | AsyncIterable<Buffer> | null = null;
@@ -169,7 +170,8 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
       controller.abort(this.cancelled);
       return;
     }
-    this.scope.upstreamMs = performance.now() - this.at;
+    this.recordUpstreamTime();
+    this.scope.upstreamStatus = statusCode;
     dropHopByHop(headers);
     keepGatewayCors(this.res, headers);
     if (statusMessage) this.res.writeHead(statusCode, statusMessage, headers);
@@ -197,13 +199,21 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
     const log = this.scope.log;
     if (res.headersSent) {
       // The answer has begun: all we can do is cut it, so the client sees a broken response.
+      this.scope.upstreamBroke = true;
       log.warn({ code: errorCode(err) }, 'upstream broke mid-response');
       res.destroy();
       return;
     }
+    this.recordUpstreamTime();
     const error = upstreamError(err);
     log.warn({ code: errorCode(err), upstream: this.upstream }, error.message);
     sendError(res, error);
+  }
+
+  /** Time from sending to the upstream's answer or failure, once per exchange. */
+  recordUpstreamTime(): void {
+    if (this.sentAt === undefined || this.scope.upstreamMs !== undefined) return;
+    this.scope.upstreamMs = performance.now() - this.sentAt;
   }
 
   stopTimer(): void {
@@ -229,7 +239,6 @@ function expire(exchange: HttpExchange): void {
     // Still in line for a connection: no upstream request exists, the gateway answers.
     exchange.target.slots.leave(exchange);
     exchange.cancelled = upstreamTimeout();
-    exchange.scope.refusal = 'gateway_timeout';
     exchange.scope.log.warn(
       { upstream: exchange.upstream },
       'no upstream connection came free within the route timeout',
@@ -237,6 +246,7 @@ function expire(exchange: HttpExchange): void {
     sendError(exchange.res, upstreamError(exchange.cancelled));
     return;
   }
+  exchange.recordUpstreamTime();
   exchange.cancel(upstreamTimeout());
   const error = upstreamError(exchange.cancelled);
   exchange.scope.log.warn(
@@ -250,13 +260,17 @@ function expire(exchange: HttpExchange): void {
 async function* chunksOf(req: IncomingMessage, exchange: HttpExchange): AsyncIterable<Buffer> {
   for await (const chunk of req) {
     exchange.timer?.refresh();
+    exchange.scope.bytesIn = (exchange.scope.bytesIn ?? 0) + (chunk as Buffer).length;
     yield chunk as Buffer;
   }
 }
 
 /** A request-body chunk arrived: the request is not idle. */
-function bodyMoved(this: IncomingMessage & Carrying): void {
-  this[EXCHANGE]?.timer?.refresh();
+function bodyMoved(this: IncomingMessage & Carrying, chunk: Buffer): void {
+  const exchange = this[EXCHANGE];
+  if (exchange === undefined) return;
+  exchange.timer?.refresh();
+  exchange.scope.bytesIn = (exchange.scope.bytesIn ?? 0) + chunk.length;
 }
 
 function responseDrained(this: ServerResponse & Carrying): void {

@@ -12,6 +12,12 @@ import { compileTenantRules, type RequestView, type TenantRule } from './tenant-
 
 export interface CompiledRoute {
   prefix: string;
+  /**
+   * The route in metrics and logs: its prefix, behind its hosts when it names
+   * some (`api.example.com,*.example.com/orders`), so routes on different
+   * hosts with one prefix stay apart.
+   */
+  label: string;
   /** The hosts it serves (see `route-table.ts`); undefined: any. */
   hosts: readonly string[] | undefined;
   /** Undefined: a forward-auth-only route (an ingress proxies; the gateway only verifies). */
@@ -57,6 +63,7 @@ export function compileRoutes(routes: readonly RouteConfig[]): RouteTable<Compil
   return createRouteTable(
     routes.map((r) => ({
       prefix: r.prefix,
+      label: r.hosts === undefined ? r.prefix : `${r.hosts.join(',')}${r.prefix}`,
       hosts: r.hosts,
       upstream: r.upstream,
       timeoutMs: r.timeoutMs,

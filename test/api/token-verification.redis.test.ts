@@ -185,14 +185,16 @@ describe('invalid_token', () => {
 });
 
 describe('unknown kids (issue 12)', () => {
-  /** `tenant_gateway_cache_lookups` of the verified-token cache, from /metrics. */
+  /** `tenant_gateway_cache_lookups_total` of the verified-token cache, from /metrics. */
   async function tokenCacheLookups(base: string): Promise<{ hit: number; miss: number }> {
     const text = await (await fetch(`${base}/metrics`)).text();
     const read = (result: string) => {
       const line = text
         .split('\n')
         .find((l) =>
-          l.startsWith(`tenant_gateway_cache_lookups{cache="verified_tokens",result="${result}"} `),
+          l.startsWith(
+            `tenant_gateway_cache_lookups_total{cache="verified_tokens",result="${result}"} `,
+          ),
         );
       return Number(line?.split(' ')[1]);
     };

@@ -91,7 +91,8 @@ describe('metrics', () => {
     expect(
       delta('tenant_gateway_requests_total', {
         route: '/api',
-        status_class: '2xx',
+        method: 'GET',
+        code: '200',
         outcome: 'accepted',
       }),
     ).toBe(3);
@@ -121,19 +122,17 @@ describe('metrics', () => {
     // parse-prometheus-text-format drops a histogram's labels: only /api is proxied here.
     expect(delta('tenant_gateway_upstream_duration_seconds')).toBe(3);
     expect(
-      delta('tenant_gateway_cache_lookups', { cache: 'verified_tokens', result: 'hit' }),
+      delta('tenant_gateway_cache_lookups_total', { cache: 'verified_tokens', result: 'hit' }),
     ).toBeGreaterThanOrEqual(3);
     expect(sample(after, 'tenant_gateway_session_events_live')).toBe(1);
-    expect(
-      after.find((f) => f.name === 'tenant_gateway_nodejs_eventloop_lag_seconds'),
-    ).toBeDefined();
+    expect(after.find((f) => f.name === 'nodejs_eventloop_lag_seconds')).toBeDefined();
   });
 
   it('a scrape with no traffic since the last one reports the same request totals', async () => {
     const { access_token } = await tokenFor(fx.gw.url, ALICE, 'acme');
     const auth = { authorization: bearer(access_token), 'x-tenant-id': 'acme' };
     expect((await fetch(`${fx.gw.url}/api/y`, { headers: auth })).status).toBe(200);
-    const labels = { route: '/api', status_class: '2xx', outcome: 'accepted' };
+    const labels = { route: '/api', code: '200', outcome: 'accepted' };
     const first = sample(await metrics(), 'tenant_gateway_requests_total', labels);
     const second = sample(await metrics(), 'tenant_gateway_requests_total', labels);
     expect(first).toBeGreaterThanOrEqual(1);

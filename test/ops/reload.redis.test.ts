@@ -17,6 +17,7 @@ import {
   stopGatewayProcesses,
 } from '../support/gateway-process.js';
 import { tokenFor } from '../support/identity-fixture.js';
+import { scrape, total } from '../support/prometheus-text.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
 
@@ -161,8 +162,17 @@ describe('SIGHUP', () => {
 
     // A fixed file is taken on the next SIGHUP.
     rewrite({ routes: [ORDERS(), INVOICES()] });
+    const fixedAt = Math.floor(Date.now() / 1000);
     expect((await gw.sighup()).msg).toBe('config reloaded');
     expect((await get(`${gw.url}/invoices/1`, auth)).status).toBe(200);
+
+    // Both counted, for the alert on a failed reload (issue 20).
+    const samples = await scrape(gw.url);
+    expect(total(samples, 'tenant_gateway_config_reloads_total', { result: 'failure' })).toBe(1);
+    expect(total(samples, 'tenant_gateway_config_reloads_total', { result: 'success' })).toBe(1);
+    expect(
+      total(samples, 'tenant_gateway_config_last_reload_success_timestamp_seconds'),
+    ).toBeGreaterThanOrEqual(fixedAt);
   });
 
   it('reports the keys it cannot apply live (tokens, listen) and keeps their old values', async () => {

@@ -318,8 +318,8 @@ async function main(): Promise<void> {
           samples.push({
             at: Date.now(),
             gateway: index,
-            rssMb: metric('tenant_gateway_process_resident_memory_bytes') / 1e6,
-            fds: metric('tenant_gateway_process_open_fds'),
+            rssMb: metric('process_resident_memory_bytes') / 1e6,
+            fds: metric('process_open_fds'),
           });
         else samples.push({ at: Date.now(), gateway: index, rssMb: rssMb(gw.proc.pid), fds: NaN });
       }
