@@ -71,6 +71,8 @@ beforeAll(async () => {
       { prefix: '/slow', upstream: slow.url, timeoutMs: 300 },
       { prefix: '/hang', upstream: hanging.url },
       { prefix: '/checked', hosts: ['app.example.com'] },
+      { prefix: '/shop', hosts: ['a.example.com'], upstream: echo.url },
+      { prefix: '/shop', hosts: ['b.example.com', '*.b.example.com'], upstream: echo.url },
     ],
   });
   sink = lineSink();
@@ -354,6 +356,17 @@ describe('the access log line', () => {
 });
 
 describe('the rest of the metrics', () => {
+  it('routes with one prefix on different hosts are counted apart', async () => {
+    const delta = await around(async () => {
+      for (const host of ['a.example.com', 'b.example.com', 'x.b.example.com'])
+        expect(await statusOf(`${gw.url}/shop/1`, { host, authorization: auth })).toBe(200);
+    });
+    expect(delta('tenant_gateway_requests_total', { route: 'a.example.com/shop' })).toBe(1);
+    expect(
+      delta('tenant_gateway_requests_total', { route: 'b.example.com,*.b.example.com/shop' }),
+    ).toBe(2);
+  });
+
   it("Node's defaults unprefixed, build info, key age, caches as counters, store and bcrypt timing", async () => {
     const samples = await scrape(adminUrl);
     expect(total(samples, 'process_cpu_seconds_total')).toBeGreaterThan(0);
@@ -445,6 +458,18 @@ describe('a request Node times out while it is handled', () => {
     }
   });
 });
+
+/** The status of a GET with these headers (Host included, which fetch will not send). */
+function statusOf(url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    request(url, { headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
 
 /** Reads a response the upstream cuts; resolves with its request id once the connection is gone. */
 function cutResponse(path: string): Promise<string> {
