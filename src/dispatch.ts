@@ -58,6 +58,8 @@ export interface DispatchDeps {
   metrics: Metrics;
   /** Opens each request's scope and records its outcome. */
   recorder: RequestRecorder;
+  /** Whether `/auth/verify` is on this listener; false when it has a listener of its own. */
+  forwardAuthHere: boolean;
   /** The Koa api's request handler. */
   api: Handler;
   /** The ops endpoints when they share this listener; answers false for other paths. */
@@ -159,10 +161,14 @@ export function createRequestHandler(deps: DispatchDeps) {
       .end();
   }
 
-  const onRequest: Handler = (req, res) => {
+  /**
+   * Opens the request's scope and reads its target; undefined when the
+   * request was already answered (refused) or must not be.
+   */
+  function begin(req: IncomingMessage, res: ServerResponse) {
     // Pipelined behind a refusal that ends the connection: its framing is
     // suspect, and its answer would never be read. Never forwarded.
-    if ((req.socket as ClosingSocket)[CLOSING] === true) return;
+    if ((req.socket as ClosingSocket)[CLOSING] === true) return undefined;
     const scope = openScope(req, res, recorder);
     const fail = (err: unknown) => {
       if (!isGatewayError(err) || err.status >= 500) scope.log.warn({ err }, 'request failed');
@@ -170,12 +176,18 @@ export function createRequestHandler(deps: DispatchDeps) {
         (req.socket as ClosingSocket)[CLOSING] = true;
       if (!res.headersSent) sendError(res, err);
     };
-    let target: NormalisedTarget;
     try {
-      target = normaliseTarget(req.url);
+      return { scope, fail, target: normaliseTarget(req.url) };
     } catch (err) {
-      return fail(err);
+      fail(err);
+      return undefined;
     }
+  }
+
+  const onRequest: Handler = (req, res) => {
+    const begun = begin(req, res);
+    if (begun === undefined) return;
+    const { scope, fail, target } = begun;
     if (deps.ops?.(target.path, req, res, scope)) return;
     if (isApiPath(target.path)) {
       scope.route = 'api';
@@ -185,7 +197,7 @@ export function createRequestHandler(deps: DispatchDeps) {
       req.url = urlOf(target);
       return deps.api(req, res);
     }
-    if (isForwardAuthPath(target.path)) {
+    if (deps.forwardAuthHere && isForwardAuthPath(target.path)) {
       scope.route = 'forward-auth';
       return void verify(req, res, scope, target).catch(fail);
     }
@@ -278,7 +290,18 @@ export function createRequestHandler(deps: DispatchDeps) {
       }, refuse);
   };
 
-  return { onRequest, onUpgrade };
+  /** The forward-auth listener (config `forwardAuth`): `/auth/verify` and nothing else. */
+  const onForwardAuthRequest: Handler = (req, res) => {
+    const begun = begin(req, res);
+    if (begun === undefined) return;
+    const { scope, fail, target } = begun;
+    if (!isForwardAuthPath(target.path))
+      return fail(new GatewayError('not_found', 'This listener serves /auth/verify only.'));
+    scope.route = 'forward-auth';
+    verify(req, res, scope, target).catch(fail);
+  };
+
+  return { onRequest, onUpgrade, onForwardAuthRequest };
 }
 
 /** The admin listener: the ops endpoints and nothing else. */

@@ -45,10 +45,12 @@ export interface Gateway {
   server: Server;
   /** The admin listener, when `admin` is configured. */
   adminServer?: Server;
+  /** The forward-auth listener, when `forwardAuth` is configured. */
+  forwardAuthServer?: Server;
   store: Store;
   keyring: KeyRing;
   /** Starts listening; resolves with the bound addresses. */
-  listen(): Promise<{ main: AddressInfo; admin?: AddressInfo }>;
+  listen(): Promise<{ main: AddressInfo; admin?: AddressInfo; forwardAuth?: AddressInfo }>;
   /**
    * Applies a new config: routes, tenant rules, identity headers, trusted
    * proxies and signing keys change at once, without dropping connections.
@@ -269,6 +271,7 @@ export async function createGateway(
     recorder,
     api: api.callback(),
     ...(config.admin === undefined ? { ops } : {}),
+    forwardAuthHere: config.forwardAuth === undefined,
     admit: createAdmit(core.authenticate),
     forwarder,
     liveWebSockets,
@@ -299,6 +302,14 @@ export async function createGateway(
   );
   server.on('checkExpectation', (req, res) => refusedByServer(answerExpectation(req, res)));
 
+  let forwardAuthServer: Server | undefined;
+  if (config.forwardAuth !== undefined) {
+    forwardAuthServer = createServer(slowClientLimits(config.limits), handler.onForwardAuthRequest);
+    forwardAuthServer.on('clientError', (err: NodeJS.ErrnoException, socket) =>
+      refusedByServer(answerClientError(err, socket), err.code),
+    );
+  }
+
   let adminServer: Server | undefined;
   if (config.admin !== undefined) {
     adminServer = createServer(
@@ -315,25 +326,37 @@ export async function createGateway(
   return {
     server,
     ...(adminServer === undefined ? {} : { adminServer }),
+    ...(forwardAuthServer === undefined ? {} : { forwardAuthServer }),
     store,
     keyring,
     async listen() {
       const main = await listenOn(server, config.listen.host, config.listen.port);
-      if (adminServer === undefined || config.admin === undefined) return { main };
-      return { main, admin: await listenOn(adminServer, config.admin.host, config.admin.port) };
+      const bound: Awaited<ReturnType<Gateway['listen']>> = { main };
+      if (forwardAuthServer !== undefined && config.forwardAuth !== undefined)
+        bound.forwardAuth = await listenOn(
+          forwardAuthServer,
+          config.forwardAuth.host,
+          config.forwardAuth.port,
+        );
+      if (adminServer !== undefined && config.admin !== undefined)
+        bound.admin = await listenOn(adminServer, config.admin.host, config.admin.port);
+      return bound;
     },
     reload,
     ...(reloadFromFile === undefined ? {} : { reloadFromFile }),
     async close(drainMs = 0) {
       readiness.drain();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const traffic = forwardAuthServer === undefined ? [server] : [server, forwardAuthServer];
+      const closed = Promise.all(
+        traffic.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))),
+      );
       const deadline = Date.now() + drainMs;
       while ((recorder.inFlight() > 0 || forwarder.openWebSockets() > 0) && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 50));
       }
       liveWebSockets.close();
       forwarder.close();
-      server.closeAllConnections();
+      for (const s of traffic) s.closeAllConnections();
       await closed;
       if (adminServer !== undefined) {
         const adminClosed = new Promise<void>((resolve) => adminServer.close(() => resolve()));
@@ -364,6 +387,7 @@ function slowClientLimits(limits: GatewayConfig['limits']): ServerOptions {
 const RESTART_KEYS = [
   'listen',
   'admin',
+  'forwardAuth',
   'store',
   'seed',
   // The token verifier and issuer keep the settings they were built with; the

@@ -28,10 +28,16 @@ export async function serve(loaded: LoadedConfig): Promise<void> {
     log,
     reloadConfig === undefined ? {} : { reloadConfig },
   );
-  const { main, admin } = await gateway.listen();
+  const { main, admin, forwardAuth } = await gateway.listen();
   const base = urlOf(main);
   log.info(
-    { address: main.address, port: main.port, admin: admin && urlOf(admin), config: file },
+    {
+      address: main.address,
+      port: main.port,
+      admin: admin && urlOf(admin),
+      forwardAuth: forwardAuth && urlOf(forwardAuth),
+      config: file,
+    },
     'listening',
   );
   const hint = (demo && (await demoLines(base, demo.url, loaded))) ?? (await tryLine(base, loaded));

@@ -65,6 +65,16 @@ const admin = z.strictObject({
   configReload: boolean().default(false),
 });
 
+/**
+ * A listener of its own for forward-auth (`/auth/verify`, issue 21): then the
+ * main listener no longer serves it, and a NetworkPolicy can let only the
+ * ingress controller reach this port.
+ */
+const forwardAuth = z.strictObject({
+  host: hostName().default('0.0.0.0'),
+  port: port().default(8081),
+});
+
 /** `host:port`, a bracketed IPv6 address allowed (`[fd00::1]:6379`). */
 const hostPort = z.string().refine((value) => {
   const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/.exec(value);
@@ -323,8 +333,13 @@ const route = z.strictObject({
    * is refused, 401). Default `bearer`.
    */
   auth: z.enum(['bearer', 'none']).default('bearer'),
-  /** Remove `Authorization` before forwarding (the upstream then sees only the identity headers). */
-  stripAuthorization: boolean().default(false),
+  /**
+   * Remove `Authorization` before forwarding: the upstream sees only the
+   * identity headers, never a replayable token it might log (issue 21; as
+   * Envoy's `jwt_authn` by default). `false` for an upstream that verifies
+   * the token itself.
+   */
+  stripAuthorization: boolean().default(true),
   /**
    * TLS to an https upstream: `ca` (PEM file: the CA that signed it, instead
    * of the system's), `serverName` (SNI and the name checked), `cert` + `key`
@@ -417,6 +432,8 @@ export const configSchema = z
   .strictObject({
     listen: listen.default({ host: '0.0.0.0', port: 8080 }),
     admin: admin.optional(),
+    /** Omitted: `/auth/verify` is served on `listen`. */
+    forwardAuth: forwardAuth.optional(),
     store: store.default({}),
     seed: z.string().min(1).optional(),
     tokens: tokens.default(() => tokens.parse({})),
@@ -497,6 +514,7 @@ export const configSchema = z
           break;
         }
       });
+      checkListeners(config, ctx);
       checkTimeouts(config.limits, ctx);
       checkUpstreamPool(config.upstreamPool, ctx);
       const headers: unknown = config.identityHeaders;
@@ -510,6 +528,30 @@ export const configSchema = z
     },
     { when: () => true },
   );
+
+const ANY_ADDRESS = new Set(['0.0.0.0', '::', '[::]']);
+
+/** Two listeners on one port would fail at start (EADDRINUSE) after `config check` said ok. */
+function checkListeners(config: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const seen: { key: string; host: string; port: number }[] = [];
+  for (const key of ['listen', 'admin', 'forwardAuth']) {
+    const { host, port } = (config[key] ?? {}) as { host?: unknown; port?: unknown };
+    if (typeof host !== 'string' || typeof port !== 'number' || port === 0) continue;
+    const clash = seen.find(
+      (other) =>
+        other.port === port &&
+        (other.host === host || ANY_ADDRESS.has(other.host) || ANY_ADDRESS.has(host)),
+    );
+    if (clash !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [key, 'port'],
+        message: `is ${clash.key}.port too (${port}): each listener needs a port of its own`,
+      });
+    }
+    seen.push({ key, host, port });
+  }
+}
 
 /** Node refuses a server whose headers timeout exceeds its request timeout. */
 function checkTimeouts(value: unknown, ctx: z.RefinementCtx): void {

@@ -30,6 +30,27 @@ const route = (prefix: string, upstream = 'http://127.0.0.1:9001') =>
   `  - { prefix: ${prefix}, upstream: ${upstream} }`;
 
 describe('key paths of problems', () => {
+  it('refuses two listeners on one port (serve would die on EADDRINUSE), names the later one', () => {
+    expect(problemsOf('listen: { port: 9090 }\nadmin: { port: 9090 }')).toEqual([
+      'admin.port: is listen.port too (9090): each listener needs a port of its own',
+    ]);
+    expect(
+      problemsOf(
+        'listen: { host: 127.0.0.1, port: 8080 }\nforwardAuth: { host: 0.0.0.0, port: 8080 }',
+      ),
+    ).toEqual([
+      'forwardAuth.port: is listen.port too (8080): each listener needs a port of its own',
+    ]);
+    // Different addresses may share a port; port 0 is a new port each time.
+    expect(
+      parseConfigText(
+        'listen: { host: 127.0.0.1, port: 8080 }\nadmin: { host: 127.0.0.2, port: 8080 }\nforwardAuth: { port: 0 }',
+        SOURCE,
+        {},
+      ).forwardAuth,
+    ).toEqual({ host: '0.0.0.0', port: 0 });
+  });
+
   it('names a bad upstream by its index in routes', () => {
     const problems = problemsOf(
       ['routes:', route('/orders'), route('/billing', 'ftp://files.example.com')].join('\n'),
@@ -436,7 +457,7 @@ describe('defaults', () => {
         upstream: 'http://127.0.0.1:9001',
         timeoutMs: 30000,
         auth: 'bearer',
-        stripAuthorization: false,
+        stripAuthorization: true,
         stripPrefix: false,
       },
     ]);

@@ -31,7 +31,8 @@ beforeAll(async () => {
   fx = await startIdentityFixture({
     routes: [
       { prefix: '/orders', upstream: echo.url, tenant: { header: 'X-Tenant-Id' } },
-      { prefix: '/orders/public', upstream: echo.url, auth: 'none' },
+      // Its upstream checks a Basic login of its own: it asks for Authorization.
+      { prefix: '/orders/public', upstream: echo.url, auth: 'none', stripAuthorization: false },
       { prefix: '/live-public', upstream: ws.url, auth: 'none' },
       { prefix: '/', upstream: echo.url, auth: 'none' },
     ],
@@ -87,11 +88,15 @@ describe('a public route (auth: none)', () => {
     expect(bad.error).toBe('invalid_token');
   });
 
-  it("passes another scheme (the upstream's own Basic) through, anonymously", async () => {
+  it("passes another scheme (the upstream's own Basic) through, anonymously, where the route keeps Authorization", async () => {
     const res = await get('/orders/public/menu', { authorization: basic('u', 'p') });
     expect(res.status).toBe(200);
     expect(res.headers?.authorization).toBe(basic('u', 'p'));
     expect(res.headers?.['x-user-id']).toBeUndefined();
+    // Any other public route strips it, as every route does by default.
+    const stripped = await get('/elsewhere', { authorization: basic('u', 'p') });
+    expect(stripped.status).toBe(200);
+    expect(stripped.headers?.authorization).toBeUndefined();
   });
 
   it('the protected prefix around it still needs the token, in every spelling', async () => {

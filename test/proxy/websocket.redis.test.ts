@@ -42,11 +42,12 @@ beforeAll(async () => {
   ]);
   fx = await startIdentityFixture({
     routes: [
-      { prefix: '/live', upstream: upstream.url, stripAuthorization: true },
+      { prefix: '/live', upstream: upstream.url },
       {
         prefix: '/tenants',
         upstream: upstream.url,
         tenant: { path: '/tenants/:tenant_id' },
+        stripAuthorization: false,
       },
       { prefix: '/down', upstream: refused.url },
       { prefix: '/stalled', upstream: stalled.url, timeoutMs: 300 },
@@ -167,12 +168,12 @@ describe('an admitted upgrade', () => {
     expect(seen['x-request-id']).toBe('ws-spoof-1');
     expect(seen['x_user_id']).toBeUndefined();
     expect(Object.keys(seen).filter((k) => /^x[-_]user[-_]id$/i.test(k))).toEqual(['x-user-id']);
-    // stripAuthorization on this route: the upstream sees the identity headers only.
+    // stripAuthorization by default: the upstream sees the identity headers only.
     expect(seen.authorization).toBeUndefined();
     expect(seen.upgrade).toBe('websocket');
   });
 
-  it('passes Authorization on to the upstream on a route that does not strip it', async () => {
+  it('passes Authorization on to the upstream on a route that asks for it (stripAuthorization: false)', async () => {
     const before = upstream.upgrades.length;
     const ws = await open('/tenants/acme/feed', { authorization: bearer(aliceAcme) });
     await closed(ws);
