@@ -16,6 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Principal } from './auth/authenticate.js';
+import { watchBodyIdle } from './body-idle.js';
 import { GatewayError, isGatewayError } from './errors.js';
 import type { Metrics } from './ops/metrics.js';
 import type { RequestRecorder } from './ops/request-recorder.js';
@@ -60,6 +61,8 @@ export interface DispatchDeps {
   recorder: RequestRecorder;
   /** Whether `/auth/verify` is on this listener; false when it has a listener of its own. */
   forwardAuthHere: boolean;
+  /** `server.requestBodyIdleTimeoutMs`: the longest silence within a request body. */
+  bodyIdleMs: number;
   /** The Koa api's request handler. */
   api: Handler;
   /** The ops endpoints when they share this listener; answers false for other paths. */
@@ -70,6 +73,13 @@ export interface DispatchDeps {
   liveWebSockets?: LiveWebSockets;
   settings: ProxySettings;
 }
+
+const BODY_IDLE = new GatewayError(
+  'request_timeout',
+  'The request body stopped arriving (server.requestBodyIdleTimeoutMs).',
+  // What is left of the body would be read as the next request.
+  { headers: { connection: 'close' } },
+);
 
 /** Marks a connection whose last answer closes it (`Connection: close` on a refusal). */
 const CLOSING = Symbol('tenant-gateway.closing');
@@ -162,6 +172,21 @@ export function createRequestHandler(deps: DispatchDeps) {
   }
 
   /**
+   * The request body stopped arriving: 408, then the upstream request (if
+   * any) is aborted. In that order: aborting destroys the request body, and
+   * with it the connection the 408 must leave on. An answer already under
+   * way is cut instead.
+   */
+  function bodyStalled(res: ServerResponse, fail: (err: unknown) => void) {
+    if (res.headersSent) {
+      forwarder.abandon(res);
+      return;
+    }
+    fail(BODY_IDLE);
+    res.once('finish', () => forwarder.abandon(res));
+  }
+
+  /**
    * Opens the request's scope and reads its target; undefined when the
    * request was already answered (refused) or must not be.
    */
@@ -172,10 +197,12 @@ export function createRequestHandler(deps: DispatchDeps) {
     const scope = openScope(req, res, recorder);
     const fail = (err: unknown) => {
       if (!isGatewayError(err) || err.status >= 500) scope.log.warn({ err }, 'request failed');
-      if (isGatewayError(err) && err.headers.connection === 'close')
-        (req.socket as ClosingSocket)[CLOSING] = true;
+      const socket = req.socket as ClosingSocket | null;
+      if (socket !== null && isGatewayError(err) && err.headers.connection === 'close')
+        socket[CLOSING] = true;
       if (!res.headersSent) sendError(res, err);
     };
+    watchBodyIdle(req, res, deps.bodyIdleMs, () => bodyStalled(res, fail));
     try {
       return { scope, fail, target: normaliseTarget(req.url) };
     } catch (err) {

@@ -272,12 +272,14 @@ export async function createGateway(
     api: api.callback(),
     ...(config.admin === undefined ? { ops } : {}),
     forwardAuthHere: config.forwardAuth === undefined,
+    bodyIdleMs: config.server.requestBodyIdleTimeoutMs,
     admit: createAdmit(core.authenticate),
     forwarder,
     liveWebSockets,
     settings,
   });
-  const server = createServer(slowClientLimits(config.limits), handler.onRequest);
+  const serverOptions = clientTimeouts(config.server, config.limits);
+  const server = createServer(serverOptions, handler.onRequest);
   server.on('upgrade', handler.onUpgrade);
   // What Node's HTTP server would answer with a bare status line: the JSON error instead.
   // A request being handled is recorded when its response closes, with this answer.
@@ -304,7 +306,7 @@ export async function createGateway(
 
   let forwardAuthServer: Server | undefined;
   if (config.forwardAuth !== undefined) {
-    forwardAuthServer = createServer(slowClientLimits(config.limits), handler.onForwardAuthRequest);
+    forwardAuthServer = createServer(serverOptions, handler.onForwardAuthRequest);
     forwardAuthServer.on('clientError', (err: NodeJS.ErrnoException, socket) =>
       refusedByServer(answerClientError(err, socket), err.code),
     );
@@ -369,16 +371,23 @@ export async function createGateway(
 }
 
 /**
- * Node's limits on slow clients (408 past them). It looks for expired
- * requests every `connectionsCheckingInterval` (30 s by default), which would
- * stretch a short limit: here at most half the shorter limit.
+ * Node's limits on slow clients (408 past them) and idle keep-alive
+ * connections. Node looks for expired requests every
+ * `connectionsCheckingInterval` (30 s by default), which would stretch a
+ * short limit: here at most half the shorter limit. A body's silence is
+ * watched per request (`body-idle.ts`).
  */
-function slowClientLimits(limits: GatewayConfig['limits']): ServerOptions {
-  const { headersTimeoutMs, requestTimeoutMs } = limits;
+function clientTimeouts(
+  server: GatewayConfig['server'],
+  limits: GatewayConfig['limits'],
+): ServerOptions {
+  const { headersTimeoutMs, keepAliveTimeoutMs } = server;
+  const { requestTimeoutMs } = limits;
   const shortest = Math.min(headersTimeoutMs, requestTimeoutMs > 0 ? requestTimeoutMs : Infinity);
   return {
     headersTimeout: headersTimeoutMs,
     requestTimeout: requestTimeoutMs,
+    keepAliveTimeout: keepAliveTimeoutMs,
     connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(shortest / 2))),
   };
 }
@@ -396,6 +405,7 @@ const RESTART_KEYS = [
   'signup',
   'passwords',
   'limits',
+  'server',
   'upstreamPool',
   'log',
   'shutdown',

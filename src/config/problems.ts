@@ -54,11 +54,18 @@ export const problemMessages: z.core.$ZodErrorMap = (issue) => {
  * `schema` is the root the issue's path is relative to: it supplies the known
  * keys for "did you mean" hints.
  */
+/** Keys a release moved: the old spelling is refused with the new one named. */
+const MOVED_KEYS: Readonly<Record<string, string>> = {
+  'limits.headersTimeoutMs': 'server.headersTimeoutMs',
+};
+
 export function describeIssue(issue: z.core.$ZodIssue, schema: unknown): string[] {
   const path = issue.path;
   if (issue.code === 'unrecognized_keys') {
     const known = knownKeysAt(schema, path);
     return issue.keys.map((key) => {
+      const moved = MOVED_KEYS[formatPath([...path, key])];
+      if (moved !== undefined) return `${formatPath([...path, key])}: moved to ${moved}`;
       const suggestion = known.length > 0 ? closest(key, known) : undefined;
       const hint =
         suggestion !== undefined && similar(key, suggestion)

@@ -201,10 +201,32 @@ const limits = z.strictObject({
     .default({ perIp: 20, windowSeconds: 3600 }),
   /** Largest request body the gateway's own endpoints accept (proxied bodies are streamed). */
   bodyBytes: integer(256, 10 * 1024 * 1024).default(16 * 1024),
-  /** A client that has not sent a request's headers within this gets 408 (slowloris); Node's default. */
+  /**
+   * A cap on a whole request (headers and body), 408 past it; 0: none. Off by
+   * default: `server.requestBodyIdleTimeoutMs` already stops a client that
+   * stalls, and a cap would cut a long upload that keeps moving (issue 20:
+   * Node's 300 s default cut them at ~329 s).
+   */
+  requestTimeoutMs: integer(0, 86_400_000).default(0),
+});
+
+/** Client-side timeouts (DESIGN §3 `server`). */
+const server = z.strictObject({
+  /**
+   * How long an idle keep-alive connection stays open. Above the idle timeout
+   * of what sits in front (AWS ALB 60 s, nginx `keepalive_timeout` 60 s): a
+   * balancer that reuses a connection the gateway has just closed answers its
+   * client 502. Node's own default is 5 s.
+   */
+  keepAliveTimeoutMs: integer(1000, 3_600_000).default(65_000),
+  /** A client that has not sent a request's headers within this gets 408 (slowloris). */
   headersTimeoutMs: integer(100, 600_000).default(60_000),
-  /** A client that has not sent a whole request (headers and body) within this gets 408; 0: never. Node's default. */
-  requestTimeoutMs: integer(0, 86_400_000).default(300_000),
+  /**
+   * The longest silence within a request body (proxied or to the gateway's
+   * own endpoints): past it 408, the connection closes and a proxied
+   * request is aborted upstream. A body that keeps moving is never cut.
+   */
+  requestBodyIdleTimeoutMs: integer(100, 3_600_000).default(60_000),
 });
 
 /**
@@ -325,7 +347,17 @@ const route = z.strictObject({
     .optional(),
   /** Omitted: a forward-auth-only route (its rules for `/auth/verify`; never proxied). */
   upstream: httpUrl.optional(),
+  /**
+   * To the upstream's response head: covers the wait for a connection, and is
+   * pushed back while the request body is still moving. 504 past it.
+   */
   timeoutMs: integer(1, 3_600_000).default(30_000),
+  /**
+   * The longest silence within the upstream's response body; past it the
+   * response is cut (its head has gone to the client). 0: never. Long enough
+   * for streams and long polls that send a heartbeat.
+   */
+  bodyIdleTimeoutMs: integer(0, 86_400_000).default(300_000),
   tenant: tenantRules.optional(),
   /**
    * `none`: a public route — no token needed; identity headers are still
@@ -440,6 +472,7 @@ export const configSchema = z
     signup: signup.default({ enabled: false, cloudRegion: 'local' }),
     passwords: passwords.default({ bcryptCost: 10 }),
     limits: limits.default(() => limits.parse({})),
+    server: server.default(() => server.parse({})),
     /** Omitted: 512 connections per upstream origin, a quarter of them per tenant. */
     upstreamPool: upstreamPool.optional(),
     trustedProxies: z.array(cidr).default([]),
@@ -515,7 +548,7 @@ export const configSchema = z
         }
       });
       checkListeners(config, ctx);
-      checkTimeouts(config.limits, ctx);
+      checkTimeouts(config.server, config.limits, ctx);
       checkUpstreamPool(config.upstreamPool, ctx);
       const headers: unknown = config.identityHeaders;
       if (headers === null || typeof headers !== 'object') return;
@@ -554,16 +587,14 @@ function checkListeners(config: Record<string, unknown>, ctx: z.RefinementCtx): 
 }
 
 /** Node refuses a server whose headers timeout exceeds its request timeout. */
-function checkTimeouts(value: unknown, ctx: z.RefinementCtx): void {
-  const { headersTimeoutMs: headers, requestTimeoutMs: request } = (value ?? {}) as Record<
-    string,
-    unknown
-  >;
+function checkTimeouts(server: unknown, limits: unknown, ctx: z.RefinementCtx): void {
+  const headers = (server as { headersTimeoutMs?: unknown } | undefined)?.headersTimeoutMs;
+  const request = (limits as { requestTimeoutMs?: unknown } | undefined)?.requestTimeoutMs;
   if (typeof headers !== 'number' || typeof request !== 'number') return;
   if (request > 0 && headers > request) {
     ctx.addIssue({
       code: 'custom',
-      path: ['limits', 'headersTimeoutMs'],
+      path: ['server', 'headersTimeoutMs'],
       message: `must not exceed limits.requestTimeoutMs (${request})`,
     });
   }

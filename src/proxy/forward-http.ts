@@ -21,7 +21,22 @@ import type { RequestScope } from '../scope.js';
 import { dropHopByHop, keepGatewayCors } from './response-headers.js';
 import { clientLeft, errorCode, upstreamError, upstreamTimeout } from './upstream-error.js';
 import type { SlotState } from './tenant-slots.js';
-import { upstreamPath, type PooledRequest, type UpstreamTarget } from './upstream-pools.js';
+import {
+  upstreamPath,
+  type PooledRequest,
+  type UpstreamTarget,
+  type UpstreamTls,
+} from './upstream-pools.js';
+
+/** Where and how a route forwards. */
+export interface ForwardTarget {
+  upstream: string;
+  timeoutMs: number;
+  /** The longest silence within the upstream's response body (undici's `bodyTimeout`); 0: none. */
+  bodyIdleTimeoutMs: number;
+  /** The route's TLS to an https upstream; undefined: Node's defaults. */
+  tls?: UpstreamTls | undefined;
+}
 
 /** The exchange rides on the request and response: shared listeners find it without a closure. */
 const EXCHANGE = Symbol('tenant-gateway.exchange');
@@ -52,12 +67,11 @@ export function forwardHttp(
   req: IncomingMessage,
   res: ServerResponse,
   target: UpstreamTarget,
-  upstream: string,
-  timeoutMs: number,
+  route: ForwardTarget,
   scope: RequestScope,
 ): void {
-  const exchange = new HttpExchange(req, res, scope, target, upstream, scope.tenantId ?? NO_TENANT);
-  exchange.timer = setTimeout(expire, timeoutMs, exchange);
+  const exchange = new HttpExchange(req, res, scope, target, route, scope.tenantId ?? NO_TENANT);
+  exchange.timer = setTimeout(expire, route.timeoutMs, exchange);
   (res as ServerResponse & Carrying)[EXCHANGE] = exchange;
   res.on('close', responseClosed);
   // Requests a client pipelines on one connection go upstream one after the
@@ -67,6 +81,15 @@ export function forwardHttp(
   socket[LAST] = exchange;
   if (previous !== undefined && !previous.closed) previous.next = exchange;
   else admit(exchange);
+}
+
+/**
+ * Gives up on the exchange answering `res`, if any: its upstream request is
+ * aborted (the upstream sees a broken request, never a truncated one as
+ * whole). For an answer the gateway gives instead (a stalled request body).
+ */
+export function abandonExchange(res: ServerResponse): void {
+  (res as ServerResponse & Carrying)[EXCHANGE]?.cancel(clientLeft());
 }
 
 /** Asks for a slot of the origin: sent now, when one frees, or refused (429). */
@@ -105,10 +128,14 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
     readonly res: ServerResponse,
     readonly scope: RequestScope,
     readonly target: UpstreamTarget,
-    readonly upstream: string,
+    readonly route: ForwardTarget,
     readonly tenant: string,
   ) {
     this.socket = req.socket as ClientSocket;
+  }
+
+  get upstream(): string {
+    return this.route.upstream;
   }
 
   /** Holds a slot: the request goes to undici, which sends it on a free connection. */
@@ -134,6 +161,9 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
         path: upstreamPath(this.target, req.url ?? '/'),
         method: req.method ?? 'GET',
         headers,
+        // The head is the route timer's (it also covers the wait for a slot).
+        headersTimeout: 0,
+        bodyTimeout: this.route.bodyIdleTimeoutMs,
         // undici takes async iterables (docs/api/Dispatcher.md); its types omit them.
         body: body as Dispatcher.DispatchOptions['body'],
       },

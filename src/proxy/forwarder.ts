@@ -15,17 +15,12 @@ import { GatewayError } from '../errors.js';
 import { REQUEST_ID_HEADER } from '../request-id.js';
 import { sendUpgradeError } from '../respond.js';
 import type { RequestScope } from '../scope.js';
-import { forwardHttp } from './forward-http.js';
+import { abandonExchange, forwardHttp, type ForwardTarget } from './forward-http.js';
 import { forwardUpgrade } from './forward-upgrade.js';
 import type { SlotLimits } from './tenant-slots.js';
 import { createUpstreamPools, type UpstreamTls } from './upstream-pools.js';
 
-export interface ForwardTarget {
-  upstream: string;
-  timeoutMs: number;
-  /** The route's TLS to an https upstream; undefined: Node's defaults. */
-  tls?: UpstreamTls | undefined;
-}
+export type { ForwardTarget } from './forward-http.js';
 
 export interface Forwarder {
   /** Forwards; records the upstream's time to response headers on `scope`. */
@@ -42,6 +37,8 @@ export interface Forwarder {
     log: Logger,
     opened?: (upstream: Duplex) => void,
   ): void;
+  /** Aborts the upstream request answering `res`, if any (the gateway answers it instead). */
+  abandon(res: ServerResponse): void;
   /** Keeps the connections to these upstreams; closes the others' once idle (config reload). */
   retainUpstreams(upstreams: Iterable<{ upstream: string; tls?: UpstreamTls | undefined }>): void;
   /** Proxied WebSockets still open. */
@@ -61,14 +58,7 @@ export function createForwarder(pool: SlotLimits = { maxConnections: 512 }): For
 
   return {
     web(req, res, target, scope) {
-      forwardHttp(
-        req,
-        res,
-        pools.target(target.upstream, target.tls),
-        target.upstream,
-        target.timeoutMs,
-        scope,
-      );
+      forwardHttp(req, res, pools.target(target.upstream, target.tls), target, scope);
     },
     ws(req, socket, head, target, log, opened) {
       // The header policy has set the request's id on the forwarded headers.
@@ -92,6 +82,7 @@ export function createForwarder(pool: SlotLimits = { maxConnections: 512 }): For
         opened ?? noop,
       );
     },
+    abandon: abandonExchange,
     retainUpstreams: (upstreams) => pools.retain(upstreams),
     openWebSockets: () => webSockets.size,
     close() {

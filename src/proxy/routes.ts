@@ -23,6 +23,8 @@ export interface CompiledRoute {
   /** Undefined: a forward-auth-only route (an ingress proxies; the gateway only verifies). */
   upstream: string | undefined;
   timeoutMs: number;
+  /** The longest silence within the upstream's response body; 0: none. */
+  bodyIdleTimeoutMs: number;
   stripAuthorization: boolean;
   /** `none`: public (see {@link anonymousAllowed}). */
   auth: 'bearer' | 'none';
@@ -67,6 +69,7 @@ export function compileRoutes(routes: readonly RouteConfig[]): RouteTable<Compil
       hosts: r.hosts,
       upstream: r.upstream,
       timeoutMs: r.timeoutMs,
+      bodyIdleTimeoutMs: r.bodyIdleTimeoutMs,
       stripAuthorization: r.stripAuthorization,
       auth: r.auth,
       checkTenant: compileTenantRules(r.tenant),

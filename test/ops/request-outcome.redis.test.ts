@@ -427,7 +427,8 @@ describe('a request Node times out while it is handled', () => {
       {
         ...fx.config,
         admin: { host: '127.0.0.1', port: 0 },
-        limits: { requestTimeoutMs: 1000, headersTimeoutMs: 500 },
+        limits: { requestTimeoutMs: 1000 },
+        server: { headersTimeoutMs: 500 },
       },
       { logTo: sink.stream },
     );
