@@ -25,7 +25,8 @@ import {
 } from './dispatch.js';
 import { createMetrics } from './ops/metrics.js';
 import { createRequestRecorder } from './ops/request-recorder.js';
-import { timeStore, type StoreCallObserver } from './ops/timed-store.js';
+import { timeStore, type StoreCallObserver, type TraceStep } from './ops/timed-store.js';
+import { createTracing } from './ops/tracing.js';
 import { createOpsHandler } from './ops/ops-endpoints.js';
 import { createReadiness } from './ops/readiness.js';
 import { createAdmit } from './proxy/admit.js';
@@ -89,6 +90,8 @@ export interface Core {
 export interface CoreObservers {
   storeCall: StoreCallObserver;
   passwordWait: (seconds: number) => void;
+  /** Spans for store calls and password checks; undefined when tracing is off. */
+  step?: TraceStep | undefined;
 }
 
 export async function createCore(
@@ -97,7 +100,8 @@ export async function createCore(
   observers?: CoreObservers,
 ): Promise<Core> {
   const opened = await openStore(config, log);
-  const store = observers === undefined ? opened : timeStore(opened, observers.storeCall);
+  const store =
+    observers === undefined ? opened : timeStore(opened, observers.storeCall, observers.step);
   const closers: (() => unknown)[] = [() => store.close()];
   const close = async () => {
     for (const closer of closers.reverse()) await closer();
@@ -113,7 +117,7 @@ export async function createCore(
     const passwords = await createBcryptHasher({
       cost: config.passwords.bcryptCost,
       ...(config.passwords.workers === undefined ? {} : { threads: config.passwords.workers }),
-      ...(observers === undefined ? {} : { onWait: observers.passwordWait }),
+      ...(observers === undefined ? {} : { onWait: observers.passwordWait, step: observers.step }),
     });
     closers.push(() => passwords.close());
     const sessions = createSessionGuard(store, config.tokens);
@@ -161,9 +165,15 @@ export async function createGateway(
     signingKeyCreatedAt: () => core.keyring.current.signing.createdAt,
     pingStore: () => core.store.ping(),
   });
+  // Only a trusted proxy may continue its trace (`trusted` follows reloads).
+  const tracing = createTracing(config.tracing, (peer) => trusted(peer), log);
   const core = await createCore(config, log, {
     storeCall: (operation, seconds, ok) => metrics.storeCall(operation, seconds, ok),
     passwordWait: (seconds) => metrics.passwordWait(seconds),
+    step: tracing?.step,
+  }).catch(async (err: unknown) => {
+    await tracing?.shutdown();
+    throw err;
   });
   const { store, keyring, sessions, verifier } = core;
   sessions.watch({ onEvent: (event) => metrics.sessionEvent(event.kind), onLive: () => {} });
@@ -174,6 +184,7 @@ export async function createGateway(
     }
   } catch (err) {
     await core.close();
+    await tracing?.shutdown();
     throw err;
   }
 
@@ -279,7 +290,10 @@ export async function createGateway(
     settings,
   });
   const serverOptions = clientTimeouts(config.server, config.limits);
-  const server = createServer(serverOptions, handler.onRequest);
+  // Traced: each request's server span is opened, and active, before it is handled.
+  const traced = (handle: typeof handler.onRequest): typeof handler.onRequest =>
+    tracing === undefined ? handle : (req, res) => tracing.handle(req, handle, res);
+  const server = createServer(serverOptions, traced(handler.onRequest));
   server.on('upgrade', handler.onUpgrade);
   // What Node's HTTP server would answer with a bare status line: the JSON error instead.
   // A request being handled is recorded when its response closes, with this answer.
@@ -306,7 +320,7 @@ export async function createGateway(
 
   let forwardAuthServer: Server | undefined;
   if (config.forwardAuth !== undefined) {
-    forwardAuthServer = createServer(serverOptions, handler.onForwardAuthRequest);
+    forwardAuthServer = createServer(serverOptions, traced(handler.onForwardAuthRequest));
     forwardAuthServer.on('clientError', (err: NodeJS.ErrnoException, socket) =>
       refusedByServer(answerClientError(err, socket), err.code),
     );
@@ -366,6 +380,7 @@ export async function createGateway(
         await adminClosed;
       }
       await core.close();
+      await tracing?.shutdown();
     },
   };
 }
@@ -409,6 +424,7 @@ const RESTART_KEYS = [
   'upstreamPool',
   'log',
   'shutdown',
+  'tracing',
 ] as const;
 
 function problemsOf(err: unknown): string[] {

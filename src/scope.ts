@@ -5,7 +5,39 @@
  * which the access log line and the metrics are both derived.
  */
 import type { Logger } from 'pino';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { ErrorCode } from './errors.js';
+
+/** An upstream call's span. */
+export interface UpstreamCall {
+  /** The upstream's response head arrived with `status`. */
+  answered(status: number): void;
+  /** The call ended: with the error that ended it, if any. */
+  end(error?: unknown): void;
+}
+
+/** How a request ended, for its span. */
+export interface RequestEnd {
+  route: string;
+  status: number;
+  outcome: string;
+  reason: string;
+  userId: string | undefined;
+  tenantId: string | undefined;
+}
+
+/** A request's trace when tracing is on (`ops/tracing.ts`). */
+export interface RequestTrace {
+  /** 32 hex digits, for the log lines. */
+  readonly traceId: string;
+  /**
+   * Starts an upstream call's span; its context replaces `traceparent` and
+   * `tracestate` in `headers`, which go upstream.
+   */
+  upstreamCall(method: string, upstream: string, headers: IncomingHttpHeaders): UpstreamCall;
+  /** Ends the request's span. */
+  finish(end: RequestEnd): void;
+}
 
 export interface RequestScope {
   requestId: string;
@@ -29,4 +61,6 @@ export interface RequestScope {
   upstreamBroke?: boolean;
   /** Request body bytes received, where the gateway counted them (proxied bodies). */
   bytesIn?: number;
+  /** Undefined when tracing is off. */
+  readonly trace?: RequestTrace | undefined;
 }

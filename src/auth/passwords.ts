@@ -68,6 +68,8 @@ export interface BcryptPoolOptions {
   threads?: number;
   /** Told how long each job waited for a thread (metrics). */
   onWait?: (seconds: number) => void;
+  /** Starts a span for a password check, wait included; undefined when untraced. */
+  step?: (name: string) => ((error?: unknown) => void) | undefined;
 }
 
 /**
@@ -112,14 +114,18 @@ export async function createBcryptHasher(
     against: string,
     signal?: AbortSignal,
   ): Promise<boolean> => {
+    const end = options.step?.('password.verify');
     try {
       // Queued: dropped by the queue when the signal fires. Running: the
       // pool ends the worker, so the thread is free at once.
-      return await queued(
+      const ok = await queued(
         () => pool.run({ password, hash: against }, { name: 'compare', signal: signal ?? null }),
         signal,
       );
+      end?.();
+      return ok;
     } catch (err) {
+      end?.(err);
       if ((err as Error).name === 'AbortError') {
         throw new GatewayError(
           'invalid_request',

@@ -452,6 +452,21 @@ const shutdown = z.strictObject({
   drainSeconds: integer(0, 3600).default(10),
 });
 
+/**
+ * OpenTelemetry traces (DESIGN §3 `tracing`), off by default. A client's
+ * `traceparent` is continued only from `trustedProxies`: anyone else could
+ * choose the trace id of the gateway's spans and force every request into
+ * the sample. Off, the gateway adds no span and passes `traceparent` through.
+ */
+const tracing = z.strictObject({
+  enabled: boolean().default(false),
+  /** The OTLP/HTTP traces URL, full path included (as `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`). */
+  otlpEndpoint: httpUrl.default('http://localhost:4318/v1/traces'),
+  serviceName: z.string().min(1).max(200).default('tenant-gateway'),
+  /** Share of new traces recorded (0..1); a continued trace follows its parent's decision. */
+  sampleRatio: z.number().min(0).max(1).default(0.1),
+});
+
 const log = z.strictObject({
   level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   pretty: boolean().default(false),
@@ -482,6 +497,7 @@ export const configSchema = z
     /** CORS for the identity endpoints (/1/..., /.well-known/...), so a browser app can log in. */
     cors: cors.optional(),
     log: log.default({ level: 'info', pretty: false }),
+    tracing: tracing.default(() => tracing.parse({})),
     readiness: readiness.default({ requireStore: false }),
     demo: demo.optional(),
     shutdown: shutdown.default({ drainSeconds: 10 }),

@@ -51,6 +51,7 @@ export function createAccessLog(log: Logger): AccessLog {
       access[level](
         {
           requestId: scope.requestId,
+          traceId: scope.trace?.traceId,
           method: req.method,
           path: pathOf(url),
           route: scope.route,

@@ -7,10 +7,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { REQUEST_ID_HEADER, takeRequestId } from '../request-id.js';
-import type { RequestScope } from '../scope.js';
+import type { RequestScope, RequestTrace } from '../scope.js';
 import { createAccessLog, pathOf, type OriginalRequest } from './access-log.js';
 import type { Metrics } from './metrics.js';
 import { methodLabel, settle } from './outcome.js';
+import { traceOf } from './tracing.js';
 
 export interface RecorderDeps {
   log: Logger;
@@ -46,7 +47,7 @@ export function createRequestRecorder(deps: RecorderDeps): RequestRecorder {
     open(req, res) {
       open++;
       const requestId = takeRequestId(req);
-      const scope = new Scope(requestId, deps.log);
+      const scope = new Scope(requestId, deps.log, traceOf(req));
       res.setHeader(REQUEST_ID_HEADER, requestId);
       const started = performance.now();
       const url = req.url;
@@ -77,6 +78,14 @@ export function createRequestRecorder(deps: RecorderDeps): RequestRecorder {
           upstreamSeconds: scope.upstreamMs === undefined ? undefined : scope.upstreamMs / 1000,
           bytesIn,
           bytesOut,
+        });
+        scope.trace?.finish({
+          route: scope.route,
+          status: settled.status,
+          outcome: settled.outcome,
+          reason: settled.reason,
+          userId: scope.userId,
+          tenantId: scope.tenantId,
         });
         // The line is built only when it will be written: the proxy path runs for every request.
         if (!access.enabled(level)) return;
@@ -119,9 +128,14 @@ class Scope implements RequestScope {
   constructor(
     readonly requestId: string,
     private readonly base: Logger,
+    readonly trace: RequestTrace | undefined,
   ) {}
 
   get log(): Logger {
-    return (this.#log ??= this.base.child({ requestId: this.requestId }));
+    return (this.#log ??= this.base.child(
+      this.trace === undefined
+        ? { requestId: this.requestId }
+        : { requestId: this.requestId, traceId: this.trace.traceId },
+    ));
   }
 }

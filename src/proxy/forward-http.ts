@@ -17,7 +17,7 @@ import type { Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../errors.js';
 import { sendError } from '../respond.js';
-import type { RequestScope } from '../scope.js';
+import type { RequestScope, UpstreamCall } from '../scope.js';
 import { dropHopByHop, keepGatewayCors } from './response-headers.js';
 import { clientLeft, errorCode, upstreamError, upstreamTimeout } from './upstream-error.js';
 import type { SlotState } from './tenant-slots.js';
@@ -115,6 +115,8 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
   /** When the request went to undici; undefined while it waits for a slot. */
   sentAt: number | undefined = undefined;
   hasBody = false;
+  /** The upstream call's span, when the request is traced. */
+  call: UpstreamCall | undefined = undefined;
   /** The client's response has closed. */
   closed = false;
   /** The request the client pipelined after this one, waiting for this one to end. */
@@ -156,6 +158,9 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
       body = req;
       this.hasBody = true;
     }
+    const trace = this.scope.trace;
+    if (trace !== undefined)
+      this.call = trace.upstreamCall(req.method ?? 'GET', this.upstream, headers);
     this.target.pool.dispatch(
       {
         path: upstreamPath(this.target, req.url ?? '/'),
@@ -202,6 +207,7 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
     }
     this.recordUpstreamTime();
     this.scope.upstreamStatus = statusCode;
+    this.call?.answered(statusCode);
     dropHopByHop(headers);
     keepGatewayCors(this.res, headers);
     if (statusMessage) this.res.writeHead(statusCode, statusMessage, headers);
@@ -218,12 +224,14 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
   }
 
   onResponseEnd(): void {
+    this.endCall();
     this.res.end();
   }
 
   /** Undici's error, or the reason the gateway aborted with; `controller` is absent before a connection. */
   onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
     this.stopTimer();
+    this.endCall(err);
     if (this.cancelled !== undefined) return; // answered (504) or nobody to answer
     const res = this.res;
     const log = this.scope.log;
@@ -238,6 +246,13 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
     const error = upstreamError(err);
     log.warn({ code: errorCode(err), upstream: this.upstream }, error.message);
     sendError(res, error);
+  }
+
+  /** Ends the upstream call's span, once. */
+  endCall(error?: unknown): void {
+    if (this.call === undefined) return;
+    this.call.end(error);
+    this.call = undefined;
   }
 
   /** Time from sending to the upstream's answer or failure, once per exchange. */

@@ -51,6 +51,15 @@ describe('key paths of problems', () => {
     ).toEqual({ host: '0.0.0.0', port: 0 });
   });
 
+  it('names bad tracing settings', () => {
+    expect(
+      problemsOf('tracing: { enabled: true, otlpEndpoint: "collector:4318", sampleRatio: 1.5 }\n'),
+    ).toEqual([
+      'tracing.otlpEndpoint: must be an http(s) URL',
+      'tracing.sampleRatio: must be at most 1',
+    ]);
+  });
+
   it('names a bad upstream by its index in routes', () => {
     const problems = problemsOf(
       ['routes:', route('/orders'), route('/billing', 'ftp://files.example.com')].join('\n'),
@@ -422,6 +431,12 @@ describe('defaults', () => {
       },
       routes: [],
       log: { level: 'info', pretty: false },
+      tracing: {
+        enabled: false,
+        otlpEndpoint: 'http://localhost:4318/v1/traces',
+        serviceName: 'tenant-gateway',
+        sampleRatio: 0.1,
+      },
       readiness: { requireStore: false },
       shutdown: { drainSeconds: 10 },
     });

@@ -8,7 +8,6 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
@@ -18,6 +17,7 @@ import {
   tokenFor,
   type IdentityFixture,
 } from '../support/identity-fixture.js';
+import { lineSink, type Line } from '../support/log-sink.js';
 import { scrape, total, type Sample } from '../support/prometheus-text.js';
 import {
   refusedUpstream,
@@ -28,21 +28,6 @@ import {
   type CountingUpstream,
   type Upstream,
 } from '../support/upstream.js';
-
-type Line = Record<string, unknown>;
-
-/** A pino destination that keeps the JSON lines. */
-function lineSink(): { stream: Writable; lines: Line[] } {
-  const lines: Line[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const text of chunk.toString('utf8').split('\n'))
-        if (text.trim() !== '') lines.push(JSON.parse(text) as Line);
-      done();
-    },
-  });
-  return { stream, lines };
-}
 
 let fx: IdentityFixture;
 let gw: TestGateway;

@@ -1,0 +1,230 @@
+/**
+ * OpenTelemetry traces (issue 20), built from the official SDK without its
+ * globals: the gateway owns its provider, context manager and propagator, so
+ * two gateways in one process never share them, and nothing is touched when
+ * tracing is off — the request path then sees `scope.trace === undefined`
+ * and does nothing else.
+ *
+ * One server span per request (continuing the client's W3C trace context
+ * when the peer is a trusted proxy), one client span per upstream call whose
+ * context is the `traceparent` the upstream receives, and child spans for
+ * store calls and password checks, found through the active context.
+ */
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+  type TextMapGetter,
+  type TextMapSetter,
+  type Tracer,
+} from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { ExportResultCode, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type ReadableSpan,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../config/index.js';
+import type { RequestEnd, RequestTrace, UpstreamCall } from '../scope.js';
+import { VERSION } from '../version.js';
+
+type TracingConfig = GatewayConfig['tracing'];
+
+/** Ends a step's span: with the error that ended the step, if any. */
+export type StepEnd = (error?: unknown) => void;
+
+export interface Tracing {
+  /** Starts a request's server span and runs `handle` with it active. */
+  handle<A extends unknown[]>(
+    req: IncomingMessage,
+    handle: (req: IncomingMessage, ...rest: A) => void,
+    ...rest: A
+  ): void;
+  /** A child span of the active request's span, or undefined outside a traced request. */
+  step(name: string, kind?: SpanKind): StepEnd | undefined;
+  /** Exports what is buffered and stops. */
+  shutdown(): Promise<void>;
+}
+
+/** The trace of `req`, set by {@link Tracing.handle}. */
+const TRACE = Symbol('tenant-gateway.trace');
+type Traced = IncomingMessage & { [TRACE]?: RequestTrace };
+
+export function traceOf(req: IncomingMessage): RequestTrace | undefined {
+  return (req as Traced)[TRACE];
+}
+
+const headerGetter: TextMapGetter<IncomingHttpHeaders> = {
+  keys: (carrier) => Object.keys(carrier),
+  get: (carrier, key) => carrier[key],
+};
+
+/** Undefined when tracing is off: the request path then pays one undefined check. */
+export function createTracing(
+  config: TracingConfig,
+  trusted: (peer: string | undefined) => boolean,
+  log: Logger,
+): Tracing | undefined {
+  if (!config.enabled) return undefined;
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({
+      'service.name': config.serviceName,
+      'service.version': VERSION,
+    }),
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.sampleRatio) }),
+    spanProcessors: [
+      new BatchSpanProcessor(
+        reportingFailures(new OTLPTraceExporter({ url: config.otlpEndpoint }), log),
+      ),
+    ],
+  });
+  const tracer = provider.getTracer('tenant-gateway', VERSION);
+  const contexts = new AsyncLocalStorageContextManager().enable();
+  const propagator = new W3CTraceContextPropagator();
+
+  const startRequest = (req: IncomingMessage): ServerTrace => {
+    // Another's trace context is continued only from a proxy we trust.
+    const parent = trusted(req.socket.remoteAddress)
+      ? propagator.extract(ROOT_CONTEXT, req.headers, headerGetter)
+      : ROOT_CONTEXT;
+    const span = tracer.startSpan(
+      req.method ?? 'HTTP',
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method ?? '' } },
+      parent,
+    );
+    return new ServerTrace(tracer, propagator, span, trace.setSpan(parent, span), req.method);
+  };
+
+  return {
+    handle(req, handle, ...rest) {
+      const requestTrace = startRequest(req);
+      (req as Traced)[TRACE] = requestTrace;
+      contexts.with(requestTrace.context, handle, undefined, req, ...rest);
+    },
+    step(name, kind = SpanKind.INTERNAL) {
+      const active = contexts.active();
+      if (trace.getSpan(active) === undefined) return undefined;
+      const span = tracer.startSpan(name, { kind }, active);
+      return (error) => {
+        if (error !== undefined) failSpan(span, error);
+        span.end();
+      };
+    },
+    async shutdown() {
+      await provider.shutdown();
+      contexts.disable();
+    },
+  };
+}
+
+class ServerTrace implements RequestTrace {
+  readonly traceId: string;
+
+  constructor(
+    private readonly tracer: Tracer,
+    private readonly propagator: W3CTraceContextPropagator,
+    private readonly span: Span,
+    /** The span's context: the parent of every span the request starts. */
+    readonly context: Context,
+    private readonly method = 'HTTP',
+  ) {
+    this.traceId = span.spanContext().traceId;
+  }
+
+  upstreamCall(method: string, upstream: string, headers: IncomingHttpHeaders): UpstreamCall {
+    const url = new URL(upstream);
+    const span = this.tracer.startSpan(
+      method,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'http.request.method': method,
+          'server.address': url.hostname,
+          'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+        },
+      },
+      this.context,
+    );
+    // The client's own trace headers never pass: the upstream hears ours.
+    headers.traceparent = undefined;
+    headers.tracestate = undefined;
+    this.propagator.inject(trace.setSpan(this.context, span), headers, headerSetter);
+    return {
+      answered: (status) => span.setAttribute('http.response.status_code', status),
+      end: (error) => {
+        if (error !== undefined) failSpan(span, error);
+        span.end();
+      },
+    };
+  }
+
+  finish(end: RequestEnd): void {
+    const span = this.span;
+    // The route label, not the path: paths carry ids (and a label set stays bounded).
+    span.updateName(`${this.method} ${end.route}`);
+    span.setAttributes({
+      'http.route': end.route,
+      'http.response.status_code': end.status,
+      'tenant_gateway.outcome': end.outcome,
+      ...(end.reason === '' ? {} : { 'tenant_gateway.reason': end.reason }),
+      ...(end.userId === undefined ? {} : { 'enduser.id': end.userId }),
+      ...(end.tenantId === undefined ? {} : { 'tenant_gateway.tenant_id': end.tenantId }),
+    });
+    if (end.outcome === 'failed')
+      span.setStatus({ code: SpanStatusCode.ERROR, message: end.reason });
+    span.end();
+  }
+}
+
+const headerSetter: TextMapSetter<IncomingHttpHeaders> = {
+  set: (carrier, key, value) => {
+    carrier[key] = value;
+  },
+};
+
+/** Marks a span failed with the error's name and code, never its message (it may quote input). */
+export function failSpan(span: Span, error: unknown): void {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  span.setStatus({
+    code: SpanStatusCode.ERROR,
+    message: typeof code === 'string' ? code : ((error as Error | undefined)?.name ?? 'error'),
+  });
+}
+
+/**
+ * The exporter, with failed exports logged: at most one line a minute, so a
+ * collector that is down is seen without flooding the log.
+ */
+function reportingFailures(exporter: SpanExporter, log: Logger): SpanExporter {
+  let lastWarned = 0;
+  return {
+    export(spans: ReadableSpan[], done) {
+      exporter.export(spans, (result) => {
+        if (result.code !== ExportResultCode.SUCCESS && Date.now() - lastWarned > 60_000) {
+          lastWarned = Date.now();
+          log.warn(
+            {
+              code: (result.error as NodeJS.ErrnoException | undefined)?.code,
+              spans: spans.length,
+            },
+            'exporting traces failed; spans are dropped while the collector is unreachable',
+          );
+        }
+        done(result);
+      });
+    },
+    shutdown: () => exporter.shutdown(),
+    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
+  };
+}
