@@ -5,12 +5,16 @@
  * req/s and server CPU µs per request per round and the medians. For
  * "did this change cost anything", where two separate `npm run bench` runs
  * differ by more than the change.
+ *
+ * `BENCH_B_TRACING=<ratio>` runs side B with tracing on at that sample ratio
+ * (spans exported to the bench's upstream, which answers 200): with the same
+ * checkout on both sides, what tracing costs when it is on.
  */
 import { join, resolve } from 'node:path';
 import { startBackends } from './backends.js';
 import { processCpuSeconds } from './cpu-usage.js';
 import { positiveInt } from './env.js';
-import { REQUEST_PATH } from './gateway-config.js';
+import { REQUEST_PATH, withTracing } from './gateway-config.js';
 import { drive } from './load.js';
 import { median } from './results.js';
 import { createTeardown, runMain, sleep, spawnNode, waitForPort } from './processes.js';
@@ -30,15 +34,26 @@ runMain(
     const backends = await startBackends(teardown);
     const url = `http://127.0.0.1:${backends.gatewayPort}${REQUEST_PATH}`;
     // By side, not by path: a checkout against itself (A/A) shows the noise.
+    const tracingRatio = process.env.BENCH_B_TRACING;
+    const configB =
+      tracingRatio === undefined
+        ? backends.files.configFile
+        : withTracing(backends.files, Number(tracingRatio), `${backends.upstreamUrl}/v1/traces`);
     const sides = [
-      { label: 'A', dir: a, rps: [] as number[], cpu: [] as number[] },
-      { label: 'B', dir: b, rps: [] as number[], cpu: [] as number[] },
+      {
+        label: 'A',
+        dir: a,
+        config: backends.files.configFile,
+        rps: [] as number[],
+        cpu: [] as number[],
+      },
+      { label: 'B', dir: b, config: configB, rps: [] as number[], cpu: [] as number[] },
     ];
     for (let round = 1; round <= ROUNDS; round++) {
       for (const side of round % 2 ? sides : [...sides].reverse()) {
         const gw = spawnNode(
           'gateway',
-          [join(side.dir, 'dist/cli.js'), 'serve', '--config', backends.files.configFile],
+          [join(side.dir, 'dist/cli.js'), 'serve', '--config', side.config],
           side.dir,
         );
         await waitForPort(gw, backends.gatewayPort, 30_000);

@@ -7,10 +7,10 @@
  * verdict, so the algorithm does not show in its per-request figures.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { defaultPasswordThreads } from '../../src/auth/passwords.js';
 
 /** The gateway's bcrypt pool, set explicitly so the login ceiling uses the same number. */
@@ -102,6 +102,25 @@ export function writeGatewayFiles(options: {
     }),
   );
   return { dir, configFile, publicKeyFile };
+}
+
+/**
+ * A copy of the gateway's config with tracing on at `sampleRatio`, spans
+ * exported to `otlpEndpoint`; returns its path.
+ */
+export function withTracing(
+  files: GatewayFiles,
+  sampleRatio: number,
+  otlpEndpoint: string,
+): string {
+  if (!(sampleRatio >= 0 && sampleRatio <= 1)) throw new Error('the sample ratio is 0..1');
+  const config = parse(readFileSync(files.configFile, 'utf8')) as Record<string, unknown>;
+  const traced = join(files.dir, 'gateway-traced.yaml');
+  writeFileSync(
+    traced,
+    stringify({ ...config, tracing: { enabled: true, sampleRatio, otlpEndpoint } }),
+  );
+  return traced;
 }
 
 /** `Authorization: Basic …` for the seeded user. */

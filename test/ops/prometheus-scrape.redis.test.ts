@@ -1,0 +1,205 @@
+/**
+ * Issue 20: a real Prometheus (Debian's package) scrapes a gateway process
+ * under real traffic — accepted, refused, 502 from a refused upstream,
+ * forward-auth, failed logins, a logout, a reload — and every query of the
+ * shipped Grafana dashboard and every alert expression runs through
+ * Prometheus's query API: each must parse, and each dashboard query must
+ * return a series with a number in it (rates, ratios, histogram_quantile).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { basic, bearer } from '../support/gateway.js';
+import {
+  OPERATOR,
+  SEED_YAML,
+  startGatewayProcess,
+  stopGatewayProcesses,
+  TENANT,
+  type GatewayProcess,
+} from '../support/gateway-process.js';
+import { startPrometheus, type QuerySample, type TestPrometheus } from '../support/prometheus.js';
+import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
+import {
+  refusedUpstream,
+  startEchoUpstream,
+  type CountingUpstream,
+  type Upstream,
+} from '../support/upstream.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+const JOB = 'tenant-gateway';
+
+interface Panel {
+  title: string;
+  type: string;
+  targets?: { expr: string }[];
+}
+const dashboard = JSON.parse(
+  readFileSync(join(ROOT, 'deploy/grafana/tenant-gateway.json'), 'utf8'),
+) as { panels: Panel[] };
+const queries = dashboard.panels.flatMap((p) =>
+  (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })),
+);
+const alerts = (
+  parse(readFileSync(join(ROOT, 'deploy/prometheus/tenant-gateway-alerts.yaml'), 'utf8')) as {
+    groups: { rules: { alert: string; expr: string }[] }[];
+  }
+).groups.flatMap((g) => g.rules);
+
+/** Grafana's variables as a dashboard user with every route selected would have them. */
+const asGrafanaSends = (expr: string) =>
+  expr.replaceAll('$__rate_interval', '30s').replaceAll('$route', '.*');
+
+let redis: TestRedisServer;
+let echo: CountingUpstream;
+let refused: Upstream;
+let gw: GatewayProcess;
+let prometheus: TestPrometheus;
+
+async function traffic(rounds: number): Promise<void> {
+  const token = (await (
+    await fetch(`${gw.url}/1/token?tenant_id=${TENANT}`, {
+      headers: { authorization: basic(OPERATOR.email, OPERATOR.password) },
+    })
+  ).json()) as { access_token: string };
+  const auth = { authorization: bearer(token.access_token) };
+  for (let i = 0; i < rounds; i++) {
+    const answers = await Promise.all([
+      fetch(`${gw.url}/echo/items`, { headers: auth }),
+      fetch(`${gw.url}/echo/items`, { method: 'POST', headers: auth, body: '{"n":1}' }),
+      fetch(`${gw.url}/refused/items`, { headers: auth }),
+      fetch(`${gw.url}/echo/items`),
+      fetch(`${gw.url}/auth/verify`, { headers: auth }),
+      fetch(`${gw.url}/1/token?tenant_id=${TENANT}`, {
+        headers: { authorization: basic(OPERATOR.email, 'wrong-password-1') },
+      }),
+    ]);
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 502, 401, 200, 401]);
+    await Promise.all(answers.map((r) => r.arrayBuffer()));
+    await delay(300);
+  }
+  expect((await fetch(`${gw.url}/1/token`, { method: 'DELETE', headers: auth })).status).toBe(204);
+}
+
+beforeAll(async () => {
+  [redis, echo, refused] = await Promise.all([
+    startRedisServer(),
+    startEchoUpstream(),
+    refusedUpstream(),
+  ]);
+  gw = await startGatewayProcess(
+    `
+listen: { host: 127.0.0.1, port: 0 }
+admin: { host: 127.0.0.1, port: 0 }
+store: { redis: { url: "${redis.url}", keyPrefix: "scrape:" } }
+seed: ./seed.yaml
+passwords: { bcryptCost: 4 }
+limits: { login: { perEmail: 1000, perIp: 1000 } }
+routes:
+  - { prefix: /echo, upstream: "${echo.url}" }
+  - { prefix: /refused, upstream: "${refused.url}" }
+`,
+    { files: { 'seed.yaml': SEED_YAML } },
+  );
+  prometheus = await startPrometheus(JOB, [new URL(gw.adminUrl as string).host]);
+  await prometheus.scrapes(1);
+  await traffic(12);
+  expect((await gw.sighup()).msg).toMatch(/^config reloaded/);
+  // Every counter moved across several scrapes: a 30 s rate has its two points.
+  await prometheus.scrapes(2);
+}, 90_000);
+
+afterAll(async () => {
+  await prometheus?.stop();
+  await stopGatewayProcesses();
+  await Promise.all([redis?.stop(), echo?.close(), refused?.close()]);
+});
+
+/** The values of a query's series, keyed by the labels named. */
+async function byLabel(expr: string, label: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const s of await prometheus.query(expr)) out[s.metric[label] ?? ''] = s.value;
+  return out;
+}
+
+describe('every query of deploy/grafana/tenant-gateway.json', () => {
+  it.each(queries)('$panel: $expr', async ({ expr }) => {
+    const samples: QuerySample[] = await prometheus.query(asGrafanaSends(expr));
+    expect(samples.length).toBeGreaterThan(0);
+    expect(samples.some((s) => Number.isFinite(s.value))).toBe(true);
+  });
+});
+
+describe('the dashboard’s numbers are the traffic’s', () => {
+  it('requests by outcome: accepted, refused and failed all moved', async () => {
+    const rates = await byLabel(
+      'sum by (outcome) (rate(tenant_gateway_requests_total[30s]))',
+      'outcome',
+    );
+    expect(rates.accepted).toBeGreaterThan(0);
+    expect(rates.refused).toBeGreaterThan(0);
+    expect(rates.failed).toBeGreaterThan(0);
+  });
+
+  it('refusals and failures by reason name the 401s and the 502s', async () => {
+    const totals = await byLabel(
+      'sum by (reason) (tenant_gateway_requests_total{outcome!="accepted"})',
+      'reason',
+    );
+    expect(totals.bad_gateway).toBe(12);
+    expect(totals.invalid_token).toBe(12);
+    expect(totals.invalid_credentials).toBe(12);
+  });
+
+  it('the gateway-made 5xx ratio is the 502s over every request', async () => {
+    const [failed502] = await prometheus.query(
+      'sum(tenant_gateway_requests_total{outcome="failed",code=~"5.."})',
+    );
+    const [all] = await prometheus.query('sum(tenant_gateway_requests_total)');
+    expect(failed502?.value).toBe(12);
+    expect(all?.value).toBeGreaterThan(12 * 6);
+  });
+
+  it('forward-auth latency and upstream latency (502s included) are histograms with data', async () => {
+    const [p99] = await prometheus.query(
+      'histogram_quantile(0.99, sum by (le) (rate(tenant_gateway_request_duration_seconds_bucket{route="forward-auth"}[30s])))',
+    );
+    expect(p99?.value).toBeGreaterThan(0);
+    const upstream = await byLabel(
+      'sum by (outcome) (tenant_gateway_upstream_duration_seconds_count{route="/refused"})',
+      'outcome',
+    );
+    expect(upstream.failed).toBe(12);
+  });
+
+  it('logins, revocation, reload, store and build info', async () => {
+    const [issued] = await prometheus.query('sum(tenant_gateway_tokens_issued_total)');
+    expect(issued?.value).toBe(1);
+    const events = await prometheus.query('sum(tenant_gateway_session_events_total)');
+    expect(events[0]?.value).toBeGreaterThan(0);
+    const reloads = await byLabel(
+      'sum by (result) (tenant_gateway_config_reloads_total)',
+      'result',
+    );
+    expect(reloads.success).toBe(1);
+    expect((await prometheus.query('min(tenant_gateway_store_up)'))[0]?.value).toBe(1);
+    const [build] = await prometheus.query('tenant_gateway_build_info');
+    expect(build?.metric.version).toMatch(/^\d+\.\d+\.\d+/);
+  });
+});
+
+describe('every alert expression of deploy/prometheus/tenant-gateway-alerts.yaml', () => {
+  it.each(alerts)('$alert runs on the real series', async ({ alert, expr }) => {
+    const firing = await prometheus.query(expr);
+    if (alert === 'TenantGatewayGatewayErrors') {
+      // A 502 in every six requests: far above 5 %.
+      expect(firing).toHaveLength(1);
+      expect(firing[0]?.value).toBeGreaterThan(0.05);
+    } else {
+      expect(firing).toEqual([]);
+    }
+  });
+});
