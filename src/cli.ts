@@ -3,22 +3,33 @@
 import { Command } from 'commander';
 import { KeyLoadError } from './auth/keys.js';
 import { readSeedFile, SeedError } from './auth/seed.js';
-import { ConfigError, loadConfigFile, type LoadedConfig } from './config/index.js';
+import {
+  checkServingFiles,
+  ConfigError,
+  loadConfigFiles,
+  type LoadedConfig,
+} from './config/index.js';
 import { isGatewayError } from './errors.js';
+import { VERSION } from './version.js';
 import * as admin from './cli/admin.js';
 import { resolveConfig } from './cli/config-option.js';
+import { health } from './cli/health.js';
+import { keysAdd, keysList, keysRetire } from './cli/keys.js';
 import { serve } from './cli/serve.js';
 import { UsageError } from './cli/usage-error.js';
 
 interface ConfigOptions {
-  config?: string;
+  config?: string[];
 }
 
-/** Adds `--config F` to a command that runs against a configuration. */
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** Adds `--config F` (repeatable: layered) to a command that runs against a configuration. */
 function configurable(command: Command): Command {
   return command.option(
     '-c, --config <file>',
-    'config file (default: $GATEWAY_CONFIG, else built-in defaults)',
+    'config file; repeat it to layer files, later over earlier (default: $GATEWAY_CONFIG, else built-in defaults)',
+    collect,
   );
 }
 
@@ -29,6 +40,7 @@ function configOf(command: Command): Promise<LoadedConfig> {
 
 const program = new Command('tenant-gateway')
   .description('Authenticating reverse proxy for multi-tenant APIs')
+  .version(VERSION, '--version', 'print the version')
   .showHelpAfterError();
 
 configurable(program.command('serve').description('run the gateway')).action(
@@ -43,23 +55,26 @@ configurable(
   admin.seedCommand(await configOf(command), file),
 );
 
-program
-  .command('config')
-  .description('configuration commands')
-  .command('check [file]')
-  .description('validate a config file and the seed file it names (default: $GATEWAY_CONFIG)')
-  .action(async (file: string | undefined) => {
-    const path = file ?? process.env.GATEWAY_CONFIG;
-    if (path === undefined || path === '') {
-      throw new UsageError('name a config file or set GATEWAY_CONFIG');
-    }
-    const { config, file: checked } = await loadConfigFile(path);
-    process.stdout.write(`ok: ${checked}\n`);
-    if (config.seed !== undefined) {
-      await readSeedFile(config.seed);
-      process.stdout.write(`ok: ${config.seed}\n`);
-    }
-  });
+configurable(
+  program
+    .command('config')
+    .description('configuration commands')
+    .command('check [file]')
+    .description('validate a config (its layers with --config) and the seed file it names'),
+).action(async (file: string | undefined, options: ConfigOptions) => {
+  const files = [...(file === undefined ? [] : [file]), ...(options.config ?? [])];
+  const env = process.env.GATEWAY_CONFIG;
+  if (files.length === 0 && env !== undefined && env !== '') files.push(env);
+  if (files.length === 0) throw new UsageError('name a config file or set GATEWAY_CONFIG');
+  const loaded = await loadConfigFiles(files);
+  checkServingFiles(loaded);
+  const { config, files: checked } = loaded;
+  process.stdout.write(`ok: ${checked.join(' + ')}\n`);
+  if (config.seed !== undefined) {
+    await readSeedFile(config.seed);
+    process.stdout.write(`ok: ${config.seed}\n`);
+  }
+});
 
 const user = program.command('user').description('manage users');
 configurable(
@@ -82,6 +97,19 @@ configurable(
 ).action(async (email: string, options: admin.PasswordOptions, command: Command) =>
   admin.userPassword(await configOf(command), email, options),
 );
+for (const disabled of [true, false]) {
+  configurable(
+    user
+      .command(`${disabled ? 'disable' : 'enable'} <email>`)
+      .description(
+        disabled
+          ? 'refuse the user’s logins and end every session of theirs, on every instance'
+          : 'let a disabled user log in again (their old tokens stay refused)',
+      ),
+  ).action(async (email: string, _options: ConfigOptions, command: Command) =>
+    admin.userSetDisabled(await configOf(command), email, disabled),
+  );
+}
 configurable(user.command('list').description('list users')).action(
   async (_options: ConfigOptions, command: Command) => admin.userList(await configOf(command)),
 );
@@ -114,14 +142,33 @@ configurable(member.command('list <tenant_id>').description("list a tenant's mem
     admin.memberList(await configOf(command), tenantId),
 );
 
+const keys = program.command('keys').description('signing keys in tokens.keys');
 configurable(
-  program
-    .command('keys')
-    .description('signing keys')
+  keys
     .command('add')
     .description('add a new signing key to tokens.keys (it signs after the next start or reload)'),
-).action(async (_options: ConfigOptions, command: Command) =>
-  admin.keysAdd(await configOf(command)),
+).action(async (_options: ConfigOptions, command: Command) => keysAdd(await configOf(command)));
+configurable(
+  keys.command('list').description('kid, algorithm, creation time and which key signs'),
+).action(async (_options: ConfigOptions, command: Command) => keysList(await configOf(command)));
+configurable(
+  keys
+    .command('retire <kid>')
+    .description('remove a key that no longer signs, once no token it signed can be valid')
+    .option('--now', 'remove it at once: the tokens it signed are refused from the next reload'),
+).action(async (kid: string, options: { now?: boolean }, command: Command) =>
+  keysRetire(await configOf(command), kid, options),
+);
+
+configurable(
+  program
+    .command('health')
+    .description(
+      "ask a running gateway's /healthz (admin listener, else listen); exit 0 when healthy",
+    )
+    .option('--url <url>', 'ask this URL instead'),
+).action(async (options: { url?: string }, command: Command) =>
+  health(await configOf(command), options),
 );
 
 program.parseAsync().catch((err: unknown) => {

@@ -95,7 +95,8 @@ export function errorResponse(err: unknown): ErrorResponse {
     ...challengeFor(error.code),
     ...error.headers,
   };
-  const body = JSON.stringify({ error: error.code, error_description: error.message });
+  // Ends with a newline: `curl` then leaves the shell prompt on a line of its own.
+  const body = `${JSON.stringify({ error: error.code, error_description: error.message })}\n`;
   headers['content-length'] = String(Buffer.byteLength(body));
   return { code: error.code, status: error.status, headers, body };
 }

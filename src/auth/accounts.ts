@@ -9,6 +9,7 @@ import { normaliseEmail } from '../store/normalise.js';
 import type { Store, TenantRecord, UserRecord } from '../store/types.js';
 import { basicCanCarryUserId, parseBasicAuthorization } from './basic.js';
 import type { BruteForceGuard, LoginOutcome } from './brute-force.js';
+import { disabledHash, enabledHash, isDisabledHash } from './disabled.js';
 import { checkPasswordPolicy, type PasswordHasher } from './passwords.js';
 import {
   issueAccessToken,
@@ -75,6 +76,12 @@ export interface Accounts {
   ): Promise<UserRecord>;
   /** New hash, and every token issued before now is refused. */
   changePassword(user: UserRecord, password: string): Promise<void>;
+  /**
+   * Disables (logins refused as a wrong password would be, every token
+   * refused on every instance before this resolves) or enables the user.
+   * @returns false when the user already was so.
+   */
+  setDisabled(user: UserRecord, disabled: boolean): Promise<boolean>;
   /** @throws `tenant_access_denied` when the tenant does not exist or the user is not a member. */
   grantToken(user: UserRecord, tenantId: string): Promise<GrantedToken>;
 }
@@ -121,7 +128,10 @@ export function createAccounts(deps: AccountDeps): Accounts {
       let outcome: LoginOutcome = 'abandoned';
       try {
         const user = await store.findUserByEmail(email);
-        const ok = await passwords.verify(credentials.password, user?.passwordHash, signal);
+        // A disabled user costs the same bcrypt work as an unknown e-mail, and gets the same answer.
+        const usable =
+          user === null || isDisabledHash(user.passwordHash) ? undefined : user.passwordHash;
+        const ok = await passwords.verify(credentials.password, usable, signal);
         if (!ok || user === null) {
           outcome = 'failed';
           throw new GatewayError('invalid_credentials', 'The e-mail or password is wrong.');
@@ -141,9 +151,20 @@ export function createAccounts(deps: AccountDeps): Accounts {
     async changePassword(user, password) {
       checkPasswordPolicy(password);
       const hash = await passwords.hash(password);
+      // A disabled user stays disabled (the CLI can set the password of one).
+      const stored = isDisabledHash(user.passwordHash) ? disabledHash(hash) : hash;
+      const version = await store.setPasswordHash(user.id, stored);
+      if (version === null)
+        throw new GatewayError('invalid_credentials', 'The user no longer exists.');
+    },
+
+    async setDisabled(user, disabled) {
+      if (isDisabledHash(user.passwordHash) === disabled) return false;
+      const hash = disabled ? disabledHash(user.passwordHash) : enabledHash(user.passwordHash);
       const version = await store.setPasswordHash(user.id, hash);
       if (version === null)
         throw new GatewayError('invalid_credentials', 'The user no longer exists.');
+      return true;
     },
 
     async grantToken(user, tenantId) {

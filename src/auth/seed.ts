@@ -19,6 +19,7 @@ import type { Store, TenantRecord } from '../store/types.js';
 import { normaliseEmail } from '../store/normalise.js';
 import { basicCanCarryPassword } from './basic.js';
 import { checkEmail, isValidTenantId, type Accounts } from './accounts.js';
+import { disabledHash, enabledHash, isDisabledHash } from './disabled.js';
 import { checkPasswordPolicy, isBcryptHash, type PasswordHasher } from './passwords.js';
 
 const email = () => z.string().refine(valid(checkEmail), 'must be an e-mail address');
@@ -189,14 +190,17 @@ export async function applySeed(
       continue;
     }
     ids.set(email, existing.id);
+    // A disabled user is compared by the hash behind the mark, and stays disabled.
+    const disabled = isDisabledHash(existing.passwordHash);
+    const current = enabledHash(existing.passwordHash);
     const same =
       u.password !== undefined
-        ? await passwords.verify(u.password, existing.passwordHash)
-        : u.password_hash === existing.passwordHash;
+        ? await passwords.verify(u.password, current)
+        : u.password_hash === current;
     if (!same) {
       const hash = u.password_hash ?? (await passwords.hash(u.password as string));
       // A new password ends the user's sessions, as it does through the API.
-      await store.setPasswordHash(existing.id, hash);
+      await store.setPasswordHash(existing.id, disabled ? disabledHash(hash) : hash);
       summary.passwordsChanged++;
     }
   }

@@ -1,12 +1,11 @@
 /**
- * The CLI's store commands (seed, users, tenants, memberships, keys). They
+ * The CLI's store commands (seed, users, tenants, memberships). They
  * talk to the configured Redis store directly: with the in-memory store there
  * is nothing outside the running gateway to change. Results go to stdout as
  * JSON; logs go to stderr.
  */
-import { basename } from 'node:path';
 import { checkEmail, isValidTenantId } from '../auth/accounts.js';
-import { generateKeyFile } from '../auth/keys.js';
+import { isDisabledHash } from '../auth/disabled.js';
 import { applySeed, readSeedFile } from '../auth/seed.js';
 import { tenantRecord } from '../api/representations.js';
 import type { LoadedConfig } from '../config/index.js';
@@ -89,8 +88,37 @@ export async function userList(loaded: LoadedConfig): Promise<void> {
   await withCore(loaded, async (core) => {
     const users = await core.store.listUsers();
     print(
-      users.map((u) => ({ user_id: u.id, user_email: u.email, tenant_id: u.personalTenantId })),
+      users.map((u) => ({
+        user_id: u.id,
+        user_email: u.email,
+        tenant_id: u.personalTenantId,
+        disabled: isDisabledHash(u.passwordHash),
+      })),
     );
+  });
+}
+
+/**
+ * `user disable` / `user enable`: a disabled user's logins are refused like a
+ * wrong password, and every token of theirs is refused on every instance
+ * before the command returns. Enabling lets them log in again; their old
+ * tokens stay refused.
+ */
+export async function userSetDisabled(
+  loaded: LoadedConfig,
+  email: string,
+  disabled: boolean,
+): Promise<void> {
+  await withCore(loaded, async (core) => {
+    const user = await core.store.findUserByEmail(email);
+    if (user === null) throw new UsageError(`no user ${email}`);
+    const changed = await core.accounts.setDisabled(user, disabled);
+    print({
+      user_id: user.id,
+      user_email: user.email,
+      disabled,
+      ...(changed ? { sessions: 'ended' } : { unchanged: true }),
+    });
   });
 }
 
@@ -158,15 +186,6 @@ export async function memberList(loaded: LoadedConfig, tenantId: string): Promis
 }
 
 /** Adds a signing key that sorts last, so it signs after the next start or reload. */
-export async function keysAdd(loaded: LoadedConfig): Promise<void> {
-  const dir = loaded.config.tokens.keys;
-  if (dir === undefined) {
-    throw new UsageError('tokens.keys is not configured: there is no key directory to add to');
-  }
-  const file = await generateKeyFile(dir);
-  print({ file, kid: basename(file, '.pem') });
-}
-
 /** Membership is managed on org tenants only: a personal tenant has exactly its user. */
 async function orgTenant(core: Core, tenantId: string): Promise<TenantRecord> {
   const tenant = await core.store.getTenant(tenantId);

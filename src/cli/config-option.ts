@@ -1,7 +1,11 @@
-import { defaultConfig, loadConfigFile, type LoadedConfig } from '../config/index.js';
+import { defaultConfig, loadConfigFiles, type LoadedConfig } from '../config/index.js';
 
-/** `--config F`, else `GATEWAY_CONFIG`, else the built-in defaults. */
-export async function resolveConfig(flag: string | undefined): Promise<LoadedConfig> {
-  const file = flag ?? process.env.GATEWAY_CONFIG;
-  return file === undefined || file === '' ? defaultConfig() : loadConfigFile(file);
+/**
+ * `--config F` (repeatable: later files are layered on earlier ones), else
+ * `GATEWAY_CONFIG`, else the built-in defaults.
+ */
+export async function resolveConfig(flags: readonly string[] | undefined): Promise<LoadedConfig> {
+  if (flags !== undefined && flags.length > 0) return loadConfigFiles(flags);
+  const file = process.env.GATEWAY_CONFIG;
+  return file === undefined || file === '' ? defaultConfig() : loadConfigFiles([file]);
 }

@@ -6,19 +6,20 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { readSeedFile } from '../auth/seed.js';
-import { loadConfigFile, type LoadedConfig } from '../config/index.js';
+import { checkServingFiles, loadConfigFiles, type LoadedConfig } from '../config/index.js';
 import { createGateway, type Gateway } from '../gateway.js';
 import { createLogger } from '../ops/logger.js';
 import { startDemoUpstream } from './demo-upstream.js';
 
 export async function serve(loaded: LoadedConfig): Promise<void> {
+  checkServingFiles(loaded);
   const { config } = loaded;
   const log = createLogger(config.log);
-  if (loaded.file === undefined)
+  const { files } = loaded;
+  if (files.length === 0)
     log.warn({}, 'no --config or GATEWAY_CONFIG: running on the built-in defaults');
-  const file = loaded.file;
   const reloadConfig =
-    file === undefined ? undefined : async () => (await loadConfigFile(file)).config;
+    files.length === 0 ? undefined : async () => (await loadConfigFiles(files)).config;
   const demo =
     config.demo === undefined
       ? undefined
@@ -36,7 +37,7 @@ export async function serve(loaded: LoadedConfig): Promise<void> {
       port: main.port,
       admin: admin && urlOf(admin),
       forwardAuth: forwardAuth && urlOf(forwardAuth),
-      config: file,
+      config: files.length === 1 ? files[0] : files,
     },
     'listening',
   );

@@ -1,8 +1,10 @@
 export {
+  checkServingFiles,
   ConfigError,
   defaultConfig,
   formatPath,
   loadConfigFile,
+  loadConfigFiles,
   parseConfigText,
   validateConfig,
 } from './load.js';

@@ -3,7 +3,7 @@
  * schema validation (every problem collected, each named by its key path) →
  * relative paths resolved against the file's folder.
  */
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parseDocument, type YAMLError } from 'yaml';
@@ -25,28 +25,50 @@ export class ConfigError extends Error {
 
 export interface LoadedConfig {
   config: GatewayConfig;
-  /** Absolute path of the file, or undefined for the built-in defaults. */
-  file?: string;
+  /** Absolute paths of the files, in the order they were layered; empty for the built-in defaults. */
+  files: string[];
 }
 
 /** Loads and validates a YAML config file. @throws ConfigError */
-export async function loadConfigFile(
+export function loadConfigFile(
   file: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<LoadedConfig> {
-  const path = resolve(file);
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new ConfigError(path, [`cannot read the file: ${(err as NodeJS.ErrnoException).code}`]);
+  return loadConfigFiles([file], env);
+}
+
+/**
+ * Loads config files as layers: each later file is a JSON merge patch on the
+ * earlier ones (mappings merged key by key, `null` removes a key, a list or
+ * a scalar replaces) — `--config gateway.yaml --config store.yaml`
+ * swaps the store of a config kept elsewhere (the kustomize Sentinel
+ * component does this). Relative paths resolve against the first file's
+ * folder. @throws ConfigError
+ */
+export async function loadConfigFiles(
+  files: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<LoadedConfig> {
+  const paths = files.map((f) => resolve(f));
+  const layers: ParsedText[] = [];
+  for (const path of paths) {
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      throw new ConfigError(path, [`cannot read the file: ${(err as NodeJS.ErrnoException).code}`]);
+    }
+    layers.push(parseText(text, path, env));
   }
-  return { config: parseConfigText(text, path, env), file: path };
+  const source = paths.join(' + ');
+  const raw = layers.map((l) => l.raw).reduce(layer);
+  const expansion = layers.flatMap((l) => l.expansion);
+  return { config: validate(raw, dirname(paths[0] as string), source, expansion), files: paths };
 }
 
 /** The built-in defaults: in-memory store, no routes, ephemeral signing key. */
 export function defaultConfig(): LoadedConfig {
-  return { config: validateConfig({}, process.cwd(), '(built-in defaults)') };
+  return { config: validateConfig({}, process.cwd(), '(built-in defaults)'), files: [] };
 }
 
 /**
@@ -59,6 +81,17 @@ export function parseConfigText(
   source: string,
   env: NodeJS.ProcessEnv = process.env,
 ): GatewayConfig {
+  const { raw, expansion } = parseText(text, source, env);
+  return validate(raw, dirname(source), source, expansion);
+}
+
+interface ParsedText {
+  raw: unknown;
+  expansion: ExpansionProblem[];
+}
+
+/** YAML → `${ENV}` expanded, not yet validated. @throws ConfigError for YAML it cannot read */
+function parseText(text: string, source: string, env: NodeJS.ProcessEnv): ParsedText {
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length > 0) {
     throw new ConfigError(
@@ -74,8 +107,48 @@ export function parseConfigText(
     throw new ConfigError(source, [`YAML: ${(err as Error).message}`]);
   }
   const expansion: ExpansionProblem[] = [];
-  const expanded = expandEnv(raw, env, expansion);
-  return validate(expanded, dirname(source), source, expansion);
+  return { raw: expandEnv(raw, env, expansion), expansion };
+}
+
+const isMapping = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * `over` layered on `under` as a JSON merge patch (RFC 7386): mappings merge
+ * key by key, `null` removes a key, anything else replaces.
+ */
+function layer(under: unknown, over: unknown): unknown {
+  if (!isMapping(under) || !isMapping(over)) return over;
+  const merged: Record<string, unknown> = { ...under };
+  for (const [key, value] of Object.entries(over)) {
+    if (value === null) delete merged[key];
+    else merged[key] = layer(under[key], value);
+  }
+  return merged;
+}
+
+/**
+ * What only a process that serves must find on disk: the `tokens.keys`
+ * directory it names. Missing, every replica would mint a key of its own
+ * and refuse the others' tokens; `serve` and `config check` refuse it
+ * (`tenant-gateway keys add` creates it). Omitted, the key is ephemeral
+ * (the demo). @throws ConfigError
+ */
+export function checkServingFiles(loaded: LoadedConfig): void {
+  const dir = loaded.config.tokens.keys;
+  if (dir === undefined) return;
+  let isDirectory = false;
+  try {
+    accessSync(dir, constants.R_OK | constants.X_OK);
+    isDirectory = statSync(dir).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!isDirectory) {
+    throw new ConfigError(loaded.files.join(' + ') || '(built-in defaults)', [
+      `tokens.keys: no readable directory ${dir} (every instance must share one; \`tenant-gateway keys add\` creates it with a key)`,
+    ]);
+  }
 }
 
 /** Validates an already-parsed config object. @throws ConfigError */
@@ -117,9 +190,12 @@ function validate(
         fileProblems.push(`routes[${i}].tls.${name}: cannot read ${tls[name] as string}`);
     }
   });
-  if (fileProblems.length > 0) throw new ConfigError(source, fileProblems);
   const redisTls = config.store.redis?.tls;
-  if (redisTls?.ca !== undefined) redisTls.ca = inBase(redisTls.ca);
+  if (redisTls?.ca !== undefined) {
+    redisTls.ca = inBase(redisTls.ca);
+    if (!readable(redisTls.ca)) fileProblems.push(`store.redis.tls.ca: cannot read ${redisTls.ca}`);
+  }
+  if (fileProblems.length > 0) throw new ConfigError(source, fileProblems);
   return config;
 }
 

@@ -110,7 +110,10 @@ export function createTracing(
     handle(req, handle, ...rest) {
       const requestTrace = startRequest(req);
       (req as Traced)[TRACE] = requestTrace;
-      contexts.with(requestTrace.context, handle, undefined, req, ...rest);
+      // Unsampled: no child span will be recorded, so no context is carried
+      // (AsyncLocalStorage is what tracing costs most per request).
+      if (!requestTrace.recording) handle(req, ...rest);
+      else contexts.with(requestTrace.context, handle, undefined, req, ...rest);
     },
     step(name, kind = SpanKind.INTERNAL) {
       const active = contexts.active();
@@ -130,6 +133,8 @@ export function createTracing(
 
 class ServerTrace implements RequestTrace {
   readonly traceId: string;
+  /** Sampled: its spans are recorded and exported. */
+  readonly recording: boolean;
 
   constructor(
     private readonly tracer: Tracer,
@@ -140,6 +145,7 @@ class ServerTrace implements RequestTrace {
     private readonly method = 'HTTP',
   ) {
     this.traceId = span.spanContext().traceId;
+    this.recording = span.isRecording();
   }
 
   upstreamCall(method: string, upstream: string, headers: IncomingHttpHeaders): UpstreamCall {

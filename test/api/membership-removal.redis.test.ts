@@ -116,6 +116,7 @@ it('`member remove` from the command line ends the access on every running insta
 
   const loaded = {
     config: validateConfig({ ...fx.config, seed: undefined }, process.cwd(), 'cli'),
+    files: [],
   };
   const printed: string[] = [];
   const write = process.stdout.write.bind(process.stdout);

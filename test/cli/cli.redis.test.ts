@@ -5,9 +5,11 @@
  * Needs `npm run build` first (the `test` script does it).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findFreePort } from '../support/ports.js';
 import { CLI, startCliHarness, type CliHarness } from './harness.js';
 
 const TIMEOUT = 20_000;
@@ -149,6 +151,152 @@ describe('config check', () => {
   );
 });
 
+describe('config check refuses what would break serve', () => {
+  it(
+    'a tokens.keys folder that does not exist (every replica would mint a key of its own)',
+    async () => {
+      const kase = h.newCase();
+      rmSync(kase.keys, { recursive: true });
+      expect(await h.fails(['config', 'check', kase.config])).toBe(
+        `error: invalid configuration ${kase.config}:\n  tokens.keys: no readable directory ${kase.keys} (every instance must share one; \`tenant-gateway keys add\` creates it with a key)\n`,
+      );
+      // `keys add` makes it, and then the config is good.
+      await h.ok(['keys', 'add', ...kase.c]);
+      expect((await h.cli(['config', 'check', ...kase.c])).code).toBe(0);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'an unreadable TLS file of the store, named by key path',
+    async () => {
+      const kase = h.newCase();
+      writeFileSync(
+        kase.config,
+        [
+          'store: { redis: { url: "rediss://127.0.0.1:6380", tls: { ca: ./no-such-ca.pem } } }',
+          'tokens: { keys: ./keys }',
+        ].join('\n'),
+      );
+      expect(await h.fails(['config', 'check', ...kase.c])).toBe(
+        `error: invalid configuration ${kase.config}:\n  store.redis.tls.ca: cannot read ${join(kase.dir, 'no-such-ca.pem')}\n`,
+      );
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'takes --config, repeated: the files are layered, later over earlier',
+    async () => {
+      const kase = h.newCase();
+      const over = join(kase.dir, 'over.yaml');
+      writeFileSync(over, 'listen: { port: 70000 }\n');
+      expect(await h.fails(['config', 'check', ...kase.c, '--config', over])).toBe(
+        `error: invalid configuration ${kase.config} + ${over}:\n  listen.port: must be at most 65535\n`,
+      );
+      writeFileSync(over, 'listen: { port: 8088 }\n');
+      expect(await h.cli(['config', 'check', ...kase.c, '--config', over])).toEqual({
+        code: 0,
+        stdout: `ok: ${kase.config} + ${over}\n`,
+        stderr: '',
+      });
+    },
+    TIMEOUT,
+  );
+});
+
+describe('--version and health', () => {
+  it(
+    '--version prints package.json’s version, the one /metrics reports',
+    async () => {
+      const { version } = JSON.parse(
+        readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8'),
+      ) as { version: string };
+      expect(await h.cli(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'health asks the admin listener the config names, on loopback for a wildcard host; nothing there: exit 1',
+    async () => {
+      const port = await findFreePort(); // nothing listens there
+      const kase = h.newCase(`admin: { host: 0.0.0.0, port: ${port} }`);
+      expect(await h.fails(['health', ...kase.c])).toBe(
+        `error: unhealthy: http://127.0.0.1:${port}/healthz: ECONNREFUSED\n`,
+      );
+    },
+    TIMEOUT,
+  );
+});
+
+describe('keys list and retire', () => {
+  it(
+    'list: kid, algorithm, creation time, which one signs — and no key material',
+    async () => {
+      const kase = h.newCase();
+      const a = await h.ok<{ kid: string }>(['keys', 'add', ...kase.c]);
+      const b = await h.ok<{ kid: string }>(['keys', 'add', ...kase.c]);
+      const run = await h.cli(['keys', 'list', ...kase.c]);
+      expect(run.code).toBe(0);
+      expect(run.stdout).not.toMatch(/PRIVATE|BEGIN|"d":/);
+      const { keys } = JSON.parse(run.stdout) as {
+        keys: { kid: string; alg: string; created_at: string; signing: boolean }[];
+      };
+      expect(keys.map((k) => [k.kid, k.alg, k.signing])).toEqual([
+        [a.kid, 'EdDSA', false],
+        [b.kid, 'EdDSA', true],
+      ]);
+      for (const k of keys) expect(Date.now() - Date.parse(k.created_at)).toBeLessThan(60_000);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'retire: never the signing key; an older one only once its tokens have expired, or --now',
+    async () => {
+      const kase = h.newCase();
+      const old = await h.ok<{ kid: string }>(['keys', 'add', ...kase.c]);
+      const signing = await h.ok<{ kid: string }>(['keys', 'add', ...kase.c]);
+      expect(await h.fails(['keys', 'retire', signing.kid, ...kase.c])).toMatch(
+        new RegExp(`^error: ${signing.kid} signs new tokens: add a newer key`),
+      );
+      // Tokens live an hour (the default ttl): the older key's may still be valid.
+      expect(await h.fails(['keys', 'retire', old.kid, ...kase.c])).toMatch(
+        new RegExp(`^error: tokens signed by ${old.kid} may be valid until \\d{4}-`),
+      );
+      expect(readdirSync(kase.keys).sort()).toEqual([`${old.kid}.pem`, `${signing.kid}.pem`]);
+      const retired = await h.ok<{ retired: string }>([
+        'keys',
+        'retire',
+        old.kid,
+        '--now',
+        ...kase.c,
+      ]);
+      expect(retired.retired).toBe(old.kid);
+      expect(readdirSync(kase.keys)).toEqual([`${signing.kid}.pem`]);
+      // Keys whose names date them: the newer one has signed for years, the older one's tokens are long dead.
+      const dated = h.newCase();
+      for (const kid of ['20200101T000000Z', '20200102T000000Z']) {
+        const { privateKey } = generateKeyPairSync('ed25519');
+        writeFileSync(
+          join(dated.keys, `${kid}.pem`),
+          privateKey.export({ type: 'pkcs8', format: 'pem' }),
+        );
+      }
+      expect(
+        (await h.ok<{ retired: string }>(['keys', 'retire', '20200101T000000Z', ...dated.c]))
+          .retired,
+      ).toBe('20200101T000000Z');
+      expect(readdirSync(dated.keys)).toEqual(['20200102T000000Z.pem']);
+      expect(await h.fails(['keys', 'retire', 'no-such-kid', ...kase.c])).toBe(
+        `error: no key no-such-kid in ${kase.keys}\n`,
+      );
+    },
+    TIMEOUT,
+  );
+});
+
 describe('seed', () => {
   it(
     'applied twice: the second run reports zero changes',
@@ -224,7 +372,19 @@ describe('users', () => {
         user_email: 'carol@example.com',
         tenant_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       });
-      expect(await h.ok<UserRow[]>(['user', 'list', ...kase.c])).toEqual([added]);
+      expect(await h.ok<UserRow[]>(['user', 'list', ...kase.c])).toEqual([
+        { ...added, disabled: false },
+      ]);
+      expect(await h.ok(['user', 'disable', 'carol@example.com', ...kase.c])).toMatchObject({
+        disabled: true,
+        sessions: 'ended',
+      });
+      expect(await h.ok<UserRow[]>(['user', 'list', ...kase.c])).toEqual([
+        { ...added, disabled: true },
+      ]);
+      expect(await h.fails(['user', 'enable', 'nobody@example.com', ...kase.c])).toBe(
+        'error: no user nobody@example.com\n',
+      );
     },
     TIMEOUT,
   );
@@ -476,7 +636,7 @@ describe('keys add', () => {
       const file = join(mkdtempSync(join(h.root, 'case-')), 'nokeys.yaml');
       writeFileSync(file, 'signup: { enabled: false }\n');
       expect(await h.fails(['keys', 'add', '--config', file])).toBe(
-        'error: tokens.keys is not configured: there is no key directory to add to\n',
+        'error: tokens.keys is not configured: the key is ephemeral, there is no key directory\n',
       );
     },
     TIMEOUT,
@@ -541,6 +701,11 @@ describe('serve', () => {
           void exited.then((code) => reject(new Error(`serve exited ${code}:\n${stderr}`)));
         });
         expect(Number(new URL(base).port)).toBeGreaterThan(0);
+        expect(await h.cli(['health', '--url', `${base}/healthz`, ...kase.c])).toEqual({
+          code: 0,
+          stdout: `ok: ${base}/healthz\n`,
+          stderr: '',
+        });
 
         const jwks = await fetch(`${base}/.well-known/jwks.json`);
         expect(jwks.status).toBe(200);

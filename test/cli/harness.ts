@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect } from 'vitest';
@@ -108,6 +108,8 @@ export async function startCliHarness(): Promise<CliHarness> {
     },
     newCase(extra = '') {
       const dir = mkdtempSync(join(root, 'case-'));
+      // The folder `tokens.keys` names exists (empty): serve and config check refuse a missing one.
+      mkdirSync(join(dir, 'keys'), { mode: 0o700 });
       const config = join(dir, 'gateway.yaml');
       writeFileSync(
         config,

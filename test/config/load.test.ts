@@ -6,6 +6,7 @@ import {
   ConfigError,
   defaultConfig,
   loadConfigFile,
+  loadConfigFiles,
   parseConfigText,
   validateConfig,
 } from '../../src/config/index.js';
@@ -484,8 +485,8 @@ describe('defaults', () => {
   });
 
   it('built-in defaults: in-memory store, no routes, ephemeral key', () => {
-    const { config, file } = defaultConfig();
-    expect(file).toBeUndefined();
+    const { config, files } = defaultConfig();
+    expect(files).toEqual([]);
     expect(config.store.redis).toBeUndefined();
     expect(config.routes).toEqual([]);
     expect(config.tokens.keys).toBeUndefined();
@@ -504,7 +505,16 @@ describe('paths', () => {
     expect(config.tokens.keys).toBe('/etc/keys');
   });
 
+  it('refuses a store TLS CA it cannot read, by key path', () => {
+    expect(
+      problemsOf('store: { redis: { url: "rediss://r:6380", tls: { ca: ./no-such-ca.pem } } }'),
+    ).toEqual(['store.redis.tls.ca: cannot read /etc/tenant-gateway/no-such-ca.pem']);
+  });
+
   it('reads the Sentinel and Cluster shapes, with the TLS CA relative to the file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-redis-tls-'));
+    writeFileSync(join(dir, 'redis-ca.pem'), 'a CA, read when the store connects');
+    const source = join(dir, 'gateway.yaml');
     const sentinel = parseConfigText(
       [
         'store:',
@@ -514,7 +524,7 @@ describe('paths', () => {
         '    password: p',
         '    tls: { ca: ./redis-ca.pem, servername: redis.internal }',
       ].join('\n'),
-      SOURCE,
+      source,
       {},
     );
     expect(sentinel.store.redis).toEqual({
@@ -525,7 +535,7 @@ describe('paths', () => {
       },
       username: 'gateway',
       password: 'p',
-      tls: { ca: '/etc/tenant-gateway/redis-ca.pem', servername: 'redis.internal' },
+      tls: { ca: join(dir, 'redis-ca.pem'), servername: 'redis.internal' },
       keyPrefix: 'tg:',
       commandTimeoutMs: 1000,
       connectTimeoutMs: 5000,
@@ -668,7 +678,7 @@ describe('loadConfigFile', () => {
     const file = join(dir, 'etc', 'gw.yaml');
     writeFileSync(file, 'seed: seed.yaml\ntokens: { keys: "${KEYS_DIR:-./keys}" }\n');
     const loaded = await loadConfigFile(relative(process.cwd(), file), {});
-    expect(loaded.file).toBe(file);
+    expect(loaded.files).toEqual([file]);
     expect(loaded.config.seed).toBe(join(dir, 'etc', 'seed.yaml'));
     expect(loaded.config.tokens.keys).toBe(join(dir, 'etc', 'keys'));
   });
@@ -685,6 +695,49 @@ describe('loadConfigFile', () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).problems).toEqual(['cannot read the file: ENOENT']);
     expect((err as ConfigError).message).toContain(file);
+  });
+
+  it('layers files: mappings merge key by key, a later value replaces (the store swapped, routes kept)', async () => {
+    const base = join(dir, 'layer-base.yaml');
+    const store = join(dir, 'layer-store.yaml');
+    writeFileSync(
+      base,
+      [
+        'store: { redis: { url: "redis://redis:6379/0", keyPrefix: "gw:" } }',
+        'trustedProxies: [10.1.0.0/16]',
+        'routes: [{ prefix: /orders, upstream: "http://orders:9001" }]',
+      ].join('\n'),
+    );
+    writeFileSync(
+      store,
+      [
+        'store:',
+        '  redis:',
+        '    url: null',
+        '    sentinel: { name: mymaster, nodes: ["s1:26379", "s2:26379"] }',
+        'trustedProxies: [10.2.0.0/16]',
+      ].join('\n'),
+    );
+    const loaded = await loadConfigFiles([base, store], {});
+    expect(loaded.files).toEqual([base, store]);
+    expect(loaded.config.store.redis).toMatchObject({
+      keyPrefix: 'gw:',
+      sentinel: { name: 'mymaster', nodes: ['s1:26379', 's2:26379'] },
+    });
+    expect(loaded.config.store.redis?.url).toBeUndefined();
+    expect(loaded.config.trustedProxies).toEqual(['10.2.0.0/16']);
+    expect(loaded.config.routes.map((r) => r.prefix)).toEqual(['/orders']);
+  });
+
+  it('names every layer in the error of an invalid result', async () => {
+    const base = join(dir, 'layer-a.yaml');
+    const over = join(dir, 'layer-b.yaml');
+    writeFileSync(base, 'store: { redis: { url: "redis://redis:6379/0" } }\n');
+    writeFileSync(over, 'store: { redis: { sentinel: { name: m, nodes: ["s1:26379"] } } }\n');
+    const err = await loadConfigFiles([base, over], {}).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).message).toContain(`${base} + ${over}`);
+    expect((err as ConfigError).problems.join('\n')).toMatch(/^store\.redis/m);
   });
 
   it('names the file in the error of an invalid one', async () => {

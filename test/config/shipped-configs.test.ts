@@ -12,7 +12,7 @@ import { parseAllDocuments } from 'yaml';
 import { loadConfigFile, parseConfigText, type GatewayConfig } from '../../src/config/index.js';
 
 const root = resolve(import.meta.dirname, '../../config');
-const k8sDir = join(root, 'k8s');
+const k8sDir = resolve(root, '../deploy/examples');
 
 /** The environment the configs' `${VAR}` references need (in Kubernetes: from Secrets). */
 const ENV = { REDIS_PASSWORD: 'not-a-real-password' };
@@ -68,7 +68,7 @@ function manifestsIn(file: string): Manifest[] {
   return docs.map((doc, i) => {
     if (doc.errors.length > 0) {
       throw new Error(
-        `k8s/${file}, document ${i + 1}: ${doc.errors.map((e) => e.message).join('; ')}`,
+        `deploy/examples/${file}, document ${i + 1}: ${doc.errors.map((e) => e.message).join('; ')}`,
       );
     }
     return doc.toJS() as Manifest;
@@ -76,7 +76,7 @@ function manifestsIn(file: string): Manifest[] {
 }
 
 interface ShippedConfig {
-  /** `production.yaml`, or `k8s/sidecar.yaml ConfigMap tenant-gateway-config gateway.yaml`. */
+  /** `production.yaml`, or `deploy/examples/envoy-gateway-extauth.yaml ConfigMap tenant-gateway-config gateway.yaml`. */
   label: string;
   load: (env: NodeJS.ProcessEnv) => Promise<GatewayConfig>;
 }
@@ -94,9 +94,9 @@ function configMapConfigs(file: string): ShippedConfig[] {
       Object.entries(m.data ?? {})
         .filter(([key]) => isYaml(key) && !isSeed(key))
         .map(([key, text]) => ({
-          label: `k8s/${file} ConfigMap ${String(m.metadata?.name)} ${key}`,
+          label: `deploy/examples/${file} ConfigMap ${String(m.metadata?.name)} ${key}`,
           load: async (env: NodeJS.ProcessEnv) =>
-            // Relative paths would resolve against config/k8s.
+            // Relative paths would resolve against deploy/examples.
             parseConfigText(String(text), `${join(k8sDir, file)} (ConfigMap, ${key})`, env),
         })),
     );
@@ -112,19 +112,17 @@ const configs: ShippedConfig[] = [
 
 describe('the gateway configs shipped in config/', () => {
   it('are all found: a file or ConfigMap skipped by mistake fails here', () => {
-    const k8s = (file: string) => `k8s/${file} ConfigMap tenant-gateway-config gateway.yaml`;
+    const k8s = (file: string) =>
+      `deploy/examples/${file} ConfigMap tenant-gateway-config gateway.yaml`;
     expect(configs.map((c) => c.label)).toEqual([
       'gateway.yaml',
       'production.yaml',
       k8s('envoy-gateway-extauth.yaml'),
-      k8s('ingress-nginx.yaml'),
-      k8s('sidecar.yaml'),
-      k8s('traefik-forwardauth.yaml'),
     ]);
-    expect(configs).toHaveLength(6);
+    expect(configs).toHaveLength(3);
   });
 
-  it.each(manifestFiles)('k8s/%s has a gateway config in a ConfigMap', (file) => {
+  it.each(manifestFiles)('deploy/examples/%s has a gateway config in a ConfigMap', (file) => {
     expect(configMapConfigs(file).length).toBeGreaterThanOrEqual(1);
   });
 
@@ -162,18 +160,21 @@ describe('the gateway configs shipped in config/', () => {
   });
 });
 
-describe('the Kubernetes manifests in config/k8s', () => {
-  it.each(manifestFiles)('k8s/%s: every document is a named Kubernetes object', (file) => {
-    const manifests = manifestsIn(file);
-    expect(manifests.length).toBeGreaterThan(1);
-    for (const m of manifests) {
-      expect(m, `${file}: ${JSON.stringify(m).slice(0, 80)}`).toMatchObject({
-        apiVersion: expect.stringMatching(/^[a-z0-9.]*\/?v\d\w*$/),
-        kind: expect.stringMatching(/^[A-Z]\w+$/),
-        metadata: { name: expect.stringMatching(/^[a-z0-9][a-z0-9.-]*$/) },
-      });
-    }
-  });
+describe('the Kubernetes examples in deploy/examples (the kustomize package has its own test)', () => {
+  it.each(manifestFiles)(
+    'deploy/examples/%s: every document is a named Kubernetes object',
+    (file) => {
+      const manifests = manifestsIn(file);
+      expect(manifests.length).toBeGreaterThan(1);
+      for (const m of manifests) {
+        expect(m, `${file}: ${JSON.stringify(m).slice(0, 80)}`).toMatchObject({
+          apiVersion: expect.stringMatching(/^[a-z0-9.]*\/?v\d\w*$/),
+          kind: expect.stringMatching(/^[A-Z]\w+$/),
+          metadata: { name: expect.stringMatching(/^[a-z0-9][a-z0-9.-]*$/) },
+        });
+      }
+    },
+  );
 
   /** The gateway container of the file's one Deployment, and the config it runs. */
   function gatewayDeployment(file: string) {
@@ -184,7 +185,7 @@ describe('the Kubernetes manifests in config/k8s', () => {
         .filter((c) => c.name === 'tenant-gateway')
         .map((container) => ({ volumes: pod?.volumes ?? [], container }));
     });
-    expect(found, `k8s/${file}: one tenant-gateway container`).toHaveLength(1);
+    expect(found, `deploy/examples/${file}: one tenant-gateway container`).toHaveLength(1);
     const { volumes, container } = found[0]!;
     const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value ?? 'x']));
     const configPath = env.GATEWAY_CONFIG ?? '';
@@ -195,16 +196,17 @@ describe('the Kubernetes manifests in config/k8s', () => {
       (m) => m.kind === 'ConfigMap' && m.metadata?.name === volume?.configMap?.name,
     );
     const text = configMap?.data?.[configPath.slice(slash + 1)];
-    expect(text, `k8s/${file}: GATEWAY_CONFIG is a key of a mounted ConfigMap`).toBeTypeOf(
-      'string',
-    );
+    expect(
+      text,
+      `deploy/examples/${file}: GATEWAY_CONFIG is a key of a mounted ConfigMap`,
+    ).toBeTypeOf('string');
     // Only the variables the container sets: a reference to one it lacks fails here.
     const config = parseConfigText(String(text), join(k8sDir, file), env);
     return { manifests, volumes, container, config };
   }
 
   it.each(manifestFiles)(
-    'k8s/%s: the Deployment runs its ConfigMap with the ports, keys and variables it names',
+    'deploy/examples/%s: the Deployment runs its ConfigMap with the ports, keys and variables it names',
     (file) => {
       const { volumes, container, config } = gatewayDeployment(file);
       const portOf = (p: string | number | undefined) =>
@@ -222,52 +224,33 @@ describe('the Kubernetes manifests in config/k8s', () => {
     },
   );
 
-  const forwardAuthFiles = manifestFiles.filter((f) => f !== 'sidecar.yaml');
+  const forwardAuthFiles = manifestFiles;
 
-  it('the forward-auth examples are the three the README names', () => {
-    expect(forwardAuthFiles).toEqual([
-      'envoy-gateway-extauth.yaml',
-      'ingress-nginx.yaml',
-      'traefik-forwardauth.yaml',
-    ]);
+  it('the forward-auth example is Envoy Gateway’s (ingress-nginx and Traefik are kustomize overlays)', () => {
+    expect(forwardAuthFiles).toEqual(['envoy-gateway-extauth.yaml']);
   });
 
-  /** Where the ingress asks for a verdict, and which response headers it copies upstream. */
-  function forwardAuthWiring(file: string, manifests: Manifest[], config: GatewayConfig) {
+  /** Where Envoy asks for a verdict, and which response headers it copies upstream. */
+  function forwardAuthWiring(manifests: Manifest[], config: GatewayConfig) {
     const spec = (kind: string) => manifests.find((m) => m.kind === kind)?.spec;
-    if (file.startsWith('traefik')) {
-      const forwardAuth = spec('Middleware')?.forwardAuth;
-      // Traefik then sets X-Forwarded-Uri/-Host itself: a client cannot choose them.
-      expect(forwardAuth?.trustForwardHeader).toBe(false);
-      return { address: forwardAuth?.address, copied: forwardAuth?.authResponseHeaders };
-    }
-    if (file.startsWith('envoy')) {
-      const extAuth = spec('SecurityPolicy')?.extAuth;
-      expect(extAuth?.failOpen).toBe(false);
-      // Envoy sends an HTTP ext-auth service no other client header unless listed.
-      const tenantHeaders = config.routes.flatMap((r) => r.tenant?.header ?? []);
-      expect(tenantHeaders.length).toBeGreaterThan(0);
-      expect(extAuth?.headersToExtAuth).toEqual(expect.arrayContaining(tenantHeaders));
-      const backend = extAuth?.http.backendRefs[0];
-      return {
-        address: `http://${backend?.name}:${backend?.port}${extAuth?.http.path}`,
-        copied: extAuth?.http.headersToBackend,
-      };
-    }
-    const annotations =
-      manifests.find((m) => m.kind === 'Ingress' && m.metadata?.annotations !== undefined)?.metadata
-        ?.annotations ?? {};
+    const extAuth = spec('SecurityPolicy')?.extAuth;
+    expect(extAuth?.failOpen).toBe(false);
+    // Envoy sends an HTTP ext-auth service no other client header unless listed.
+    const tenantHeaders = config.routes.flatMap((r) => r.tenant?.header ?? []);
+    expect(tenantHeaders.length).toBeGreaterThan(0);
+    expect(extAuth?.headersToExtAuth).toEqual(expect.arrayContaining(tenantHeaders));
+    const backend = extAuth?.http.backendRefs[0];
     return {
-      address: annotations['nginx.ingress.kubernetes.io/auth-url'],
-      copied: annotations['nginx.ingress.kubernetes.io/auth-response-headers']?.split(','),
+      address: `http://${backend?.name}:${backend?.port}${extAuth?.http.path}`,
+      copied: extAuth?.http.headersToBackend,
     };
   }
 
   it.each(forwardAuthFiles)(
-    'k8s/%s: asks /auth/verify of the gateway Service and copies every identity header',
+    'deploy/examples/%s: asks /auth/verify of the gateway Service and copies every identity header',
     (file) => {
       const { manifests, config } = gatewayDeployment(file);
-      const { address, copied } = forwardAuthWiring(file, manifests, config);
+      const { address, copied } = forwardAuthWiring(manifests, config);
       const url = new URL(address ?? '');
       expect(url.pathname).toBe('/auth/verify');
       const service = manifests.find((m) => m.kind === 'Service');

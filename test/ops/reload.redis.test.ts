@@ -15,6 +15,7 @@ import {
   TENANT,
   startGatewayProcess,
   stopGatewayProcesses,
+  signingKeyFile,
 } from '../support/gateway-process.js';
 import { tokenFor } from '../support/identity-fixture.js';
 import { scrape, total } from '../support/prometheus-text.js';
@@ -63,7 +64,7 @@ const BROKEN = '{ prefix: /never, upstream: "not-a-url" }';
 async function startGateway(parts: { admin?: string; routes: string[] }) {
   const keyPrefix = uniquePrefix();
   const gw = await startGatewayProcess(configText(parts, keyPrefix), {
-    files: { 'seed.yaml': SEED_YAML },
+    files: { 'seed.yaml': SEED_YAML, ...signingKeyFile() },
   });
   const token = (await tokenFor(gw.url, OPERATOR, TENANT)).access_token;
   const rewrite = (next: { admin?: string; routes: string[] }) =>

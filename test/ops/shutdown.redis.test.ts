@@ -17,6 +17,7 @@ import {
   startGatewayProcess,
   stopGatewayProcesses,
   type GatewayProcess,
+  signingKeyFile,
 } from '../support/gateway-process.js';
 import { tokenFor } from '../support/identity-fixture.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
@@ -65,7 +66,7 @@ async function startGateway(
   slowUpstream: string,
 ): Promise<{ gw: GatewayProcess; adminUrl: string; token: string }> {
   const gw = await startGatewayProcess(configText(drainSeconds, slowUpstream), {
-    files: { 'seed.yaml': SEED_YAML },
+    files: { 'seed.yaml': SEED_YAML, ...signingKeyFile() },
   });
   if (gw.adminUrl === undefined) throw new Error(`no admin address logged:\n${gw.output()}`);
   const token = (await tokenFor(gw.url, OPERATOR, TENANT)).access_token;

@@ -15,6 +15,9 @@ export async function expectError(
   expect(typeof body.error_description).toBe('string');
   expect(body.error_description.length).toBeGreaterThan(0);
   expect(text).not.toMatch(/\bat .*\.(ts|js):\d+/); // never a stack trace
+  // One line, ended: curl leaves the prompt on a line of its own.
+  expect(text.endsWith('}\n')).toBe(true);
+  expect(text.indexOf('\n')).toBe(text.length - 1);
   return body;
 }
 

@@ -5,9 +5,10 @@
  * draining, exit codes, reloads.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 export const CLI = resolve(import.meta.dirname, '../../dist/cli.js');
 const START_TIMEOUT_MS = 15_000;
@@ -17,7 +18,10 @@ const LOG_TIMEOUT_MS = 10_000;
 export type LogLine = Record<string, unknown> & { msg?: string };
 
 export interface GatewayProcessOptions {
-  /** Files written into the config's folder first (relative paths in the config resolve there). */
+  /**
+   * Files written into the config's folder first (relative paths in the config
+   * resolve there); a name may hold folders (`keys/test.pem`).
+   */
   files?: Record<string, string>;
   /** Extra environment (the child gets PATH and this, nothing of the test runner's). */
   env?: Record<string, string>;
@@ -64,6 +68,12 @@ tenants:
   - { tenant_id: ${TENANT}, type: orgtenant, name: Acme, cloud_region: eu-west-1, created_by: ${OPERATOR.email}, members: [${OPERATOR.email}] }
 `;
 
+/** A signing key at `keys/test.pem`, for configs with `tokens: { keys: ./keys }` (serve refuses a missing folder). */
+export function signingKeyFile(): Record<string, string> {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  return { 'keys/test.pem': privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
+}
+
 const running = new Set<GatewayProcess>();
 // A test process that dies without its cleanup must not leave gateways behind.
 process.on('exit', () => {
@@ -88,7 +98,10 @@ export async function startGatewayProcess(
 ): Promise<GatewayProcess> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
   const dir = mkdtempSync(join(tmpdir(), 'tg-proc-'));
-  for (const [name, text] of Object.entries(opts.files ?? {})) writeFileSync(join(dir, name), text);
+  for (const [name, text] of Object.entries(opts.files ?? {})) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
   const configPath = join(dir, 'gateway.yaml');
   writeFileSync(configPath, configText);
 
