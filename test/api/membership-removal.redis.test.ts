@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { memberChange } from '../../src/cli/admin.js';
 import { validateConfig } from '../../src/config/index.js';
 import { basic, bearer, type TestGateway } from '../support/gateway.js';
+import { printedJson } from '../support/captured-stdout.js';
 import { expectBearerChallenge, expectError } from '../support/expect-error.js';
 import {
   ALICE,
@@ -118,15 +119,11 @@ it('`member remove` from the command line ends the access on every running insta
     config: validateConfig({ ...fx.config, seed: undefined }, process.cwd(), 'cli'),
     files: [],
   };
-  const printed: string[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string) => (printed.push(String(chunk)), true)) as never;
-  try {
-    await memberChange(loaded, 'remove', 'acme', ALICE.email);
-  } finally {
-    process.stdout.write = write;
-  }
-  expect(JSON.parse(printed.join(''))).toMatchObject({ tenant_id: 'acme' });
+  expect(
+    await printedJson(() => memberChange(loaded, 'remove', 'acme', ALICE.email)),
+  ).toMatchObject({
+    tenant_id: 'acme',
+  });
 
   for (const gw of [a, b]) {
     await expectRefused(await proxied(gw, acme.access_token));

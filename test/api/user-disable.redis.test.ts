@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { seedCommand, userPassword, userSetDisabled } from '../../src/cli/admin.js';
 import { validateConfig, type LoadedConfig } from '../../src/config/index.js';
 import { basic, bearer, type TestGateway } from '../support/gateway.js';
+import { printedJson } from '../support/captured-stdout.js';
 import { expectError } from '../support/expect-error.js';
 import {
   ALICE,
@@ -43,19 +44,6 @@ afterAll(async () => {
   await upstream.close();
 });
 
-/** Runs a CLI function, returning what it printed. */
-async function cli(work: () => Promise<void>): Promise<unknown> {
-  const printed: string[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string) => (printed.push(String(chunk)), true)) as never;
-  try {
-    await work();
-  } finally {
-    process.stdout.write = write;
-  }
-  return JSON.parse(printed.join(''));
-}
-
 const proxied = (gw: TestGateway, token: string) =>
   fetch(`${gw.url}/api/x`, { headers: { authorization: bearer(token) } });
 const login = (gw: TestGateway, who: { email: string; password: string }) =>
@@ -69,7 +57,7 @@ it('disable: every token refused on every instance when the command returns; log
   for (const gw of [a, b])
     for (const t of tokens) expect((await proxied(gw, t.access_token)).status).toBe(200);
 
-  expect(await cli(() => userSetDisabled(loaded, ALICE.email, true))).toMatchObject({
+  expect(await printedJson(() => userSetDisabled(loaded, ALICE.email, true))).toMatchObject({
     user_email: ALICE.email,
     disabled: true,
     sessions: 'ended',
@@ -89,7 +77,7 @@ it('disable: every token refused on every instance when the command returns; log
   // Bob is untouched.
   expect((await login(a, BOB)).status).toBe(200);
   // Disabling again changes nothing.
-  expect(await cli(() => userSetDisabled(loaded, ALICE.email, true))).toMatchObject({
+  expect(await printedJson(() => userSetDisabled(loaded, ALICE.email, true))).toMatchObject({
     unchanged: true,
   });
 });
@@ -98,7 +86,7 @@ it('neither a new password nor the seed applied again at a restart enables the u
   const input = process.env.TG_TEST_PASSWORD;
   process.env.TG_TEST_PASSWORD = 'a-new-password-1';
   try {
-    await cli(() => userPassword(loaded, ALICE.email, { passwordEnv: 'TG_TEST_PASSWORD' }));
+    await printedJson(() => userPassword(loaded, ALICE.email, { passwordEnv: 'TG_TEST_PASSWORD' }));
   } finally {
     if (input === undefined) delete process.env.TG_TEST_PASSWORD;
     else process.env.TG_TEST_PASSWORD = input;
@@ -109,12 +97,12 @@ it('neither a new password nor the seed applied again at a restart enables the u
     'invalid_credentials',
   );
   // The fixture's seed names Alice's original password: applying it sets that one, still disabled.
-  await cli(() => seedCommand(loaded, fx.config.seed as string));
+  await printedJson(() => seedCommand(loaded, fx.config.seed as string));
   await expectError(await login(b, ALICE), 401, 'invalid_credentials');
 });
 
 it('enable: the user logs in again; tokens from before the disable stay refused', async () => {
-  expect(await cli(() => userSetDisabled(loaded, ALICE.email, false))).toMatchObject({
+  expect(await printedJson(() => userSetDisabled(loaded, ALICE.email, false))).toMatchObject({
     disabled: false,
     sessions: 'ended',
   });
