@@ -110,6 +110,15 @@ for (const disabled of [true, false]) {
     admin.userSetDisabled(await configOf(command), email, disabled),
   );
 }
+configurable(
+  user
+    .command('remove <email>')
+    .description(
+      'remove a user, their personal tenant and memberships; their sessions end on every instance',
+    ),
+).action(async (email: string, _options: ConfigOptions, command: Command) =>
+  admin.userRemove(await configOf(command), email),
+);
 configurable(user.command('list').description('list users')).action(
   async (_options: ConfigOptions, command: Command) => admin.userList(await configOf(command)),
 );
@@ -127,6 +136,16 @@ configurable(
 );
 configurable(tenant.command('list').description('list tenants')).action(
   async (_options: ConfigOptions, command: Command) => admin.tenantList(await configOf(command)),
+);
+
+configurable(
+  tenant
+    .command('remove <tenant_id>')
+    .description(
+      "remove an org tenant and its memberships; members' sessions for it end on every instance",
+    ),
+).action(async (tenantId: string, _options: ConfigOptions, command: Command) =>
+  admin.tenantRemove(await configOf(command), tenantId),
 );
 
 const member = program.command('member').description('manage org tenant memberships');

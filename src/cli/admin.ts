@@ -122,6 +122,28 @@ export async function userSetDisabled(
   });
 }
 
+/**
+ * `user remove`: the user, their personal tenant and every membership of
+ * theirs go in one store write, which ends all their tokens on every
+ * instance before this returns. A seed that names the user (`seed:` in the
+ * config) creates them afresh at the next start: take them out of it too.
+ */
+export async function userRemove(loaded: LoadedConfig, email: string): Promise<void> {
+  await withCore(loaded, async (core) => {
+    const user = await core.store.findUserByEmail(email);
+    const left = user === null ? null : await core.store.removeUser(user.id);
+    if (user === null || left === null) throw new UsageError(`no user ${email}`);
+    print({
+      user_id: user.id,
+      user_email: user.email,
+      tenant_id: user.personalTenantId,
+      removed: true,
+      memberships_ended: left,
+      sessions: 'ended',
+    });
+  });
+}
+
 export interface TenantOptions {
   name: string;
   region: string;
@@ -155,6 +177,29 @@ export async function tenantList(loaded: LoadedConfig): Promise<void> {
 }
 
 /**
+ * `tenant remove`: an org tenant and its memberships go in one store write;
+ * every member's tokens for it are refused on every instance before this
+ * returns (their tokens for other tenants keep working, as after
+ * `member remove`). A personal tenant goes only with its user.
+ */
+export async function tenantRemove(loaded: LoadedConfig, tenantId: string): Promise<void> {
+  await withCore(loaded, async (core) => {
+    await orgTenant(core, tenantId, 'it goes only with its user (user remove)');
+    const removed = await core.store.removeOrgTenant(tenantId);
+    if (removed === null) throw new UsageError(`no tenant ${tenantId}`);
+    const users = await Promise.all(removed.map((id) => core.store.getUser(id)));
+    print({
+      tenant_id: tenantId,
+      removed: true,
+      members_removed: removed.map((id, i) => ({
+        user_id: id,
+        user_email: users[i]?.email ?? null,
+      })),
+    });
+  });
+}
+
+/**
  * Adds or removes an org tenant's member. A removal ends the user's access to
  * the tenant on every running instance before this returns: the store
  * publishes `membership-removed` with the write, and their tokens for the
@@ -185,13 +230,20 @@ export async function memberList(loaded: LoadedConfig, tenantId: string): Promis
   });
 }
 
-/** Adds a signing key that sorts last, so it signs after the next start or reload. */
-/** Membership is managed on org tenants only: a personal tenant has exactly its user. */
-async function orgTenant(core: Core, tenantId: string): Promise<TenantRecord> {
+/**
+ * Memberships and removal concern org tenants only: a personal tenant has
+ * exactly its user, and lives and dies with them.
+ * @param personal why a personal tenant is refused
+ */
+async function orgTenant(
+  core: Core,
+  tenantId: string,
+  personal = 'its membership does not change',
+): Promise<TenantRecord> {
   const tenant = await core.store.getTenant(tenantId);
   if (tenant === null) throw new UsageError(`no tenant ${tenantId}`);
   if (tenant.type !== 'orgtenant') {
-    throw new UsageError(`${tenantId} is a personal tenant: its membership does not change`);
+    throw new UsageError(`${tenantId} is a personal tenant: ${personal}`);
   }
   return tenant;
 }

@@ -143,6 +143,23 @@ export function createMemoryStore(): Store {
       return users.get(userId)?.sessionVersion ?? null;
     },
 
+    async removeUser(userId: string): Promise<string[] | null> {
+      ensureOpen();
+      const user = users.get(userId);
+      if (user === undefined) return null;
+      const tenantIds = [...(tenantsOfUser.get(userId) ?? [])].sort(compareIds);
+      for (const tenantId of tenantIds) {
+        removeFromSet(membersOfTenant, tenantId, userId);
+        publish({ kind: 'membership-removed', userId, tenantId });
+      }
+      tenantsOfUser.delete(userId);
+      tenants.delete(user.personalTenantId);
+      membersOfTenant.delete(user.personalTenantId);
+      if (userIdsByEmail.get(user.email) === userId) userIdsByEmail.delete(user.email);
+      users.delete(userId);
+      return tenantIds;
+    },
+
     async upsertTenant(input: TenantInput, now: number): Promise<TenantRecord> {
       ensureOpen();
       const fields = {
@@ -182,6 +199,19 @@ export function createMemoryStore(): Store {
       return [...tenants.values()]
         .map((tenant) => ({ ...tenant }))
         .sort((a, b) => compareIds(a.tenantId, b.tenantId));
+    },
+
+    async removeOrgTenant(tenantId: string): Promise<string[] | null> {
+      ensureOpen();
+      if (tenants.get(tenantId)?.type !== 'orgtenant') return null;
+      const members = [...(membersOfTenant.get(tenantId) ?? [])].sort(compareIds);
+      for (const userId of members) {
+        removeFromSet(tenantsOfUser, userId, tenantId);
+        publish({ kind: 'membership-removed', userId, tenantId });
+      }
+      membersOfTenant.delete(tenantId);
+      tenants.delete(tenantId);
+      return members;
     },
 
     async addMember(tenantId: string, userId: string): Promise<boolean> {

@@ -13,7 +13,8 @@
 import type { Redis } from 'ioredis';
 
 interface ScriptDefinition {
-  readonly numberOfKeys: number;
+  /** Omitted: the key count varies, and each call passes it first (as EVALSHA takes it). */
+  readonly numberOfKeys?: number;
   readonly lua: string;
 }
 
@@ -23,6 +24,11 @@ export const EMAIL_TAKEN = 'email_taken';
 export const ID_TAKEN = 'id_taken';
 /** The reply of `createUser` on success. */
 export const CREATED = 'created';
+/**
+ * The reply of a removal when what it was to remove changed since the caller
+ * read it (a membership added meanwhile): the caller reads again and retries.
+ */
+export const REMOVAL_STALE = -1;
 
 export const STORE_SCRIPTS = {
   /**
@@ -159,11 +165,72 @@ redis.call('PUBLISH', ARGV[3], cjson.encode({ kind = 'membership-removed', userI
 return 1
 `,
   },
+
+  /**
+   * KEYS: user, email, users, tenants, user-tenants, personal tenant,
+   * personal tenant-members, then tenant-members of each tenant in ARGV.
+   * ARGV: userId, email, personal tenant id, session channel, then the ids of
+   * the user's tenants as the caller read them.
+   * Returns 0 when the user does not exist, ${REMOVAL_STALE} when the record or
+   * the tenant list is no longer what the caller read (read again and retry),
+   * 1 once removed. Publishes `membership-removed` for every membership in the
+   * same step: every token of the user dies with it.
+   */
+  removeUser: {
+    lua: `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local userId, personal, channel = ARGV[1], ARGV[3], ARGV[4]
+local record = redis.call('HMGET', KEYS[1], 'email', 'personalTenantId')
+if record[1] ~= ARGV[2] or record[2] ~= personal then return ${REMOVAL_STALE} end
+if redis.call('SCARD', KEYS[5]) ~= #ARGV - 4 then return ${REMOVAL_STALE} end
+for i = 5, #ARGV do
+  if redis.call('SISMEMBER', KEYS[5], ARGV[i]) == 0 then return ${REMOVAL_STALE} end
+end
+for i = 5, #ARGV do
+  redis.call('SREM', KEYS[i + 3], userId)
+  redis.call('PUBLISH', channel, cjson.encode({ kind = 'membership-removed', userId = userId, tenantId = ARGV[i] }))
+end
+if redis.call('GET', KEYS[2]) == userId then redis.call('DEL', KEYS[2]) end
+redis.call('DEL', KEYS[1], KEYS[5], KEYS[6], KEYS[7])
+redis.call('SREM', KEYS[3], userId)
+redis.call('SREM', KEYS[4], personal)
+return 1
+`,
+  },
+
+  /**
+   * KEYS: tenant, tenant-members, tenants, then user-tenants of each member in
+   * ARGV. ARGV: tenantId, session channel, then the member ids as the caller
+   * read them.
+   * Returns 0 when there is no org tenant with the id, ${REMOVAL_STALE} when the
+   * members are no longer those the caller read (read again and retry), 1 once
+   * removed. Publishes `membership-removed` for every member in the same step.
+   */
+  removeOrgTenant: {
+    lua: `
+if redis.call('HGET', KEYS[1], 'type') ~= 'orgtenant' then return 0 end
+local tenantId, channel = ARGV[1], ARGV[2]
+if redis.call('SCARD', KEYS[2]) ~= #ARGV - 2 then return ${REMOVAL_STALE} end
+for i = 3, #ARGV do
+  if redis.call('SISMEMBER', KEYS[2], ARGV[i]) == 0 then return ${REMOVAL_STALE} end
+end
+for i = 3, #ARGV do
+  redis.call('SREM', KEYS[i + 1], tenantId)
+  redis.call('PUBLISH', channel, cjson.encode({ kind = 'membership-removed', userId = ARGV[i], tenantId = tenantId }))
+end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('SREM', KEYS[3], tenantId)
+return 1
+`,
+  },
 } as const satisfies Record<string, ScriptDefinition>;
 
 type ScriptName = keyof typeof STORE_SCRIPTS;
 
-/** A client with the store's scripts as methods: keys first, then arguments. */
+/**
+ * A client with the store's scripts as methods: keys first, then arguments
+ * (for a script without `numberOfKeys`, the key count before the keys).
+ */
 export type ScriptedRedis = Redis &
   Record<ScriptName, (...keysThenArgs: (string | number)[]) => Promise<unknown>>;
 

@@ -15,6 +15,7 @@ import {
   userFromHash,
   userHashArguments,
 } from './redis-records.js';
+import { removeOrgTenantRecords, removeUserRecords } from './redis-removals.js';
 import { CREATED, defineStoreScripts, EMAIL_TAKEN, ID_TAKEN } from './redis-scripts.js';
 import type {
   NewUser,
@@ -157,6 +158,16 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       return version === null ? null : numberFromField(version, 'user');
     },
 
+    async removeUser(userId: string): Promise<string[] | null> {
+      const removed = await attempt(() => removeUserRecords(redis, keys, userId));
+      if (removed === null) return null;
+      for (const tenantId of removed)
+        tellWatchers({ kind: 'membership-removed', userId, tenantId });
+      await replicated(keys.users);
+      await fannedOut(redis, keys.users);
+      return removed;
+    },
+
     async upsertTenant(tenant: TenantInput, now: number): Promise<TenantRecord> {
       const reply = await attempt(() =>
         redis.upsertTenant(
@@ -181,6 +192,15 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
 
     async listTenants(): Promise<TenantRecord[]> {
       return readTenants(await attempt(() => redis.smembers(keys.tenants)));
+    },
+
+    async removeOrgTenant(tenantId: string): Promise<string[] | null> {
+      const members = await attempt(() => removeOrgTenantRecords(redis, keys, tenantId));
+      if (members === null) return null;
+      for (const userId of members) tellWatchers({ kind: 'membership-removed', userId, tenantId });
+      await replicated(keys.users);
+      await fannedOut(redis, keys.users);
+      return members;
     },
 
     async addMember(tenantId: string, userId: string): Promise<boolean> {

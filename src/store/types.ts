@@ -111,6 +111,15 @@ export interface Store {
   replacePasswordHash(userId: string, expectedHash: string, passwordHash: string): Promise<boolean>;
   /** null when the user does not exist (any token of theirs is then invalid). */
   getSessionVersion(userId: string): Promise<number | null>;
+  /**
+   * Removes the user, their e-mail, their personal tenant and every
+   * membership of theirs, atomically. Publishes `membership-removed` for each
+   * membership (every token is for a tenant its user belongs to), so all
+   * their tokens are refused on every instance before this resolves.
+   * @returns the ids of the tenants the user was a member of, sorted; null
+   * when the user does not exist.
+   */
+  removeUser(userId: string): Promise<string[] | null>;
 
   /**
    * Creates the tenant, or updates name/type/region/creator of an existing one
@@ -119,6 +128,15 @@ export interface Store {
   upsertTenant(tenant: TenantInput, now: number): Promise<TenantRecord>;
   getTenant(tenantId: string): Promise<TenantRecord | null>;
   listTenants(): Promise<TenantRecord[]>;
+  /**
+   * Removes an org tenant and its memberships, atomically, publishing
+   * `membership-removed` for each member: their tokens for the tenant are
+   * refused on every instance before this resolves (their other tenants are
+   * untouched). A personal tenant goes only with its user (`removeUser`).
+   * @returns the ids of the members it had, sorted; null when there is no
+   * org tenant with this id.
+   */
+  removeOrgTenant(tenantId: string): Promise<string[] | null>;
 
   /**
    * Idempotent; publishes `membership-added` when the membership is new.

@@ -4,13 +4,12 @@
  * test asserts what the user sees: exit code, stdout JSON, stderr text.
  * Needs `npm run build` first (the `test` script does it).
  */
-import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../support/ports.js';
-import { CLI, startCliHarness, type CliHarness } from './harness.js';
+import { startCliHarness, type CliHarness } from './harness.js';
 
 const TIMEOUT = 20_000;
 const STORE_REQUIRED =
@@ -676,30 +675,8 @@ describe('serve', () => {
       await h.ok(['user', 'add', 'carol@example.com', ...kase.c], { input: 'carol-password-1\n' });
       await h.ok(['member', 'add', 'acme', 'carol@example.com', ...kase.c]);
 
-      const child = spawn(process.execPath, [CLI, 'serve', ...kase.c], {
-        env: h.env(),
-        cwd: h.root,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      const { base, stop } = await h.serve(kase);
       try {
-        let stderr = '';
-        const base = await new Promise<string>((resolveBase, reject) => {
-          const timer = setTimeout(
-            () => reject(new Error(`no listening line:\n${stderr}`)),
-            10_000,
-          );
-          child.stdout.resume();
-          child.stderr.on('data', (chunk: Buffer) => {
-            stderr += chunk.toString();
-            const match = /listening on (http:\/\/127\.0\.0\.1:(\d+))\n/.exec(stderr);
-            if (match !== null) {
-              clearTimeout(timer);
-              resolveBase(match[1] as string);
-            }
-          });
-          void exited.then((code) => reject(new Error(`serve exited ${code}:\n${stderr}`)));
-        });
         expect(Number(new URL(base).port)).toBeGreaterThan(0);
         expect(await h.cli(['health', '--url', `${base}/healthz`, ...kase.c])).toEqual({
           code: 0,
@@ -721,15 +698,8 @@ describe('serve', () => {
         const list = (await tenants.json()) as { tenants: { tenant_id: string }[] };
         expect(list.tenants.map((t) => t.tenant_id)).toContain('acme');
       } finally {
-        child.kill('SIGTERM');
+        expect(await stop()).toBe(0);
       }
-      // A gateway that does not stop is killed, so that it never outlives the test.
-      const stopped = await Promise.race([
-        exited,
-        new Promise<string>((r) => setTimeout(() => r('still running after SIGTERM'), 5000)),
-      ]);
-      if (stopped === 'still running after SIGTERM') child.kill('SIGKILL');
-      expect(stopped).toBe(0);
     },
     TIMEOUT,
   );

@@ -27,6 +27,14 @@ export interface RunOptions {
   input?: string;
 }
 
+/** A `serve` process of the built CLI, listening. */
+export interface Served {
+  /** `http://127.0.0.1:PORT` of its listener. */
+  base: string;
+  /** SIGTERM (SIGKILL after 5 s); resolves with the exit code, or the reason it was killed. */
+  stop(): Promise<number | null | string>;
+}
+
 /** A folder of its own with a config on the test Redis, under a key prefix of its own. */
 export interface Case {
   dir: string;
@@ -51,6 +59,8 @@ export interface CliHarness {
   newCase(extra?: string): Case;
   /** Writes `text` as a seed file in the case's folder; returns its path. */
   writeSeed(kase: Case, text: string): string;
+  /** Starts `serve` on the case's config; resolves once it listens. Stop it in a finally. */
+  serve(kase: Case): Promise<Served>;
   stop(): Promise<void>;
 }
 
@@ -130,6 +140,47 @@ export async function startCliHarness(): Promise<CliHarness> {
       const file = join(kase.dir, `seed-${randomUUID()}.yaml`);
       writeFileSync(file, text);
       return file;
+    },
+    async serve(kase) {
+      const child = spawn(process.execPath, [CLI, 'serve', ...kase.c], {
+        env: env(),
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      const stop = async (): Promise<number | null | string> => {
+        child.kill('SIGTERM');
+        // A gateway that does not stop is killed, so that it never outlives the test.
+        const stopped = await Promise.race([
+          exited,
+          new Promise<string>((r) => setTimeout(() => r('still running after SIGTERM'), 5000)),
+        ]);
+        if (typeof stopped === 'string') child.kill('SIGKILL');
+        return stopped;
+      };
+      let stderr = '';
+      try {
+        const base = await new Promise<string>((resolveBase, reject) => {
+          const timer = setTimeout(
+            () => reject(new Error(`no listening line:\n${stderr}`)),
+            RUN_TIMEOUT_MS,
+          );
+          child.stdout.resume();
+          child.stderr.on('data', (chunk: Buffer) => {
+            stderr += chunk.toString();
+            const match = /listening on (http:\/\/127\.0\.0\.1:(\d+))\n/.exec(stderr);
+            if (match !== null) {
+              clearTimeout(timer);
+              resolveBase(match[1] as string);
+            }
+          });
+          void exited.then((code) => reject(new Error(`serve exited ${code}:\n${stderr}`)));
+        });
+        return { base, stop };
+      } catch (err) {
+        await stop();
+        throw err;
+      }
     },
     async stop() {
       await redis.stop();

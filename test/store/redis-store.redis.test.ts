@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import { createRedisKeys } from '../../src/store/redis-keys.js';
+import { defineStoreScripts, REMOVAL_STALE } from '../../src/store/redis-scripts.js';
 import { createRedisStore, redisUrlForDisplay } from '../../src/store/redis-store.js';
 import type { Store } from '../../src/store/types.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
@@ -146,6 +147,69 @@ describe('Redis store specifics', () => {
     for (const key of directory) {
       expect(key.startsWith(`${keyPrefix}{dir}:`), key).toBe(true);
       expect(hashTag(key), key).toBe('dir');
+    }
+  });
+
+  it('a removal refuses to run on a stale read, writing and publishing nothing', async () => {
+    const keyPrefix = freshPrefix();
+    const keys = createRedisKeys(keyPrefix);
+    const store = await createRedisStore({ url: server.url, keyPrefix });
+    try {
+      const user = await store.createUser(newUser());
+      const late = await store.createUser(newUser());
+      await store.upsertTenant(
+        { tenantId: 'acme', type: 'orgtenant', name: 'A', cloudRegion: 'r', createdBy: 'a@b.c' },
+        1_700_000_000,
+      );
+      await store.addMember('acme', user.id);
+      await store.addMember('acme', late.id);
+      // As if `late` had joined after the caller read the members (or the user's tenants).
+      const replies = await withClient(async (plain) => {
+        const redis = defineStoreScripts(plain);
+        const published = await plain.duplicate();
+        let heard = 0;
+        await published.subscribe(keys.sessionChannel);
+        published.on('message', () => heard++);
+        const tenantKeys = [keys.tenant('acme'), keys.tenantMembers('acme'), keys.tenants];
+        const tenant = await redis.removeOrgTenant(
+          4,
+          ...tenantKeys,
+          keys.userTenants(user.id),
+          'acme',
+          keys.sessionChannel,
+          user.id,
+        );
+        const userKeys = [
+          keys.user(user.id),
+          keys.email(user.email),
+          keys.users,
+          keys.tenants,
+          keys.userTenants(user.id),
+          keys.tenant(user.personalTenantId),
+          keys.tenantMembers(user.personalTenantId),
+          keys.tenantMembers(user.personalTenantId),
+        ];
+        const stale = await redis.removeUser(
+          userKeys.length,
+          ...userKeys,
+          user.id,
+          user.email,
+          user.personalTenantId,
+          keys.sessionChannel,
+          user.personalTenantId,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        published.disconnect();
+        return { tenant, stale, heard };
+      });
+      expect(replies).toEqual({ tenant: REMOVAL_STALE, stale: REMOVAL_STALE, heard: 0 });
+      expect(await store.listMembers('acme')).toEqual([user.id, late.id].sort());
+      expect(await store.getUser(user.id)).toEqual(user);
+      // Through the store, which reads again: both go.
+      expect(await store.removeOrgTenant('acme')).toEqual([user.id, late.id].sort());
+      expect(await store.removeUser(user.id)).toEqual([user.personalTenantId]);
+    } finally {
+      await store.close();
     }
   });
 

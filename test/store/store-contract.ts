@@ -6,49 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import type { NewUser, SessionEvent, Store, TenantInput } from '../../src/store/types.js';
+import type { Store } from '../../src/store/types.js';
+import { describeRemovalContract } from './store-contract-removal.js';
+import { distinct, newUser, NOW, orgTenant, sleep, watchLive } from './store-fixtures.js';
+
+export { newUser } from './store-fixtures.js';
 
 /** A fresh, empty store and how to dispose of it. */
 export type MakeStore = () => Promise<{ store: Store; cleanup(): Promise<void> }>;
-
-const NOW = 1_700_000_000;
-
-/** A user with a personal tenant; ids unique unless given. */
-export function newUser(
-  overrides: Partial<Omit<NewUser, 'personalTenant'>> = {},
-  tenantId?: string,
-): NewUser {
-  const unique = randomUUID().slice(0, 8);
-  const email = overrides.email ?? `user-${unique}@example.com`;
-  return {
-    id: `u-${unique}`,
-    email,
-    name: `User ${unique}`,
-    passwordHash: `$2b$10$hash-${unique}`,
-    createdAt: NOW,
-    ...overrides,
-    personalTenant: {
-      tenantId: tenantId ?? `p-${unique}`,
-      type: 'usertenant',
-      name: `Personal ${unique}`,
-      createdAt: NOW,
-      modifiedAt: NOW,
-      cloudRegion: 'eu-west-1',
-      createdBy: email.trim().toLowerCase(),
-    },
-  };
-}
-
-function orgTenant(tenantId: string, overrides: Partial<TenantInput> = {}): TenantInput {
-  return {
-    tenantId,
-    type: 'orgtenant',
-    name: `Org ${tenantId}`,
-    cloudRegion: 'eu-west-1',
-    createdBy: 'admin@example.com',
-    ...overrides,
-  };
-}
 
 async function rejectionOf(promise: Promise<unknown>): Promise<GatewayError> {
   try {
@@ -58,10 +23,6 @@ async function rejectionOf(promise: Promise<unknown>): Promise<GatewayError> {
     return err as GatewayError;
   }
   throw new Error('expected the call to reject');
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Registers the store contract suite for one backend. */
@@ -452,6 +413,8 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
       });
     });
 
+    describeRemovalContract(() => store);
+
     describe('lifecycle', () => {
       it('answers ping while open, refuses with unavailable once closed', async () => {
         await expect(store.ping()).resolves.toBeUndefined();
@@ -464,27 +427,4 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
       });
     });
   });
-}
-
-async function waitUntil(condition: () => boolean, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(10);
-  }
-}
-
-function distinct(events: SessionEvent[]): SessionEvent[] {
-  return [...new Set(events.map((e) => JSON.stringify(e)))].map(
-    (e) => JSON.parse(e) as SessionEvent,
-  );
-}
-
-/** Watches the store's session events; resolves once delivery is live. */
-async function watchLive(store: Store): Promise<{ events: SessionEvent[]; stop: () => void }> {
-  const events: SessionEvent[] = [];
-  let live = false;
-  const stop = store.watchSessions({ onEvent: (e) => events.push(e), onLive: (v) => (live = v) });
-  await waitUntil(() => live);
-  return { events, stop };
 }

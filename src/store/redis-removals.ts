@@ -1,0 +1,99 @@
+/**
+ * Removing a user or an org tenant from Redis (issue 21). What to remove is
+ * read first (a user's tenants, a tenant's members: their keys must be named
+ * to the script, as Redis Cluster requires), then one script checks that it
+ * is still so and removes it all, publishing `membership-removed` for each
+ * membership in the same step. A read gone stale (a membership added in
+ * between) is read again.
+ */
+import { GatewayError } from '../errors.js';
+import { compareIds } from './normalise.js';
+import type { RedisKeys } from './redis-keys.js';
+import { REMOVAL_STALE, type ScriptedRedis } from './redis-scripts.js';
+
+/** Rounds a removal gets: memberships change rarely and by hand, so a few suffice. */
+const REMOVAL_ATTEMPTS = 5;
+
+/**
+ * Removes the user, their e-mail, personal tenant and memberships.
+ * @returns the ids of the tenants they were a member of, sorted; null when
+ * there is no such user.
+ * @throws GatewayError `unavailable` when every round went stale; Redis errors as they come.
+ */
+export function removeUserRecords(
+  redis: ScriptedRedis,
+  keys: RedisKeys,
+  userId: string,
+): Promise<string[] | null> {
+  return untilSettled(async () => {
+    const [email, personal] = await redis.hmget(keys.user(userId), 'email', 'personalTenantId');
+    if (email === null || email === undefined || personal === null || personal === undefined) {
+      return null;
+    }
+    const tenantIds = (await redis.smembers(keys.userTenants(userId))).sort(compareIds);
+    const removalKeys = [
+      keys.user(userId),
+      keys.email(email),
+      keys.users,
+      keys.tenants,
+      keys.userTenants(userId),
+      keys.tenant(personal),
+      keys.tenantMembers(personal),
+      ...tenantIds.map((id) => keys.tenantMembers(id)),
+    ];
+    const reply = await redis.removeUser(
+      removalKeys.length,
+      ...removalKeys,
+      userId,
+      email,
+      personal,
+      keys.sessionChannel,
+      ...tenantIds,
+    );
+    return settled(reply, tenantIds);
+  });
+}
+
+/**
+ * Removes an org tenant and its memberships.
+ * @returns the ids of its members, sorted; null when there is no org tenant
+ * with this id.
+ * @throws GatewayError `unavailable` when every round went stale; Redis errors as they come.
+ */
+export function removeOrgTenantRecords(
+  redis: ScriptedRedis,
+  keys: RedisKeys,
+  tenantId: string,
+): Promise<string[] | null> {
+  return untilSettled(async () => {
+    const members = (await redis.smembers(keys.tenantMembers(tenantId))).sort(compareIds);
+    const removalKeys = [
+      keys.tenant(tenantId),
+      keys.tenantMembers(tenantId),
+      keys.tenants,
+      ...members.map((id) => keys.userTenants(id)),
+    ];
+    const reply = await redis.removeOrgTenant(
+      removalKeys.length,
+      ...removalKeys,
+      tenantId,
+      keys.sessionChannel,
+      ...members,
+    );
+    return settled(reply, members);
+  });
+}
+
+/** A removal script's reply: `undefined` when stale (read again). */
+function settled(reply: unknown, ended: string[]): string[] | null | undefined {
+  if (reply === REMOVAL_STALE) return undefined;
+  return reply === 1 ? ended : null;
+}
+
+async function untilSettled<T>(round: () => Promise<T | undefined>): Promise<T> {
+  for (let i = 0; i < REMOVAL_ATTEMPTS; i++) {
+    const result = await round();
+    if (result !== undefined) return result;
+  }
+  throw new GatewayError('unavailable', 'The store kept changing during the removal; retry.');
+}

@@ -1,0 +1,178 @@
+/**
+ * Issue 21: `user remove` and `tenant remove` as an operator runs them (the
+ * built CLI, a child process) against two running gateways (`serve`
+ * processes) on one Redis. A token issued before the command is refused
+ * (401) by both the moment the command has returned; logins are refused;
+ * nothing else changes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { basic, bearer } from '../support/gateway.js';
+import { expectBearerChallenge, expectError } from '../support/expect-error.js';
+import { startCliHarness, type Case, type CliHarness, type Served } from './harness.js';
+
+const TIMEOUT = 30_000;
+
+const ALICE = { email: 'alice@example.com', password: 'alice-password-1' };
+const BOB = { email: 'bob@example.com', password: 'bob-password-1' };
+const SEED = [
+  'users:',
+  `  - { email: ${ALICE.email}, password: "${ALICE.password}" }`,
+  `  - { email: ${BOB.email}, password: "${BOB.password}" }`,
+  'tenants:',
+  '  - { tenant_id: acme, name: Acme, cloud_region: eu-west-1, created_by: alice@example.com,',
+  '      members: [alice@example.com, bob@example.com] }',
+  '  - { tenant_id: globex, name: Globex, cloud_region: eu-west-1, created_by: bob@example.com,',
+  '      members: [alice@example.com, bob@example.com] }',
+].join('\n');
+
+interface Who {
+  email: string;
+  password: string;
+}
+
+let h: CliHarness;
+let kase: Case;
+/** Two instances sharing the store. */
+let gateways: Served[] = [];
+
+beforeAll(async () => {
+  h = await startCliHarness();
+  kase = h.newCase();
+  await h.ok(['keys', 'add', ...kase.c]);
+  await h.ok(['seed', h.writeSeed(kase, SEED), ...kase.c]);
+  for (let i = 0; i < 2; i++) gateways.push(await h.serve(kase));
+}, TIMEOUT);
+
+afterAll(async () => {
+  for (const gw of gateways) expect(await gw.stop()).toBe(0);
+  gateways = [];
+  await h?.stop();
+});
+
+const login = (gw: Served, who: Who, tenantId: string) =>
+  fetch(`${gw.base}/1/token?tenant_id=${tenantId}`, {
+    headers: { authorization: basic(who.email, who.password) },
+  });
+
+/** A token from `gw` (200 asserted). */
+async function tokenFor(gw: Served, who: Who, tenantId: string) {
+  const granted = await login(gw, who, tenantId);
+  expect(granted.status).toBe(200);
+  return (await granted.json()) as { access_token: string; user_id: string; tenant_id: string };
+}
+
+/** A Bearer endpoint of the gateway itself: the token's own tenant record. */
+const tenantRecord = (gw: Served, token: string, tenantId: string) =>
+  fetch(`${gw.base}/1/tenants/${tenantId}`, { headers: { authorization: bearer(token) } });
+
+async function expectRefused(res: Response): Promise<void> {
+  await expectError(res, 401, 'invalid_token');
+  expectBearerChallenge(res);
+}
+
+describe('user remove', () => {
+  it(
+    'ends every token of the user on every instance before it returns; logins then fail as a wrong password',
+    async () => {
+      const [a, b] = gateways as [Served, Served];
+      const acme = await tokenFor(a, ALICE, 'acme');
+      const personalTenant = (
+        await h.ok<{ user_email: string; tenant_id: string }[]>(['user', 'list', ...kase.c])
+      ).find((u) => u.user_email === ALICE.email)?.tenant_id as string;
+      const personal = await tokenFor(b, ALICE, personalTenant);
+      const bobs = await tokenFor(b, BOB, 'acme');
+      const held = [
+        { token: acme.access_token, tenant: 'acme' },
+        { token: personal.access_token, tenant: personalTenant },
+      ];
+      // Every instance has judged (and cached) the tokens alive.
+      for (const gw of gateways)
+        for (const t of held) expect((await tenantRecord(gw, t.token, t.tenant)).status).toBe(200);
+
+      expect(await h.ok(['user', 'remove', 'Alice@Example.com', ...kase.c])).toEqual({
+        user_id: acme.user_id,
+        user_email: ALICE.email,
+        tenant_id: personalTenant,
+        removed: true,
+        memberships_ended: ['acme', 'globex', personalTenant].sort(),
+        sessions: 'ended',
+      });
+
+      for (const gw of gateways) {
+        for (const t of held) await expectRefused(await tenantRecord(gw, t.token, t.tenant));
+        const right = await expectError(await login(gw, ALICE, 'acme'), 401, 'invalid_credentials');
+        const wrong = await expectError(
+          await login(gw, { email: ALICE.email, password: 'not-her-password' }, 'acme'),
+          401,
+          'invalid_credentials',
+        );
+        expect(right).toEqual(wrong);
+        // Bob, a member of the same tenant, is untouched.
+        expect((await tenantRecord(gw, bobs.access_token, 'acme')).status).toBe(200);
+      }
+
+      const users = await h.ok<{ user_email: string }[]>(['user', 'list', ...kase.c]);
+      expect(users.map((u) => u.user_email)).toEqual([BOB.email]);
+      const tenants = await h.ok<{ tenant_id: string }[]>(['tenant', 'list', ...kase.c]);
+      expect(tenants.map((t) => t.tenant_id)).not.toContain(personalTenant);
+      const members = await h.ok<{ members: { user_email: string }[] }>([
+        'member',
+        'list',
+        'acme',
+        ...kase.c,
+      ]);
+      expect(members.members.map((m) => m.user_email)).toEqual([BOB.email]);
+
+      // Not there (any more): exit 1, naming the user.
+      expect(await h.fails(['user', 'remove', ALICE.email, ...kase.c])).toBe(
+        `error: no user ${ALICE.email}\n`,
+      );
+    },
+    TIMEOUT,
+  );
+});
+
+describe('tenant remove', () => {
+  it(
+    "ends every member's tokens for the tenant on every instance before it returns, and only those",
+    async () => {
+      const [a, b] = gateways as [Served, Served];
+      const acme = [await tokenFor(a, BOB, 'acme'), await tokenFor(b, BOB, 'acme')];
+      const globex = await tokenFor(a, BOB, 'globex');
+      for (const gw of gateways) {
+        for (const t of acme)
+          expect((await tenantRecord(gw, t.access_token, 'acme')).status).toBe(200);
+        expect((await tenantRecord(gw, globex.access_token, 'globex')).status).toBe(200);
+      }
+
+      expect(await h.ok(['tenant', 'remove', 'acme', ...kase.c])).toEqual({
+        tenant_id: 'acme',
+        removed: true,
+        members_removed: [{ user_id: globex.user_id, user_email: BOB.email }],
+      });
+
+      for (const gw of gateways) {
+        for (const t of acme) await expectRefused(await tenantRecord(gw, t.access_token, 'acme'));
+        // Bob's token for another tenant keeps working; he may still log in, not for acme.
+        expect((await tenantRecord(gw, globex.access_token, 'globex')).status).toBe(200);
+        await expectError(await login(gw, BOB, 'acme'), 403, 'tenant_access_denied');
+        expect((await login(gw, BOB, 'globex')).status).toBe(200);
+      }
+      const tenants = await h.ok<{ tenant_id: string }[]>(['tenant', 'list', ...kase.c]);
+      expect(tenants.map((t) => t.tenant_id)).not.toContain('acme');
+
+      expect(await h.fails(['tenant', 'remove', 'acme', ...kase.c])).toBe(
+        'error: no tenant acme\n',
+      );
+      const bobsOwn = (
+        await h.ok<{ user_email: string; tenant_id: string }[]>(['user', 'list', ...kase.c])
+      ).find((u) => u.user_email === BOB.email)?.tenant_id as string;
+      expect(await h.fails(['tenant', 'remove', bobsOwn, ...kase.c])).toBe(
+        `error: ${bobsOwn} is a personal tenant: it goes only with its user (user remove)\n`,
+      );
+      // Bob's personal tenant is intact.
+      expect((await login(a, BOB, bobsOwn)).status).toBe(200);
+    },
+    TIMEOUT,
+  );
+});

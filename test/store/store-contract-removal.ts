@@ -1,0 +1,119 @@
+/**
+ * The store contract for removals (issue 21: `user remove`, `tenant remove`):
+ * everything a user or an org tenant held goes in one step, each membership
+ * that ends is published as `membership-removed` before the call resolves,
+ * and nothing else is touched. Registered by `describeStoreContract`.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Store } from '../../src/store/types.js';
+import { distinct, newUser, NOW, orgTenant, sleep, watchLive } from './store-fixtures.js';
+
+/** @param current the store of the running test (a fresh one each). */
+export function describeRemovalContract(current: () => Store): void {
+  describe('removals', () => {
+    it('removeUser takes the user, their e-mail, personal tenant and memberships', async () => {
+      const store = current();
+      const user = await store.createUser(newUser({ email: 'gone@example.com' }));
+      const other = await store.createUser(newUser());
+      await store.upsertTenant(orgTenant('acme'), NOW);
+      await store.addMember('acme', user.id);
+      await store.addMember('acme', other.id);
+
+      expect(await store.removeUser(user.id)).toEqual(['acme', user.personalTenantId].sort());
+      expect(await store.getUser(user.id)).toBeNull();
+      expect(await store.getSessionVersion(user.id)).toBeNull();
+      expect(await store.findUserByEmail('gone@example.com')).toBeNull();
+      expect(await store.getTenant(user.personalTenantId)).toBeNull();
+      expect(await store.listMembers(user.personalTenantId)).toEqual([]);
+      expect(await store.listUserTenants(user.id)).toEqual([]);
+      expect(await store.isMember('acme', user.id)).toBe(false);
+      expect(await store.listMembers('acme')).toEqual([other.id]);
+      expect((await store.listUsers()).map((u) => u.id)).toEqual([other.id]);
+      expect((await store.listTenants()).map((t) => t.tenantId).sort()).toEqual(
+        ['acme', other.personalTenantId].sort(),
+      );
+      expect(await store.getUser(other.id)).toEqual(other);
+
+      // Gone is gone: again, null; and the e-mail is free for a new user.
+      expect(await store.removeUser(user.id)).toBeNull();
+      expect(await store.removeUser('u-nobody')).toBeNull();
+      const again = await store.createUser(newUser({ email: 'gone@example.com' }));
+      expect(await store.findUserByEmail('gone@example.com')).toEqual(again);
+    });
+
+    it('removeOrgTenant takes the tenant and its memberships, not its members', async () => {
+      const store = current();
+      const [a, b] = [await store.createUser(newUser()), await store.createUser(newUser())];
+      for (const id of ['acme', 'globex']) await store.upsertTenant(orgTenant(id), NOW);
+      for (const user of [a, b]) await store.addMember('acme', user.id);
+      await store.addMember('globex', a.id);
+
+      expect(await store.removeOrgTenant('acme')).toEqual([a.id, b.id].sort());
+      expect(await store.getTenant('acme')).toBeNull();
+      expect(await store.listMembers('acme')).toEqual([]);
+      expect(await store.isMember('acme', a.id)).toBe(false);
+      expect((await store.listUserTenants(a.id)).map((t) => t.tenantId).sort()).toEqual(
+        ['globex', a.personalTenantId].sort(),
+      );
+      expect((await store.listUserTenants(b.id)).map((t) => t.tenantId)).toEqual([
+        b.personalTenantId,
+      ]);
+      expect((await store.listTenants()).map((t) => t.tenantId)).not.toContain('acme');
+      expect(await store.getUser(a.id)).toEqual(a);
+
+      // An empty org tenant goes too; an unknown one, a removed one and a personal one do not.
+      await store.upsertTenant(orgTenant('empty'), NOW);
+      expect(await store.removeOrgTenant('empty')).toEqual([]);
+      expect(await store.getTenant('empty')).toBeNull();
+      expect(await store.removeOrgTenant('acme')).toBeNull();
+      expect(await store.removeOrgTenant('nope')).toBeNull();
+      expect(await store.removeOrgTenant(a.personalTenantId)).toBeNull();
+      expect(await store.listMembers(a.personalTenantId)).toEqual([a.id]);
+    });
+
+    it('publishes membership-removed for every membership ended, before resolving', async () => {
+      const store = current();
+      const user = await store.createUser(newUser());
+      const other = await store.createUser(newUser());
+      await store.upsertTenant(orgTenant('acme'), NOW);
+      await store.upsertTenant(orgTenant('globex'), NOW);
+      await store.addMember('acme', user.id);
+      await store.addMember('globex', user.id);
+      await store.addMember('globex', other.id);
+      const { events, stop } = await watchLive(store);
+      try {
+        await store.removeOrgTenant('globex');
+        // No waiting: the instance that made the change must never act on the old state.
+        expect(events).toContainEqual({
+          kind: 'membership-removed',
+          userId: other.id,
+          tenantId: 'globex',
+        });
+        await store.removeUser(user.id);
+        expect(events).toContainEqual({
+          kind: 'membership-removed',
+          userId: user.id,
+          tenantId: user.personalTenantId,
+        });
+        // Nothing for what did not happen; an event may come twice, never anything else.
+        expect(await store.removeUser(user.id)).toBeNull();
+        expect(await store.removeOrgTenant('globex')).toBeNull();
+        await sleep(100);
+        const ended = (userId: string, tenantId: string) => ({
+          kind: 'membership-removed',
+          userId,
+          tenantId,
+        });
+        const byTenant = [ended(user.id, 'globex'), ended(other.id, 'globex')].sort((x, y) =>
+          x.userId < y.userId ? -1 : 1,
+        );
+        const ofUser = [ended(user.id, 'acme'), ended(user.id, user.personalTenantId)].sort(
+          (x, y) => (x.tenantId < y.tenantId ? -1 : 1),
+        );
+        expect(distinct(events)).toEqual([...byTenant, ...ofUser]);
+      } finally {
+        stop();
+      }
+    });
+  });
+}

@@ -1,0 +1,74 @@
+/**
+ * Records, clocks and event watching shared by the store contract suite's
+ * files (`store-contract.ts`, `store-contract-removal.ts`).
+ */
+import { randomUUID } from 'node:crypto';
+import type { NewUser, SessionEvent, Store, TenantInput } from '../../src/store/types.js';
+
+export const NOW = 1_700_000_000;
+
+/** A user with a personal tenant; ids unique unless given. */
+export function newUser(
+  overrides: Partial<Omit<NewUser, 'personalTenant'>> = {},
+  tenantId?: string,
+): NewUser {
+  const unique = randomUUID().slice(0, 8);
+  const email = overrides.email ?? `user-${unique}@example.com`;
+  return {
+    id: `u-${unique}`,
+    email,
+    name: `User ${unique}`,
+    passwordHash: `$2b$10$hash-${unique}`,
+    createdAt: NOW,
+    ...overrides,
+    personalTenant: {
+      tenantId: tenantId ?? `p-${unique}`,
+      type: 'usertenant',
+      name: `Personal ${unique}`,
+      createdAt: NOW,
+      modifiedAt: NOW,
+      cloudRegion: 'eu-west-1',
+      createdBy: email.trim().toLowerCase(),
+    },
+  };
+}
+
+export function orgTenant(tenantId: string, overrides: Partial<TenantInput> = {}): TenantInput {
+  return {
+    tenantId,
+    type: 'orgtenant',
+    name: `Org ${tenantId}`,
+    cloudRegion: 'eu-west-1',
+    createdBy: 'admin@example.com',
+    ...overrides,
+  };
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export async function waitUntil(condition: () => boolean, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(10);
+  }
+}
+
+export function distinct(events: SessionEvent[]): SessionEvent[] {
+  return [...new Set(events.map((e) => JSON.stringify(e)))].map(
+    (e) => JSON.parse(e) as SessionEvent,
+  );
+}
+
+/** Watches the store's session events; resolves once delivery is live. */
+export async function watchLive(
+  store: Store,
+): Promise<{ events: SessionEvent[]; stop: () => void }> {
+  const events: SessionEvent[] = [];
+  let live = false;
+  const stop = store.watchSessions({ onEvent: (e) => events.push(e), onLive: (v) => (live = v) });
+  await waitUntil(() => live);
+  return { events, stop };
+}
