@@ -1,9 +1,9 @@
 /**
- * Issue 21: `user remove` and `tenant remove` as an operator runs them (the
- * built CLI, a child process) against two running gateways (`serve`
- * processes) on one Redis. A token issued before the command is refused
- * (401) by both the moment the command has returned; logins are refused;
- * nothing else changes.
+ * Issue 21: `user disable`, `user remove` and `tenant remove` as an operator
+ * runs them (the built CLI, a child process) against two running gateways
+ * (`serve` processes) on one Redis. A token issued before the command is
+ * refused (401) by both the moment the command has returned; logins are
+ * refused; nothing else changes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, bearer } from '../support/gateway.js';
@@ -14,13 +14,15 @@ const TIMEOUT = 30_000;
 
 const ALICE = { email: 'alice@example.com', password: 'alice-password-1' };
 const BOB = { email: 'bob@example.com', password: 'bob-password-1' };
+const CAROL = { email: 'carol@example.com', password: 'carol-password-1' };
 const SEED = [
   'users:',
   `  - { email: ${ALICE.email}, password: "${ALICE.password}" }`,
   `  - { email: ${BOB.email}, password: "${BOB.password}" }`,
+  `  - { email: ${CAROL.email}, password: "${CAROL.password}" }`,
   'tenants:',
   '  - { tenant_id: acme, name: Acme, cloud_region: eu-west-1, created_by: alice@example.com,',
-  '      members: [alice@example.com, bob@example.com] }',
+  '      members: [alice@example.com, bob@example.com, carol@example.com] }',
   '  - { tenant_id: globex, name: Globex, cloud_region: eu-west-1, created_by: bob@example.com,',
   '      members: [alice@example.com, bob@example.com] }',
 ].join('\n');
@@ -70,6 +72,44 @@ async function expectRefused(res: Response): Promise<void> {
   expectBearerChallenge(res);
 }
 
+describe('user disable and enable', () => {
+  it(
+    'disable ends every token of the user on every instance before it returns; enable lets them log in, old tokens still refused',
+    async () => {
+      const [a, b] = gateways as [Served, Served];
+      const before = [await tokenFor(a, CAROL, 'acme'), await tokenFor(b, CAROL, 'acme')];
+      for (const gw of gateways)
+        for (const t of before)
+          expect((await tenantRecord(gw, t.access_token, 'acme')).status).toBe(200);
+
+      expect(await h.ok(['user', 'disable', CAROL.email, ...kase.c])).toMatchObject({
+        disabled: true,
+        sessions: 'ended',
+      });
+      for (const gw of gateways) {
+        for (const t of before) await expectRefused(await tenantRecord(gw, t.access_token, 'acme'));
+        const right = await expectError(await login(gw, CAROL, 'acme'), 401, 'invalid_credentials');
+        const wrong = await expectError(
+          await login(gw, { email: CAROL.email, password: 'not-her-password' }, 'acme'),
+          401,
+          'invalid_credentials',
+        );
+        expect(right).toEqual(wrong);
+      }
+
+      expect(await h.ok(['user', 'enable', CAROL.email, ...kase.c])).toMatchObject({
+        disabled: false,
+      });
+      for (const gw of gateways) {
+        const fresh = await tokenFor(gw, CAROL, 'acme');
+        expect((await tenantRecord(gw, fresh.access_token, 'acme')).status).toBe(200);
+        for (const t of before) await expectRefused(await tenantRecord(gw, t.access_token, 'acme'));
+      }
+    },
+    TIMEOUT,
+  );
+});
+
 describe('user remove', () => {
   it(
     'ends every token of the user on every instance before it returns; logins then fail as a wrong password',
@@ -112,7 +152,7 @@ describe('user remove', () => {
       }
 
       const users = await h.ok<{ user_email: string }[]>(['user', 'list', ...kase.c]);
-      expect(users.map((u) => u.user_email)).toEqual([BOB.email]);
+      expect(users.map((u) => u.user_email).sort()).toEqual([BOB.email, CAROL.email]);
       const tenants = await h.ok<{ tenant_id: string }[]>(['tenant', 'list', ...kase.c]);
       expect(tenants.map((t) => t.tenant_id)).not.toContain(personalTenant);
       const members = await h.ok<{ members: { user_email: string }[] }>([
@@ -121,7 +161,7 @@ describe('user remove', () => {
         'acme',
         ...kase.c,
       ]);
-      expect(members.members.map((m) => m.user_email)).toEqual([BOB.email]);
+      expect(members.members.map((m) => m.user_email).sort()).toEqual([BOB.email, CAROL.email]);
 
       // Not there (any more): exit 1, naming the user.
       expect(await h.fails(['user', 'remove', ALICE.email, ...kase.c])).toBe(
@@ -145,14 +185,26 @@ describe('tenant remove', () => {
         expect((await tenantRecord(gw, globex.access_token, 'globex')).status).toBe(200);
       }
 
-      expect(await h.ok(['tenant', 'remove', 'acme', ...kase.c])).toEqual({
-        tenant_id: 'acme',
-        removed: true,
-        members_removed: [{ user_id: globex.user_id, user_email: BOB.email }],
+      const carol = await tokenFor(b, CAROL, 'acme');
+      const removed = await h.ok<{ members_removed: { user_email: string }[] }>([
+        'tenant',
+        'remove',
+        'acme',
+        ...kase.c,
+      ]);
+      expect(removed).toMatchObject({ tenant_id: 'acme', removed: true });
+      expect(removed.members_removed.map((m) => m.user_email).sort()).toEqual([
+        BOB.email,
+        CAROL.email,
+      ]);
+      expect(removed.members_removed).toContainEqual({
+        user_id: globex.user_id,
+        user_email: BOB.email,
       });
 
       for (const gw of gateways) {
-        for (const t of acme) await expectRefused(await tenantRecord(gw, t.access_token, 'acme'));
+        for (const t of [...acme, carol])
+          await expectRefused(await tenantRecord(gw, t.access_token, 'acme'));
         // Bob's token for another tenant keeps working; he may still log in, not for acme.
         expect((await tenantRecord(gw, globex.access_token, 'globex')).status).toBe(200);
         await expectError(await login(gw, BOB, 'acme'), 403, 'tenant_access_denied');
