@@ -2,8 +2,12 @@
 # Build: docker build -t tenant-gateway .
 # Run:   docker run -p 8080:8080 -v $PWD/gateway:/etc/tenant-gateway:ro tenant-gateway
 #        (reads /etc/tenant-gateway/gateway.yaml; see docs/deploying.md)
-# The build context is what .dockerignore lets through: sources and the lock
-# file, never config/ (the demo seed's passwords), keys or *.pem.
+# The build context is what .dockerignore lets through: sources, the lock
+# file and the production example config; never the demo config or seed
+# (public passwords), keys or *.pem.
+# Pin the base image by digest for reproducible builds
+# (FROM node:24-bookworm-slim@sha256:<digest>, from `docker buildx imagetools
+# inspect node:24-bookworm-slim`); this repository cannot reach a registry.
 
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
@@ -22,6 +26,9 @@ WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
+# The commented production example, to copy from (`docker run … cat config/production.yaml`);
+# nothing reads it unless GATEWAY_CONFIG names it.
+COPY config/production.yaml ./config/
 # Numeric, so a runAsNonRoot policy can check it without reading /etc/passwd.
 USER 1000:1000
 EXPOSE 8080 9090

@@ -26,7 +26,13 @@ describe('.dockerignore', () => {
   it('starts by excluding everything and lets only the build’s inputs back in', () => {
     expect(ignore[0]).toBe('*');
     const allowed = ignore.filter((l) => l.startsWith('!')).map((l) => l.slice(1));
-    expect(allowed.sort()).toEqual(['package-lock.json', 'package.json', 'src/', 'tsconfig.json']);
+    expect(allowed.sort()).toEqual([
+      'config/production.yaml',
+      'package-lock.json',
+      'package.json',
+      'src/',
+      'tsconfig.json',
+    ]);
   });
 
   it('keeps keys and PEM files out even under an allowed folder', () => {
@@ -40,15 +46,16 @@ describe('Dockerfile', () => {
     .filter((l) => /^COPY /.test(l) && !l.includes('--from='))
     .flatMap((l) => l.split(/\s+/).slice(1, -1));
 
-  it('copies from the context only what .dockerignore lets in: no config, no seed', () => {
+  it('copies from the context only what .dockerignore lets in: of config/, the production example only', () => {
     expect(fromContext.sort()).toEqual([
+      'config/production.yaml',
       'package-lock.json',
       'package.json',
       'package.json',
       'src',
       'tsconfig.json',
     ]);
-    expect(dockerfile).not.toMatch(/COPY\s+config/);
+    expect(dockerfile).not.toMatch(/COPY\s+config\/?\s/);
     expect(dockerfile).not.toContain('demo-seed');
   });
 
