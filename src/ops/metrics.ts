@@ -129,6 +129,9 @@ export function createMetrics(sources: MetricSources): Metrics {
     labelNames: ['result'] as const,
     registers: [registry],
   });
+  // Both results exported from the start: a series that first appears at 1
+  // shows Prometheus no increase, and the first refused reload would alert nobody.
+  for (const result of ['success', 'failure']) reloads.inc({ result }, 0);
   const lastReload = new Gauge({
     name: 'tenant_gateway_config_last_reload_success_timestamp_seconds',
     help: 'Unix time of the last config (re)load that took effect; the start counts.',
