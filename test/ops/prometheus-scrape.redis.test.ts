@@ -1,10 +1,13 @@
 /**
  * Issue 20: a real Prometheus (Debian's package) scrapes a gateway process
  * under real traffic — accepted, refused, 502 from a refused upstream,
- * forward-auth, failed logins, a logout, a reload — and every query of the
- * shipped Grafana dashboard and every alert expression runs through
- * Prometheus's query API: each must parse, and each dashboard query must
- * return a series with a number in it (rates, ratios, histogram_quantile).
+ * forward-auth, failed logins, a logout, a refused reload and a good one —
+ * and every query of the shipped Grafana dashboard and every alert
+ * expression runs through Prometheus's query API: each must parse, each
+ * dashboard query must return a series with a number in it (rates, ratios,
+ * histogram_quantile), and each alert's measure (its expression without the
+ * threshold) must find the real series, so a quiet alert is quiet because
+ * its threshold is not crossed, not because it names nothing.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -90,8 +93,7 @@ beforeAll(async () => {
     startEchoUpstream(),
     refusedUpstream(),
   ]);
-  gw = await startGatewayProcess(
-    `
+  const config = `
 listen: { host: 127.0.0.1, port: 0 }
 admin: { host: 127.0.0.1, port: 0 }
 store: { redis: { url: "${redis.url}", keyPrefix: "scrape:" } }
@@ -101,12 +103,18 @@ limits: { login: { perEmail: 1000, perIp: 1000 } }
 routes:
   - { prefix: /echo, upstream: "${echo.url}" }
   - { prefix: /refused, upstream: "${refused.url}" }
-`,
-    { files: { 'seed.yaml': SEED_YAML } },
-  );
+`;
+  gw = await startGatewayProcess(config, { files: { 'seed.yaml': SEED_YAML } });
   prometheus = await startPrometheus(JOB, [new URL(gw.adminUrl as string).host]);
   await prometheus.scrapes(1);
   await traffic(12);
+  // A refused reload, then the fixed file: the reload alert must see the
+  // first refusal of the process's life (a counter that starts at 1 shows
+  // Prometheus no increase).
+  gw.rewriteConfig(`${config}  - { prefix: /broken, upstream: not-a-url }\n`);
+  expect((await gw.sighup()).msg).toMatch(/^config reload refused/);
+  await prometheus.scrapes(1);
+  gw.rewriteConfig(config);
   expect((await gw.sighup()).msg).toMatch(/^config reloaded/);
   // Every counter moved across several scrapes: a 30 s rate has its two points.
   await prometheus.scrapes(2);
@@ -184,22 +192,48 @@ describe('the dashboard’s numbers are the traffic’s', () => {
       'sum by (result) (tenant_gateway_config_reloads_total)',
       'result',
     );
-    expect(reloads.success).toBe(1);
+    expect(reloads).toEqual({ success: 1, failure: 1 });
     expect((await prometheus.query('min(tenant_gateway_store_up)'))[0]?.value).toBe(1);
     const [build] = await prometheus.query('tenant_gateway_build_info');
     expect(build?.metric.version).toMatch(/^\d+\.\d+\.\d+/);
   });
 });
 
+/** An alert's measure: its expression without the final comparison to a constant. */
+function measureOf(expr: string): string {
+  const measure = expr.trim().replace(/\s*(==|!=|>=|<=|>|<)\s*[\d.*\s]+$/, '');
+  if (measure === expr.trim()) throw new Error(`no threshold at the end of: ${expr}`);
+  return measure;
+}
+
+/** What each alert measures on this traffic, and whether it fires. */
+const expected: Record<string, { measure: (v: number) => boolean; fires: boolean }> = {
+  TenantGatewayDown: { measure: (up) => up === 1, fires: false },
+  // A 502 in every six requests: far above 5 %.
+  TenantGatewayGatewayErrors: { measure: (ratio) => ratio > 0.05, fires: true },
+  TenantGatewayStoreUnreachable: { measure: (up) => up === 1, fires: false },
+  // 12 refused logins in a 5 m window: above 0, far below 1/s.
+  TenantGatewayLoginFailureSpike: { measure: (rate) => rate > 0 && rate < 1, fires: false },
+  // The test's key was made at start: seconds old.
+  TenantGatewaySigningKeyOld: { measure: (age) => age >= 0 && age < 3600, fires: false },
+  // The refused reload above.
+  TenantGatewayConfigReloadFailed: { measure: (n) => n > 0, fires: true },
+};
+
 describe('every alert expression of deploy/prometheus/tenant-gateway-alerts.yaml', () => {
-  it.each(alerts)('$alert runs on the real series', async ({ alert, expr }) => {
+  it('has its expectation here', () => {
+    expect(alerts.map((a) => a.alert).sort()).toEqual(Object.keys(expected).sort());
+  });
+
+  it.each(alerts)('$alert measures the real series', async ({ alert, expr }) => {
+    const samples = await prometheus.query(measureOf(expr));
+    expect(samples).toHaveLength(1);
+    const value = samples[0]?.value as number;
+    expect(expected[alert]?.measure(value), `${alert}: ${value}`).toBe(true);
+  });
+
+  it.each(alerts)('$alert fires only where it should', async ({ alert, expr }) => {
     const firing = await prometheus.query(expr);
-    if (alert === 'TenantGatewayGatewayErrors') {
-      // A 502 in every six requests: far above 5 %.
-      expect(firing).toHaveLength(1);
-      expect(firing[0]?.value).toBeGreaterThan(0.05);
-    } else {
-      expect(firing).toEqual([]);
-    }
+    expect(firing).toHaveLength(expected[alert]?.fires ? 1 : 0);
   });
 });
