@@ -28,10 +28,14 @@ function promtool(...args: string[]): string {
   return execFileSync(promtoolBinary(), args, { cwd: DIR, encoding: 'utf8', stdio: 'pipe' });
 }
 
-/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
+/**
+ * GitHub's heading anchors: lower case, punctuation dropped, spaces to
+ * hyphens. A `# comment` inside a fenced code block is no heading.
+ */
 function anchorsOf(markdown: string): Set<string> {
+  const prose = markdown.replace(/^```[^\n]*\n[\s\S]*?^```$/gm, '');
   return new Set(
-    [...markdown.matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
+    [...prose.matchAll(/^#{1,6} (.+)$/gm)].map((m) =>
       (m[1] as string)
         .toLowerCase()
         .replace(/[^\p{L}\p{N} _-]/gu, '')
