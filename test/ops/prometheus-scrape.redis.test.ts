@@ -199,8 +199,13 @@ describe('the dashboard’s numbers are the traffic’s', () => {
   });
 });
 
-/** An alert's measure: its expression without the final comparison to a constant. */
+/**
+ * An alert's measure: its expression without the final comparison to a
+ * constant; for `absent(S)`, how many series S has.
+ */
 function measureOf(expr: string): string {
+  const absent = /^absent\((.*)\)$/s.exec(expr.trim());
+  if (absent !== null) return `count(${absent[1]})`;
   const measure = expr.trim().replace(/\s*(==|!=|>=|<=|>|<)\s*[\d.*\s]+$/, '');
   if (measure === expr.trim()) throw new Error(`no threshold at the end of: ${expr}`);
   return measure;
@@ -209,6 +214,8 @@ function measureOf(expr: string): string {
 /** What each alert measures on this traffic, and whether it fires. */
 const expected: Record<string, { measure: (v: number) => boolean; fires: boolean }> = {
   TenantGatewayDown: { measure: (up) => up === 1, fires: false },
+  // One gateway is scraped.
+  TenantGatewayAbsent: { measure: (targets) => targets === 1, fires: false },
   // A 502 in every six requests: far above 5 %.
   TenantGatewayGatewayErrors: { measure: (ratio) => ratio > 0.05, fires: true },
   TenantGatewayStoreUnreachable: { measure: (up) => up === 1, fires: false },
