@@ -5,7 +5,8 @@
  * lets through, each stage's WORKDIR/COPY/RUN/ENV happen as written (the
  * RUNs on this Node, not the base image's), and the last stage's ENTRYPOINT
  * and CMD are started, as its USER when the test runs as root, with a
- * mounted config; then its HEALTHCHECK command is run. What the base image
+ * mounted config; then its HEALTHCHECK command is run. The base image is
+ * stood in for by this test's own Node, copied in; what the base image
  * itself adds (its Node build, its OS) is not tested here.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -166,6 +167,8 @@ function followDockerfile(context: string): Stage {
 }
 
 let image: Stage;
+/** The base image's Node: this test's own, copied in (its folder may be closed to the image's user). */
+let imageNode: string;
 let mount: string;
 let ports: { listen: number; admin: number };
 
@@ -174,7 +177,7 @@ function inImage(argv: string[], env: Record<string, string>) {
   const [uid, gid] = (image.user ?? '').split(':').map(Number);
   const asUser = process.getuid?.() === 0 && uid !== undefined && !Number.isNaN(uid);
   const [command, ...args] = argv as [string, ...string[]];
-  return spawn(command === 'node' ? process.execPath : command, args, {
+  return spawn(command === 'node' ? imageNode : command, args, {
     cwd: join(image.root, image.workdir),
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...image.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -193,6 +196,9 @@ function finished(
 
 beforeAll(async () => {
   image = followDockerfile(buildContext());
+  imageNode = join(image.root, 'usr/local/bin/node');
+  mkdirSync(dirname(imageNode), { recursive: true });
+  cpSync(process.execPath, imageNode);
   // The image's user must read it, as in the container (mkdtemp makes 0700
   // folders): readable here, and the folders above it passable (not listable).
   execFileSync('chmod', ['-R', 'a+rX', temp]);
