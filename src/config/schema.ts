@@ -53,27 +53,40 @@ const headerName = z
   .string()
   .regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'must be an HTTP header name');
 
-const listen = z.strictObject({
-  host: hostName().default('0.0.0.0'),
-  port: port().default(8080),
-});
+const listen = z
+  .strictObject({
+    host: hostName().default('0.0.0.0').describe('address the main listener binds to'),
+    port: port().default(8080).describe('port of the main listener (0: any free port)'),
+  })
+  .meta({
+    description:
+      'The main listener: the proxied routes and the identity API (`/1/…`, `/.well-known/…`).',
+    examples: [{ host: '0.0.0.0', port: 8080 }],
+  });
 
-const admin = z.strictObject({
-  host: hostName().default('0.0.0.0'),
-  port: port().default(9090),
-  /** `POST /config/reload` on the admin listener (issue: operations). */
-  configReload: boolean().default(false),
-});
+const admin = z
+  .strictObject({
+    host: hostName().default('0.0.0.0').describe('address the admin listener binds to'),
+    port: port().default(9090).describe('port of the admin listener'),
+    configReload: boolean()
+      .default(false)
+      .describe('allow `POST /config/reload` on the admin listener'),
+  })
+  .meta({
+    description: 'Admin listener for health and metrics. Omitted: they are served on `listen`.',
+    examples: [{ host: '0.0.0.0', port: 9090, configReload: true }],
+  });
 
-/**
- * A listener of its own for forward-auth (`/auth/verify`, issue 21): then the
- * main listener no longer serves it, and a NetworkPolicy can let only the
- * ingress controller reach this port.
- */
-const forwardAuth = z.strictObject({
-  host: hostName().default('0.0.0.0'),
-  port: port().default(8081),
-});
+const forwardAuth = z
+  .strictObject({
+    host: hostName().default('0.0.0.0').describe('address the forward-auth listener binds to'),
+    port: port().default(8081).describe('port of the forward-auth listener'),
+  })
+  .meta({
+    description:
+      'A listener of its own for `/auth/verify` (then the main listener does not serve it), so a NetworkPolicy can let only the ingress controller reach it. Omitted: `/auth/verify` is served on `listen`.',
+    examples: [{ port: 8081 }],
+  });
 
 /** `host:port`, a bracketed IPv6 address allowed (`[fd00::1]:6379`). */
 const hostPort = z.string().refine((value) => {
@@ -83,38 +96,77 @@ const hostPort = z.string().refine((value) => {
 
 const redisNodes = z.array(hostPort).min(1, 'must name at least one node');
 
-/**
- * Where the store's Redis is: exactly one of `url`, `sentinel`, `cluster`
- * (DESIGN §3, issue 14), through ioredis's own clients for each.
- */
+/** Through ioredis's own client for each of `url`, `sentinel`, `cluster`. */
 const redis = z
   .strictObject({
-    url: redisUrl.optional(),
+    url: redisUrl
+      .optional()
+      .describe(
+        '`redis://` or `rediss://` URL (`redis://:${REDIS_PASSWORD}@host:6379/0`). Exactly one of `url`, `sentinel`, `cluster`',
+      ),
     sentinel: z
       .strictObject({
-        /** The master group's name, as the sentinels know it. */
-        name: z.string().min(1),
-        nodes: redisNodes,
-        /** Password of the Redis nodes (or set `store.redis.password`; not both). */
-        password: z.string().min(1).optional(),
-        /** Password of the sentinels themselves, when they require one. */
-        sentinelPassword: z.string().min(1).optional(),
+        name: z.string().min(1).describe("the master group's name, as the sentinels know it"),
+        nodes: redisNodes.describe(
+          'sentinels as `host:port` (`10.0.0.5:26379`, `[fd00::1]:26379`)',
+        ),
+        password: z
+          .string()
+          .min(1)
+          .optional()
+          .describe('password of the Redis nodes (or set `store.redis.password`; not both)'),
+        sentinelPassword: z
+          .string()
+          .min(1)
+          .optional()
+          .describe('password of the sentinels themselves, when they require one'),
       })
-      .optional(),
-    cluster: z.strictObject({ nodes: redisNodes }).optional(),
-    /** ACL user and password for the Redis nodes (a URL may carry them instead). */
-    username: z.string().min(1).optional(),
-    password: z.string().min(1).optional(),
-    /** TLS to Redis: a `rediss://` URL, or Sentinel/Cluster with this set. `ca` is a PEM file. */
+      .optional()
+      .describe(
+        'Redis Sentinel: the gateway asks the sentinels for the master and follows a failover by itself. Writes wait for one replica (`WAIT`)',
+      ),
+    cluster: z
+      .strictObject({
+        nodes: redisNodes.describe(
+          'any few nodes as `host:port` (`10.0.0.7:6379`); the rest are discovered',
+        ),
+      })
+      .optional()
+      .describe(
+        "Redis Cluster. Session events are heard on every master; writes wait for a replica of their slot's master",
+      ),
+    username: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Redis ACL user of the Redis nodes (or in the URL)'),
+    password: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'password of the Redis nodes (or in the URL); `sentinel.password` is the same for Sentinel (set one)',
+      ),
     tls: z
       .strictObject({
-        ca: z.string().min(1).optional(),
-        servername: z.string().min(1).optional(),
+        ca: z
+          .string()
+          .min(1)
+          .optional()
+          .describe('PEM file of the CA that signed Redis (relative to the config file)'),
+        servername: z.string().min(1).optional().describe('the name checked and sent as SNI'),
       })
-      .optional(),
-    keyPrefix: z.string().min(1).max(64).default('tg:'),
-    commandTimeoutMs: integer(50, 60_000).default(1000),
-    connectTimeoutMs: integer(100, 120_000).default(5000),
+      .optional()
+      .describe(
+        'TLS for Sentinel or Cluster (sentinels and nodes), or the CA and SNI of a `rediss://` URL',
+      ),
+    keyPrefix: z.string().min(1).max(64).default('tg:').describe('every key starts with it'),
+    commandTimeoutMs: integer(50, 60_000)
+      .default(1000)
+      .describe('a store call slower than this fails (→ 503): the gateway never hangs on Redis'),
+    connectTimeoutMs: integer(100, 120_000)
+      .default(5000)
+      .describe('how long start-up waits for Redis'),
   })
   .superRefine((value, ctx) => {
     const shapes = (['url', 'sentinel', 'cluster'] as const).filter((k) => value[k] !== undefined);
@@ -143,119 +195,203 @@ const redis = z
     }
   });
 
-const store = z.strictObject({ redis: redis.optional() });
+const store = z
+  .strictObject({
+    redis: redis
+      .optional()
+      .describe(
+        'Redis shared by all instances. Omitted: the embedded in-memory store (one instance)',
+      ),
+  })
+  .meta({
+    description:
+      'Where users, tenants and sessions live. Omit `store` (or `store.redis`) for the embedded in-memory store.',
+    examples: [{ redis: { url: 'redis://:${REDIS_PASSWORD}@redis:6379/0', keyPrefix: 'tg:' } }],
+  });
 
 const algorithm = z.enum(['EdDSA', 'ES256']);
 
-const tokens = z.strictObject({
-  issuer: z.string().min(1).default('tenant-gateway'),
-  audience: z.string().min(1).default('tenant-api'),
-  ttlSeconds: integer(60, 86_400).default(3600),
-  keys: z.string().min(1).optional(),
-  algorithms: z
-    .array(algorithm)
-    .min(1, 'must name at least one algorithm')
-    .default(['EdDSA', 'ES256']),
-  clockSkewSeconds: integer(0, 300).default(30),
-});
+const tokens = z
+  .strictObject({
+    issuer: z
+      .string()
+      .min(1)
+      .default('tenant-gateway')
+      .describe('`iss` of issued tokens; required on verify'),
+    audience: z.string().min(1).default('tenant-api').describe('`aud`; required on verify'),
+    ttlSeconds: integer(60, 86_400).default(3600).describe('token lifetime'),
+    keys: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'directory of PEM private keys shared by all instances (relative to the config file); omitted: an ephemeral key (warned)',
+      ),
+    algorithms: z
+      .array(algorithm)
+      .min(1, 'must name at least one algorithm')
+      .default(['EdDSA', 'ES256'])
+      .describe('algorithms accepted on verify'),
+    clockSkewSeconds: integer(0, 300).default(30).describe('tolerance on `exp`/`nbf`/`iat`'),
+  })
+  .meta({
+    description: 'The access tokens the gateway issues and verifies.',
+    examples: [{ issuer: 'https://auth.example.com', audience: 'orders-api', keys: './keys' }],
+  });
 
-const signup = z.strictObject({
-  enabled: boolean().default(false),
-  /** `cloud_region` of the personal tenants created with new users (signup, seed, CLI). */
-  cloudRegion: z.string().min(1).default('local'),
-});
+const signup = z
+  .strictObject({
+    enabled: boolean().default(false).describe('allow `POST /1/users`'),
+    cloudRegion: z
+      .string()
+      .min(1)
+      .default('local')
+      .describe(
+        '`cloud_region` of the personal tenants created with new users (signup, seed, CLI)',
+      ),
+  })
+  .meta({
+    description: 'Self-service signup.',
+    examples: [{ enabled: true, cloudRegion: 'eu-west-1' }],
+  });
 
-const passwords = z.strictObject({
-  bcryptCost: integer(4, 15).default(10),
-  /** bcrypt worker threads; omitted: one less than the cores (at least one), so the event loop keeps a core. */
-  workers: integer(1, 256).optional(),
-});
+const passwords = z
+  .strictObject({
+    bcryptCost: integer(4, 15).default(10).describe('bcrypt cost for new hashes'),
+    workers: integer(1, 256)
+      .optional()
+      .describe(
+        'bcrypt worker threads; omitted: one less than the cores (at least one), so the event loop keeps a core',
+      ),
+  })
+  .meta({
+    description: 'Password hashing.',
+    examples: [{ bcryptCost: 12, workers: 2 }],
+  });
 
-const limits = z.strictObject({
-  login: z
-    .strictObject({
-      perEmail: integer(1, 1_000_000).default(10),
-      perIp: integer(1, 1_000_000).default(100),
-      windowSeconds: integer(1, 86_400).default(900),
-      /**
-       * Logins for one e-mail queued or running on the bcrypt pool of one
-       * instance; past it 429 at once (issue 12: one client's flood delayed
-       * every other login).
-       */
-      maxQueuedPerEmail: integer(1, 10_000).default(4),
-      /** The same per client address. */
-      maxQueuedPerIp: integer(1, 10_000).default(8),
-    })
-    .default({
-      perEmail: 10,
-      perIp: 100,
-      windowSeconds: 900,
-      maxQueuedPerEmail: 4,
-      maxQueuedPerIp: 8,
-    }),
-  signup: z
-    .strictObject({
-      perIp: integer(1, 1_000_000).default(20),
-      windowSeconds: integer(1, 86_400).default(3600),
-    })
-    .default({ perIp: 20, windowSeconds: 3600 }),
-  /** Largest request body the gateway's own endpoints accept (proxied bodies are streamed). */
-  bodyBytes: integer(256, 10 * 1024 * 1024).default(16 * 1024),
-  /**
-   * A cap on a whole request (headers and body), 408 past it; 0: none. Off by
-   * default: `server.requestBodyIdleTimeoutMs` already stops a client that
-   * stalls, and a cap would cut a long upload that keeps moving (issue 20:
-   * Node's 300 s default cut them at ~329 s).
-   */
-  requestTimeoutMs: integer(0, 86_400_000).default(0),
-});
+const limits = z
+  .strictObject({
+    login: z
+      .strictObject({
+        perEmail: integer(1, 1_000_000)
+          .default(10)
+          .describe('failed logins allowed per e-mail per window'),
+        perIp: integer(1, 1_000_000)
+          .default(100)
+          .describe('failed logins allowed per client IP per window'),
+        windowSeconds: integer(1, 86_400)
+          .default(900)
+          .describe('the window of `perEmail` and `perIp`'),
+        // The queue caps keep one client's flood from delaying every other login.
+        maxQueuedPerEmail: integer(1, 10_000)
+          .default(4)
+          .describe(
+            "logins of one e-mail waiting for or running on this instance's bcrypt pool; past it 429 at once",
+          ),
+        maxQueuedPerIp: integer(1, 10_000)
+          .default(8)
+          .describe(
+            "logins from one client IP waiting for or running on this instance's bcrypt pool; past it 429 at once",
+          ),
+      })
+      .describe('login throttling')
+      .default({
+        perEmail: 10,
+        perIp: 100,
+        windowSeconds: 900,
+        maxQueuedPerEmail: 4,
+        maxQueuedPerIp: 8,
+      }),
+    signup: z
+      .strictObject({
+        perIp: integer(1, 1_000_000).default(20).describe('signups per client IP per window'),
+        windowSeconds: integer(1, 86_400).default(3600).describe('the window of `perIp`'),
+      })
+      .default({ perIp: 20, windowSeconds: 3600 })
+      .describe('signup throttling'),
+    bodyBytes: integer(256, 10 * 1024 * 1024)
+      .default(16 * 1024)
+      .describe(
+        "largest body the gateway's own endpoints read (proxied bodies are streamed, unlimited)",
+      ),
+    // Off by default: `server.requestBodyIdleTimeoutMs` already stops a client
+    // that stalls, and a cap would cut a long upload that keeps moving (Node's
+    // own 300 s default cut them at ~329 s).
+    requestTimeoutMs: integer(0, 86_400_000)
+      .default(0)
+      .describe(
+        'a client slower than this with its whole request (headers and body) gets 408; `0`: no limit, the idle timeouts of `server` govern',
+      ),
+  })
+  .meta({
+    description: 'Rate limits and size caps of the identity endpoints.',
+    examples: [{ login: { perEmail: 5, windowSeconds: 600 }, bodyBytes: 32768 }],
+  });
 
-/** Client-side timeouts (DESIGN §3 `server`). */
-const server = z.strictObject({
-  /**
-   * How long an idle keep-alive connection stays open. Above the idle timeout
-   * of what sits in front (AWS ALB 60 s, nginx `keepalive_timeout` 60 s): a
-   * balancer that reuses a connection the gateway has just closed answers its
-   * client 502. Node's own default is 5 s.
-   */
-  keepAliveTimeoutMs: integer(1000, 3_600_000).default(65_000),
-  /** A client that has not sent a request's headers within this gets 408 (slowloris). */
-  headersTimeoutMs: integer(100, 600_000).default(60_000),
-  /**
-   * The longest silence within a request body (proxied or to the gateway's
-   * own endpoints): past it 408, the connection closes and a proxied
-   * request is aborted upstream. A body that keeps moving is never cut.
-   */
-  requestBodyIdleTimeoutMs: integer(100, 3_600_000).default(60_000),
-});
+const server = z
+  .strictObject({
+    // Node's own default is 5 s, below every balancer's idle timeout.
+    keepAliveTimeoutMs: integer(1000, 3_600_000)
+      .default(65_000)
+      .describe(
+        'idle keep-alive connections from clients close after this; keep it above the idle timeout of any load balancer in front (AWS ALB 60 s, nginx `keepalive_timeout` 60 s, GCP 600 s: raise it there), or the balancer may reuse a connection the gateway is closing and answer 502',
+      ),
+    headersTimeoutMs: integer(100, 600_000)
+      .default(60_000)
+      .describe(
+        'a client slower than this with its request headers gets 408 (slowloris); at most `limits.requestTimeoutMs` when that is set',
+      ),
+    requestBodyIdleTimeoutMs: integer(100, 3_600_000)
+      .default(60_000)
+      .describe(
+        "a request body (proxied or to the gateway's own endpoints) that receives no byte for this long gets 408, the connection closes and its upstream request is aborted; an upload that keeps moving is never cut",
+      ),
+  })
+  .meta({
+    description: 'Timeouts on the client side of the gateway.',
+    examples: [{ keepAliveTimeoutMs: 620000, headersTimeoutMs: 30000 }],
+  });
 
-/**
- * Connections to each upstream origin, and each tenant's share of them
- * (issue 12: one tenant's slow uploads held every connection).
- */
-const upstreamPool = z.strictObject({
-  /** Requests in flight to one upstream origin; more wait (within their route's timeout) for a free one. */
-  maxConnections: integer(1, 65_536).default(512),
-  /**
-   * Requests one tenant may have in flight or waiting per upstream origin;
-   * past it 429. Omitted: a quarter of maxConnections (see `tenant-slots.ts`).
-   */
-  maxPerTenant: integer(1, 65_536).optional(),
-});
+/** The per-tenant share keeps one tenant's slow uploads from holding every connection. */
+const upstreamPool = z
+  .strictObject({
+    maxConnections: integer(1, 65_536)
+      .default(512)
+      .describe(
+        "requests in flight to one upstream origin; more wait, first come first served, within their route's `timeoutMs`",
+      ),
+    // Omitted: see `tenant-slots.ts`.
+    maxPerTenant: integer(1, 65_536)
+      .optional()
+      .describe(
+        'requests one tenant may have in flight or waiting per upstream origin; past it 429. At most `maxConnections`; omitted: a quarter of `maxConnections`',
+      ),
+  })
+  .meta({
+    description:
+      "Connections to each upstream origin, and each tenant's share of them. Omitted: 512 connections per upstream origin, a quarter of them per tenant.",
+    examples: [{ maxConnections: 1024, maxPerTenant: 128 }],
+  });
 
 const tenantRules = z
   .strictObject({
-    header: headerName.optional(),
+    header: headerName.optional().describe('a request header that names the tenant (`X-Tenant`)'),
     path: z
       .string()
       .startsWith('/', 'must start with /')
       .refine((p) => p.split('/').includes(':tenant_id'), 'must contain the segment :tenant_id')
-      .optional(),
-    query: z.string().min(1).optional(),
+      .optional()
+      .describe('a path pattern with the segment `:tenant_id` (`/orders/:tenant_id`)'),
+    query: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('a query parameter that names the tenant (`tenant`)'),
     host: z
       .string()
       .refine((h) => h.split('.').includes(':tenant_id'), 'must contain the label :tenant_id')
-      .optional(),
+      .optional()
+      .describe('a host pattern with the label `:tenant_id` (`:tenant_id.api.example.com`)'),
   })
   .refine((rules) => Object.values(rules).some((v) => v !== undefined), {
     message: 'must name at least one of header, path, query, host',
@@ -289,7 +425,12 @@ const corsOrigin = z.string().refine((origin) => {
  */
 const cors = z
   .strictObject({
-    origins: z.array(corsOrigin).min(1, 'must name at least one origin'),
+    origins: z
+      .array(corsOrigin)
+      .min(1, 'must name at least one origin')
+      .describe(
+        'origins allowed, exactly as browsers send them (`https://app.example.com`), one wildcard label allowed (`https://*.example.com`); `*` alone allows any origin, never with `credentials`',
+      ),
     methods: z
       .array(
         z
@@ -298,15 +439,24 @@ const cors = z
           .transform((m) => m.toUpperCase()),
       )
       .min(1)
-      .default(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']),
-    /** Request headers a page may send (a bearer API needs Authorization). */
-    headers: z.array(headerName).default(['Authorization', 'Content-Type']),
-    /** Response headers a page may read besides the CORS-safelisted ones. */
-    exposeHeaders: z.array(headerName).default([]),
-    /** Lets a page send cookies and read the answer (Access-Control-Allow-Credentials). */
-    credentials: boolean().default(false),
-    /** How long a browser may cache a preflight's answer. */
-    maxAgeSeconds: integer(0, 86_400).default(600),
+      .default(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'])
+      .describe('methods a page may use (any case)'),
+    headers: z
+      .array(headerName)
+      .default(['Authorization', 'Content-Type'])
+      .describe('request headers a page may send (a bearer API needs `Authorization`)'),
+    exposeHeaders: z
+      .array(headerName)
+      .default([])
+      .describe('response headers a page may read besides the CORS-safelisted ones'),
+    credentials: boolean()
+      .default(false)
+      .describe(
+        'lets a page send cookies and read the answer (`Access-Control-Allow-Credentials`)',
+      ),
+    maxAgeSeconds: integer(0, 86_400)
+      .default(600)
+      .describe("how long a browser may cache a preflight's answer"),
   })
   .superRefine((value, ctx) => {
     if (!value.origins.includes('*')) return;
@@ -336,79 +486,122 @@ const hostPattern = z
   .transform((host) => host.toLowerCase().replace(/\.$/, ''));
 
 const route = z.strictObject({
-  prefix: plainPath(),
-  /**
-   * Only requests addressed to these hosts (see `proxy/route-table.ts`):
-   * routes are chosen by host, then by prefix. Omitted: any host.
-   */
+  prefix: plainPath().describe(
+    'path prefix the route serves, plain (no `..`, `//`, `%`); one route per prefix and host',
+  ),
+  // Chosen by host, then by prefix: see `proxy/route-table.ts`.
   hosts: z
     .array(hostPattern)
     .min(1, 'must name at least one host (omit the key to serve any host)')
-    .optional(),
-  /** Omitted: a forward-auth-only route (its rules for `/auth/verify`; never proxied). */
-  upstream: httpUrl.optional(),
-  /**
-   * To the upstream's response head: covers the wait for a connection, and is
-   * pushed back while the request body is still moving. 504 past it.
-   */
-  timeoutMs: integer(1, 3_600_000).default(30_000),
-  /**
-   * The longest silence within the upstream's response body; past it the
-   * response is cut (its head has gone to the client). 0: never. Long enough
-   * for streams and long polls that send a heartbeat.
-   */
-  bodyIdleTimeoutMs: integer(0, 86_400_000).default(300_000),
-  tenant: tenantRules.optional(),
-  /**
-   * `none`: a public route — no token needed; identity headers are still
-   * stripped, and set when a valid bearer token comes anyway (an invalid one
-   * is refused, 401). Default `bearer`.
-   */
-  auth: z.enum(['bearer', 'none']).default('bearer'),
-  /**
-   * Remove `Authorization` before forwarding: the upstream sees only the
-   * identity headers, never a replayable token it might log (issue 21; as
-   * Envoy's `jwt_authn` by default). `false` for an upstream that verifies
-   * the token itself.
-   */
-  stripAuthorization: boolean().default(true),
-  /**
-   * TLS to an https upstream: `ca` (PEM file: the CA that signed it, instead
-   * of the system's), `serverName` (SNI and the name checked), `cert` + `key`
-   * (PEM files: a client certificate, mTLS), `insecureSkipVerify` (no check
-   * at all; warned at start).
-   */
+    .optional()
+    .describe(
+      'the route serves only these hosts (`api.example.com`, `*.example.com`: exact, or one wildcard label; no port); routes are chosen by host, then prefix. Omitted: any host',
+    ),
+  upstream: httpUrl
+    .optional()
+    .describe(
+      '`http(s)://host:port[/base]`; a base path is prepended. Omitted: a forward-auth-only route (its rules apply on `/auth/verify`; the gateway never proxies it: 404)',
+    ),
+  timeoutMs: integer(1, 3_600_000)
+    .default(30_000)
+    .describe(
+      "time to the upstream's response head, the wait for a connection included, before 504; pushed back while the request body is still moving",
+    ),
+  // Long enough for streams and long polls that send a heartbeat.
+  bodyIdleTimeoutMs: integer(0, 86_400_000)
+    .default(300_000)
+    .describe(
+      "the longest silence within the upstream's response body; past it the transfer is cut (outcome `failed`, reason `upstream_broke`); `0`: none",
+    ),
+  tenant: tenantRules
+    .optional()
+    .describe(
+      'where a request names its tenant: at least one of `header`, `path`, `query`, `host` when `tenant` is given',
+    ),
+  auth: z
+    .enum(['bearer', 'none'])
+    .default('bearer')
+    .describe(
+      '`none`: a public route — no token needed, identity headers still stripped; a valid bearer token sent anyway is honoured (identity set, tenant rules applied), an invalid one gets 401',
+    ),
+  // As Envoy's `jwt_authn` does by default: the upstream never sees a replayable token it might log.
+  stripAuthorization: boolean()
+    .default(true)
+    .describe(
+      'remove `Authorization` before forwarding, so the upstream sees only the identity headers; `false` for an upstream that verifies the token itself',
+    ),
   tls: z
     .strictObject({
-      ca: z.string().min(1).optional(),
-      serverName: z.string().min(1).optional(),
-      cert: z.string().min(1).optional(),
-      key: z.string().min(1).optional(),
-      insecureSkipVerify: boolean().default(false),
+      ca: z
+        .string()
+        .min(1)
+        .optional()
+        .describe("PEM file of the CA that signed the upstream (default: the system's)"),
+      serverName: z.string().min(1).optional().describe('the name checked and sent as SNI'),
+      cert: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('PEM file of a client certificate (mTLS); goes with `key`'),
+      key: z
+        .string()
+        .min(1)
+        .optional()
+        .describe("PEM file of the client certificate's private key; goes with `cert`"),
+      insecureSkipVerify: boolean()
+        .default(false)
+        .describe("no verification of the upstream's certificate at all (warned at start)"),
     })
     .refine((t) => (t.cert === undefined) === (t.key === undefined), {
       message: 'cert and key go together (a client certificate needs both)',
     })
-    .optional(),
-  /** The upstream sees the path without the route's prefix (`/catalog/items` → `/items`). */
-  stripPrefix: boolean().default(false),
-  /** The upstream sees the path with this prefix instead of the route's (`/catalog/items` → `/v2/items`). */
-  rewrite: z.strictObject({ prefix: plainPath() }).optional(),
-  /** CORS for browser apps calling this route; omitted: the upstream's own (preflights then need a token). */
-  cors: cors.optional(),
-  /** Only tokens for these tenant types pass (others: 403 `forbidden`); omitted: any. */
+    .optional()
+    .describe(
+      'TLS to an `https://` upstream; files relative to the config file, read at start and reload',
+    ),
+  stripPrefix: boolean()
+    .default(false)
+    .describe(
+      "the upstream sees the path without the route's prefix (`/catalog/items?x=1` → `/items?x=1`); not with `rewrite`. Tenant rules read the public path",
+    ),
+  rewrite: z
+    .strictObject({
+      prefix: plainPath().describe(
+        "the upstream sees the path with this prefix instead of the route's (`/catalog/items` → `/v2/items`); not with `stripPrefix`",
+      ),
+    })
+    .optional()
+    .describe('what the upstream sees instead of the public prefix'),
+  cors: cors
+    .optional()
+    .describe(
+      "CORS for browser apps calling this route: the gateway answers preflights itself, before authentication, and sets the CORS headers on every answer of the route, its own 401/403/5xx included; the upstream's `Access-Control-*` headers are dropped. Needs an `upstream`. Omitted: the upstream's own (preflights then need a token)",
+    ),
   tenantTypes: z
     .array(z.enum(['orgtenant', 'usertenant']))
     .min(1, 'must name at least one tenant type (omit the key to admit any)')
-    .optional(),
+    .optional()
+    .describe(
+      'only tokens for these tenant types pass (others: 403 `forbidden`, on proxy, forward-auth and WebSocket upgrades); omitted: any',
+    ),
 });
 
-const identityHeaders = z.strictObject({
-  tenantId: headerName.default('X-Tenant-Id'),
-  tenantType: headerName.default('X-Tenant-Type'),
-  userId: headerName.default('X-User-Id'),
-  userEmail: headerName.default('X-User-Email'),
-});
+const identityHeaders = z
+  .strictObject({
+    tenantId: headerName.default('X-Tenant-Id').describe("header carrying the token's tenant id"),
+    tenantType: headerName
+      .default('X-Tenant-Type')
+      .describe("header carrying the token's tenant type (`orgtenant`, `usertenant`)"),
+    userId: headerName.default('X-User-Id').describe("header carrying the token's user id"),
+    userEmail: headerName
+      .default('X-User-Email')
+      .describe("header carrying the token's user e-mail"),
+  })
+  .meta({
+    description:
+      "Names of the headers the gateway sets on proxied requests (and forward-auth answers) from the verified token; a client's own values are stripped. The names must differ.",
+    examples: [{ tenantId: 'X-Org-Id', userId: 'X-Subject' }],
+  });
 
 const strippedByDefault = headerNameMatcher(IDENTITY_LIKE_HEADERS);
 
@@ -418,59 +611,124 @@ const strippedByDefault = headerNameMatcher(IDENTITY_LIKE_HEADERS);
  * lets names of the default list (`IDENTITY_LIKE_HEADERS` in
  * `proxy/header-names.ts`) through. Any spelling; a trailing `*` is a prefix.
  */
-const stripHeaders = z.strictObject({
-  add: z.array(headerName).default([]),
-  keep: z
-    .array(
-      headerName.refine(
-        (name) => strippedByDefault(foldHeaderName(name)),
-        'is not stripped by default, so there is nothing to keep',
+const stripHeaders = z
+  .strictObject({
+    add: z
+      .array(headerName)
+      .default([])
+      .describe(
+        'extra header names to strip from clients (`X-Internal-*`: a trailing `*` is a prefix)',
       ),
-    )
-    .default([]),
-});
+    keep: z
+      .array(
+        headerName.refine(
+          (name) => strippedByDefault(foldHeaderName(name)),
+          'is not stripped by default, so there is nothing to keep',
+        ),
+      )
+      .default([])
+      .describe('names of the default identity-like list to let through'),
+  })
+  .meta({
+    description:
+      'Identity-like headers (`X-Forwarded-User`, `X-Auth-Request-*`, …) are stripped from proxied requests besides the identity headers themselves; this adjusts the list. Names in any spelling.',
+    examples: [{ add: ['X-Internal-*'], keep: ['X-Remote-User'] }],
+  });
 
 /**
  * The demo of `npm start` (config/gateway.yaml): a built-in echo upstream on
  * this address. Nothing of it runs unless a config has this key.
  */
-const demo = z.strictObject({
-  echoUpstream: z.strictObject({
-    host: hostName().default('127.0.0.1'),
-    port: port(),
-  }),
-});
+const demo = z
+  .strictObject({
+    echoUpstream: z
+      .strictObject({
+        host: hostName().default('127.0.0.1').describe('address of the echo upstream'),
+        port: port().describe('port of the echo upstream'),
+      })
+      .describe('`serve` also starts a built-in echo upstream there'),
+  })
+  .meta({
+    description: 'The `npm start` demo (`config/gateway.yaml`). Omitted: nothing of the demo runs.',
+    examples: [{ echoUpstream: { host: '127.0.0.1', port: 9001 } }],
+  });
 
-/** What `/readyz` needs besides keys and not draining (see `ops/readiness.ts`). */
-const readiness = z.strictObject({
-  /** Unready while the store is unreachable. Off: every instance would leave the Service at once. */
-  requireStore: boolean().default(false),
-});
+/** See `ops/readiness.ts`. */
+const readiness = z
+  .strictObject({
+    requireStore: boolean()
+      .default(false)
+      .describe(
+        '`/readyz` turns 503 while the store is unreachable. Off by default: every instance would leave the Service at once',
+      ),
+  })
+  .meta({
+    description: 'What `/readyz` needs besides signing keys and not draining.',
+    examples: [{ requireStore: true }],
+  });
 
-const shutdown = z.strictObject({
-  /** How long in-flight requests and WebSockets get to finish after SIGTERM. */
-  drainSeconds: integer(0, 3600).default(10),
-});
+const shutdown = z
+  .strictObject({
+    drainSeconds: integer(0, 3600)
+      .default(10)
+      .describe('how long in-flight requests and WebSockets get to finish after SIGTERM'),
+  })
+  .meta({
+    description: 'Graceful shutdown.',
+    examples: [{ drainSeconds: 30 }],
+  });
 
 /**
- * OpenTelemetry traces (DESIGN §3 `tracing`), off by default. A client's
- * `traceparent` is continued only from `trustedProxies`: anyone else could
- * choose the trace id of the gateway's spans and force every request into
- * the sample. Off, the gateway adds no span and passes `traceparent` through.
+ * A client's `traceparent` is continued only from `trustedProxies`: anyone
+ * else could choose the trace id of the gateway's spans and force every
+ * request into the sample.
  */
-const tracing = z.strictObject({
-  enabled: boolean().default(false),
-  /** The OTLP/HTTP traces URL, full path included (as `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`). */
-  otlpEndpoint: httpUrl.default('http://localhost:4318/v1/traces'),
-  serviceName: z.string().min(1).max(200).default('tenant-gateway'),
-  /** Share of new traces recorded (0..1); a continued trace follows its parent's decision. */
-  sampleRatio: z.number().min(0).max(1).default(0.1),
-});
+const tracing = z
+  .strictObject({
+    enabled: boolean()
+      .default(false)
+      .describe('OpenTelemetry traces; off, nothing is added and `traceparent` passes through'),
+    otlpEndpoint: httpUrl
+      .default('http://localhost:4318/v1/traces')
+      .describe(
+        'the OTLP/HTTP traces URL of a collector, path included (as `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`)',
+      ),
+    serviceName: z
+      .string()
+      .min(1)
+      .max(200)
+      .default('tenant-gateway')
+      .describe('`service.name` of the spans'),
+    sampleRatio: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.1)
+      .describe(
+        "share of new traces recorded; a trace continued from a trusted proxy follows its parent's decision",
+      ),
+  })
+  .meta({
+    description: 'OpenTelemetry traces, off by default (see [Operations](operations.md#traces)).',
+    examples: [
+      { enabled: true, otlpEndpoint: 'http://otel-collector:4318/v1/traces', sampleRatio: 0.05 },
+    ],
+  });
 
-const log = z.strictObject({
-  level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  pretty: boolean().default(false),
-});
+const log = z
+  .strictObject({
+    level: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      .default('info')
+      .describe('the least severe level logged'),
+    pretty: boolean()
+      .default(false)
+      .describe('human-readable logs (pino-pretty) instead of JSON lines'),
+  })
+  .meta({
+    description: 'Logs (JSON lines on standard output).',
+    examples: [{ level: 'debug', pretty: true }],
+  });
 
 /** Paths the gateway serves itself; a route under them could never be reached. */
 const RESERVED_PREFIXES = ['/1', '/.well-known', '/auth/verify'];
@@ -479,23 +737,54 @@ export const configSchema = z
   .strictObject({
     listen: listen.default({ host: '0.0.0.0', port: 8080 }),
     admin: admin.optional(),
-    /** Omitted: `/auth/verify` is served on `listen`. */
     forwardAuth: forwardAuth.optional(),
     store: store.default({}),
-    seed: z.string().min(1).optional(),
+    seed: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({
+        description: 'A seed file (users, tenants) upserted at start, relative to the config file.',
+        examples: ['./seed.yaml'],
+      }),
     tokens: tokens.default(() => tokens.parse({})),
     signup: signup.default({ enabled: false, cloudRegion: 'local' }),
     passwords: passwords.default({ bcryptCost: 10 }),
     limits: limits.default(() => limits.parse({})),
     server: server.default(() => server.parse({})),
-    /** Omitted: 512 connections per upstream origin, a quarter of them per tenant. */
     upstreamPool: upstreamPool.optional(),
-    trustedProxies: z.array(cidr).default([]),
+    trustedProxies: z
+      .array(cidr)
+      .default([])
+      .meta({
+        description:
+          'IP addresses or CIDR blocks whose `X-Forwarded-*` headers (and `traceparent`) are believed.',
+        examples: [['10.0.0.0/8', 'fd00::/8']],
+      }),
     identityHeaders: identityHeaders.default(() => identityHeaders.parse({})),
     stripHeaders: stripHeaders.default({ add: [], keep: [] }),
-    routes: z.array(route).default([]),
-    /** CORS for the identity endpoints (/1/..., /.well-known/...), so a browser app can log in. */
-    cors: cors.optional(),
+    routes: z
+      .array(route)
+      .default([])
+      .meta({
+        description:
+          'The routes the gateway proxies (and checks on `/auth/verify`), chosen by host, then by prefix.',
+        examples: [
+          [
+            {
+              prefix: '/orders',
+              upstream: 'http://orders:9001',
+              tenant: { path: '/orders/:tenant_id' },
+              stripPrefix: true,
+            },
+          ],
+        ],
+      }),
+    cors: cors.optional().meta({
+      description:
+        'CORS for the identity endpoints (`/1/…`, `/.well-known/…`), so a browser app can log in; the keys are those of `routes[].cors`.',
+      examples: [{ origins: ['https://app.example.com'], credentials: true }],
+    }),
     log: log.default({ level: 'info', pretty: false }),
     tracing: tracing.default(() => tracing.parse({})),
     readiness: readiness.default({ requireStore: false }),
