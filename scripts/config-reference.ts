@@ -33,6 +33,8 @@ export interface Section {
   key: string;
   description: string;
   examples: unknown[];
+  /** A value itself (`seed`, `trustedProxies`): its one row says what it is. */
+  value: boolean;
   rows: KeyRow[];
 }
 
@@ -43,6 +45,8 @@ interface Unwrapped {
   defaultValue: unknown;
   description: string | undefined;
   examples: unknown[] | undefined;
+  /** What a string is when its checks are custom (`HTTP header name`): `typeName` in the metadata. */
+  typeName: string | undefined;
 }
 
 /** Peels optional, default and pipes (the `integer()` / `boolean()` preprocessing, `.transform`). */
@@ -54,12 +58,14 @@ function unwrap(schema: z.ZodType): Unwrapped {
     defaultValue: undefined,
     description: undefined,
     examples: undefined,
+    typeName: undefined,
   };
   let current: z.ZodType = schema;
   for (;;) {
     // Outermost first: a use's own description wins over the shared schema's.
     const meta = z.globalRegistry.get(current);
     found.description ??= meta?.description;
+    if (typeof meta?.['typeName'] === 'string') found.typeName ??= meta['typeName'];
     if (Array.isArray(meta?.['examples'])) found.examples ??= meta['examples'] as unknown[];
     if (current instanceof z.ZodOptional) {
       found.optional = true;
@@ -93,7 +99,8 @@ function range(min: number | null, max: number | null): string {
 }
 
 function typeOf(schema: z.ZodType): string {
-  const core = unwrap(schema).core;
+  const { core, typeName } = unwrap(schema);
+  if (typeName !== undefined) return typeName;
   if (core instanceof z.ZodString) {
     const length =
       core.maxLength === null ? '' : `, ${range(core.minLength ?? 0, core.maxLength)} characters`;
@@ -110,7 +117,7 @@ function typeOf(schema: z.ZodType): string {
   if (core instanceof z.ZodObject) return 'object';
   if (core instanceof z.ZodArray) {
     const element = typeOf(core.element as z.ZodType);
-    return element.startsWith('one of') ? `list, each ${element}` : `list of ${element}s`;
+    return element === 'string' ? 'list of strings' : `list, each ${element}`;
   }
   throw new Error(`config-reference: no type name for a ${core.def.type} schema`);
 }
@@ -166,8 +173,14 @@ export function configSections(): Section[] {
     const rows: KeyRow[] = [];
     rowsOf(key, schema, rows);
     // A section's own row is its heading and description, unless it is a value itself.
-    const body = rows[0]!.leaf ? rows : rows.slice(1);
-    return { key, description: u.description ?? '', examples: u.examples ?? [], rows: body };
+    const value = rows[0]!.leaf;
+    return {
+      key,
+      description: u.description ?? '',
+      examples: u.examples ?? [],
+      value,
+      rows: value ? rows : rows.slice(1),
+    };
   });
 }
 
@@ -234,8 +247,7 @@ export function renderConfigReference(): string {
   for (const s of sections) out.push(`- [${s.key}](#${s.key.toLowerCase()})`);
   for (const s of sections) {
     out.push('', `## ${s.key}`, '');
-    // A section that is a value itself (seed, trustedProxies) says it in its row.
-    if (s.description !== '' && !s.rows[0]!.leaf) out.push(s.description, '');
+    if (!s.value) out.push(s.description, '');
     out.push(
       ...table(
         ['key', 'type', 'default', 'meaning'],

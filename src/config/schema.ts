@@ -21,37 +21,47 @@ const port = () => integer(0, 65535);
 
 const hostName = () => z.string().min(1, 'must not be empty');
 
-const httpUrl = z.string().refine((value) => {
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
-  } catch {
-    return false;
-  }
-}, 'must be an http(s) URL');
+const httpUrl = z
+  .string()
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+    } catch {
+      return false;
+    }
+  }, 'must be an http(s) URL')
+  .meta({ typeName: 'http(s) URL' });
 
-const redisUrl = z.string().refine((value) => {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'redis:' || url.protocol === 'rediss:';
-  } catch {
-    return false;
-  }
-}, 'must be a redis:// or rediss:// URL');
+const redisUrl = z
+  .string()
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === 'redis:' || url.protocol === 'rediss:';
+    } catch {
+      return false;
+    }
+  }, 'must be a redis:// or rediss:// URL')
+  .meta({ typeName: '`redis://` or `rediss://` URL' });
 
-const cidr = z.string().refine((value) => {
-  const [address, bits, ...rest] = value.split('/');
-  const family = isIP(address ?? '');
-  if (family === 0 || rest.length > 0) return false;
-  if (bits === undefined) return true;
-  const n = Number(bits);
-  return /^\d+$/.test(bits) && n >= 0 && n <= (family === 4 ? 32 : 128);
-}, 'must be an IP address or CIDR block (10.0.0.0/8, fd00::/8)');
+const cidr = z
+  .string()
+  .refine((value) => {
+    const [address, bits, ...rest] = value.split('/');
+    const family = isIP(address ?? '');
+    if (family === 0 || rest.length > 0) return false;
+    if (bits === undefined) return true;
+    const n = Number(bits);
+    return /^\d+$/.test(bits) && n >= 0 && n <= (family === 4 ? 32 : 128);
+  }, 'must be an IP address or CIDR block (10.0.0.0/8, fd00::/8)')
+  .meta({ typeName: 'IP address or CIDR block' });
 
 /** An HTTP header name (RFC 9110 token). */
 const headerName = z
   .string()
-  .regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'must be an HTTP header name');
+  .regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'must be an HTTP header name')
+  .meta({ typeName: 'HTTP header name' });
 
 const listen = z
   .strictObject({
@@ -89,10 +99,13 @@ const forwardAuth = z
   });
 
 /** `host:port`, a bracketed IPv6 address allowed (`[fd00::1]:6379`). */
-const hostPort = z.string().refine((value) => {
-  const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/.exec(value);
-  return match !== null && Number(match[2]) > 0 && Number(match[2]) <= 65535;
-}, 'must be host:port (10.0.0.5:26379, [fd00::1]:6379)');
+const hostPort = z
+  .string()
+  .refine((value) => {
+    const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/.exec(value);
+    return match !== null && Number(match[2]) > 0 && Number(match[2]) <= 65535;
+  }, 'must be host:port (10.0.0.5:26379, [fd00::1]:6379)')
+  .meta({ typeName: '`host:port`' });
 
 const redisNodes = z.array(hostPort).min(1, 'must name at least one node');
 
@@ -102,7 +115,7 @@ const redis = z
     url: redisUrl
       .optional()
       .describe(
-        '`redis://` or `rediss://` URL (`redis://:${REDIS_PASSWORD}@host:6379/0`). Exactly one of `url`, `sentinel`, `cluster`',
+        'a single Redis server (`redis://:${REDIS_PASSWORD}@host:6379/0`). Exactly one of `url`, `sentinel`, `cluster`',
       ),
     sentinel: z
       .strictObject({
@@ -402,22 +415,26 @@ const plainPath = () =>
   z
     .string()
     .startsWith('/', 'must start with /')
-    .refine((p) => !/\/\/|\/\.\.?(\/|$)|%|\\/.test(p), 'must be a plain path (no //, .., %, \\)');
+    .refine((p) => !/\/\/|\/\.\.?(\/|$)|%|\\/.test(p), 'must be a plain path (no //, .., %, \\)')
+    .meta({ typeName: 'path' });
 
 /**
  * A browser origin a CORS policy allows: `scheme://host[:port]` exactly as
  * browsers send it, one wildcard label allowed (`https://*.example.com`), or
  * `*` alone (any origin, never with credentials).
  */
-const corsOrigin = z.string().refine((origin) => {
-  if (origin === '*') return true;
-  const concrete = origin.replace(/^(https?:\/\/)\*\./, '$1x.');
-  try {
-    return new URL(concrete).origin === concrete;
-  } catch {
-    return false;
-  }
-}, 'must be an origin as browsers send it (https://app.example.com, lower case, no path), https://*.example.com, or *');
+const corsOrigin = z
+  .string()
+  .refine((origin) => {
+    if (origin === '*') return true;
+    const concrete = origin.replace(/^(https?:\/\/)\*\./, '$1x.');
+    try {
+      return new URL(concrete).origin === concrete;
+    } catch {
+      return false;
+    }
+  }, 'must be an origin as browsers send it (https://app.example.com, lower case, no path), https://*.example.com, or *')
+  .meta({ typeName: 'origin' });
 
 /**
  * CORS for browser apps (`proxy/cors.ts`): the gateway answers preflights
@@ -436,7 +453,8 @@ const cors = z
         z
           .string()
           .regex(/^[A-Za-z]+$/, 'must be an HTTP method')
-          .transform((m) => m.toUpperCase()),
+          .transform((m) => m.toUpperCase())
+          .meta({ typeName: 'HTTP method' }),
       )
       .min(1)
       .default(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'])
@@ -483,7 +501,8 @@ const hostPattern = z
     /^(?:\*\.)?(?:[A-Za-z0-9_-]+\.)*[A-Za-z0-9_-]+\.?$/,
     'must be a host name, or *. and a host name (one wildcard label), without a port',
   )
-  .transform((host) => host.toLowerCase().replace(/\.$/, ''));
+  .transform((host) => host.toLowerCase().replace(/\.$/, ''))
+  .meta({ typeName: 'host name' });
 
 const route = z.strictObject({
   prefix: plainPath().describe(

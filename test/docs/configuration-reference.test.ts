@@ -94,6 +94,7 @@ describe('docs/configuration.md', () => {
       expect(page).toContain(`\n## ${section.key}\n`);
       expect(page).toContain(`- [${section.key}](#${section.key.toLowerCase()})`);
       expect(section.description, section.key).not.toBe('');
+      if (!section.value) expect(page).toContain(`\n## ${section.key}\n\n${section.description}\n`);
       expect(section.examples.length, `${section.key} has no example`).toBeGreaterThan(0);
       for (const example of section.examples) {
         const result = configSchema.safeParse({ [section.key]: example });
