@@ -337,7 +337,8 @@ const limits = z
       ),
   })
   .meta({
-    description: 'Rate limits and size caps of the identity endpoints.',
+    description:
+      "Login and signup throttling, the body cap of the gateway's own endpoints, and a cap on a whole request.",
     examples: [{ login: { perEmail: 5, windowSeconds: 600 }, bodyBytes: 32768 }],
   });
 
@@ -541,7 +542,7 @@ const route = z.strictObject({
     .enum(['bearer', 'none'])
     .default('bearer')
     .describe(
-      '`none`: a public route — no token needed, identity headers still stripped; a valid bearer token sent anyway is honoured (identity set, tenant rules applied), an invalid one gets 401',
+      '`none`: a public route — no token needed, identity headers still stripped; a valid bearer token sent anyway is honoured (identity set, tenant rules applied), an invalid one gets 401; another scheme (`Basic` for the upstream) passes through. Public paths inside a protected prefix: a route of their own, with the longer prefix',
     ),
   // As Envoy's `jwt_authn` does by default: the upstream never sees a replayable token it might log.
   stripAuthorization: boolean()
