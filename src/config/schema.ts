@@ -14,6 +14,13 @@ const integer = (min: number, max: number) =>
     z.number().int().min(min).max(max),
   );
 
+/** Accepts numbers, and strings of a decimal number (values that came from `${ENV}`). */
+const decimal = (min: number, max: number) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v.trim()) ? Number(v) : v),
+    z.number().min(min).max(max),
+  );
+
 const boolean = () =>
   z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean());
 
@@ -719,10 +726,7 @@ const tracing = z
       .max(200)
       .default('tenant-gateway')
       .describe('`service.name` of the spans'),
-    sampleRatio: z
-      .number()
-      .min(0)
-      .max(1)
+    sampleRatio: decimal(0, 1)
       .default(0.1)
       .describe(
         "share of new traces recorded; a trace continued from a trusted proxy follows its parent's decision",

@@ -355,8 +355,10 @@ describe('${ENV} expansion', () => {
       '  port: ${PORT}',
       'passwords: { bcryptCost: "${COST:-6}" }',
       'signup: { enabled: "${SIGNUP}" }',
+      'tracing: { sampleRatio: "${RATIO}" }',
     ].join('\n');
-    const config = parseConfigText(text, SOURCE, { PORT: '9999', SIGNUP: 'true' });
+    const config = parseConfigText(text, SOURCE, { PORT: '9999', SIGNUP: 'true', RATIO: '0.25' });
+    expect(config.tracing.sampleRatio).toBe(0.25);
     expect(config.listen.port).toBe(9999);
     expect(config.passwords.bcryptCost).toBe(6);
     expect(config.signup.enabled).toBe(true);
