@@ -47,16 +47,22 @@ beforeAll(async () => {
       proxy_set_header Content-Length "";
       proxy_set_header X-Original-URI $request_uri;
       proxy_set_header X-Original-Method $request_method;
-      # The original host, for routes that name hosts (README, forward-auth);
+      # The original host, for routes that name hosts (docs/forward-auth.md);
       # it also overwrites any X-Forwarded-Host the client sent.
       proxy_set_header X-Forwarded-Host $host;
     }
     location / {
       auth_request /_auth;
-      auth_request_set $tenant $upstream_http_x_tenant_id;
+      # As docs/forward-auth.md shows it: all four identity headers set, each
+      # replacing the client's own copy.
+      auth_request_set $tenant_id $upstream_http_x_tenant_id;
+      auth_request_set $tenant_type $upstream_http_x_tenant_type;
       auth_request_set $user_id $upstream_http_x_user_id;
-      proxy_set_header X-Tenant-Id $tenant;
+      auth_request_set $user_email $upstream_http_x_user_email;
+      proxy_set_header X-Tenant-Id $tenant_id;
+      proxy_set_header X-Tenant-Type $tenant_type;
       proxy_set_header X-User-Id $user_id;
+      proxy_set_header X-User-Email $user_email;
       proxy_pass http://127.0.0.1:${upstream.port};
     }
   `);
@@ -97,13 +103,15 @@ describe('a request nginx lets through', () => {
     expect(upstream.seen).toHaveLength(1);
   });
 
-  it("replaces a client's spoofed X-Tenant-Id with the verified one", async () => {
+  it("replaces a client's spoofed identity headers with the verified ones", async () => {
     const res = await throughNginx('/orders/tenants/acme/items', {
       method: 'POST',
       headers: {
         authorization: bearer(alice.access_token),
         'x-tenant-id': 'globex',
         'x-user-id': 'someone-else',
+        'x-tenant-type': 'usertenant',
+        'x-user-email': 'mallory@example.com',
         'content-type': 'application/json',
       },
       body: '{"qty":1}',
@@ -113,6 +121,8 @@ describe('a request nginx lets through', () => {
     expect(echoed.method).toBe('POST');
     expect(echoed.headers['x-tenant-id']).toBe('acme');
     expect(echoed.headers['x-user-id']).toBe(alice.user_id);
+    expect(echoed.headers['x-tenant-type']).toBe('orgtenant');
+    expect(echoed.headers['x-user-email']).toBe(ALICE.email);
     expect(upstream.seen).toHaveLength(1);
   });
 });

@@ -8,12 +8,13 @@
  * Without the binary the start fails rather than skipping: CI installs nginx,
  * so a missing one is a broken machine, not an optional feature.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ownedServer, stopChild, untilServing, watchOutput } from './child-processes.js';
 import { findExecutable, onPath } from './executables.js';
-import { acceptsConnections, findFreePort } from './ports.js';
+import { findFreePort } from './ports.js';
 
 export interface TestNginx {
   /** The port nginx listens on, on 127.0.0.1. */
@@ -101,71 +102,13 @@ async function spawnNginx(
   const child = spawn(binary, ['-p', dir, '-c', confFile, '-e', errorLogFile], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  const collect = (chunk: Buffer): void => {
-    output = (output + chunk.toString()).slice(-4000);
-  };
-  // The listeners stay for the child's life: they keep the pipes drained.
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  let failed = false;
-  child.once('error', (err) => {
-    failed = true;
-    collect(Buffer.from(String(err)));
-  });
+  const output = watchOutput(child);
   const errorLog = (): string =>
     existsSync(errorLogFile) ? readFileSync(errorLogFile, 'utf8') : '';
-
-  // nginx writes its pid file only after it has bound every listen socket, so
-  // a pid file naming this child proves the port is ours, not another process's.
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (failed || child.exitCode !== null || child.signalCode !== null) break;
-    if (pidFileNames(pidFile, child.pid) && (await acceptsConnections(port))) {
-      const onExit = (): void => {
-        child.kill('SIGKILL');
-        rmSync(dir, { recursive: true, force: true });
-      };
-      // A test process that dies without calling stop() must not leave its nginx behind.
-      process.on('exit', onExit);
-      return {
-        port,
-        errorLog,
-        async stop() {
-          await terminate(child);
-          process.off('exit', onExit);
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    }
-    await sleep(50);
+  // nginx writes its pid file only after it has bound every listen socket.
+  if (await untilServing(child, pidFile, port, START_TIMEOUT_MS)) {
+    return { port, errorLog, stop: ownedServer(child, dir, STOP_TIMEOUT_MS) };
   }
-  await terminate(child);
-  throw new Error(`nginx did not start on port ${port}:\n${output}\n${errorLog()}`);
-}
-
-function pidFileNames(pidFile: string, pid: number | undefined): boolean {
-  try {
-    return pid !== undefined && Number(readFileSync(pidFile, 'utf8').trim()) === pid;
-  } catch {
-    return false;
-  }
-}
-
-/** SIGTERM (nginx's fast shutdown), SIGKILL if it has not exited in time. */
-function terminate(child: ChildProcess): Promise<void> {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null)
-    return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  await stopChild(child, STOP_TIMEOUT_MS);
+  throw new Error(`nginx did not start on port ${port}:\n${output()}\n${errorLog()}`);
 }
