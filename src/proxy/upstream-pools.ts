@@ -3,14 +3,15 @@
  * at a time on each (pipelining 1), reused only after an exchange that ended
  * cleanly — undici closes a connection on anything unexpected (a response
  * nobody asked for, bytes arriving while it idles, a framing error, an
- * aborted request: issue 12's response-queue poisoning).
+ * aborted request), so no answer meant for one request can reach another.
  *
- * In front of each pool, its {@link TenantSlots} (issue 12): the pool's
+ * In front of each pool, its {@link TenantSlots}: the pool's
  * `connections` is `maxConnections`, and a request is dispatched only once it
  * holds one of as many slots, so undici never queues a request of its own
  * while a tenant is held to its share.
  */
 import { Pool } from 'undici';
+import { closingUnusedConnections } from './unused-connections.js';
 import type { buildConnector } from 'undici';
 import {
   createTenantSlots,
@@ -74,16 +75,15 @@ export function createUpstreamPools(options: UpstreamPoolOptions): UpstreamPools
     const id = poolId(url.origin, tls);
     let found = pools.get(id);
     if (found === undefined) {
-      const connect = tls?.connect;
       const pool = new Pool(url.origin, {
         connections: options.limits.maxConnections,
         pipelining: 1,
         // The route's timeout covers the wait for the response head; a
         // response body may be slow (a stream, a long poll) for as long as
-        // the client reads it, as it could through the previous core.
+        // the client reads it.
         headersTimeout: 0,
         bodyTimeout: 0,
-        ...(connect === undefined ? {} : { connect }),
+        connect: closingUnusedConnections(tls?.connect),
       });
       found = { pool, slots: createTenantSlots(options.limits, sendGranted) };
       pools.set(id, found);
