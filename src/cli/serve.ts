@@ -1,7 +1,8 @@
 /**
  * `serve`: run the gateway. SIGTERM/SIGINT drain and stop (exit 0); SIGHUP
  * re-reads the config file and applies what can change live, keeping the old
- * config when the new one is invalid.
+ * config when the new one is invalid. The log is batched (`log.buffer`) and
+ * flushed at start, when a drain begins, and at exit.
  */
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -41,6 +42,7 @@ export async function serve(loaded: LoadedConfig): Promise<void> {
     },
     'listening',
   );
+  log.flush(); // the start is news now, not at the next flush
   const hint = (demo && (await demoLines(base, demo.url, loaded))) ?? (await tryLine(base, loaded));
   process.stderr.write(`\ntenant-gateway listening on ${base}\n${hint}\n\n`);
 
@@ -51,6 +53,7 @@ export async function serve(loaded: LoadedConfig): Promise<void> {
     stopping = true;
     const drainMs = config.shutdown.drainSeconds * 1000;
     log.info({ signal, drainMs }, 'draining, then stopping');
+    log.flush();
     gateway.close(drainMs).then(
       async () => {
         await demo?.close();
@@ -63,6 +66,11 @@ export async function serve(loaded: LoadedConfig): Promise<void> {
       },
     );
   };
+  // The crash is a log line like any other (the buffer is flushed with it), then exit 1.
+  process.on('uncaughtException', (err) => {
+    log.fatal({ err }, 'uncaught exception: stopping');
+    process.exit(1);
+  });
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 }

@@ -1,11 +1,11 @@
 /**
- * The configuration schema (DESIGN §3): types, defaults and validation in one
+ * The configuration schema: types, defaults and validation in one
  * declaration. Every object is strict: an unknown key is an error, reported
  * with the nearest known key (see `load.ts`).
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { foldHeaderName, headerNameMatcher, IDENTITY_LIKE_HEADERS } from '../proxy/header-names.js';
+import { foldHeaderName, headerNameMatcher, IDENTITY_LIKE_HEADERS } from '../header-names.js';
 
 /** Accepts numbers, and strings of digits (values that came from `${ENV}`). */
 const integer = (min: number, max: number) =>
@@ -634,9 +634,9 @@ const strippedByDefault = headerNameMatcher(IDENTITY_LIKE_HEADERS);
 
 /**
  * Identity-like headers stripped from proxied requests besides the identity
- * headers themselves (issue 12, class 7): `add` strips more names, `keep`
+ * headers themselves: `add` strips more names, `keep`
  * lets names of the default list (`IDENTITY_LIKE_HEADERS` in
- * `proxy/header-names.ts`) through. Any spelling; a trailing `*` is a prefix.
+ * `header-names.ts`) through. Any spelling; a trailing `*` is a prefix.
  */
 const stripHeaders = z
   .strictObject({
@@ -739,6 +739,25 @@ const tracing = z
     ],
   });
 
+/**
+ * Lines are gathered and written together, as nginx's `buffer=`/`flush=`:
+ * one write per `bytes` instead of one per line. Memory stays bounded: the
+ * write is blocking, as an unbuffered log's is, so the buffer never
+ * holds more than `bytes` and one line.
+ */
+const logBuffer = z
+  .strictObject({
+    bytes: integer(0, 1024 * 1024)
+      .default(8192)
+      .describe('lines are written once this many bytes are waiting; 0 writes each line at once'),
+    flushMs: integer(10, 60_000).default(1000).describe('the longest a line waits in the buffer'),
+  })
+  .meta({
+    description:
+      'Batched writes of the log, flushed on SIGTERM/SIGINT, on a `fatal` line and before exit.',
+    examples: [{ bytes: 65536, flushMs: 2000 }],
+  });
+
 const log = z
   .strictObject({
     level: z
@@ -748,6 +767,7 @@ const log = z
     pretty: boolean()
       .default(false)
       .describe('human-readable logs (pino-pretty) instead of JSON lines'),
+    buffer: logBuffer.default({ bytes: 8192, flushMs: 1000 }),
   })
   .meta({
     description: 'Logs (JSON lines on standard output).',
@@ -809,7 +829,7 @@ export const configSchema = z
         'CORS for the identity endpoints (`/1/…`, `/.well-known/…`), so a browser app can log in; the keys are those of `routes[].cors`.',
       examples: [{ origins: ['https://app.example.com'], credentials: true }],
     }),
-    log: log.default({ level: 'info', pretty: false }),
+    log: log.default({ level: 'info', pretty: false, buffer: { bytes: 8192, flushMs: 1000 } }),
     tracing: tracing.default(() => tracing.parse({})),
     readiness: readiness.default({ requireStore: false }),
     demo: demo.optional(),

@@ -3,7 +3,7 @@
  * are censored wherever they appear, and the code logs no request headers or
  * bodies beyond them in the first place.
  */
-import pino, { type Logger } from 'pino';
+import pino, { type Logger, type LoggerOptions } from 'pino';
 
 export const REDACTED_PATHS = [
   'password',
@@ -23,9 +23,20 @@ export const REDACTED_PATHS = [
   'res.headers["set-cookie"]',
 ];
 
+/** pino's own destination (sonic-boom). */
+type Destination = ReturnType<typeof pino.destination>;
+
+export interface LogBuffer {
+  /** Lines are written once this many bytes wait; 0 writes each line at once. */
+  bytes: number;
+  /** The longest a line waits. */
+  flushMs: number;
+}
+
 export function createLogger(options: {
   level: string;
   pretty?: boolean;
+  buffer?: LogBuffer;
   destination?: NodeJS.WritableStream;
 }): Logger {
   const base = {
@@ -36,7 +47,44 @@ export function createLogger(options: {
   if (options.pretty) {
     return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: false } } });
   }
-  return options.destination === undefined
-    ? pino(base)
-    : pino(base, options.destination as pino.DestinationStream);
+  if (options.destination !== undefined)
+    return pino(base, options.destination as pino.DestinationStream);
+  const out = standardOutput(options.buffer ?? { bytes: 0, flushMs: 1000 });
+  return pino({ ...base, hooks: { logMethod: flushAfterFatal(out) } }, out);
+}
+
+/**
+ * Standard output, written in batches of `buffer.bytes` (blocking writes, as
+ * pino's own default: the buffer never holds more than `bytes` and a line),
+ * at least every `buffer.flushMs`, and all of it before the process exits.
+ */
+function standardOutput(buffer: LogBuffer): Destination {
+  const out = pino.destination({
+    dest: 1,
+    sync: true,
+    minLength: buffer.bytes,
+    // One write carries at most this much; it must exceed what the buffer gathers.
+    maxWrite: 16384 + 2 * buffer.bytes,
+    periodicFlush: buffer.bytes > 0 ? buffer.flushMs : 0,
+  });
+  if (buffer.bytes > 0) process.once('exit', () => flushQuietly(out));
+  return out;
+}
+
+/** A `fatal` line is the last one a crashing process may write: out at once, with all before it. */
+function flushAfterFatal(out: Destination): NonNullable<LoggerOptions['hooks']>['logMethod'] {
+  return function (this: Logger, args, method, level) {
+    method.apply(this, args);
+    if (level >= FATAL) flushQuietly(out);
+  };
+}
+
+const FATAL = 60;
+
+function flushQuietly(out: Destination): void {
+  try {
+    out.flushSync();
+  } catch {
+    // Standard output is gone (a closed pipe): nothing left to tell.
+  }
 }

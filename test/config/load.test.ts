@@ -433,7 +433,7 @@ describe('defaults', () => {
         userEmail: 'X-User-Email',
       },
       routes: [],
-      log: { level: 'info', pretty: false },
+      log: { level: 'info', pretty: false, buffer: { bytes: 8192, flushMs: 1000 } },
       tracing: {
         enabled: false,
         otlpEndpoint: 'http://localhost:4318/v1/traces',
