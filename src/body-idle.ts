@@ -1,5 +1,5 @@
 /**
- * The request-body idle timeout (`server.requestBodyIdleTimeoutMs`, issue 20):
+ * The request-body idle timeout (`server.requestBodyIdleTimeoutMs`):
  * a body that receives no byte for that long is given up on, whatever has
  * come before, so a slow client cannot hold a connection (and a proxied
  * request's upstream slot) forever, while an upload that keeps moving is

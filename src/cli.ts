@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/** The command line (DESIGN §4). Passwords are read from stdin or an env var, never argv. */
+/** The command line (docs/command-line.md). Passwords are read from stdin or an env var, never argv. */
 import { Command } from 'commander';
 import { KeyLoadError } from './auth/keys.js';
 import { readSeedFile, SeedError } from './auth/seed.js';

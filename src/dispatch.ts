@@ -1,5 +1,5 @@
 /**
- * The way a request travels (DESIGN §5), readable in one place:
+ * The way a request travels, readable in one place:
  *
  *   socket → request id, access log, path normalisation
  *          → /healthz, /readyz, /metrics → ops (when no separate admin listener)
@@ -20,7 +20,7 @@ import { watchBodyIdle } from './body-idle.js';
 import { GatewayError, isGatewayError } from './errors.js';
 import type { Metrics } from './ops/metrics.js';
 import type { RequestRecorder } from './ops/request-recorder.js';
-import { anonymousAllowed, type Admit } from './proxy/admit.js';
+import { anonymousAllowed, tenantChecks, type Admit } from './proxy/admit.js';
 import { isForwardAuthPath, originalHosts, originalRequestViews } from './proxy/forward-auth.js';
 import type { Cors } from './proxy/cors.js';
 import type { Forwarder } from './proxy/forwarder.js';
@@ -33,7 +33,6 @@ import {
   hostnamesOf,
   proxiedRoute,
   routeOf,
-  tenantChecks,
   upstreamPathOf,
   type CompiledRoute,
   type ProxiedRoute,

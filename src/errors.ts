@@ -1,6 +1,6 @@
 /**
  * The one error type of the gateway. Every refusal carries a stable `code`
- * (the `error` field of DESIGN §1 "Errors") and its HTTP status; callers switch
+ * (the `error` field of every error body) and its HTTP status; callers switch
  * on `code`, never on message text. Rendering happens in one place:
  * {@link errorResponse}.
  */
@@ -81,7 +81,7 @@ export interface ErrorResponse {
 }
 
 /**
- * Turns any thrown value into the JSON error of DESIGN §1. Unknown errors
+ * Turns any thrown value into the JSON error body. Unknown errors
  * become a 500 `internal_error` whose text says nothing about the cause: the
  * caller logs the original.
  */

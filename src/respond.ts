@@ -2,7 +2,7 @@
  * Error answers outside Koa: on a plain response, on a socket whose upgrade
  * was refused (a refused WebSocket gets a real HTTP answer, never a silently
  * dropped socket), and on a socket whose request Node's HTTP parser refused
- * (issue 12, class 7: those were bare `400 Bad Request` lines). All render
+ * (Node's own answer there is a bare `400 Bad Request` line). All render
  * through `errorResponse`, the one place errors become JSON.
  */
 import { randomUUID } from 'node:crypto';
@@ -15,7 +15,7 @@ import { REQUEST_ID_HEADER, takeRequestId } from './request-id.js';
 /**
  * The error a response was answered with, for its outcome record: set where
  * the answer is written, so no path can answer an error and record another
- * outcome (issue 20: 502s were counted as accepted). `raw` is the status of
+ * outcome (a 502 counted as accepted, say). `raw` is the status of
  * an answer written on the socket outside the response object.
  */
 const ANSWERED = Symbol('tenant-gateway.answered-error');

@@ -1,5 +1,5 @@
 /**
- * The identity endpoints of DESIGN §1: tenant list, token (and its OAuth
+ * The identity endpoints (docs/identity-api.md): tenant list, token (and its OAuth
  * alias), tenant record, signup, password change, logout. `current` stands for
  * the caller's own user or tenant id in any path.
  */

@@ -1,5 +1,5 @@
 /**
- * The one place where the api turns errors into the JSON of DESIGN §1. Our
+ * The one place where the api turns errors into the JSON error body. Our
  * own errors render as they are; Koa's HTTP errors map to our codes by status;
  * anything else is logged and answered with a bare 500.
  */

@@ -1,4 +1,4 @@
-/** The JSON shapes of DESIGN §1, built from store records in one place. */
+/** The JSON shapes of the identity API (docs/identity-api.md), built from store records in one place. */
 import type { TenantRecord } from '../store/types.js';
 
 /** Tenant summary: `{tenant_id, type, name}`. */

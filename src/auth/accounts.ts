@@ -122,7 +122,8 @@ export function createAccounts(deps: AccountDeps): Accounts {
     async logIn(authorization, clientIp, signal) {
       const credentials = parseBasicAuthorization(authorization);
       const email = normaliseEmail(credentials.email);
-      // Points are taken before any bcrypt work (issue 12), and the queue
+      // Points are taken before any bcrypt work (else concurrent guesses all
+      // pass the check before any is counted), and the queue
       // place is held until this login's bcrypt work is done.
       const attempt = await bruteForce.beginLogin(email, clientIp);
       let outcome: LoginOutcome = 'abandoned';

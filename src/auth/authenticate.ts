@@ -1,7 +1,6 @@
 /**
  * `authenticate`: bearer → principal. The one function behind the api's Bearer
- * endpoints, the proxy and forward-auth, so their verdicts can never differ
- * (DESIGN §5).
+ * endpoints, the proxy and forward-auth, so their verdicts can never differ.
  */
 import type { TenantType } from '../store/types.js';
 import { parseBearerAuthorization } from './bearer.js';

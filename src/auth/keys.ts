@@ -1,5 +1,5 @@
 /**
- * Signing keys (DESIGN §3): one PKCS#8 PEM private key per `*.pem` file, Ed25519
+ * Signing keys: one PKCS#8 PEM private key per `*.pem` file, Ed25519
  * (EdDSA) or P-256 (ES256). A key's `kid` is its file name without `.pem`; the
  * name that sorts last signs; every key verifies and is published in the JWKS.
  */

@@ -1,5 +1,5 @@
 /**
- * The seed file (DESIGN §3), also the input of the `seed` command. Applying it
+ * The seed file, also the input of the `seed` command. Applying it
  * is idempotent: users are created once and their password replaced only when
  * it no longer matches; tenants are created or updated only when they differ;
  * listed members are added (never removed). The file is validated as a whole

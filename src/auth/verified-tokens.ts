@@ -51,7 +51,7 @@ export function createTokenVerifier(
 
   /**
    * Re-reads the key directory for a token whose `kid` is unknown. Anyone can
-   * send such a token (issue 12), so: at most one read per interval, shared
+   * send such a token, so: at most one read per interval, shared
    * by every request that meets an unknown kid meanwhile (a token of a key
    * just added waits for the read under way instead of being refused), and
    * the cache loses only the verdicts of keys that were removed or replaced.

@@ -4,7 +4,7 @@
  * holds no secret by construction — no header but the user agent, the path
  * without its query (a query may carry credentials), ids, sizes, times, an
  * error CODE — so it skips pino's redaction walk, which measured two thirds
- * of a line's cost on the proxy path (`test/bench/README.md`, issue 13).
+ * of a line's cost on the proxy path (`test/bench/README.md`).
  * Same destination and base fields as the process log.
  */
 import type { IncomingMessage } from 'node:http';

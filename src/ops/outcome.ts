@@ -1,5 +1,5 @@
 /**
- * The one outcome record of a request (DESIGN §3, Telemetry; issue 20): the
+ * The one outcome record of a request: the
  * status the client saw, whether the gateway let the request through, refused
  * it or failed it, and why. Made once, when the response closes; the request
  * counter, the histograms and the access log line are all read from it, so

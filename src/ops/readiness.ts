@@ -7,7 +7,7 @@
  * unready at once: the Service is left without endpoints and clients get
  * connection refused (or the ingress's own page) instead of the gateway's
  * 503 `unavailable` JSON with a request id, and nothing is gained, since no
- * other instance could do better (issue 14). So by default an unreachable
+ * other instance could do better. So by default an unreachable
  * store is reported in the body but leaves the instance ready;
  * `readiness.requireStore: true` makes it unready (an instance with a store
  * of its own, where another instance could take over).

@@ -1,8 +1,8 @@
 /**
  * Opens each request's scope and, when its response closes, settles it into
  * the one outcome record (`outcome.ts`) that the metrics and the access log
- * line are both read from (issue 20: they had disagreed — a 502 counted as
- * accepted, a cut upload counted twice).
+ * line are both read from, so the two can never disagree (a 502 counted as
+ * accepted in one and failed in the other, a cut upload counted twice).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';

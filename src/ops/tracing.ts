@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry traces (issue 20), built from the official SDK without its
+ * OpenTelemetry traces, built from the official SDK without its
  * globals: the gateway owns its provider, context manager and propagator, so
  * two gateways in one process never share them, and nothing is touched when
  * tracing is off — the request path then sees `scope.trace === undefined`

@@ -1,18 +1,39 @@
 /**
  * The admission decision for proxied traffic, forward-auth and WebSocket
  * upgrades alike: authenticate the bearer, then the route's tenant types and
- * tenant rules. One
- * function, so the three can never give different verdicts.
+ * tenant rules. One function, so the three can never give different verdicts.
  */
 import type { Authenticate, Principal } from '../auth/authenticate.js';
 import { GatewayError } from '../errors.js';
-import type { CompiledRoute } from './routes.js';
+import { ANY_HOST, type CompiledRoute } from './routes.js';
+import type { RouteTable } from './route-table.js';
 import type { RequestView } from './tenant-match.js';
 
 /** One reading of a request and the route it falls under (none: token only). */
 export interface TenantCheck {
   view: RequestView;
   route: CompiledRoute | undefined;
+}
+
+/**
+ * The tenant checks one reading of a request must pass: the rules of the
+ * route it is forwarded under (`route`; none: the token only), and those of
+ * the route a permissive upstream would read its path as under (`/ORDERS/…`
+ * falling to a catch-all is still under `/orders`'s rules), for each host.
+ */
+export function tenantChecks(
+  routes: RouteTable<CompiledRoute>,
+  view: RequestView,
+  route: CompiledRoute | undefined,
+  hosts: readonly (string | undefined)[] = ANY_HOST,
+): TenantCheck[] {
+  const checks: TenantCheck[] = [{ view, route }];
+  for (const host of hosts) {
+    const lenient = routes.matchLenient(view.path, host);
+    if (lenient !== undefined && !checks.some((check) => check.route === lenient))
+      checks.push({ view, route: lenient });
+  }
+  return checks;
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Forward-auth at `/auth/verify` (DESIGN §1): the verdict the proxy would give,
+ * Forward-auth at `/auth/verify`: the verdict the proxy would give,
  * for an ingress that does the proxying itself. The original request is read
  * from the headers each ingress sends:
  *

@@ -5,7 +5,7 @@
  * client's response, each side pausing the other when it cannot keep up.
  * Nothing is buffered beyond what the streams hold.
  *
- * The gateway frames the upstream request (DESIGN §2, issue 12): the header
+ * The gateway frames the upstream request (no smuggling): the header
  * policy has replaced the client's framing headers with what Node parsed;
  * undici writes `Content-Length` when it is given one, chunked encoding for
  * a body of unknown length, and neither for no body (`Content-Length: 0` for a

@@ -1,5 +1,5 @@
 /**
- * Forwarding on undici (DESIGN §2 step 4): one `Pool` per upstream origin
+ * Forwarding on undici: one `Pool` per upstream origin
  * (keep-alive, pipelining 1), HTTP exchanges on its dispatch API
  * (`forward-http.ts`), WebSocket upgrades on the same pools
  * (`forward-upgrade.ts`). Each origin's connections are shared between

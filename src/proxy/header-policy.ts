@@ -1,5 +1,5 @@
 /**
- * What the upstream sees (DESIGN §2 step 3): every client-supplied identity
+ * What the upstream sees: every client-supplied identity
  * header is removed first — in any letter case and in the `_` spellings that
  * upstream frameworks fold into the same name — then the verified ones are
  * injected. `X-Forwarded-*` from the client is believed only from trusted
@@ -8,7 +8,7 @@
  * `Connection`) never cross the proxy, nor do the identity-like headers of
  * other auth proxies and CDNs (config `stripHeaders`).
  *
- * Framing is the gateway's own (issue 12, class 1: request smuggling): the
+ * Framing is the gateway's own (no request smuggling): the
  * client's `Content-Length` and `Transfer-Encoding` never cross either; the
  * forwarded request carries the framing Node parsed, and a request whose
  * `Connection` would remove framing or identity headers is refused
@@ -20,7 +20,7 @@ import type { Principal } from '../auth/authenticate.js';
 import type { GatewayConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import { REQUEST_ID_HEADER } from '../request-id.js';
-import { foldHeaderName, headerNameMatcher, IDENTITY_LIKE_HEADERS } from './header-names.js';
+import { foldHeaderName, headerNameMatcher, IDENTITY_LIKE_HEADERS } from '../header-names.js';
 import type { TrustCheck } from './trusted-proxies.js';
 
 export type IdentityHeaderNames = GatewayConfig['identityHeaders'];

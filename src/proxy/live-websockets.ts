@@ -1,7 +1,7 @@
 /**
  * Open proxied WebSockets and the tokens that opened them. A WebSocket is
  * authenticated once, at its upgrade; this keeps that verdict true for as
- * long as it stays open (DESIGN §2, issue 12 class 4). Each one is judged
+ * long as it stays open. Each one is judged
  * again by the session guard — the same verdict a request would get — when a
  * session event could have changed it, and closed with 1008 (policy
  * violation, RFC 6455 §7.4.1) once its token is revoked, its user's password

@@ -1,5 +1,5 @@
 /**
- * Path normalisation before route and tenant matching (DESIGN §2): a request
+ * Path normalisation before route and tenant matching: a request
  * must never reach a route or tenant that its plain form could not. The path
  * we match is the path we forward, so the upstream cannot read it differently.
  *
@@ -15,7 +15,7 @@
  * - empty segments (`//`) are collapsed.
  *
  * `lenientPath` gives the other reading tenant and route matching must
- * honour (issue 12): the path as a permissive upstream reads it.
+ * honour: the path as a permissive upstream reads it.
  */
 import { GatewayError } from '../errors.js';
 

@@ -11,7 +11,7 @@
  * written. But a permissive upstream may read `/ORDERS/1` or
  * `/orders;jsessionid=1/1` as `/orders/1` (Express routes ignore letter case,
  * servlet containers drop `;params`), so `matchLenient` also names the route
- * that reading falls under: its tenant rules must hold too (issue 12).
+ * that reading falls under: its tenant rules must hold too.
  */
 import type { RouteConfig } from '../config/index.js';
 import { foldCase, lenientPath } from './normalise-path.js';

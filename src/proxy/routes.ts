@@ -4,11 +4,10 @@ import type { RouteConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import { compileCors, type Cors } from './cors.js';
 import type { TenantType } from '../store/index.js';
-import type { TenantCheck } from './admit.js';
 import { hostnameOf } from './host-name.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
 import type { UpstreamTls } from './upstream-pools.js';
-import { compileTenantRules, type RequestView, type TenantRule } from './tenant-match.js';
+import { compileTenantRules, type TenantRule } from './tenant-match.js';
 
 export interface CompiledRoute {
   prefix: string;
@@ -115,27 +114,6 @@ export function routeOf(
     if (routes.match(path, hosts[i]) !== route) throw HOSTS_DISAGREE;
   }
   return route;
-}
-
-/**
- * The tenant checks one reading of a request must pass: the rules of the
- * route it is forwarded under (`route`; none: the token only), and those of
- * the route a permissive upstream would read its path as under (`/ORDERS/…`
- * falling to a catch-all is still under `/orders`'s rules), for each host.
- */
-export function tenantChecks(
-  routes: RouteTable<CompiledRoute>,
-  view: RequestView,
-  route: CompiledRoute | undefined,
-  hosts: readonly (string | undefined)[] = ANY_HOST,
-): TenantCheck[] {
-  const checks: TenantCheck[] = [{ view, route }];
-  for (const host of hosts) {
-    const lenient = routes.matchLenient(view.path, host);
-    if (lenient !== undefined && !checks.some((check) => check.route === lenient))
-      checks.push({ view, route: lenient });
-  }
-  return checks;
 }
 
 /**

@@ -1,10 +1,10 @@
 /**
- * Tenant matching (DESIGN §2 step 2): a route may say where a request names
+ * Tenant matching: a route may say where a request names
  * its tenant — header, path pattern, query parameter, host pattern. Every place
  * that is present must equal the token's tenant. A place that names two
  * tenants (a repeated header or query parameter) is a mismatch, not a pick.
  *
- * Each place is read the way a permissive upstream would read it (issue 12):
+ * Each place is read the way a permissive upstream would read it:
  * path literals in any letter case and without `;params`; the tenant segment
  * with and without its `;params`; query names in any case, with array and
  * object suffixes (`tenant_id[]`, `tenant_id.x`), PHP's name mangling and `;`
@@ -15,7 +15,7 @@
  */
 import type { RouteConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
-import { foldHeaderName } from './header-names.js';
+import { foldHeaderName } from '../header-names.js';
 import { hostnameOf } from './host-name.js';
 import { decodeSegment, foldCase, lenientPath, lenientSegment } from './normalise-path.js';
 

@@ -8,8 +8,8 @@
  *
  * An attempt is reserved — checked and counted in one atomic `consume` —
  * before the work it pays for, so concurrent attempts never take more than
- * `points` between them (issue 12: checked before bcrypt and counted after
- * it, 44 of 60 concurrent guesses were checked against a limit of 5).
+ * `points` between them (checked before bcrypt and counted after it, 44 of
+ * 60 concurrent guesses would be checked against a limit of 5).
  */
 import type { Redis } from 'ioredis';
 import {

@@ -10,7 +10,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { GatewayError, isGatewayError } from '../errors.js';
 
-/** Options of {@link connectRedis}: the `store.redis` config (DESIGN §3). */
+/** Options of {@link connectRedis}: the `store.redis` config. */
 export interface RedisConnectionOptions {
   /** `redis://[user:password@]host:port[/db]` or `rediss://…`. Exactly one of url, sentinel, cluster. */
   url?: string | undefined;

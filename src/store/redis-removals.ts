@@ -1,5 +1,5 @@
 /**
- * Removing a user or an org tenant from Redis (issue 21). What to remove is
+ * Removing a user or an org tenant from Redis. What to remove is
  * read first (a user's tenants, a tenant's members: their keys must be named
  * to the script, as Redis Cluster requires), then one script checks that it
  * is still so and removes it all, publishing `membership-removed` for each

@@ -297,7 +297,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
  * With Sentinel or Cluster, a write is acknowledged only once a replica has it (`WAIT`):
  * replication is asynchronous, and a master that dies right after a logout
  * or password change would otherwise take it along, letting the old token
- * back in on the promoted replica (issue 14). No replica within the time:
+ * back in on the promoted replica. No replica within the time:
  * `unavailable` — the change is on the master, a retry is harmless. A single
  * Redis (`url`) has nothing to fail over to, so nothing to wait for.
  */

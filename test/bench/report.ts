@@ -115,7 +115,7 @@ export function formatReport(r: BenchResults): string {
   }
 
   out.push(
-    'Against the targets of issues 4 and 13 (ratios of scenario 1: median over the sets, min–max)',
+    'Against the targets of issues 4, 13 and 23 (ratios of scenario 1: median over the sets, min–max)',
     ...table(
       ['figure', 'value', 'target', 'issue', ''],
       verdicts(r).map((v) => [

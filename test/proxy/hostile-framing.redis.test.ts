@@ -14,7 +14,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, validateConfig } from '../../src/config/index.js';
-import { foldHeaderName } from '../../src/proxy/header-names.js';
+import { foldHeaderName } from '../../src/header-names.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import {
   ALICE,

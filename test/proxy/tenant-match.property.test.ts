@@ -16,7 +16,8 @@ import type { RouteConfig } from '../../src/config/index.js';
 import { GatewayError } from '../../src/errors.js';
 import { normaliseTarget } from '../../src/proxy/normalise-path.js';
 import { createRouteTable } from '../../src/proxy/route-table.js';
-import { compileRoutes, tenantChecks } from '../../src/proxy/routes.js';
+import { tenantChecks } from '../../src/proxy/admit.js';
+import { compileRoutes } from '../../src/proxy/routes.js';
 import { compileTenantRules, requestView } from '../../src/proxy/tenant-match.js';
 
 const TOKEN_TENANT = 'acme';

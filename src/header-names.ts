@@ -8,8 +8,7 @@ export function foldHeaderName(name: string): string {
 }
 
 /**
- * Identity-like headers beyond the four the gateway injects (issue 12, class
- * 7): what other auth proxies, CDNs and load balancers assert about the user,
+ * Identity-like headers beyond the four the gateway injects: what other auth proxies, CDNs and load balancers assert about the user,
  * the client address or the original host. An upstream written for one of
  * those would believe a client that sent them, so they are stripped by
  * default (config `stripHeaders.keep` lets chosen ones through). A trailing
