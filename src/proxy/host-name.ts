@@ -4,6 +4,7 @@
  * name their hosts (`route-table.ts`).
  */
 import { GatewayError } from '../errors.js';
+import { trimOws } from './optional-whitespace.js';
 
 /** DNS-style labels (letters, digits, `-`, `_`), one optional trailing dot, an optional numeric port. */
 const HOST = /^((?:[A-Za-z0-9_-]+\.)*[A-Za-z0-9_-]+)\.?(?::\d*)?$/;
@@ -17,7 +18,7 @@ const IP_LITERAL = /^\[[0-9A-Fa-f:.]+\](?::\d*)?$/;
  *   a port that is not a number, two ports, userinfo, empty labels, escapes, lists
  */
 export function hostnameOf(value: string): string | undefined {
-  const host = value.trim();
+  const host = trimOws(value);
   if (host === '') return undefined;
   if (host.startsWith('[')) {
     if (IP_LITERAL.test(host)) return undefined;

@@ -16,6 +16,7 @@
 import type { RouteConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import { foldHeaderName } from '../header-names.js';
+import { trimOws } from './optional-whitespace.js';
 import { hostnameOf } from './host-name.js';
 import { decodeSegment, foldCase, lenientPath, lenientSegment } from './normalise-path.js';
 
@@ -104,7 +105,7 @@ function forwardedHosts(value: string): string[] {
     for (const pair of element.split(';')) {
       const eq = pair.indexOf('=');
       if (eq < 0 || pair.slice(0, eq).trim().toLowerCase() !== 'host') continue;
-      const host = pair.slice(eq + 1).trim();
+      const host = trimOws(pair.slice(eq + 1));
       hosts.push(/^".*"$/.test(host) ? host.slice(1, -1).replace(/\\(.)/g, '$1') : host);
     }
   }
@@ -152,7 +153,7 @@ function fromHeader(name: string): TenantPlace {
     const values = view.headerValues(wanted);
     if (values.length === 0) return;
     if (values.length > 1) throw mismatch();
-    expectTenant((values[0] as string).trim(), tenantId);
+    expectTenant(trimOws(values[0] as string), tenantId);
   };
 }
 

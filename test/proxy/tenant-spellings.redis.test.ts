@@ -271,6 +271,25 @@ const HOST_ROWS: Row[] = [
     headers: api('acme.api.example.com, globex.api.example.com'),
     expect: INVALID,
   },
+  {
+    // JavaScript's trim() reads this as the own tenant's host; the upstream gets the byte too.
+    spelling: 'own host after a no-break space (0xA0)',
+    target: '/orders/1',
+    headers: api('\u00a0acme.api.example.com'),
+    expect: INVALID,
+  },
+  {
+    spelling: 'tenant header: own tenant after a no-break space (0xA0)',
+    target: '/orders/1',
+    headers: [['X-Tenant-Id', '\u00a0acme']],
+    expect: MISMATCH,
+  },
+  {
+    spelling: 'tenant header: own tenant after spaces',
+    target: '/orders/1',
+    headers: [['X-Tenant-Id', ' acme ']],
+    expect: 200,
+  },
   { spelling: 'IPv6 literal', target: '/orders/1', headers: api('[::1]:8080'), expect: 200 },
   {
     spelling: 'malformed IPv6 literal',
@@ -545,7 +564,8 @@ function sendRaw(base: string, target: string, headers: [string, string][]): Pro
     '',
   ].join('\r\n');
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.write(head));
+    // latin1: a header byte such as 0xA0 (no-break space) goes on the wire as one byte, as a client sends it.
+    const socket = connect(Number(port), hostname, () => socket.write(head, 'latin1'));
     let text = '';
     const tryParse = (ended: boolean): void => {
       const split = text.indexOf('\r\n\r\n');
