@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import Koa from 'koa';
 import { createIdentityRouter, type IdentityRouterDeps } from './identity-router.js';
 import { createJwksRouter } from './jwks-router.js';
+import { createOpenApiRouter } from './openapi-router.js';
 import { renderErrors } from './render-errors.js';
 import type { ApiState } from './state.js';
 import type { KeyRing } from '../auth/tokens.js';
@@ -20,6 +21,7 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState> {
   app.silent = true;
   const identity = createIdentityRouter(deps);
   const jwks = createJwksRouter(deps.keyring);
+  const openApi = createOpenApiRouter();
   app.use((ctx, next) => {
     ctx.state.scope = deps.scopeOf(ctx.req);
     return next();
@@ -29,5 +31,7 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState> {
   app.use(identity.allowedMethods());
   app.use(jwks.routes());
   app.use(jwks.allowedMethods());
+  app.use(openApi.routes());
+  app.use(openApi.allowedMethods());
   return app;
 }

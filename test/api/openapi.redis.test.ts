@@ -1,0 +1,320 @@
+/**
+ * The OpenAPI document is the truth about the gateway's own endpoints: every
+ * operation and every status it lists is driven here against running
+ * gateways, each answer is validated against the document's schema (ajv,
+ * JSON Schema 2020-12 as OpenAPI 3.1 uses it), any status the document does
+ * not list for that operation fails the test, and the last test fails for a
+ * listed status nothing produced. The document itself is checked against the
+ * OpenAPI 3.1 schema, served at /.well-known/openapi.json, and committed as
+ * docs/openapi.json (`npm run docs`).
+ */
+import { readFileSync } from 'node:fs';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openApiDocument } from '../../src/api/openapi.js';
+import { renderOpenApi } from '../../scripts/openapi.js';
+import { basic, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
+import {
+  ALICE,
+  BOB,
+  startIdentityFixture,
+  tokenFor,
+  type IdentityFixture,
+} from '../support/identity-fixture.js';
+
+type Json = Record<string, unknown>;
+interface Operation {
+  operationId: string;
+  responses: Record<string, { content?: Record<string, unknown>; headers?: Json }>;
+}
+
+const DOC = openApiDocument() as {
+  paths: Record<string, Record<string, Operation>>;
+};
+const ajv = new Ajv2020({ strict: false, validateSchema: false, allErrors: true });
+ajv.addSchema(DOC, 'openapi.json');
+
+/** `operationId status` of every answer seen. */
+const seen = new Set<string>();
+
+let fx: IdentityFixture;
+/** Signup disabled. */
+let closed: TestGateway;
+/** One wrong password per e-mail and one signup per address, then 429. */
+let strict: TestGateway;
+let redis: Redis;
+let prefix: string;
+
+beforeAll(async () => {
+  fx = await startIdentityFixture({
+    routes: [
+      { prefix: '/orders', tenant: { path: '/orders/:tenant_id' } },
+      { prefix: '/org-only', tenantTypes: ['orgtenant'] },
+    ],
+  });
+  closed = await startTestGateway({ ...fx.config, signup: { enabled: false } });
+  strict = await startTestGateway({
+    ...fx.config,
+    limits: {
+      login: { perEmail: 1, windowSeconds: 600 },
+      signup: { perIp: 1, windowSeconds: 3600 },
+    },
+  });
+  prefix = (fx.config.store as { redis: { keyPrefix: string } }).redis.keyPrefix;
+  redis = new Redis(fx.redis.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
+  await redis.connect();
+}, 60_000);
+afterAll(async () => {
+  redis.disconnect();
+  await Promise.all([closed.close(), strict.close()]);
+  await fx.close();
+});
+
+/** `/1/users/{user_id}/tenants` → `/\/1\/users\/[^/]+\/tenants$/`. */
+function pathPattern(template: string): RegExp {
+  const escaped = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${escaped.replace(/\{[^}]+\}/g, '[^/]+')}$`);
+}
+
+function operationOf(method: string, path: string): Operation {
+  const templates = Object.keys(DOC.paths).filter((t) => pathPattern(t).test(path));
+  // A literal path wins over a template (`/1/token` over nothing; no overlaps today).
+  const template = templates.find((t) => !t.includes('{')) ?? templates[0];
+  const operation = template === undefined ? undefined : DOC.paths[template]?.[method];
+  if (operation === undefined) throw new Error(`${method.toUpperCase()} ${path} is not documented`);
+  return operation;
+}
+
+/** Sends the request, then holds the answer against the document. */
+async function call(
+  gw: TestGateway,
+  method: string,
+  target: string,
+  init: { headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: unknown; headers: Headers }> {
+  const path = target.split('?')[0] as string;
+  const operation = operationOf(method.toLowerCase(), path);
+  const res = await fetch(`${gw.url}${target}`, {
+    method,
+    headers: {
+      ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...init.headers,
+    },
+    body: init.body,
+  });
+  const text = await res.text();
+  const where = `${method} ${target} → ${res.status} ${text.slice(0, 200)}`;
+  const response = operation.responses[String(res.status)];
+  expect(response, `${where}: a status the document does not list`).toBeDefined();
+  seen.add(`${operation.operationId} ${res.status}`);
+
+  const content = response?.content;
+  let body: unknown;
+  if (content === undefined) {
+    expect(text, `${where}: the document lists no body`).toBe('');
+  } else {
+    const mediaType = (res.headers.get('content-type') ?? '').split(';')[0]?.trim() ?? '';
+    expect(Object.keys(content), where).toContain(mediaType);
+    body = JSON.parse(text);
+    const pointer = `openapi.json#/paths/${escapePointer(templateOf(operation))}/${method.toLowerCase()}/responses/${res.status}/content/${escapePointer(mediaType)}/schema`;
+    const validate = ajv.getSchema(pointer) ?? ajv.compile({ $ref: pointer });
+    expect(validate(body) ? [] : validate.errors, where).toEqual([]);
+  }
+  if (response?.headers?.['X-Request-Id'] !== undefined)
+    expect(res.headers.get('x-request-id'), where).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
+  for (const name of Object.keys(response?.headers ?? {}))
+    if (name !== 'X-Request-Id') expect(res.headers.get(name), `${where}: ${name}`).toBeTruthy();
+  return { status: res.status, body, headers: res.headers };
+}
+
+function templateOf(operation: Operation): string {
+  for (const [template, item] of Object.entries(DOC.paths))
+    if (Object.values(item).includes(operation)) return template;
+  throw new Error(`${operation.operationId}: no path`);
+}
+
+function escapePointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+const auth = (who: { email: string; password: string }) => ({
+  authorization: basic(who.email, who.password),
+});
+const wrong = (who: { email: string }) => ({ authorization: basic(who.email, 'not-the-password') });
+const VERIFY_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+const TOO_LARGE = JSON.stringify({ password: 'x'.repeat(20_000) });
+
+describe('the document', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const result = await new Validator().validate(openApiDocument());
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('is served at /.well-known/openapi.json and committed as docs/openapi.json', async () => {
+    const { body } = await call(fx.gw, 'GET', '/.well-known/openapi.json');
+    expect(body).toEqual(openApiDocument());
+    const committed = readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8');
+    expect(committed, 'docs/openapi.json is stale: run `npm run docs`').toBe(renderOpenApi());
+  });
+});
+
+describe('every operation, every status', () => {
+  it('answers as documented when all goes well', async () => {
+    await call(fx.gw, 'GET', '/.well-known/jwks.json');
+    await call(fx.gw, 'GET', '/1/users/current/tenants', { headers: auth(ALICE) });
+    await call(fx.gw, 'GET', '/1/token?tenant_id=acme', { headers: auth(ALICE) });
+    await call(fx.gw, 'GET', '/1/oauth/token?tenant_id=acme', { headers: auth(ALICE) });
+    const token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
+    await call(fx.gw, 'GET', '/1/tenants/current', { headers: { authorization: bearer(token) } });
+    for (const method of VERIFY_METHODS)
+      await call(fx.gw, method, '/auth/verify', {
+        headers: { authorization: bearer(token), 'x-original-uri': '/orders/acme/1' },
+      });
+    await call(fx.gw, 'DELETE', '/1/token', { headers: { authorization: bearer(token) } });
+
+    const carol = { email: 'carol@example.com', password: 'carol-password-1' };
+    const { body } = await call(fx.gw, 'POST', '/1/users', { body: JSON.stringify(carol) });
+    await call(fx.gw, 'PUT', `/1/users/${(body as { user_id: string }).user_id}/password`, {
+      headers: auth(carol),
+      body: JSON.stringify({ password: 'carol-password-2' }),
+    });
+  });
+
+  it('refuses bad input, bad credentials and other tenants as documented', async () => {
+    const token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
+    const bearerOf = { authorization: bearer(token) };
+    // 400
+    await call(fx.gw, 'GET', '/1/token', { headers: auth(ALICE) });
+    await call(fx.gw, 'GET', '/1/oauth/token?tenant_id=acme&tenant_id=globex', {
+      headers: auth(ALICE),
+    });
+    await call(fx.gw, 'POST', '/1/users', { body: '{"email": ' });
+    await call(fx.gw, 'PUT', '/1/users/current/password', {
+      headers: auth(ALICE),
+      body: JSON.stringify({ password: 'short' }),
+    });
+    for (const method of VERIFY_METHODS)
+      await call(fx.gw, method, '/auth/verify', {
+        headers: { ...bearerOf, 'x-original-uri': '/orders/acme%2Fglobex/1' },
+      });
+    // 401
+    await call(fx.gw, 'GET', '/1/users/current/tenants', { headers: wrong(ALICE) });
+    await call(fx.gw, 'GET', '/1/token?tenant_id=acme', { headers: wrong(ALICE) });
+    await call(fx.gw, 'GET', '/1/oauth/token?tenant_id=acme', {});
+    await call(fx.gw, 'PUT', '/1/users/current/password', {
+      headers: wrong(ALICE),
+      body: JSON.stringify({ password: 'new-password-1' }),
+    });
+    await call(fx.gw, 'GET', '/1/tenants/current', { headers: { authorization: 'Bearer x.y.z' } });
+    await call(fx.gw, 'DELETE', '/1/token', {});
+    for (const method of VERIFY_METHODS)
+      await call(fx.gw, method, '/auth/verify', {
+        headers: { 'x-original-uri': '/orders/acme/1' },
+      });
+    // 403
+    await call(fx.gw, 'GET', '/1/users/someone-else/tenants', { headers: auth(ALICE) });
+    await call(fx.gw, 'GET', '/1/token?tenant_id=globex', { headers: auth(ALICE) });
+    await call(fx.gw, 'GET', '/1/oauth/token?tenant_id=no-such-tenant', { headers: auth(ALICE) });
+    await call(fx.gw, 'GET', '/1/tenants/globex', { headers: bearerOf });
+    await call(closed, 'POST', '/1/users', {
+      body: JSON.stringify({ email: 'dave@example.com', password: 'dave-password-1' }),
+    });
+    await call(fx.gw, 'PUT', '/1/users/someone-else/password', {
+      headers: auth(ALICE),
+      body: JSON.stringify({ password: 'new-password-1' }),
+    });
+    for (const method of VERIFY_METHODS)
+      await call(fx.gw, method, '/auth/verify', {
+        headers: { ...bearerOf, 'x-original-uri': '/orders/globex/1' },
+      });
+    // 403 forbidden at forward-auth: a personal (usertenant) token on an org-only route.
+    const erin = { email: 'erin@example.com', password: 'erin-password-1' };
+    const { body } = await call(fx.gw, 'POST', '/1/users', { body: JSON.stringify(erin) });
+    const personal = await tokenFor(fx.gw.url, erin, (body as { tenant_id: string }).tenant_id);
+    for (const method of VERIFY_METHODS)
+      await call(fx.gw, method, '/auth/verify', {
+        headers: {
+          authorization: bearer(personal.access_token),
+          'x-original-uri': '/org-only/x',
+        },
+      });
+    // 409, 413
+    await call(fx.gw, 'POST', '/1/users', {
+      body: JSON.stringify({ email: ALICE.email.toUpperCase(), password: 'alice-password-2' }),
+    });
+    await call(fx.gw, 'POST', '/1/users', { body: TOO_LARGE });
+    await call(fx.gw, 'PUT', '/1/users/current/password', { headers: auth(BOB), body: TOO_LARGE });
+  });
+
+  it('throttles as documented (429)', async () => {
+    const frank = { email: 'frank@example.com', password: 'frank-password-1' };
+    await call(fx.gw, 'POST', '/1/users', { body: JSON.stringify(frank) });
+    // perEmail 1: the first wrong password is checked (401), then the e-mail is throttled.
+    await call(strict, 'GET', '/1/token?tenant_id=acme', { headers: wrong(frank) });
+    await call(strict, 'GET', '/1/token?tenant_id=acme', { headers: auth(frank) });
+    await call(strict, 'GET', '/1/oauth/token?tenant_id=acme', { headers: auth(frank) });
+    await call(strict, 'GET', '/1/users/current/tenants', { headers: auth(frank) });
+    await call(strict, 'PUT', '/1/users/current/password', {
+      headers: auth(frank),
+      body: JSON.stringify({ password: 'frank-password-2' }),
+    });
+    // perIp 1: this address has signed up already (above).
+    await call(strict, 'POST', '/1/users', {
+      body: JSON.stringify({ email: 'gina@example.com', password: 'gina-password-1' }),
+    });
+  });
+
+  it('answers 500 for a corrupt record and 404 for a removed tenant', async () => {
+    const acme = `${prefix}{dir}:tenant:acme`;
+    const token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
+    const bobGlobex = (await tokenFor(fx.gw.url, BOB, 'globex')).access_token;
+    await redis.hset(acme, 'type', 'not-a-type');
+    await call(fx.gw, 'GET', '/1/users/current/tenants', { headers: auth(ALICE) });
+    await call(fx.gw, 'GET', '/1/token?tenant_id=acme', { headers: auth(ALICE) });
+    await call(fx.gw, 'GET', '/1/oauth/token?tenant_id=acme', { headers: auth(ALICE) });
+    await call(fx.gw, 'GET', '/1/tenants/current', { headers: { authorization: bearer(token) } });
+    await redis.hset(acme, 'type', 'orgtenant');
+
+    await redis.del(`${prefix}{dir}:tenant:globex`);
+    await call(fx.gw, 'GET', '/1/tenants/current', {
+      headers: { authorization: bearer(bobGlobex) },
+    });
+  });
+
+  it('answers 503 everywhere the store is needed once it is gone', async () => {
+    const token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
+    await fx.redis.kill();
+    const bearerOf = { authorization: bearer(token) };
+    await call(fx.gw, 'GET', '/1/users/current/tenants', { headers: auth(ALICE) });
+    await call(fx.gw, 'GET', '/1/token?tenant_id=acme', { headers: auth(ALICE) });
+    await call(fx.gw, 'GET', '/1/oauth/token?tenant_id=acme', { headers: auth(ALICE) });
+    await call(fx.gw, 'GET', '/1/tenants/current', { headers: bearerOf });
+    await call(fx.gw, 'DELETE', '/1/token', { headers: bearerOf });
+    await call(fx.gw, 'POST', '/1/users', {
+      body: JSON.stringify({ email: 'hank@example.com', password: 'hank-password-1' }),
+    });
+    await call(fx.gw, 'PUT', '/1/users/current/password', {
+      headers: auth(BOB),
+      body: JSON.stringify({ password: 'bob-password-2' }),
+    });
+    for (const method of VERIFY_METHODS)
+      await call(fx.gw, method, '/auth/verify', {
+        headers: { ...bearerOf, 'x-original-uri': '/orders/acme/1' },
+      });
+    // What needs no store still answers.
+    await call(fx.gw, 'GET', '/.well-known/jwks.json');
+    await fx.redis.restart();
+  });
+
+  it('produced every status the document lists', () => {
+    const listed = Object.values(DOC.paths).flatMap((item) =>
+      Object.values(item).flatMap((op) =>
+        Object.keys(op.responses).map((status) => `${op.operationId} ${status}`),
+      ),
+    );
+    expect(listed.filter((entry) => !seen.has(entry))).toEqual([]);
+  });
+});
