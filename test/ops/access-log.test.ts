@@ -1,0 +1,119 @@
+/**
+ * The access line is built by hand, not by pino's serializer: it must still
+ * be the JSON line pino would write for the same fields — level, time, the
+ * logger's bindings, every field escaped, undefined ones left out, `msg` last
+ * — on the logger's own destination, at the logger's level.
+ */
+import type { IncomingMessage } from 'node:http';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createAccessLog, type AccessLine } from '../../src/ops/access-log.js';
+import { createLogger } from '../../src/ops/logger.js';
+import type { RequestScope } from '../../src/scope.js';
+
+function capture(level = 'info') {
+  const sink = new PassThrough();
+  const lines: string[] = [];
+  sink.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
+  return { log: createLogger({ level, destination: sink }), lines };
+}
+
+function line(overrides: Partial<AccessLine> = {}, scope: Partial<RequestScope> = {}): AccessLine {
+  return {
+    req: {
+      method: 'GET',
+      headers: { 'user-agent': 'curl/8 "quoted" \\ back ünï \u2028 sep' },
+    } as unknown as IncomingMessage,
+    url: '/orders/"a"\\b?token=secret',
+    scope: { requestId: 'r-1', route: '/orders', ...scope } as RequestScope,
+    settled: { status: 200, outcome: 'accepted', reason: '' },
+    durationMs: 1.23456,
+    bytesIn: 0,
+    bytesOut: 321,
+    clientIp: '192.0.2.1',
+    original: undefined,
+    ...overrides,
+  };
+}
+
+describe('the access line', () => {
+  it('is the JSON pino writes: level, time, bindings, the fields escaped, msg last', () => {
+    const { log, lines } = capture();
+    const before = Date.now();
+    createAccessLog(log).write(
+      'info',
+      line({}, { tenantId: 'acme', userId: 'u-1', upstreamMs: 0.5, upstreamStatus: 200 }),
+    );
+    expect(lines).toHaveLength(1);
+    const parsed = JSON.parse(lines[0] as string) as Record<string, unknown>;
+    expect(parsed).toEqual({
+      level: 30,
+      time: expect.any(Number),
+      service: 'tenant-gateway',
+      requestId: 'r-1',
+      method: 'GET',
+      path: '/orders/"a"\\b',
+      route: '/orders',
+      status: 200,
+      outcome: 'accepted',
+      durationMs: 1.23,
+      upstreamMs: 0.5,
+      upstreamStatus: 200,
+      tenantId: 'acme',
+      userId: 'u-1',
+      clientIp: '192.0.2.1',
+      userAgent: 'curl/8 "quoted" \\ back ünï \u2028 sep',
+      bytesIn: 0,
+      bytesOut: 321,
+      msg: 'request',
+    });
+    expect(parsed.time as number).toBeGreaterThanOrEqual(before);
+    expect(Object.keys(parsed).slice(0, 3)).toEqual(['level', 'time', 'service']);
+    expect(Object.keys(parsed).at(-1)).toBe('msg');
+    // Never the query: it may carry credentials.
+    expect(lines[0]).not.toContain('secret');
+  });
+
+  it('carries the reason of a refusal, the original request of forward-auth, the trace id', () => {
+    const { log, lines } = capture();
+    createAccessLog(log).write(
+      'info',
+      line(
+        {
+          settled: { status: 403, outcome: 'refused', reason: 'tenant_mismatch' },
+          original: { method: 'POST', host: undefined, uri: '/orders/globex' },
+        },
+        { trace: { traceId: '0af7651916cd43dd8448eb211c80319c' } as RequestScope['trace'] },
+      ),
+    );
+    const parsed = JSON.parse(lines[0] as string) as Record<string, unknown>;
+    expect(parsed).toMatchObject({
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      status: 403,
+      outcome: 'refused',
+      reason: 'tenant_mismatch',
+      original: { method: 'POST', uri: '/orders/globex' },
+    });
+    expect(parsed.original).not.toHaveProperty('host');
+  });
+
+  it('cuts a user agent at 256 characters', () => {
+    const { log, lines } = capture();
+    const req = {
+      method: 'GET',
+      headers: { 'user-agent': 'x'.repeat(5000) },
+    } as unknown as IncomingMessage;
+    createAccessLog(log).write('info', line({ req }));
+    expect((JSON.parse(lines[0] as string) as { userAgent: string }).userAgent).toHaveLength(256);
+  });
+
+  it('follows the logger level: debug lines only when debug is on', () => {
+    const info = capture('info');
+    const access = createAccessLog(info.log);
+    expect(access.enabled('debug')).toBe(false);
+    expect(access.enabled('info')).toBe(true);
+    const debug = capture('debug');
+    createAccessLog(debug.log).write('debug', line());
+    expect((JSON.parse(debug.lines[0] as string) as { level: number }).level).toBe(20);
+  });
+});
