@@ -3,7 +3,8 @@
  * a body that receives no byte for that long is given up on, whatever has
  * come before, so a slow client cannot hold a connection (and a proxied
  * request's upstream slot) forever, while an upload that keeps moving is
- * never cut, however long it takes. Only requests with a body pay for a timer.
+ * never cut, however long it takes. Only requests with a body are watched,
+ * on one shared wheel of deadlines (`deadlines.ts`), not a timer each.
  *
  * Progress is read from the connection's byte count, not from the body's
  * `data` events: a listener would start the body flowing before its consumer
@@ -13,22 +14,26 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { DeadlineWheel, type Expiring } from './deadlines.js';
 
-class Watch {
-  readonly timer: NodeJS.Timeout;
+class Watch implements Expiring {
+  deadlineAt = 0;
+  deadlineSlot: Set<Expiring> | undefined = undefined;
   quietSamples = 0;
   lastBytes: number;
 
   constructor(
     readonly req: IncomingMessage,
     readonly socket: Socket,
-    halfPeriodMs: number,
+    readonly halfPeriodMs: number,
     readonly onIdle: () => void,
   ) {
     this.lastBytes = socket.bytesRead;
-    this.timer = setInterval(sample, halfPeriodMs, this);
   }
 }
+
+/** Every watched body's next sample, on one wheel (no timer per request). */
+const samples = new DeadlineWheel<Watch>(sample);
 
 /**
  * Calls `onIdle` once when `req`'s body has received no byte for `ms` before
@@ -42,7 +47,8 @@ export function watchBodyIdle(
 ): void {
   if (!hasBody(req) || req.complete) return;
   const watch = new Watch(req, req.socket, Math.max(1, Math.floor(ms / 2)), onIdle);
-  res.once('close', () => clearInterval(watch.timer));
+  samples.schedule(watch, watch.halfPeriodMs);
+  res.once('close', () => samples.cancel(watch));
 }
 
 function hasBody(req: IncomingMessage): boolean {
@@ -51,18 +57,15 @@ function hasBody(req: IncomingMessage): boolean {
 }
 
 function sample(watch: Watch): void {
-  if (watch.req.complete) {
-    clearInterval(watch.timer);
-    return;
-  }
+  if (watch.req.complete) return;
   const bytes = watch.socket.bytesRead;
   // Bytes waiting in the body's buffer: the reader (an upstream) is slow, not the client.
   if (bytes !== watch.lastBytes || watch.req.readableLength > 0) {
     watch.lastBytes = bytes;
     watch.quietSamples = 0;
+  } else if (++watch.quietSamples >= 2) {
+    watch.onIdle();
     return;
   }
-  if (++watch.quietSamples < 2) return;
-  clearInterval(watch.timer);
-  watch.onIdle();
+  samples.schedule(watch, watch.halfPeriodMs);
 }
