@@ -3,8 +3,7 @@
  * a body that receives no byte for that long is given up on, whatever has
  * come before, so a slow client cannot hold a connection (and a proxied
  * request's upstream slot) forever, while an upload that keeps moving is
- * never cut, however long it takes. Only requests with a body are watched,
- * on one shared wheel of deadlines (`deadlines.ts`), not a timer each.
+ * never cut, however long it takes. Only requests with a body pay for a timer.
  *
  * Progress is read from the connection's byte count, not from the body's
  * `data` events: a listener would start the body flowing before its consumer
@@ -14,26 +13,22 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { DeadlineWheel, type Expiring } from './deadlines.js';
 
-class Watch implements Expiring {
-  deadlineAt = 0;
-  deadlineSlot: Set<Expiring> | undefined = undefined;
+class Watch {
+  readonly timer: NodeJS.Timeout;
   quietSamples = 0;
   lastBytes: number;
 
   constructor(
     readonly req: IncomingMessage,
     readonly socket: Socket,
-    readonly halfPeriodMs: number,
+    halfPeriodMs: number,
     readonly onIdle: () => void,
   ) {
     this.lastBytes = socket.bytesRead;
+    this.timer = setInterval(sample, halfPeriodMs, this);
   }
 }
-
-/** Every watched body's next sample, on one wheel (no timer per request). */
-const samples = new DeadlineWheel<Watch>(sample);
 
 /**
  * Calls `onIdle` once when `req`'s body has received no byte for `ms` before
@@ -47,8 +42,7 @@ export function watchBodyIdle(
 ): void {
   if (!hasBody(req) || req.complete) return;
   const watch = new Watch(req, req.socket, Math.max(1, Math.floor(ms / 2)), onIdle);
-  samples.schedule(watch, watch.halfPeriodMs);
-  res.once('close', () => samples.cancel(watch));
+  res.once('close', () => clearInterval(watch.timer));
 }
 
 function hasBody(req: IncomingMessage): boolean {
@@ -57,15 +51,18 @@ function hasBody(req: IncomingMessage): boolean {
 }
 
 function sample(watch: Watch): void {
-  if (watch.req.complete) return;
+  if (watch.req.complete) {
+    clearInterval(watch.timer);
+    return;
+  }
   const bytes = watch.socket.bytesRead;
   // Bytes waiting in the body's buffer: the reader (an upstream) is slow, not the client.
   if (bytes !== watch.lastBytes || watch.req.readableLength > 0) {
     watch.lastBytes = bytes;
     watch.quietSamples = 0;
-  } else if (++watch.quietSamples >= 2) {
-    watch.onIdle();
     return;
   }
-  samples.schedule(watch, watch.halfPeriodMs);
+  if (++watch.quietSamples < 2) return;
+  clearInterval(watch.timer);
+  watch.onIdle();
 }

@@ -16,7 +16,6 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../errors.js';
-import { DeadlineWheel, type Expiring } from '../deadlines.js';
 import { sendError } from '../respond.js';
 import type { RequestScope, UpstreamCall } from '../scope.js';
 import { dropHopByHop, keepGatewayCors } from './response-headers.js';
@@ -56,9 +55,6 @@ const TENANT_BUSY = new GatewayError(
   { headers: { 'retry-after': '1' } },
 );
 
-/** The route timeouts of every exchange in flight, on one wheel (no timer per request). */
-const routeDeadlines = new DeadlineWheel<HttpExchange>((exchange) => expire(exchange));
-
 /**
  * Forwards `req` (its headers already rewritten, framing included, its URL
  * normalised) to `target`; answers `res`. The route's timeout starts now: it
@@ -75,7 +71,7 @@ export function forwardHttp(
   scope: RequestScope,
 ): void {
   const exchange = new HttpExchange(req, res, scope, target, route, scope.tenantId ?? NO_TENANT);
-  routeDeadlines.schedule(exchange, route.timeoutMs);
+  exchange.timer = setTimeout(expire, route.timeoutMs, exchange);
   (res as ServerResponse & Carrying)[EXCHANGE] = exchange;
   res.on('close', responseClosed);
   // Requests a client pipelines on one connection go upstream one after the
@@ -110,10 +106,9 @@ function admit(exchange: HttpExchange): void {
   if (admitted === 'held') exchange.send();
 }
 
-class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest, Expiring {
+class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
   slot: SlotState = 'none';
-  deadlineAt = 0;
-  deadlineSlot: Set<Expiring> | undefined = undefined;
+  timer: NodeJS.Timeout | undefined = undefined;
   controller: Dispatcher.DispatchController | undefined = undefined;
   /** Why the gateway gave up on this exchange; set once. */
   cancelled: Error | undefined = undefined;
@@ -267,7 +262,9 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest, Expirin
   }
 
   stopTimer(): void {
-    routeDeadlines.cancel(this);
+    if (this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   /** Gives up on the upstream: now if undici has started the request, else when it does. */
@@ -281,6 +278,7 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest, Expirin
 
 /** The route's timeout ran out before the response head: 504, and the upstream request goes. */
 function expire(exchange: HttpExchange): void {
+  exchange.timer = undefined;
   if (exchange.cancelled !== undefined || exchange.res.headersSent) return;
   if (exchange.slot === 'waiting') {
     // Still in line for a connection: no upstream request exists, the gateway answers.
@@ -306,7 +304,7 @@ function expire(exchange: HttpExchange): void {
 /** A chunked request body, each chunk pushing the route's timeout back; undici pulls them (back-pressure). */
 async function* chunksOf(req: IncomingMessage, exchange: HttpExchange): AsyncIterable<Buffer> {
   for await (const chunk of req) {
-    routeDeadlines.pushBack(exchange, exchange.route.timeoutMs);
+    exchange.timer?.refresh();
     exchange.scope.bytesIn = (exchange.scope.bytesIn ?? 0) + (chunk as Buffer).length;
     yield chunk as Buffer;
   }
@@ -316,7 +314,7 @@ async function* chunksOf(req: IncomingMessage, exchange: HttpExchange): AsyncIte
 function bodyMoved(this: IncomingMessage & Carrying, chunk: Buffer): void {
   const exchange = this[EXCHANGE];
   if (exchange === undefined) return;
-  routeDeadlines.pushBack(exchange, exchange.route.timeoutMs);
+  exchange.timer?.refresh();
   exchange.scope.bytesIn = (exchange.scope.bytesIn ?? 0) + chunk.length;
 }
 

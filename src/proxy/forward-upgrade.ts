@@ -13,7 +13,6 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { sendUpgradeError } from '../respond.js';
-import { DeadlineWheel, type Expiring } from '../deadlines.js';
 import { dropHopByHop } from './response-headers.js';
 import { clientLeft, errorCode, upstreamError, upstreamTimeout } from './upstream-error.js';
 import { upstreamPath, type UpstreamTarget } from './upstream-pools.js';
@@ -28,9 +27,6 @@ export interface UpgradeRequest {
   requestId: string | undefined;
   log: Logger;
 }
-
-/** The route timeouts of every upgrade waiting for its answer, on one wheel. */
-const upgradeDeadlines = new DeadlineWheel<UpgradeExchange>((exchange) => expire(exchange));
 
 /**
  * Forwards an admitted WebSocket upgrade; `opened` is told once the
@@ -52,7 +48,7 @@ export function forwardUpgrade(
   headers['transfer-encoding'] = undefined;
   headers['content-length'] = undefined;
   const exchange = new UpgradeExchange(request, upstream, opened);
-  upgradeDeadlines.schedule(exchange, timeoutMs);
+  exchange.timer = setTimeout(expire, timeoutMs, exchange);
   socket.once('close', () => exchange.cancel(clientLeft()));
   target.pool.dispatch(
     { path: upstreamPath(target, req.url ?? '/'), method: 'GET', headers, upgrade: 'websocket' },
@@ -60,9 +56,8 @@ export function forwardUpgrade(
   );
 }
 
-class UpgradeExchange implements Dispatcher.DispatchHandler, Expiring {
-  deadlineAt = 0;
-  deadlineSlot: Set<Expiring> | undefined = undefined;
+class UpgradeExchange implements Dispatcher.DispatchHandler {
+  timer: NodeJS.Timeout | undefined = undefined;
   controller: Dispatcher.DispatchController | undefined = undefined;
   cancelled: Error | undefined = undefined;
   /** The upstream answered without upgrading: its answer, relayed to the client. */
@@ -160,7 +155,9 @@ class UpgradeExchange implements Dispatcher.DispatchHandler, Expiring {
   }
 
   stopTimer(): void {
-    upgradeDeadlines.cancel(this);
+    if (this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   cancel(reason: Error): void {
@@ -173,6 +170,7 @@ class UpgradeExchange implements Dispatcher.DispatchHandler, Expiring {
 
 /** No `101` nor answer within the route's timeout: 504, and the upstream request goes. */
 function expire(exchange: UpgradeExchange): void {
+  exchange.timer = undefined;
   if (exchange.cancelled !== undefined || exchange.response !== undefined) return;
   const reason = upstreamTimeout();
   exchange.cancel(reason);
