@@ -4,8 +4,8 @@
  * status the gateway gives it, and each test a row names as its proof must
  * assert that CODE.
  */
-import { readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import { GatewayError, type ErrorCode } from '../../src/errors.js';
@@ -30,9 +30,8 @@ function refusalRows(): Row[] {
       return {
         status: Number(cells[1]),
         code: (cells[2] ?? '').replace(/`/g, ''),
-        proofs: [...(cells[4] ?? '').matchAll(/\]\(([^)]+)\)/g)].map((m) =>
-          resolve(ROOT, dirname(PAGE), m[1] as string),
-        ),
+        // Named as paths from the repository's root, in code spans.
+        proofs: [...(cells[4] ?? '').matchAll(/`([^`]+)`/g)].map((m) => join(ROOT, m[1] as string)),
       };
     });
 }
@@ -60,6 +59,7 @@ it('names, in every row, tests that assert that CODE', () => {
     if (row.proofs.length === 0) unproved.push(`${row.code}: no test named`);
     for (const file of row.proofs) {
       if (!/\.test\.ts$/.test(file)) unproved.push(`${row.code}: ${file} is not a test`);
+      else if (!existsSync(file)) unproved.push(`${row.code}: ${file} does not exist`);
       else if (!readFileSync(file, 'utf8').includes(`'${row.code}'`))
         unproved.push(`${row.code}: ${file} never asserts it`);
     }
