@@ -767,7 +767,7 @@ const log = z
     pretty: boolean()
       .default(false)
       .describe('human-readable logs (pino-pretty) instead of JSON lines'),
-    buffer: logBuffer.default({ bytes: 8192, flushMs: 1000 }),
+    buffer: logBuffer.default(() => logBuffer.parse({})),
   })
   .meta({
     description: 'Logs (JSON lines on standard output).',
@@ -829,7 +829,7 @@ export const configSchema = z
         'CORS for the identity endpoints (`/1/…`, `/.well-known/…`), so a browser app can log in; the keys are those of `routes[].cors`.',
       examples: [{ origins: ['https://app.example.com'], credentials: true }],
     }),
-    log: log.default({ level: 'info', pretty: false, buffer: { bytes: 8192, flushMs: 1000 } }),
+    log: log.default(() => log.parse({})),
     tracing: tracing.default(() => tracing.parse({})),
     readiness: readiness.default({ requireStore: false }),
     demo: demo.optional(),

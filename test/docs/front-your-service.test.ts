@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
-import { basic } from '../support/gateway.js';
+import { ALICE, tokenFor } from '../support/identity-fixture.js';
 import { startCaddy, type TestCaddy } from '../support/caddy.js';
 import { startNginx, type TestNginx } from '../support/nginx.js';
 import { findFreeServerPort } from '../support/ports.js';
@@ -127,7 +127,8 @@ describe('README: Front your service', () => {
     expect(mismatch).toContain('"tenant_mismatch"');
 
     // A client's own identity headers and forward-auth headers change nothing.
-    const token = await tokenVia(origin);
+    // The README's TOKEN line, through the proxy in front.
+    const { access_token: token } = await tokenFor(origin, ALICE, 'acme');
     const spoofed = await fetch(`${origin}/orders/acme/7`, {
       headers: {
         authorization: `Bearer ${token}`,
@@ -172,13 +173,4 @@ function expectAliceAtAcme(proxied: string): Record<string, string> {
   expect(echo.headers['x-user-email']).toBe('alice@example.com');
   expect(echo.headers['x-user-id']).toMatch(/\S/);
   return echo.headers;
-}
-
-/** Alice's acme token through the proxy in front (the README's TOKEN line does the same). */
-async function tokenVia(origin: string): Promise<string> {
-  const res = await fetch(`${origin}/1/token?tenant_id=acme`, {
-    headers: { authorization: basic('alice@example.com', 'alice-password-1') },
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { access_token: string }).access_token;
 }
