@@ -10,6 +10,7 @@ import { createApiApp } from './api/app.js';
 import { createAccounts, type Accounts } from './auth/accounts.js';
 import { createAuthenticator, type Authenticate } from './auth/authenticate.js';
 import { createBruteForceGuard, type BruteForceGuard } from './auth/brute-force.js';
+import { confirmRevocations, type ConfirmationObserver } from './auth/confirmed-revocations.js';
 import { loadKeySet } from './auth/keys.js';
 import { createBcryptHasher, type PasswordHasher } from './auth/passwords.js';
 import { applySeed, readSeedFile } from './auth/seed.js';
@@ -92,16 +93,27 @@ export interface CoreObservers {
   passwordWait: (seconds: number) => void;
   /** Spans for store calls and password checks; undefined when tracing is off. */
   step?: TraceStep | undefined;
+  /** A revocation confirmed by every lease holder (lease mode). */
+  revocationConfirmed?: ConfirmationObserver;
 }
 
+/**
+ * `serving`: this process answers requests, so in lease mode it holds a
+ * revocation lease; a CLI command only revokes (and waits for the holders).
+ */
 export async function createCore(
   config: GatewayConfig,
   log: Logger,
   observers?: CoreObservers,
+  { serving = false }: { serving?: boolean } = {},
 ): Promise<Core> {
   const opened = await openStore(config, log);
-  const store =
+  const timed =
     observers === undefined ? opened : timeStore(opened, observers.storeCall, observers.step);
+  const lease = config.revocation.mode === 'lease';
+  const store = lease
+    ? confirmRevocations(timed, config.revocation.leaseMs, observers?.revocationConfirmed)
+    : timed;
   const closers: (() => unknown)[] = [() => store.close()];
   const close = async () => {
     for (const closer of closers.reverse()) await closer();
@@ -120,7 +132,10 @@ export async function createCore(
       ...(observers === undefined ? {} : { onWait: observers.passwordWait, step: observers.step }),
     });
     closers.push(() => passwords.close());
-    const sessions = createSessionGuard(store, config.tokens);
+    const sessions = createSessionGuard(store, {
+      ...config.tokens,
+      leaseMs: lease && serving ? config.revocation.leaseMs : undefined,
+    });
     closers.push(() => sessions.close());
     const verifier = createTokenVerifier(keyring, config.tokens, { log });
     const bruteForce = createBruteForceGuard(store, config.limits);
@@ -167,11 +182,17 @@ export async function createGateway(
   });
   // Only a trusted proxy may continue its trace (`trusted` follows reloads).
   const tracing = createTracing(config.tracing, (peer) => trusted(peer), log);
-  const core = await createCore(config, log, {
-    storeCall: (operation, seconds, ok) => metrics.storeCall(operation, seconds, ok),
-    passwordWait: (seconds) => metrics.passwordWait(seconds),
-    step: tracing?.step,
-  }).catch(async (err: unknown) => {
+  const core = await createCore(
+    config,
+    log,
+    {
+      storeCall: (operation, seconds, ok) => metrics.storeCall(operation, seconds, ok),
+      passwordWait: (seconds) => metrics.passwordWait(seconds),
+      step: tracing?.step,
+      revocationConfirmed: (seconds, fenced) => metrics.revocationConfirmed(seconds, fenced),
+    },
+    { serving: true },
+  ).catch(async (err: unknown) => {
     await tracing?.shutdown();
     throw err;
   });
@@ -417,6 +438,7 @@ const RESTART_KEYS = [
   // The token verifier and issuer keep the settings they were built with; the
   // key directory itself is re-read on every reload (same `tokens.keys`).
   'tokens',
+  'revocation',
   'signup',
   'passwords',
   'limits',

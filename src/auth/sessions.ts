@@ -15,10 +15,18 @@
  * A membership's end and its start are both events, so both verdicts are
  * cached: adding a user back makes their tokens for the tenant good again
  * (access follows the membership, as token issue does).
+ *
+ * Lease mode (`leaseMs`, on a shared store): the cache is trusted only while
+ * this instance's revocation lease is fresh too, and each confirmation
+ * request is acknowledged once its events are applied — so a revoker that
+ * has every holder's acknowledgement, or has waited out the lease of those
+ * that gave none, knows no instance answers from an old verdict
+ * (`confirmed-revocations.ts`).
  */
 import { LRUCache } from 'lru-cache';
 import { GatewayError } from '../errors.js';
 import type { SessionEvent, SessionEventListener, Store } from '../store/types.js';
+import { holdRevocationLease, type RevocationLease } from './revocation-lease.js';
 import type { AccessTokenClaims } from './tokens.js';
 
 export interface SessionGuard {
@@ -41,10 +49,12 @@ export interface SessionGuard {
   watch(listener: SessionEventListener): () => void;
   /** Cache figures, for metrics. */
   stats(): SessionCacheStats;
-  close(): void;
+  /** Stops watching, and gives up the lease (lease mode). */
+  close(): Promise<void>;
 }
 
 export interface SessionCacheStats {
+  /** Whether the cache is trusted: events are delivered (and, in lease mode, the lease is fresh). */
   live: boolean;
   hits: number;
   misses: number;
@@ -81,10 +91,18 @@ function judge(claims: AccessTokenClaims, state: SessionState): void {
 /** The membership cache's key: tenant ids are DNS labels, so never hold a `/`. */
 const membershipKey = (userId: string, tenantId: string): string => `${tenantId}/${userId}`;
 
-export function createSessionGuard(
-  store: Store,
-  options: { clockSkewSeconds: number; cacheEntries?: number },
-): SessionGuard {
+export interface SessionGuardOptions {
+  clockSkewSeconds: number;
+  cacheEntries?: number;
+  /**
+   * Lease mode: hold a revocation lease of this length (ms) and trust the
+   * cache only while it is fresh. Only a serving instance holds one; ignored
+   * on a store without leases (the memory store lives in one process).
+   */
+  leaseMs?: number | undefined;
+}
+
+export function createSessionGuard(store: Store, options: SessionGuardOptions): SessionGuard {
   const max = options.cacheEntries ?? 100_000;
   const versions = new LRUCache<string, number>({ max });
   /** jti → revoked?; entries live until the token could no longer verify anyway. */
@@ -113,6 +131,31 @@ export function createSessionGuard(
   let hits = 0;
   let misses = 0;
 
+  const drop = (): void => {
+    epoch++;
+    versions.clear();
+    revocations.clear();
+    memberships.clear();
+  };
+  const leases = store.leases;
+  const lease: RevocationLease | undefined =
+    options.leaseMs === undefined || leases === undefined
+      ? undefined
+      : holdRevocationLease(leases, options.leaseMs, {
+          onNewLease: drop,
+          onFreshness: () => reportTrust(),
+        });
+  /** Whether a cached verdict may be used now. */
+  const trusted = (): boolean => live && (lease === undefined || lease.fresh());
+  let reportedTrust = false;
+  /** Watchers hear of trust as of liveness: while it is off, verdicts come from the store. */
+  function reportTrust(): void {
+    const now = trusted();
+    if (now === reportedTrust) return;
+    reportedTrust = now;
+    for (const watcher of watchers) watcher.onLive(now);
+  }
+
   const unwatch = store.watchSessions({
     onEvent(event: SessionEvent) {
       epoch++;
@@ -137,12 +180,14 @@ export function createSessionGuard(
       for (const watcher of watchers) watcher.onEvent(event);
     },
     onLive(value) {
-      epoch++;
-      versions.clear();
-      revocations.clear();
-      memberships.clear();
+      drop();
       live = value;
-      for (const watcher of watchers) watcher.onLive(value);
+      reportTrust();
+    },
+    onConfirmationRequest(confirmationId) {
+      // Its events were applied just before: say so, or the revoker fences this lease.
+      if (lease !== undefined && leases !== undefined)
+        leases.acknowledge(confirmationId, lease.holderId).catch(() => undefined);
     },
   });
 
@@ -150,7 +195,7 @@ export function createSessionGuard(
     Math.max(1, (claims.exp + options.clockSkewSeconds) * 1000 - Date.now());
 
   function cached(claims: AccessTokenClaims): Partial<SessionState> {
-    if (!live) return {};
+    if (!trusted()) return {};
     const revoked = revocations.get(claims.jti);
     const version = versions.get(claims.sub);
     const member = memberships.get(membershipKey(claims.sub, claims.tenant_id));
@@ -192,7 +237,7 @@ export function createSessionGuard(
       judge(claims, await read(claims));
     },
     aliveFromCache(claims) {
-      if (live && aliveIn.get(claims) === epoch) {
+      if (aliveIn.get(claims) === epoch && trusted()) {
         hits++;
         return true;
       }
@@ -213,10 +258,11 @@ export function createSessionGuard(
       watchers.add(listener);
       return () => watchers.delete(listener);
     },
-    stats: () => ({ live, hits, misses }),
-    close() {
+    stats: () => ({ live: trusted(), hits, misses }),
+    async close() {
       watchers.clear();
       unwatch();
+      await lease?.release();
     },
   };
 }

@@ -259,6 +259,30 @@ const tokens = z
     examples: [{ issuer: 'https://auth.example.com', audience: 'orders-api', keys: './keys' }],
   });
 
+/**
+ * Lease mode is what makes "after the 204, no instance accepts the token"
+ * hold across hosts; it costs a revocation its confirmation round trip and
+ * each instance a few store commands a second, never one per request.
+ */
+const revocation = z
+  .strictObject({
+    mode: z
+      .enum(['lease', 'plain'])
+      .default('lease')
+      .describe(
+        '`lease`: a logout, password change, disabled user or removed membership is answered only once every instance holding a lease has applied it, or its lease has run out (strict across hosts, see [Security](security.md#revocation-across-hosts)); `plain`: answered once the change is stored and published (strict on one host; another host may accept the old token for its own delay to the store). A store shared by several processes only: the embedded store is one process',
+      ),
+    leaseMs: integer(200, 60_000)
+      .default(2000)
+      .describe(
+        "length of an instance's lease, renewed four times per length: an instance cut off from the store stops trusting its session cache within this; a revocation waits at most 1.5 times this for an instance that does not answer",
+      ),
+  })
+  .meta({
+    description: 'How a revocation reaches the other instances (a Redis store).',
+    examples: [{ mode: 'lease', leaseMs: 1000 }],
+  });
+
 const signup = z
   .strictObject({
     enabled: boolean().default(false).describe('allow `POST /1/users`'),
@@ -792,6 +816,7 @@ export const configSchema = z
         examples: ['./seed.yaml'],
       }),
     tokens: tokens.default(() => tokens.parse({})),
+    revocation: revocation.default(() => revocation.parse({})),
     signup: signup.default({ enabled: false, cloudRegion: 'local' }),
     passwords: passwords.default({ bcryptCost: 10 }),
     limits: limits.default(() => limits.parse({})),

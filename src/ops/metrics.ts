@@ -6,7 +6,7 @@
  * route's label, a method, a status code, an error code), never a user,
  * tenant or path. The list with meanings: `docs/operations.md`.
  */
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { BatchedHistogram, type Series } from './batched-histogram.js';
 import { createRequestMetrics, DURATION_BUCKETS, type RequestRecord } from './request-metrics.js';
 
@@ -46,6 +46,8 @@ export interface Metrics {
   storeCall(operation: string, seconds: number, ok: boolean): void;
   /** How long a bcrypt job waited for a thread. */
   passwordWait(seconds: number): void;
+  /** A revocation confirmed by the lease holders (lease mode); `fenced`: some holder lost its lease. */
+  revocationConfirmed(seconds: number, fenced: boolean): void;
 }
 
 /** How long the store may take to answer the scrape's ping before it counts as down. */
@@ -181,6 +183,13 @@ export function createMetrics(sources: MetricSources): Metrics {
     labelNames: ['kind'] as const,
     registers: [registry],
   });
+  const confirmations = new Histogram({
+    name: 'tenant_gateway_revocation_confirm_seconds',
+    help: 'Time a revocation made here waited for every lease holder (lease mode), by whether a silent holder had to be fenced.',
+    labelNames: ['fenced'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
 
   return {
     registry,
@@ -213,6 +222,8 @@ export function createMetrics(sources: MetricSources): Metrics {
       series.observe(seconds);
     },
     passwordWait: (seconds) => passwordWait.observe(seconds),
+    revocationConfirmed: (seconds, fenced) =>
+      confirmations.observe({ fenced: fenced ? 'true' : 'false' }, seconds),
   };
 }
 

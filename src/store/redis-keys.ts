@@ -23,6 +23,14 @@
  * Why spread: these keys are written on every logout and read on every
  * request, and each is touched alone, so a tag per token id spreads that load
  * over every slot of a cluster instead of piling it onto the directory's.
+ *
+ * Revocation leases (`revocation.mode: lease`), under the tag `{leases}`:
+ * - `tg:{leases}:holders`               sorted set: instance id → lease end (Redis ms)
+ * - `tg:{leases}:acks:<confirmationId>` set: instance ids that applied a revocation
+ *
+ * One tag, because a confirmation's scripts read the holders and the
+ * acknowledgements together; they are written a few times a second per
+ * instance, never per request.
  */
 
 /** The tag that pins the identity directory to one cluster slot. */
@@ -39,6 +47,8 @@ export interface RedisKeys {
   readonly users: string;
   readonly tenants: string;
   revoked(jti: string): string;
+  readonly leaseHolders: string;
+  leaseAcks(confirmationId: string): string;
   /** Pub/sub channel of session events (a channel, not a key: no slot). */
   readonly sessionChannel: string;
 }
@@ -63,6 +73,8 @@ export function createRedisKeys(prefix: string): RedisKeys {
     users: `${dir}users`,
     tenants: `${dir}tenants`,
     revoked: (jti) => `${prefix}revoked:{${jti}}`,
+    leaseHolders: `${prefix}{leases}:holders`,
+    leaseAcks: (confirmationId) => `${prefix}{leases}:acks:${confirmationId}`,
     sessionChannel: `${prefix}sessions`,
   };
 }

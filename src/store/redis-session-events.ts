@@ -53,6 +53,7 @@ export function watchSessionEvents(
       watches.set(node, watch);
       watch.stop = watchOne(node, channel, {
         onEvent: (event) => listener.onEvent(event),
+        onConfirmationRequest: (id) => listener.onConfirmationRequest?.(id),
         onLive: (value) => {
           watch.live = value;
           update();
@@ -101,8 +102,7 @@ function watchOne(redis: Redis, channel: string, listener: SessionEventListener)
   });
   subscriber.on('message', (from: string, message: string) => {
     if (from !== channel) return;
-    const event = parseEvent(message);
-    if (event !== undefined) listener.onEvent(event);
+    deliver(message, listener);
   });
   subscriber.connect().catch(() => undefined);
 
@@ -124,32 +124,54 @@ function watchOne(redis: Redis, channel: string, listener: SessionEventListener)
   };
 }
 
-function parseEvent(message: string): SessionEvent | undefined {
+/**
+ * A session event, or a confirmation request (lease mode: `{kind: "confirm",
+ * id, events}`, its events delivered first). Anything else is not ours.
+ */
+function deliver(message: string, listener: SessionEventListener): void {
+  let parsed: unknown;
   try {
-    const event = JSON.parse(message) as Record<string, unknown>;
-    if (
-      event.kind === 'session-ended' &&
-      typeof event.userId === 'string' &&
-      Number.isSafeInteger(event.sessionVersion)
-    ) {
-      return {
-        kind: 'session-ended',
-        userId: event.userId,
-        sessionVersion: event.sessionVersion as number,
-      };
-    }
-    if (event.kind === 'token-revoked' && typeof event.jti === 'string') {
-      return { kind: 'token-revoked', jti: event.jti };
-    }
-    if (
-      (event.kind === 'membership-removed' || event.kind === 'membership-added') &&
-      typeof event.userId === 'string' &&
-      typeof event.tenantId === 'string'
-    ) {
-      return { kind: event.kind, userId: event.userId, tenantId: event.tenantId };
-    }
+    parsed = JSON.parse(message);
   } catch {
-    // Not ours: ignore.
+    return;
+  }
+  const request = parsed as { kind?: unknown; id?: unknown; events?: unknown };
+  if (request.kind === 'confirm') {
+    if (typeof request.id !== 'string' || !Array.isArray(request.events)) return;
+    const events = request.events.map(parseEvent);
+    // A request with a part we cannot read is never acknowledged: its revoker then fences us.
+    if (events.some((event) => event === undefined)) return;
+    for (const event of events as SessionEvent[]) listener.onEvent(event);
+    listener.onConfirmationRequest?.(request.id);
+    return;
+  }
+  const event = parseEvent(parsed);
+  if (event !== undefined) listener.onEvent(event);
+}
+
+function parseEvent(parsed: unknown): SessionEvent | undefined {
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const event = parsed as Record<string, unknown>;
+  if (
+    event.kind === 'session-ended' &&
+    typeof event.userId === 'string' &&
+    Number.isSafeInteger(event.sessionVersion)
+  ) {
+    return {
+      kind: 'session-ended',
+      userId: event.userId,
+      sessionVersion: event.sessionVersion as number,
+    };
+  }
+  if (event.kind === 'token-revoked' && typeof event.jti === 'string') {
+    return { kind: 'token-revoked', jti: event.jti };
+  }
+  if (
+    (event.kind === 'membership-removed' || event.kind === 'membership-added') &&
+    typeof event.userId === 'string' &&
+    typeof event.tenantId === 'string'
+  ) {
+    return { kind: event.kind, userId: event.userId, tenantId: event.tenantId };
   }
   return undefined;
 }

@@ -4,6 +4,7 @@ import { compareIds, normaliseEmail, revocationDeadlineMs } from './normalise.js
 import { connectRedis, type RedisConnectionOptions } from './redis-connection.js';
 import { redisRateLimiters } from './rate-limits.js';
 import { createRedisKeys } from './redis-keys.js';
+import { redisLeases } from './redis-leases.js';
 import { redisTopology, type RedisTopology } from './redis-topology.js';
 import { watchSessionEvents } from './redis-session-events.js';
 import {
@@ -266,6 +267,8 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     async isTokenRevoked(jti: string): Promise<boolean> {
       return (await attempt(() => redis.exists(keys.revoked(jti)))) === 1;
     },
+
+    leases: redisLeases(redis, keys, attempt),
 
     rateLimiter: redisRateLimiters(redis, options.keyPrefix),
 

@@ -86,6 +86,40 @@ export interface SessionEventListener {
    * true again).
    */
   onLive(live: boolean): void;
+  /**
+   * A confirmation request (lease mode): its events have just been given to
+   * `onEvent`; a lease holder acknowledges `confirmationId` once it has
+   * applied them.
+   */
+  onConfirmationRequest?(confirmationId: string): void;
+}
+
+/**
+ * Revocation leases (`revocation.mode: lease`): what makes a revocation
+ * strict across hosts. Each serving instance holds a short lease and trusts
+ * its session cache only while the lease is fresh; a revocation asks every
+ * holder to confirm it has applied the change, and the ones that do not lose
+ * their lease. Lease ends are kept on the store's clock. Only a store shared
+ * between processes has them.
+ */
+export interface RevocationLeases {
+  /**
+   * Takes or renews `holderId`'s lease for `ms`.
+   * @returns true when an unexpired lease was renewed; false when a new one was
+   * taken (the old one had ended or was fenced: the holder missed something).
+   */
+  hold(holderId: string, ms: number): Promise<boolean>;
+  release(holderId: string): Promise<void>;
+  /** Publishes `events` as one confirmation request to every instance. */
+  requestConfirmation(confirmationId: string, events: readonly SessionEvent[]): Promise<void>;
+  acknowledge(confirmationId: string, holderId: string): Promise<void>;
+  /** How many holders of a live lease have not acknowledged `confirmationId`. */
+  unacknowledged(confirmationId: string): Promise<number>;
+  /**
+   * Ends the lease of every live holder that has not acknowledged.
+   * @returns the longest time (ms) one of those leases had left; 0 for none.
+   */
+  fenceUnacknowledged(confirmationId: string): Promise<number>;
 }
 
 export interface Store {
@@ -164,6 +198,9 @@ export interface Store {
    * called. `onLive(true)` is called once delivery has begun.
    */
   watchSessions(listener: SessionEventListener): () => void;
+
+  /** Present when several processes share the store (Redis); see {@link RevocationLeases}. */
+  readonly leases?: RevocationLeases;
 
   /** A brute-force counter kept in this store (shared by every instance on it). */
   rateLimiter(spec: RateLimitSpec): RateLimiter;

@@ -7,6 +7,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { commandsDuring, leaseRenewals } from '../support/redis-commands.js';
 import { memberChange } from '../../src/cli/admin.js';
 import { validateConfig } from '../../src/config/index.js';
 import { basic, bearer, type TestGateway } from '../support/gateway.js';
@@ -26,6 +27,8 @@ let a: TestGateway;
 let b: TestGateway;
 let upstream: Upstream;
 let redis: Redis;
+/** The default lease (`revocation.leaseMs`). */
+const LEASE_MS = 2000;
 
 beforeAll(async () => {
   upstream = await startEchoUpstream();
@@ -39,18 +42,6 @@ afterAll(async () => {
   await fx.close();
   await upstream.close();
 });
-
-/** Commands the data path could issue (heartbeat PINGs and our own INFO excluded). */
-async function dataCommands(): Promise<number> {
-  const info = await redis.info('commandstats');
-  let calls = 0;
-  for (const line of info.split('\n')) {
-    const m = /^cmdstat_([a-z|]+):calls=(\d+)/.exec(line.trim());
-    if (m && !['ping', 'info', 'subscribe', 'client|kill', 'client|list'].includes(m[1] as string))
-      calls += Number(m[2]);
-  }
-  return calls;
-}
 
 const proxied = (gw: TestGateway, token: string) =>
   fetch(`${gw.url}/api/x`, { headers: { authorization: bearer(token) } });
@@ -72,12 +63,15 @@ it('a member removed on one instance loses the tenant on every instance at once'
     expect((await proxied(gw, globex.access_token)).status).toBe(200);
   }
   // Warm caches: the steady state makes no store call, membership included.
-  const before = await dataCommands();
-  for (let i = 0; i < 100; i++) {
-    expect((await proxied(a, acme.access_token)).status).toBe(200);
-    expect((await proxied(b, acme.access_token)).status).toBe(200);
-  }
-  expect(await dataCommands()).toBe(before);
+  const warm = await commandsDuring(redis, async () => {
+    for (let i = 0; i < 100; i++) {
+      expect((await proxied(a, acme.access_token)).status).toBe(200);
+      expect((await proxied(b, acme.access_token)).status).toBe(200);
+    }
+  });
+  expect(warm.data).toBe(0);
+  // Only the two instances' lease renewals, which run whatever the traffic.
+  expect(warm.scripts).toBeLessThanOrEqual(leaseRenewals(2, LEASE_MS, warm.elapsedMs));
 
   expect(await b.gateway.store.removeMember('acme', bobId)).toBe(true);
 
@@ -95,9 +89,11 @@ it('a member removed on one instance loses the tenant on every instance at once'
   await expectError(res, 403, 'tenant_access_denied');
 
   // Refusals are cached too: hammering with the dead token costs Redis nothing.
-  const refusedBefore = await dataCommands();
-  for (let i = 0; i < 20; i++) expect((await proxied(a, acme.access_token)).status).toBe(401);
-  expect(await dataCommands()).toBe(refusedBefore);
+  const refused = await commandsDuring(redis, async () => {
+    for (let i = 0; i < 20; i++) expect((await proxied(a, acme.access_token)).status).toBe(401);
+  });
+  expect(refused.data).toBe(0);
+  expect(refused.scripts).toBeLessThanOrEqual(leaseRenewals(2, LEASE_MS, refused.elapsedMs));
 });
 
 it('a member added back on one instance gets the tenant on every instance at once', async () => {

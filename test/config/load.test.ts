@@ -61,6 +61,13 @@ describe('key paths of problems', () => {
     ]);
   });
 
+  it('names bad revocation settings', () => {
+    expect(problemsOf('revocation: { mode: strict, leaseMs: 50 }\n')).toEqual([
+      'revocation.mode: must be one of lease, plain',
+      'revocation.leaseMs: must be at least 200',
+    ]);
+  });
+
   it('names a bad upstream by its index in routes', () => {
     const problems = problemsOf(
       ['routes:', route('/orders'), route('/billing', 'ftp://files.example.com')].join('\n'),
@@ -405,6 +412,7 @@ describe('defaults', () => {
         algorithms: ['EdDSA', 'ES256'],
         clockSkewSeconds: 30,
       },
+      revocation: { mode: 'lease', leaseMs: 2000 },
       signup: { enabled: false, cloudRegion: 'local' },
       passwords: { bcryptCost: 10 },
       limits: {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore } from '../../src/store/redis-store.js';
 import type { SessionEvent, Store } from '../../src/store/types.js';
 import { startCluster, type TestCluster } from '../support/redis-topologies.js';
+import { describeLeaseContract } from './store-contract-leases.js';
 import { describeStoreContract, newUser } from './store-contract.js';
 
 let cluster: TestCluster;
@@ -24,6 +25,11 @@ const openStore = (keyPrefix = `tg-test-${randomUUID().slice(0, 8)}:`): Promise<
   createRedisStore({ cluster: { nodes: cluster.nodes }, keyPrefix, commandTimeoutMs: 1000 });
 
 describeStoreContract('redis cluster', async () => {
+  const store = await openStore();
+  return { store, cleanup: () => store.close() };
+});
+
+describeLeaseContract('redis cluster', async () => {
   const store = await openStore();
   return { store, cleanup: () => store.close() };
 });

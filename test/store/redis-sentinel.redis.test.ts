@@ -9,6 +9,7 @@ import { isGatewayError } from '../../src/errors.js';
 import { createRedisStore } from '../../src/store/redis-store.js';
 import { findFreePort } from '../support/ports.js';
 import { startSentinelSet, type TestSentinelSet } from '../support/redis-topologies.js';
+import { describeLeaseContract } from './store-contract-leases.js';
 import { describeStoreContract } from './store-contract.js';
 
 let sentinel: TestSentinelSet;
@@ -22,6 +23,15 @@ afterAll(async () => {
 });
 
 describeStoreContract('redis via sentinel', async () => {
+  const store = await createRedisStore({
+    sentinel: { name: sentinel.name, nodes: sentinel.sentinels },
+    keyPrefix: `tg-test-${randomUUID()}:`,
+  });
+  // Each case has a prefix of its own: nothing to delete on a throw-away server.
+  return { store, cleanup: () => store.close() };
+});
+
+describeLeaseContract('redis via sentinel', async () => {
   const store = await createRedisStore({
     sentinel: { name: sentinel.name, nodes: sentinel.sentinels },
     keyPrefix: `tg-test-${randomUUID()}:`,

@@ -8,6 +8,7 @@ import { defineStoreScripts, REMOVAL_STALE } from '../../src/store/redis-scripts
 import { createRedisStore, redisUrlForDisplay } from '../../src/store/redis-store.js';
 import type { Store } from '../../src/store/types.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
+import { describeLeaseContract } from './store-contract-leases.js';
 import { describeStoreContract, newUser } from './store-contract.js';
 
 let server: TestRedisServer;
@@ -99,6 +100,22 @@ async function writeEverything(store: Store): Promise<{ userId: string; jti: str
 }
 
 describeStoreContract('redis', async () => {
+  const keyPrefix = freshPrefix();
+  const store = await createRedisStore({ url: server.url, keyPrefix });
+  return {
+    store,
+    async cleanup() {
+      await store.close();
+      // Only this case's keys: matters when REDIS_URL points at a shared server.
+      await withClient(async (redis) => {
+        const keys = [...(await scanKeys(redis, `${keyPrefix}*`))];
+        if (keys.length > 0) await redis.del(...keys);
+      });
+    },
+  };
+});
+
+describeLeaseContract('redis', async () => {
   const keyPrefix = freshPrefix();
   const store = await createRedisStore({ url: server.url, keyPrefix });
   return {

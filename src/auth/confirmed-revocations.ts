@@ -1,0 +1,107 @@
+/**
+ * Lease mode's revoker side: a store whose revoking writes — a token revoked,
+ * a password changed (or a user disabled), a membership, user or tenant
+ * removed — resolve only once every instance holding a revocation lease has
+ * applied the change, or no longer holds its lease. The caller answers 204
+ * after that, so a request that reaches any instance after the 204 is judged
+ * on the new state: the instance either applied it, or stopped trusting its
+ * cache when its lease ran out (`revocation-lease.ts`).
+ *
+ * The confirmation request carries the events themselves, so an instance
+ * needs no ordering between it and the write's own publication (on Redis
+ * Cluster they may come from different nodes).
+ */
+import { randomUUID } from 'node:crypto';
+import type { RevocationLeases, SessionEvent, Store } from '../store/types.js';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The longest pause between two looks at the acknowledgements (ms). */
+const MAX_POLL_MS = 20;
+
+export interface ConfirmationObserver {
+  /** A revocation confirmed in `seconds`; `fenced`: some holder did not answer and lost its lease. */
+  (seconds: number, fenced: boolean): void;
+}
+
+/**
+ * `store` with its revoking writes confirmed; `store` itself when it has no
+ * leases. Holders get half a lease to acknowledge; the lease of one that has
+ * not is then ended and waited out, so a revocation takes at most 1.5 leases.
+ */
+export function confirmRevocations(
+  store: Store,
+  leaseMs: number,
+  observe?: ConfirmationObserver,
+): Store {
+  const leases = store.leases;
+  if (leases === undefined) return store;
+  const confirm = async (events: SessionEvent[]): Promise<void> => {
+    if (events.length === 0) return;
+    const started = performance.now();
+    const fenced = await confirmed(leases, events, leaseMs / 2);
+    observe?.((performance.now() - started) / 1000, fenced);
+  };
+  return {
+    ...store,
+    async setPasswordHash(userId, passwordHash) {
+      const sessionVersion = await store.setPasswordHash(userId, passwordHash);
+      if (sessionVersion !== null)
+        await confirm([{ kind: 'session-ended', userId, sessionVersion }]);
+      return sessionVersion;
+    },
+    async revokeToken(jti, expiresAt) {
+      await store.revokeToken(jti, expiresAt);
+      await confirm([{ kind: 'token-revoked', jti }]);
+    },
+    async removeMember(tenantId, userId) {
+      const removed = await store.removeMember(tenantId, userId);
+      if (removed) await confirm([{ kind: 'membership-removed', userId, tenantId }]);
+      return removed;
+    },
+    async removeUser(userId) {
+      const tenantIds = await store.removeUser(userId);
+      await confirm(
+        (tenantIds ?? []).map((tenantId) => ({ kind: 'membership-removed', userId, tenantId })),
+      );
+      return tenantIds;
+    },
+    async removeOrgTenant(tenantId) {
+      const userIds = await store.removeOrgTenant(tenantId);
+      await confirm(
+        (userIds ?? []).map((userId) => ({ kind: 'membership-removed', userId, tenantId })),
+      );
+      return userIds;
+    },
+  };
+}
+
+/**
+ * Publishes the confirmation request and waits for every live holder's
+ * acknowledgement, at most `waitMs`; then fences the silent ones and waits
+ * out what their leases had left. Resolves whether any was fenced.
+ */
+async function confirmed(
+  leases: RevocationLeases,
+  events: readonly SessionEvent[],
+  waitMs: number,
+): Promise<boolean> {
+  const id = randomUUID();
+  await leases.requestConfirmation(id, events);
+  const deadline = performance.now() + waitMs;
+  for (
+    let pause = 1;
+    (await leases.unacknowledged(id)) > 0;
+    pause = Math.min(pause * 2, MAX_POLL_MS)
+  ) {
+    const left = deadline - performance.now();
+    if (left > 0) {
+      await sleep(Math.min(pause, left));
+      continue;
+    }
+    const leaseLeft = await leases.fenceUnacknowledged(id);
+    if (leaseLeft > 0) await sleep(leaseLeft);
+    return true;
+  }
+  return false;
+}

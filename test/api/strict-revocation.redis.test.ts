@@ -1,0 +1,239 @@
+/**
+ * Revocation across hosts (lease mode, the default): after the 204 of a
+ * logout, no instance accepts the token, whatever its link to Redis — one
+ * instance's Redis connections go through a relay adding 200 ms each way,
+ * another's are cut (held, as a partition holds them), a third loses only
+ * its event subscription. Plain mode on the same links accepts the old
+ * token on the slow instance: the thing lease mode is for.
+ */
+import { performance } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
+import {
+  BOB,
+  startIdentityFixture,
+  tokenFor,
+  type IdentityFixture,
+} from '../support/identity-fixture.js';
+import { scrape, total } from '../support/prometheus-text.js';
+import { startTcpRelay, type TcpRelay } from '../support/tcp-relay.js';
+
+const LEASE_MS = 2000;
+const ONE_WAY_DELAY_MS = 200;
+
+const tenantOn = (gw: TestGateway, token: string) =>
+  fetch(`${gw.url}/1/tenants/current`, { headers: { authorization: bearer(token) } });
+
+const logout = (gw: TestGateway, token: string) =>
+  fetch(`${gw.url}/1/token`, { method: 'DELETE', headers: { authorization: bearer(token) } });
+
+/** A gateway of the fixture whose Redis connections all go through `relay`. */
+async function startBehind(fx: IdentityFixture, relay: TcpRelay): Promise<TestGateway> {
+  const { seed: _seed, store, ...rest } = fx.config as { seed?: string; store: { redis: object } };
+  const gw = await startTestGateway({
+    ...rest,
+    store: { redis: { ...store.redis, url: relay.url } },
+  });
+  await waitUntilTrusted(gw);
+  return gw;
+}
+
+/** Until the gateway trusts its session cache: events live and, in lease mode, a lease held. */
+async function waitUntilTrusted(gw: TestGateway): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (total(await scrape(gw.url), 'tenant_gateway_session_events_live') === 1) return;
+    if (Date.now() > deadline) throw new Error(`${gw.url} never trusted its session cache`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** `count` tokens of one user, issued one at a time (logins in progress per account are capped). */
+async function issue(gw: TestGateway, count: number): Promise<string[]> {
+  const tokens: string[] = [];
+  while (tokens.length < count) tokens.push((await tokenFor(gw.url, BOB, 'acme')).access_token);
+  return tokens;
+}
+
+/**
+ * `token` warmed (accepted, so cached) on every instance of `checked`; logout
+ * on `revoker`; then one request to each checked instance. Returns how many
+ * of those accepted the token, and the logout's time.
+ */
+async function pair(token: string, revoker: TestGateway, checked: readonly TestGateway[]) {
+  for (const gw of checked) expect((await tenantOn(gw, token)).status).toBe(200);
+  const started = performance.now();
+  const answer = await logout(revoker, token);
+  const ms = performance.now() - started;
+  expect(answer.status).toBe(204);
+  const after = await Promise.all(checked.map((gw) => tenantOn(gw, token)));
+  return { accepted: after.filter((res) => res.status === 200).length, ms };
+}
+
+/** One pair per token, `parallel` at a time. */
+async function pairs(
+  tokens: readonly string[],
+  parallel: number,
+  run: (token: string) => ReturnType<typeof pair>,
+) {
+  const results: Awaited<ReturnType<typeof pair>>[] = [];
+  const queue = [...tokens];
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      for (let token = queue.shift(); token !== undefined; token = queue.shift())
+        results.push(await run(token));
+    }),
+  );
+  return results;
+}
+
+describe('lease mode', () => {
+  let fx: IdentityFixture;
+  let slowRelay: TcpRelay;
+  let a: TestGateway;
+  let slow: TestGateway;
+  beforeAll(async () => {
+    fx = await startIdentityFixture({ revocation: { mode: 'lease', leaseMs: LEASE_MS } });
+    a = fx.gw;
+    await waitUntilTrusted(a);
+    slowRelay = await startTcpRelay(fx.redis.port, { delayMs: ONE_WAY_DELAY_MS });
+    slow = await startBehind(fx, slowRelay);
+  }, 60_000);
+  afterAll(async () => {
+    await slow?.close();
+    await slowRelay?.close();
+    await fx?.close();
+  });
+
+  it('after the 204 of a logout no instance accepts the token, one of them 200 ms from Redis', async () => {
+    const results = await pairs(await issue(a, 200), 20, (token) => pair(token, a, [a, slow]));
+    expect(results).toHaveLength(200);
+    expect(results.reduce((sum, r) => sum + r.accepted, 0)).toBe(0);
+    // The 204 waited for the slow instance's acknowledgement: at least its round trip.
+    const fastest = Math.min(...results.map((r) => r.ms));
+    expect(fastest).toBeGreaterThanOrEqual(2 * ONE_WAY_DELAY_MS);
+  }, 120_000);
+
+  it('the slow instance revoking holds too', async () => {
+    const results = await pairs(await issue(a, 20), 10, (token) => pair(token, slow, [a, slow]));
+    expect(results.reduce((sum, r) => sum + r.accepted, 0)).toBe(0);
+  }, 60_000);
+
+  it('a cut-off instance refuses once its lease ends, and a revocation waits at most 1.5 leases for it', async () => {
+    const relay = await startTcpRelay(fx.redis.port);
+    const isolated = await startBehind(fx, relay);
+    try {
+      const { access_token: revoked } = await tokenFor(a.url, BOB, 'acme');
+      const { access_token: kept } = await tokenFor(a.url, BOB, 'globex');
+      for (const token of [revoked, kept])
+        expect((await tenantOn(isolated, token)).status).toBe(200);
+      relay.blackhole(true);
+      const started = performance.now();
+      expect((await logout(a, revoked)).status).toBe(204);
+      // Bounded by 1.5 leases; the rest is slack for a loaded machine.
+      expect(performance.now() - started).toBeLessThan(1.5 * LEASE_MS + 3000);
+      // Past its lease the instance reads the store, which it cannot reach: 503, never 200.
+      expect((await tenantOn(isolated, revoked)).status).toBe(503);
+      expect((await tenantOn(isolated, kept)).status).toBe(503);
+      relay.blackhole(false);
+      // Healed: a new lease, an emptied cache, and the kept token good again.
+      await waitUntilTrusted(isolated);
+      expect((await tenantOn(isolated, kept)).status).toBe(200);
+      expect((await tenantOn(isolated, revoked)).status).toBe(401);
+    } finally {
+      relay.blackhole(false);
+      await isolated.close();
+      await relay.close();
+    }
+  }, 60_000);
+
+  it('a stopped instance gives its lease up: revocations do not wait for it', async () => {
+    const relay = await startTcpRelay(fx.redis.port);
+    const leaving = await startBehind(fx, relay);
+    await leaving.close();
+    await relay.close();
+    const before = total(await scrape(a.url), 'tenant_gateway_revocation_confirm_seconds_count', {
+      fenced: 'true',
+    });
+    const { access_token: token } = await tokenFor(a.url, BOB, 'acme');
+    expect((await logout(a, token)).status).toBe(204);
+    const after = total(await scrape(a.url), 'tenant_gateway_revocation_confirm_seconds_count', {
+      fenced: 'true',
+    });
+    expect(after).toBe(before);
+  }, 60_000);
+});
+
+/**
+ * A short lease, so that the 204 comes before the deaf instance's own
+ * heartbeat could notice its subscription is gone (1–2 s): only the fence
+ * stops it answering from its cache.
+ */
+describe('lease mode, an instance deaf to events', () => {
+  let fx: IdentityFixture;
+  beforeAll(async () => {
+    fx = await startIdentityFixture({ revocation: { mode: 'lease', leaseMs: 300 } });
+    await waitUntilTrusted(fx.gw);
+  }, 60_000);
+  afterAll(() => fx?.close());
+
+  it('an instance that stops hearing events is fenced: the 204 waits out its lease, then it refuses', async () => {
+    const relay = await startTcpRelay(fx.redis.port);
+    const deaf = await startBehind(fx, relay);
+    try {
+      const { access_token: token } = await tokenFor(fx.gw.url, BOB, 'acme');
+      expect((await tenantOn(deaf, token)).status).toBe(200);
+      // Its first connection carries commands (lease renewals go on); the second, its subscription.
+      expect(relay.links.length).toBeGreaterThanOrEqual(2);
+      relay.links[1]?.blackhole(true);
+      const before = total(
+        await scrape(fx.gw.url),
+        'tenant_gateway_revocation_confirm_seconds_count',
+        {
+          fenced: 'true',
+        },
+      );
+      expect((await logout(fx.gw, token)).status).toBe(204);
+      expect((await tenantOn(deaf, token)).status).toBe(401);
+      const after = total(
+        await scrape(fx.gw.url),
+        'tenant_gateway_revocation_confirm_seconds_count',
+        {
+          fenced: 'true',
+        },
+      );
+      expect(after).toBe(before + 1);
+    } finally {
+      relay.blackhole(false);
+      await deaf.close();
+      await relay.close();
+    }
+  }, 60_000);
+});
+
+describe('plain mode, the same links', () => {
+  let fx: IdentityFixture;
+  let slowRelay: TcpRelay;
+  let slow: TestGateway;
+  beforeAll(async () => {
+    fx = await startIdentityFixture({ revocation: { mode: 'plain' } });
+    slowRelay = await startTcpRelay(fx.redis.port, { delayMs: ONE_WAY_DELAY_MS });
+    slow = await startBehind(fx, slowRelay);
+  }, 60_000);
+  afterAll(async () => {
+    await slow?.close();
+    await slowRelay?.close();
+    await fx?.close();
+  });
+
+  it('the slow instance accepts the old token after the 204 (what lease mode prevents)', async () => {
+    const results = await pairs(await issue(fx.gw, 20), 10, (token) => pair(token, fx.gw, [slow]));
+    expect(results.reduce((sum, r) => sum + r.accepted, 0)).toBeGreaterThan(0);
+    // And the instance does catch up: once the event has crossed the link, refused.
+    const { access_token: token } = await tokenFor(fx.gw.url, BOB, 'acme');
+    expect((await tenantOn(slow, token)).status).toBe(200);
+    expect((await logout(fx.gw, token)).status).toBe(204);
+    await new Promise((resolve) => setTimeout(resolve, 4 * ONE_WAY_DELAY_MS));
+    expect((await tenantOn(slow, token)).status).toBe(401);
+  }, 60_000);
+});
