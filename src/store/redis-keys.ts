@@ -23,6 +23,11 @@
  * Why spread: these keys are written on every logout and read on every
  * request, and each is touched alone, so a tag per token id spreads that load
  * over every slot of a cluster instead of piling it onto the directory's.
+ *
+ * Audit streams (`audit-log.ts`), one Redis Stream each, untagged (each is
+ * written alone, so they spread over the slots like the deny-list):
+ * - `tg:audit:users`                    user-level events
+ * - `tg:audit:tenant:<tenantId>`        the events of one tenant
  */
 
 /** The tag that pins the identity directory to one cluster slot. */
@@ -39,6 +44,8 @@ export interface RedisKeys {
   readonly users: string;
   readonly tenants: string;
   revoked(jti: string): string;
+  /** The Redis Stream of an audit stream (`users`, `tenant:<id>`); `audit('')` is their common start. */
+  audit(stream: string): string;
   /** Pub/sub channel of session events (a channel, not a key: no slot). */
   readonly sessionChannel: string;
 }
@@ -63,6 +70,7 @@ export function createRedisKeys(prefix: string): RedisKeys {
     users: `${dir}users`,
     tenants: `${dir}tenants`,
     revoked: (jti) => `${prefix}revoked:{${jti}}`,
+    audit: (stream) => `${prefix}audit:${stream}`,
     sessionChannel: `${prefix}sessions`,
   };
 }
