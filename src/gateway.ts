@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerOptions } f
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createApiApp } from './api/app.js';
+import { createAuditRecorder, type AuditRecorder } from './audit/recorder.js';
 import { createAccounts, type Accounts } from './auth/accounts.js';
 import { createAuthenticator, type Authenticate } from './auth/authenticate.js';
 import { createBruteForceGuard, type BruteForceGuard } from './auth/brute-force.js';
@@ -82,6 +83,8 @@ export interface Core {
   sessions: SessionGuard;
   verifier: TokenVerifier;
   bruteForce: BruteForceGuard;
+  /** Audit events: to the log and the store's streams (`config.audit` bounds them). */
+  audit: AuditRecorder;
   /** Stops the session watch, the password pool and the store. */
   close(): Promise<void>;
 }
@@ -92,6 +95,8 @@ export interface CoreObservers {
   passwordWait: (seconds: number) => void;
   /** Spans for store calls and password checks; undefined when tracing is off. */
   step?: TraceStep | undefined;
+  /** An audit event the store did not take. */
+  auditWriteFailure?: () => void;
 }
 
 export async function createCore(
@@ -133,6 +138,17 @@ export async function createCore(
       bruteForce,
     });
     const authenticate = createAuthenticator({ tokens: verifier, sessions });
+    const { maxEventsPerStream, maxAgeDays } = config.audit;
+    const audit = createAuditRecorder({
+      streams: store.auditLog({
+        maxEventsPerStream,
+        maxAgeSeconds: maxAgeDays === undefined ? undefined : maxAgeDays * 86_400,
+      }),
+      log,
+      ...(observers?.auditWriteFailure === undefined
+        ? {}
+        : { onWriteFailure: observers.auditWriteFailure }),
+    });
     return {
       store,
       keyring,
@@ -142,6 +158,7 @@ export async function createCore(
       sessions,
       verifier,
       bruteForce,
+      audit,
       close,
     };
   } catch (err) {
@@ -171,6 +188,7 @@ export async function createGateway(
     storeCall: (operation, seconds, ok) => metrics.storeCall(operation, seconds, ok),
     passwordWait: (seconds) => metrics.passwordWait(seconds),
     step: tracing?.step,
+    auditWriteFailure: () => metrics.auditWriteFailure(),
   }).catch(async (err: unknown) => {
     await tracing?.shutdown();
     throw err;
@@ -274,6 +292,7 @@ export async function createGateway(
     bodyLimit: config.limits.bodyBytes,
     onTokenIssued: () => metrics.tokenIssued(),
     onLoginRefused: (reason) => metrics.loginRefused(reason),
+    audit: core.audit,
     scopeOf,
   });
   const handler = createRequestHandler({
@@ -420,6 +439,7 @@ const RESTART_KEYS = [
   'signup',
   'passwords',
   'limits',
+  'audit',
   'server',
   'upstreamPool',
   'log',

@@ -46,6 +46,8 @@ export interface Metrics {
   storeCall(operation: string, seconds: number, ok: boolean): void;
   /** How long a bcrypt job waited for a thread. */
   passwordWait(seconds: number): void;
+  /** An audit event the store did not take (it was logged). */
+  auditWriteFailure(): void;
 }
 
 /** How long the store may take to answer the scrape's ping before it counts as down. */
@@ -85,6 +87,11 @@ export function createMetrics(sources: MetricSources): Metrics {
     name: 'tenant_gateway_login_failures_total',
     help: 'Refused Basic logins on the identity endpoints by reason (invalid_credentials, too_many_requests: locked out or throttled).',
     labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const auditWriteFailures = new Counter({
+    name: 'tenant_gateway_audit_write_failures_total',
+    help: 'Audit events the store did not take (each is still in the log, with the reason).',
     registers: [registry],
   });
   const storeErrors = new Counter({
@@ -213,6 +220,7 @@ export function createMetrics(sources: MetricSources): Metrics {
       series.observe(seconds);
     },
     passwordWait: (seconds) => passwordWait.observe(seconds),
+    auditWriteFailure: () => auditWriteFailures.inc(),
   };
 }
 
