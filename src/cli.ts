@@ -12,6 +12,7 @@ import {
 import { isGatewayError } from './errors.js';
 import { VERSION } from './version.js';
 import * as admin from './cli/admin.js';
+import { auditTail, type TailOptions } from './cli/audit.js';
 import { resolveConfig } from './cli/config-option.js';
 import { health } from './cli/health.js';
 import { keysAdd, keysList, keysRetire } from './cli/keys.js';
@@ -177,6 +178,20 @@ configurable(
     .option('--now', 'remove it at once: the tokens it signed are refused from the next reload'),
 ).action(async (kid: string, options: { now?: boolean }, command: Command) =>
   keysRetire(await configOf(command), kid, options),
+);
+
+const audit = program.command('audit').description('the audit streams (docs/audit.md)');
+configurable(
+  audit
+    .command('tail')
+    .description(
+      'print audit events as JSON lines, oldest first: one tenant’s, or every stream merged by time',
+    )
+    .option('--tenant <tenant_id>', "only this tenant's stream")
+    .option('--since <when>', 'from an ISO 8601 time, or a duration back from now (15m, 2h, 7d)')
+    .option('--follow', 'then print new events as they come, until interrupted'),
+).action(async (options: TailOptions, command: Command) =>
+  auditTail(await configOf(command), options),
 );
 
 configurable(

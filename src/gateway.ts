@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerOptions } f
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { createApiApp } from './api/app.js';
+import { createAuditRecorder, type AuditRecorder } from './audit/recorder.js';
 import { createAccounts, type Accounts } from './auth/accounts.js';
 import { createAuthenticator, type Authenticate } from './auth/authenticate.js';
 import { createBruteForceGuard, type BruteForceGuard } from './auth/brute-force.js';
@@ -83,6 +84,8 @@ export interface Core {
   sessions: SessionGuard;
   verifier: TokenVerifier;
   bruteForce: BruteForceGuard;
+  /** Audit events: to the log and the store's streams (`config.audit` bounds them). */
+  audit: AuditRecorder;
   /** Stops the session watch, the password pool and the store. */
   close(): Promise<void>;
 }
@@ -95,6 +98,8 @@ export interface CoreObservers {
   step?: TraceStep | undefined;
   /** A revocation confirmed by every lease holder (lease mode). */
   revocationConfirmed?: ConfirmationObserver;
+  /** An audit event the store did not take. */
+  auditWriteFailure?: () => void;
 }
 
 /**
@@ -148,6 +153,17 @@ export async function createCore(
       bruteForce,
     });
     const authenticate = createAuthenticator({ tokens: verifier, sessions });
+    const { maxEventsPerStream, maxAgeDays } = config.audit;
+    const audit = createAuditRecorder({
+      streams: store.auditLog({
+        maxEventsPerStream,
+        maxAgeSeconds: maxAgeDays === undefined ? undefined : maxAgeDays * 86_400,
+      }),
+      log,
+      ...(observers?.auditWriteFailure === undefined
+        ? {}
+        : { onWriteFailure: observers.auditWriteFailure }),
+    });
     return {
       store,
       keyring,
@@ -157,6 +173,7 @@ export async function createCore(
       sessions,
       verifier,
       bruteForce,
+      audit,
       close,
     };
   } catch (err) {
@@ -190,6 +207,7 @@ export async function createGateway(
       passwordWait: (seconds) => metrics.passwordWait(seconds),
       step: tracing?.step,
       revocationConfirmed: (seconds, fenced) => metrics.revocationConfirmed(seconds, fenced),
+      auditWriteFailure: () => metrics.auditWriteFailure(),
     },
     { serving: true },
   ).catch(async (err: unknown) => {
@@ -295,6 +313,7 @@ export async function createGateway(
     bodyLimit: config.limits.bodyBytes,
     onTokenIssued: () => metrics.tokenIssued(),
     onLoginRefused: (reason) => metrics.loginRefused(reason),
+    audit: core.audit,
     scopeOf,
   });
   const handler = createRequestHandler({
@@ -442,6 +461,7 @@ const RESTART_KEYS = [
   'signup',
   'passwords',
   'limits',
+  'audit',
   'server',
   'upstreamPool',
   'log',

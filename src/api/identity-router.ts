@@ -6,11 +6,15 @@
 import type { IncomingMessage } from 'node:http';
 import { Router } from '@koa/router';
 import { z } from 'zod';
+import type { AuditActor } from '../audit/events.js';
+import type { AuditRecorder } from '../audit/recorder.js';
 import type { Accounts } from '../auth/accounts.js';
 import type { Authenticate, Principal } from '../auth/authenticate.js';
+import { parseBasicAuthorization } from '../auth/basic.js';
 import type { BruteForceGuard } from '../auth/brute-force.js';
 import type { SessionGuard } from '../auth/sessions.js';
 import { GatewayError, isGatewayError } from '../errors.js';
+import { normaliseEmail } from '../store/normalise.js';
 import type { Store, UserRecord } from '../store/types.js';
 import { tenantRecord, tenantSummary } from './representations.js';
 import { readJsonBody, singleQueryParam } from './request-input.js';
@@ -29,6 +33,8 @@ export interface IdentityRouterDeps {
   onTokenIssued?: () => void;
   /** Told of every Basic login refused: wrong credentials, or throttled (metrics). */
   onLoginRefused?: (reason: 'invalid_credentials' | 'too_many_requests') => void;
+  /** Logins, tokens, logouts, signups and password changes are recorded here. */
+  audit: AuditRecorder;
   bodyLimit: number;
 }
 
@@ -41,27 +47,57 @@ const signupBody = z.strictObject({
 const passwordBody = z.strictObject({ password: z.string() });
 
 export function createIdentityRouter(deps: IdentityRouterDeps): Router<ApiState> {
-  const { store, accounts, authenticate, bodyLimit } = deps;
+  const { store, accounts, authenticate, bodyLimit, audit } = deps;
   const router = new Router<ApiState>({ prefix: '/1' });
+
+  /** The audit actor of a request acting as `email`. */
+  const actor = (ctx: ApiContext, email: string): AuditActor => ({
+    source: 'api',
+    actor: email,
+    client_ip: deps.clientIp(ctx.req),
+    request_id: ctx.state.scope.requestId,
+  });
 
   /** The Basic-authenticated user. */
   async function logIn(ctx: ApiContext): Promise<UserRecord> {
+    const authorization = ctx.get('authorization') || undefined;
     try {
-      const user = await accounts.logIn(
-        ctx.get('authorization') || undefined,
-        deps.clientIp(ctx.req),
-        abandoned(ctx),
-      );
+      const user = await accounts.logIn(authorization, deps.clientIp(ctx.req), abandoned(ctx));
       ctx.state.scope.userId = user.id;
+      await audit.record('login_succeeded', actor(ctx, user.email), {
+        user_id: user.id,
+        user_email: user.email,
+      });
       return user;
     } catch (err) {
       if (
         isGatewayError(err) &&
         (err.code === 'invalid_credentials' || err.code === 'too_many_requests')
-      )
+      ) {
         deps.onLoginRefused?.(err.code);
+        await auditRefusedLogin(ctx, authorization, err.code);
+      }
       throw err;
     }
+  }
+
+  /**
+   * A refused login is recorded when it tried an e-mail: a request without
+   * (readable) Basic credentials tried nobody's password.
+   */
+  async function auditRefusedLogin(
+    ctx: ApiContext,
+    authorization: string | undefined,
+    code: 'invalid_credentials' | 'too_many_requests',
+  ): Promise<void> {
+    let email: string;
+    try {
+      email = normaliseEmail(parseBasicAuthorization(authorization).email);
+    } catch {
+      return;
+    }
+    const kind = code === 'invalid_credentials' ? 'login_failed' : 'login_locked_out';
+    await audit.record(kind, actor(ctx, email), { user_email: email });
   }
 
   /** Basic-authenticated user whose id (or `current`) is in the path. */
@@ -95,6 +131,12 @@ export function createIdentityRouter(deps: IdentityRouterDeps): Router<ApiState>
     const { token, claims, tenant } = await accounts.grantToken(user, tenantId);
     ctx.state.scope.tenantId = tenant.tenantId;
     deps.onTokenIssued?.();
+    await audit.record('token_issued', actor(ctx, user.email), {
+      tenant_id: tenant.tenantId,
+      user_id: user.id,
+      user_email: user.email,
+      jti: claims.jti,
+    });
     noStore(ctx);
     ctx.set('pragma', 'no-cache');
     ctx.body = {
@@ -114,6 +156,12 @@ export function createIdentityRouter(deps: IdentityRouterDeps): Router<ApiState>
   router.delete('/token', async (ctx) => {
     const principal = await bearer(ctx);
     await deps.sessions.revoke(principal.claims);
+    await audit.record('logout', actor(ctx, principal.email), {
+      tenant_id: principal.tenantId,
+      user_id: principal.userId,
+      user_email: principal.email,
+      jti: principal.claims.jti,
+    });
     ctx.status = 204;
   });
 
@@ -134,6 +182,11 @@ export function createIdentityRouter(deps: IdentityRouterDeps): Router<ApiState>
     await deps.bruteForce.signup(deps.clientIp(ctx.req));
     const body = await readJsonBody(ctx, signupBody, bodyLimit);
     const user = await accounts.signUp(body);
+    await audit.record('user_created', actor(ctx, user.email), {
+      tenant_id: user.personalTenantId,
+      user_id: user.id,
+      user_email: user.email,
+    });
     noStore(ctx);
     ctx.status = 201;
     ctx.body = { user_id: user.id, user_email: user.email, tenant_id: user.personalTenantId };
@@ -143,6 +196,10 @@ export function createIdentityRouter(deps: IdentityRouterDeps): Router<ApiState>
     const user = await pathUser(ctx, ctx.params.user_id as string);
     const body = await readJsonBody(ctx, passwordBody, bodyLimit);
     await accounts.changePassword(user, body.password);
+    await audit.record('password_changed', actor(ctx, user.email), {
+      user_id: user.id,
+      user_email: user.email,
+    });
     ctx.status = 204;
   });
 

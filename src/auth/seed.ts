@@ -14,6 +14,8 @@
 import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
+import type { AuditActor } from '../audit/events.js';
+import type { AuditRecorder } from '../audit/recorder.js';
 import { describeIssue, problemMessages } from '../config/problems.js';
 import type { Store, TenantRecord } from '../store/types.js';
 import { normaliseEmail } from '../store/normalise.js';
@@ -149,16 +151,27 @@ function crossCheck(seed: SeedData): string[] {
   return problems;
 }
 
+const SEED: AuditActor = { source: 'seed', actor: 'seed' };
+
 /**
  * Writes the seed into the store. A tenant id that is somebody's personal
- * tenant is refused before anything is written.
+ * tenant is refused before anything is written. Each change it makes is an
+ * audit event (none when the store already matched).
  * @throws SeedError
  */
 export async function applySeed(
   seed: SeedData,
-  deps: { store: Store; accounts: Accounts; passwords: PasswordHasher; now?: () => number },
+  deps: {
+    store: Store;
+    accounts: Accounts;
+    passwords: PasswordHasher;
+    audit?: AuditRecorder;
+    now?: () => number;
+  },
 ): Promise<SeedSummary> {
   const { store, accounts, passwords } = deps;
+  const audit: AuditRecorder['record'] = (kind, actor, subject) =>
+    deps.audit?.record(kind, actor, subject) ?? Promise.resolve();
   const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
   const summary: SeedSummary = {
     usersCreated: 0,
@@ -187,6 +200,11 @@ export async function applySeed(
       });
       ids.set(email, user.id);
       summary.usersCreated++;
+      await audit('user_created', SEED, {
+        tenant_id: user.personalTenantId,
+        user_id: user.id,
+        user_email: user.email,
+      });
       continue;
     }
     ids.set(email, existing.id);
@@ -202,6 +220,7 @@ export async function applySeed(
       // A new password ends the user's sessions, as it does through the API.
       await store.setPasswordHash(existing.id, disabled ? disabledHash(hash) : hash);
       summary.passwordsChanged++;
+      await audit('password_changed', SEED, { user_id: existing.id, user_email: email });
     }
   }
 
@@ -217,22 +236,31 @@ export async function applySeed(
     if (existing === null) {
       await store.upsertTenant(input, now());
       summary.tenantsCreated++;
-    } else if (differs(existing, input)) {
+      await audit('tenant_created', SEED, { tenant_id: t.tenant_id });
+    } else if (tenantDiffers(existing, input)) {
       await store.upsertTenant(input, now());
       summary.tenantsUpdated++;
+      await audit('tenant_updated', SEED, { tenant_id: t.tenant_id });
     }
     for (const m of t.members) {
-      const userId = ids.get(normaliseEmail(m)) as string;
+      const email = normaliseEmail(m);
+      const userId = ids.get(email) as string;
       if (!(await store.isMember(t.tenant_id, userId))) {
         await store.addMember(t.tenant_id, userId);
         summary.membershipsAdded++;
+        await audit('member_added', SEED, {
+          tenant_id: t.tenant_id,
+          user_id: userId,
+          user_email: email,
+        });
       }
     }
   }
   return summary;
 }
 
-function differs(
+/** Whether an upsert of `input` would change `existing`. */
+export function tenantDiffers(
   existing: TenantRecord,
   input: Pick<TenantRecord, 'type' | 'name' | 'cloudRegion' | 'createdBy'>,
 ): boolean {

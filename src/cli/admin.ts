@@ -2,11 +2,13 @@
  * The CLI's store commands (seed, users, tenants, memberships). They
  * talk to the configured Redis store directly: with the in-memory store there
  * is nothing outside the running gateway to change. Results go to stdout as
- * JSON; logs go to stderr.
+ * JSON; logs go to stderr. Each change is an audit event (`source: cli`).
  */
+import { userInfo } from 'node:os';
+import type { AuditActor } from '../audit/events.js';
 import { checkEmail, isValidTenantId } from '../auth/accounts.js';
 import { isDisabledHash } from '../auth/disabled.js';
-import { applySeed, readSeedFile } from '../auth/seed.js';
+import { applySeed, readSeedFile, tenantDiffers } from '../auth/seed.js';
 import { tenantRecord } from '../api/representations.js';
 import type { LoadedConfig } from '../config/index.js';
 import { createCore, type Core } from '../gateway.js';
@@ -36,6 +38,17 @@ async function withCore<T>(loaded: LoadedConfig, work: (core: Core) => Promise<T
   }
 }
 
+/** The CLI's audit actor: the OS account that ran it (the store knows no admin users). */
+function cliActor(): AuditActor {
+  let name: string;
+  try {
+    name = userInfo().username;
+  } catch {
+    name = 'unknown';
+  }
+  return { source: 'cli', actor: `cli:${name}` };
+}
+
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 
 export async function seedCommand(loaded: LoadedConfig, file: string): Promise<void> {
@@ -62,6 +75,11 @@ export async function userAdd(
       password,
       ...(options.name ? { name: options.name } : {}),
     });
+    await core.audit.record('user_created', cliActor(), {
+      tenant_id: user.personalTenantId,
+      user_id: user.id,
+      user_email: user.email,
+    });
     print({ user_id: user.id, user_email: user.email, tenant_id: user.personalTenantId });
   });
 }
@@ -80,6 +98,10 @@ export async function userPassword(
     const user = await core.store.findUserByEmail(email);
     if (user === null) throw new UsageError(`no user ${email}`);
     await core.accounts.changePassword(user, password);
+    await core.audit.record('password_changed', cliActor(), {
+      user_id: user.id,
+      user_email: user.email,
+    });
     print({ user_id: user.id, user_email: user.email, sessions: 'ended' });
   });
 }
@@ -113,6 +135,11 @@ export async function userSetDisabled(
     const user = await core.store.findUserByEmail(email);
     if (user === null) throw new UsageError(`no user ${email}`);
     const changed = await core.accounts.setDisabled(user, disabled);
+    if (changed)
+      await core.audit.record(disabled ? 'user_disabled' : 'user_enabled', cliActor(), {
+        user_id: user.id,
+        user_email: user.email,
+      });
     print({
       user_id: user.id,
       user_email: user.email,
@@ -133,6 +160,7 @@ export async function userRemove(loaded: LoadedConfig, email: string): Promise<v
     const user = await core.store.findUserByEmail(email);
     const left = user === null ? null : await core.store.removeUser(user.id);
     if (user === null || left === null) throw new UsageError(`no user ${email}`);
+    await auditUserRemoved(core, user.id, user.email, user.personalTenantId, left);
     print({
       user_id: user.id,
       user_email: user.email,
@@ -164,10 +192,18 @@ export async function tenantAdd(
     if (existing?.type === 'usertenant') {
       throw new UsageError(`${tenantId} is a personal tenant; org tenants need an id of their own`);
     }
-    const tenant = await core.store.upsertTenant(
-      { tenantId, type: 'orgtenant', name: options.name, cloudRegion: options.region, createdBy },
-      Math.floor(Date.now() / 1000),
-    );
+    const input = {
+      tenantId,
+      type: 'orgtenant' as const,
+      name: options.name,
+      cloudRegion: options.region,
+      createdBy,
+    };
+    const tenant = await core.store.upsertTenant(input, Math.floor(Date.now() / 1000));
+    if (existing === null || tenantDiffers(existing, input))
+      await core.audit.record(existing === null ? 'tenant_created' : 'tenant_updated', cliActor(), {
+        tenant_id: tenantId,
+      });
     print(tenantRecord(tenant));
   });
 }
@@ -187,6 +223,10 @@ export async function tenantRemove(loaded: LoadedConfig, tenantId: string): Prom
     await orgTenant(core, tenantId, 'it goes only with its user (user remove)');
     const removed = await core.store.removeOrgTenant(tenantId);
     if (removed === null) throw new UsageError(`no tenant ${tenantId}`);
+    await core.audit.record('tenant_removed', cliActor(), {
+      tenant_id: tenantId,
+      user_ids: removed,
+    });
     const users = await Promise.all(removed.map((id) => core.store.getUser(id)));
     print({
       tenant_id: tenantId,
@@ -215,8 +255,18 @@ export async function memberChange(
     await orgTenant(core, tenantId);
     const user = await core.store.findUserByEmail(email);
     if (user === null) throw new UsageError(`no user ${email}`);
-    if (action === 'add') await core.store.addMember(tenantId, user.id);
-    else await core.store.removeMember(tenantId, user.id);
+    // Only a membership that began or ended is an event: both calls are idempotent.
+    const changed =
+      action === 'add'
+        ? !(await core.store.isMember(tenantId, user.id)) &&
+          (await core.store.addMember(tenantId, user.id))
+        : await core.store.removeMember(tenantId, user.id);
+    if (changed)
+      await core.audit.record(action === 'add' ? 'member_added' : 'member_removed', cliActor(), {
+        tenant_id: tenantId,
+        user_id: user.id,
+        user_email: user.email,
+      });
     print(await membersOf(core, tenantId));
   });
 }
@@ -246,6 +296,24 @@ async function orgTenant(
     throw new UsageError(`${tenantId} is a personal tenant: ${personal}`);
   }
   return tenant;
+}
+
+/**
+ * `user_removed` in the user-level stream; each org tenant the user left also
+ * gets a `member_removed` in its own stream, where its operators look.
+ */
+async function auditUserRemoved(
+  core: Core,
+  userId: string,
+  email: string,
+  personalTenantId: string,
+  left: string[],
+): Promise<void> {
+  const actor = cliActor();
+  const subject = { user_id: userId, user_email: email };
+  await core.audit.record('user_removed', actor, { ...subject, tenant_ids: left });
+  for (const tenantId of left.filter((id) => id !== personalTenantId))
+    await core.audit.record('member_removed', actor, { ...subject, tenant_id: tenantId });
 }
 
 async function membersOf(core: Core, tenantId: string) {

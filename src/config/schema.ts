@@ -313,6 +313,25 @@ const passwords = z
     examples: [{ bcryptCost: 12, workers: 2 }],
   });
 
+const audit = z
+  .strictObject({
+    maxEventsPerStream: integer(100, 10_000_000)
+      .default(10_000)
+      .describe(
+        'events each audit stream keeps (one per tenant, one for user-level events); Redis trims in whole nodes, so up to 100 more',
+      ),
+    maxAgeDays: integer(1, 3650)
+      .optional()
+      .describe(
+        'events older than this are dropped at the next event of their stream; omitted: only the count bounds a stream',
+      ),
+  })
+  .meta({
+    description:
+      'The audit streams (docs/audit.md): logins, tokens, password and membership changes, kept in the store.',
+    examples: [{ maxEventsPerStream: 50000, maxAgeDays: 90 }],
+  });
+
 const limits = z
   .strictObject({
     login: z
@@ -820,6 +839,7 @@ export const configSchema = z
     signup: signup.default({ enabled: false, cloudRegion: 'local' }),
     passwords: passwords.default({ bcryptCost: 10 }),
     limits: limits.default(() => limits.parse({})),
+    audit: audit.default(() => audit.parse({})),
     server: server.default(() => server.parse({})),
     upstreamPool: upstreamPool.optional(),
     trustedProxies: z

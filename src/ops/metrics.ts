@@ -48,6 +48,8 @@ export interface Metrics {
   passwordWait(seconds: number): void;
   /** A revocation confirmed by the lease holders (lease mode); `fenced`: some holder lost its lease. */
   revocationConfirmed(seconds: number, fenced: boolean): void;
+  /** An audit event the store did not take (it was logged). */
+  auditWriteFailure(): void;
 }
 
 /** How long the store may take to answer the scrape's ping before it counts as down. */
@@ -87,6 +89,11 @@ export function createMetrics(sources: MetricSources): Metrics {
     name: 'tenant_gateway_login_failures_total',
     help: 'Refused Basic logins on the identity endpoints by reason (invalid_credentials, too_many_requests: locked out or throttled).',
     labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const auditWriteFailures = new Counter({
+    name: 'tenant_gateway_audit_write_failures_total',
+    help: 'Audit events the store did not take (each is still in the log, with the reason).',
     registers: [registry],
   });
   const storeErrors = new Counter({
@@ -224,6 +231,7 @@ export function createMetrics(sources: MetricSources): Metrics {
     passwordWait: (seconds) => passwordWait.observe(seconds),
     revocationConfirmed: (seconds, fenced) =>
       confirmations.observe({ fenced: fenced ? 'true' : 'false' }, seconds),
+    auditWriteFailure: () => auditWriteFailures.inc(),
   };
 }
 

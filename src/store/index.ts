@@ -4,3 +4,10 @@ export { createRedisStore, type RedisStoreOptions } from './redis-store.js';
 export { redisForDisplay, redisUrlForDisplay } from './redis-connection.js';
 export { normaliseEmail } from './normalise.js';
 export type { RateLimiter, RateLimitSpec } from './rate-limits.js';
+export {
+  tenantStream,
+  USER_STREAM,
+  type AuditEntry,
+  type AuditLog,
+  type AuditLogSpec,
+} from './audit-log.js';

@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors.js';
 import { compareIds, normaliseEmail, revocationDeadlineMs } from './normalise.js';
+import { memoryAuditLogs } from './memory-audit.js';
 import { memoryRateLimiters } from './rate-limits.js';
 import type {
   NewUser,
@@ -275,6 +276,8 @@ export function createMemoryStore(): Store {
     },
 
     rateLimiter: memoryRateLimiters(),
+
+    auditLog: memoryAuditLogs(ensureOpen),
 
     watchSessions(listener) {
       listeners.add(listener);

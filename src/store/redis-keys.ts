@@ -31,6 +31,11 @@
  * One tag, because a confirmation's scripts read the holders and the
  * acknowledgements together; they are written a few times a second per
  * instance, never per request.
+ *
+ * Audit streams (`audit-log.ts`), one Redis Stream each, untagged (each is
+ * written alone, so they spread over the slots like the deny-list):
+ * - `tg:audit:users`                    user-level events
+ * - `tg:audit:tenant:<tenantId>`        the events of one tenant
  */
 
 /** The tag that pins the identity directory to one cluster slot. */
@@ -49,6 +54,8 @@ export interface RedisKeys {
   revoked(jti: string): string;
   readonly leaseHolders: string;
   leaseAcks(confirmationId: string): string;
+  /** The Redis Stream of an audit stream (`users`, `tenant:<id>`); `audit('')` is their common start. */
+  audit(stream: string): string;
   /** Pub/sub channel of session events (a channel, not a key: no slot). */
   readonly sessionChannel: string;
 }
@@ -75,6 +82,7 @@ export function createRedisKeys(prefix: string): RedisKeys {
     revoked: (jti) => `${prefix}revoked:{${jti}}`,
     leaseHolders: `${prefix}{leases}:holders`,
     leaseAcks: (confirmationId) => `${prefix}{leases}:acks:${confirmationId}`,
+    audit: (stream) => `${prefix}audit:${stream}`,
     sessionChannel: `${prefix}sessions`,
   };
 }

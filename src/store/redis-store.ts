@@ -3,6 +3,7 @@ import { GatewayError, isGatewayError } from '../errors.js';
 import { compareIds, normaliseEmail, revocationDeadlineMs } from './normalise.js';
 import { connectRedis, type RedisConnectionOptions } from './redis-connection.js';
 import { redisRateLimiters } from './rate-limits.js';
+import { redisAuditLogs } from './redis-audit.js';
 import { createRedisKeys } from './redis-keys.js';
 import { redisLeases } from './redis-leases.js';
 import { redisTopology, type RedisTopology } from './redis-topology.js';
@@ -271,6 +272,13 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     leases: redisLeases(redis, keys, attempt),
 
     rateLimiter: redisRateLimiters(redis, options.keyPrefix),
+
+    // A blocking read must end before the command timeout fails it.
+    auditLog: redisAuditLogs(
+      redis,
+      keys,
+      Math.max(50, Math.floor((options.commandTimeoutMs ?? 1000) / 2)),
+    ),
 
     watchSessions(listener) {
       watchers.add(listener);

@@ -5,6 +5,7 @@
  * (`test/store/store-contract.ts`).
  */
 
+import type { AuditLog, AuditLogSpec } from './audit-log.js';
 import type { RateLimiter, RateLimitSpec } from './rate-limits.js';
 
 export type TenantType = 'usertenant' | 'orgtenant';
@@ -204,6 +205,9 @@ export interface Store {
 
   /** A brute-force counter kept in this store (shared by every instance on it). */
   rateLimiter(spec: RateLimitSpec): RateLimiter;
+
+  /** The audit streams kept in this store (shared by every instance on it), bounded by `spec`. */
+  auditLog(spec: AuditLogSpec): AuditLog;
 
   /** Resolves when the backend answers; rejects with `unavailable` otherwise. */
   ping(): Promise<void>;

@@ -427,6 +427,7 @@ describe('defaults', () => {
         bodyBytes: 16384,
         requestTimeoutMs: 0,
       },
+      audit: { maxEventsPerStream: 10000 },
       server: {
         keepAliveTimeoutMs: 65000,
         headersTimeoutMs: 60000,
