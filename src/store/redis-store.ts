@@ -3,6 +3,7 @@ import { GatewayError, isGatewayError } from '../errors.js';
 import { compareIds, normaliseEmail, revocationDeadlineMs } from './normalise.js';
 import { connectRedis, type RedisConnectionOptions } from './redis-connection.js';
 import { redisRateLimiters } from './rate-limits.js';
+import { redisRateLeases } from './redis-rate-leases.js';
 import { createRedisKeys } from './redis-keys.js';
 import { redisTopology, type RedisTopology } from './redis-topology.js';
 import { watchSessionEvents } from './redis-session-events.js';
@@ -277,6 +278,8 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
         unwatch();
       };
     },
+
+    leaseRates: redisRateLeases(redis, options.keyPrefix),
 
     async ping(): Promise<void> {
       await attempt(() => redis.ping());
