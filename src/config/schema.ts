@@ -646,10 +646,11 @@ const route = z.strictObject({
 
 const rateLimits = z
   .strictObject({
-    // Short enough that a lease runs dry for at most a fraction of a second;
-    // long enough that reconciling costs a few Redis commands per second per key.
+    // The bound on what instances admit together does not depend on it: it
+    // sets how long an instance whose share ran out waits for the next one,
+    // against N / interval script calls per second for a bucket busy on N instances.
     reconcileIntervalMs: integer(50, 10_000)
-      .default(250)
+      .default(500)
       .describe(
         'how often each instance settles its active rate-limit buckets with the shared store (one script call per active key); a restart applies a change',
       ),
@@ -657,7 +658,7 @@ const rateLimits = z
   .meta({
     description:
       'How instances sharing one Redis agree on `routes[].rateLimit` (see `docs/rate-limits.md`). The in-memory store limits in process only.',
-    examples: [{ reconcileIntervalMs: 500 }],
+    examples: [{ reconcileIntervalMs: 250 }],
   });
 
 const identityHeaders = z
@@ -844,7 +845,7 @@ export const configSchema = z
     limits: limits.default(() => limits.parse({})),
     server: server.default(() => server.parse({})),
     upstreamPool: upstreamPool.optional(),
-    rateLimits: rateLimits.default({ reconcileIntervalMs: 250 }),
+    rateLimits: rateLimits.default({ reconcileIntervalMs: 500 }),
     trustedProxies: z
       .array(cidr)
       .default([])

@@ -57,14 +57,14 @@ tokens = math.max(0, math.min(tokens, burst - othersHeld - mine))
 local grant = 0
 if leaving then
   redis.call('HDEL', KEYS[1], me)
+  redis.call('HSET', KEYS[1], 'tokens', tokens, 'ts', now)
 else
   -- A fair share of everything in play, less what this instance already holds.
   local share = (tokens + othersHeld + mine) / (others + 1)
   grant = math.max(0, math.min(tokens, share - mine))
   tokens = tokens - grant
-  redis.call('HSET', KEYS[1], me, now .. ':' .. (mine + grant))
+  redis.call('HSET', KEYS[1], 'tokens', tokens, 'ts', now, me, now .. ':' .. (mine + grant))
 end
-redis.call('HSET', KEYS[1], 'tokens', tokens, 'ts', now)
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate) + stale)
 return { tostring(grant), others + 1 }
 `;

@@ -427,7 +427,7 @@ describe('defaults', () => {
       },
       signup: { enabled: false, cloudRegion: 'local' },
       passwords: { bcryptCost: 10 },
-      rateLimits: { reconcileIntervalMs: 250 },
+      rateLimits: { reconcileIntervalMs: 500 },
       limits: {
         login: {
           perEmail: 10,

@@ -7,6 +7,7 @@
  * Redis commands per second, and the buckets limiting alone while the store
  * does not answer.
  */
+import { connect } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -108,7 +109,7 @@ describe('one gateway', () => {
 
     await delay(1200);
     const refilled = await burst(fx.gw, '/burst/x', aliceAcme, 30);
-    // ~12 tokens in 1.2 s at 10/s, handed out by reconciles every 250 ms.
+    // ~12 tokens in 1.2 s at 10/s: the bucket went idle here, and its first lease brings them.
     expect(refilled.admitted).toBeGreaterThanOrEqual(8);
     expect(refilled.admitted).toBeLessThanOrEqual(17);
   });
@@ -125,6 +126,25 @@ describe('one gateway', () => {
       admitted: 3,
       limited: 3,
     });
+  });
+
+  it('a WebSocket upgrade takes a token too, and is refused with 429 once the bucket is empty', async () => {
+    // Alice's user bucket on /per-user was emptied above.
+    const head = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(fx.gw.url).port), '127.0.0.1');
+      let data = '';
+      socket.on('data', (chunk) => (data += chunk.toString('latin1')));
+      socket.on('close', () => resolve(data));
+      socket.on('error', reject);
+      socket.write(
+        'GET /per-user/live HTTP/1.1\r\nHost: gw\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
+          'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n' +
+          `Authorization: ${bearer(aliceAcme)}\r\n\r\n`,
+      );
+    });
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 429 Too Many Requests');
+    expect(head.toLowerCase()).toMatch(/\r\nretry-after: [1-9]\d*\r\n/);
+    expect(head).toContain('"too_many_requests"');
   });
 
   it("one tenant's flood leaves another tenant's bucket alone", async () => {
@@ -188,10 +208,12 @@ describe('ten gateways on one Redis', () => {
     expect(load.admitted).toBeLessThanOrEqual(bound);
     // Not starved: leases reach every instance in time.
     expect(load.admitted).toBeGreaterThanOrEqual(0.5 * CLUSTER.requestsPerSecond * seconds);
-    // Per reconcile (each instance, every 250 ms, plus its first), not per request;
+    // Per reconcile (each instance, every 500 ms, plus its first), not per request;
     // nothing else reaches Redis while the sessions are cached.
-    expect(calls).toBeLessThanOrEqual(10 * (seconds / 0.25 + 2));
-    expect(all - calls).toBeLessThanOrEqual(5 * calls);
+    expect(calls).toBeLessThanOrEqual(10 * (seconds / 0.5 + 2));
+    expect(all - calls).toBeLessThanOrEqual(4 * calls);
+    // 0.008 a request at the ~2,600 requests/s this harness reached; held loosely here
+    // (a loaded machine answers fewer), the bench reports the steady state.
     expect(calls / requests).toBeLessThan(0.1);
   }, 60_000);
 });
