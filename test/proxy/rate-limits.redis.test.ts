@@ -11,6 +11,7 @@ import { connect } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateConfig } from '../../src/config/index.js';
 import { commandsBetween, readCommandCounts } from '../bench/redis-stats.js';
 import { expectError } from '../support/expect-error.js';
 import { bearer, type TestGateway } from '../support/gateway.js';
@@ -60,6 +61,11 @@ beforeAll(async () => {
         prefix: '/paused',
         upstream: echo.url,
         rateLimit: { perTenant: { requestsPerSecond: 20, burst: 20 } },
+      },
+      {
+        prefix: '/reload',
+        upstream: echo.url,
+        rateLimit: { perTenant: { requestsPerSecond: 0.01, burst: 5 } },
       },
       { prefix: '/', upstream: echo.url },
     ],
@@ -173,6 +179,40 @@ describe('one gateway', () => {
     expect(decisions('admitted')).toBeGreaterThan(0);
     expect(decisions('limited')).toBeGreaterThan(0);
     expect(samples.some((s) => 'tenant' in s.labels || 'user' in s.labels)).toBe(false);
+  });
+});
+
+describe('a config reload', () => {
+  /** The fixture's config with `/reload`'s rateLimit replaced. */
+  const withReloadLimit = (burst: number, extraRoute: boolean) => {
+    const routes = (fx.config['routes'] as Record<string, unknown>[]).map((route) =>
+      route['prefix'] === '/reload'
+        ? { ...route, rateLimit: { perTenant: { requestsPerSecond: 0.01, burst } } }
+        : route,
+    );
+    if (extraRoute) routes.unshift({ prefix: '/added', upstream: echo.url });
+    return validateConfig(
+      { ...fx.config, routes, listen: { host: '127.0.0.1', port: 0 } },
+      process.cwd(),
+      'test',
+    );
+  };
+
+  it("keeps a route's buckets when its rateLimit is unchanged, and starts them fresh when it changed", async () => {
+    expect(await burst(fx.gw, '/reload/x', aliceAcme, 7)).toMatchObject({
+      admitted: 5,
+      limited: 2,
+    });
+    await fx.gw.gateway.reload(withReloadLimit(5, true));
+    expect(await burst(fx.gw, '/reload/x', aliceAcme, 3)).toMatchObject({
+      admitted: 0,
+      limited: 3,
+    });
+    await fx.gw.gateway.reload(withReloadLimit(6, true));
+    expect(await burst(fx.gw, '/reload/x', aliceAcme, 8)).toMatchObject({
+      admitted: 6,
+      limited: 2,
+    });
   });
 });
 
