@@ -382,7 +382,6 @@ export async function createGateway(
         await new Promise((r) => setTimeout(r, 50));
       }
       liveWebSockets.close();
-      rateLimits.close();
       forwarder.close();
       for (const s of traffic) s.closeAllConnections();
       await closed;
@@ -391,6 +390,7 @@ export async function createGateway(
         adminServer.closeAllConnections();
         await adminClosed;
       }
+      await rateLimits.close();
       await core.close();
       await tracing?.shutdown();
     },

@@ -45,7 +45,8 @@ export interface RateLimits {
   size(): number;
   /** Settles now (tests and the bench; the timer does it otherwise). */
   reconcile(): Promise<void>;
-  close(): void;
+  /** Stops reconciling and gives back what this instance holds, so others need not wait to write it off. */
+  close(): Promise<void>;
 }
 
 export interface RateLimitDeps {
@@ -186,13 +187,7 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
           size--;
         }
         if (leases === undefined) continue;
-        requests.push({
-          bucket: `${policy.key}:${encodeURIComponent(subject)}`,
-          ratePerSecond: policy.ratePerSecond,
-          burst: policy.burst,
-          held: Math.max(0, bucket.available(at)),
-          leaving: !active,
-        });
+        requests.push(leaseRequest(policy, subject, bucket, at, !active));
         asking.push(bucket);
         settling.add(bucket);
       }
@@ -238,6 +233,22 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
     }
   }
 
+  /** Every bucket leaves (best effort: a holding not given back is written off later). */
+  async function giveBack(): Promise<void> {
+    if (leases === undefined) return;
+    const at = now();
+    const requests: RateLeaseRequest[] = [];
+    for (const { policy, buckets } of states.values()) {
+      for (const [subject, bucket] of buckets) {
+        if (bucket.ready !== undefined) continue;
+        requests.push(leaseRequest(policy, subject, bucket, at, true));
+      }
+    }
+    states.clear();
+    size = 0;
+    if (requests.length > 0) await leases(holder, requests).catch(() => undefined);
+  }
+
   const timer = setInterval(() => {
     if (ticking) return;
     ticking = true;
@@ -260,7 +271,27 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
     },
     size: () => size,
     reconcile: () => settle(false),
-    close: () => clearInterval(timer),
+    async close() {
+      clearInterval(timer);
+      await giveBack();
+    },
+  };
+}
+
+/** A bucket's turn in a reconcile: what it still holds, and whether it leaves. */
+function leaseRequest(
+  policy: RatePolicy,
+  subject: string,
+  bucket: RateBucket,
+  at: number,
+  leaving: boolean,
+): RateLeaseRequest {
+  return {
+    bucket: `${policy.key}:${encodeURIComponent(subject)}`,
+    ratePerSecond: policy.ratePerSecond,
+    burst: policy.burst,
+    held: Math.max(0, bucket.available(at)),
+    leaving,
   };
 }
 

@@ -111,6 +111,19 @@ describe('with a shared store', () => {
     limits.close();
   });
 
+  it('gives back what it holds when it closes', async () => {
+    const asked: { held: number; leaving: boolean }[] = [];
+    const { limits } = limiter(async (_holder, requests) => {
+      asked.push(...requests);
+      return requests.map(() => ({ grant: 4, instances: 1 }));
+    });
+    const tenantOnly = compileRateLimit('/t', { perTenant: { requestsPerSecond: 5, burst: 10 } })!;
+    await limits.admit(tenantOnly, who('acme', 'alice'));
+    await limits.close();
+    expect(asked.at(-1)).toMatchObject({ held: 3, leaving: true });
+    expect(limits.size()).toBe(0);
+  });
+
   it('when the store fails, a bucket limits alone at its last known share of the rate', async () => {
     let up = true;
     const { limits, clock, failures } = limiter(async (_holder, requests) => {
