@@ -119,10 +119,13 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
 
   function evictOldest(preferred: PolicyState): void {
     for (const state of [preferred, ...states.values()]) {
-      const first = state.buckets.keys().next();
+      const first = state.buckets.entries().next();
       if (first.done === true) continue;
-      state.buckets.delete(first.value);
+      const [subject, bucket] = first.value;
+      state.buckets.delete(subject);
       size--;
+      // Its waiters decide now, on a bucket of their own (refused until it is leased).
+      releaseOf.get(bucket)?.();
       return;
     }
   }
