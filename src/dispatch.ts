@@ -23,6 +23,7 @@ import type { RequestRecorder } from './ops/request-recorder.js';
 import { anonymousAllowed, tenantChecks, type Admit } from './proxy/admit.js';
 import { isForwardAuthPath, originalHosts, originalRequestViews } from './proxy/forward-auth.js';
 import type { Cors } from './proxy/cors.js';
+import type { RateLimits } from './proxy/rate-limits.js';
 import type { Forwarder } from './proxy/forwarder.js';
 import type { LiveWebSockets } from './proxy/live-websockets.js';
 import type { HeaderPolicy } from './proxy/header-policy.js';
@@ -67,6 +68,8 @@ export interface DispatchDeps {
   /** The ops endpoints when they share this listener; answers false for other paths. */
   ops?: (path: string, req: IncomingMessage, res: ServerResponse, scope: RequestScope) => boolean;
   admit: Admit;
+  /** The routes' per-tenant and per-user token buckets. */
+  rateLimits: RateLimits;
   forwarder: Forwarder;
   /** Keeps each open WebSocket's token alive, or closes it (revocation, expiry, …). */
   liveWebSockets?: LiveWebSockets;
@@ -96,7 +99,7 @@ export function scopeOf(req: IncomingMessage): RequestScope {
 }
 
 export function createRequestHandler(deps: DispatchDeps) {
-  const { admit, forwarder, metrics, recorder } = deps;
+  const { admit, forwarder, metrics, recorder, rateLimits } = deps;
 
   /**
    * authenticate → match tenant → rewrite headers → forward. Without an await
@@ -118,9 +121,29 @@ export function createRequestHandler(deps: DispatchDeps) {
     }
     const admitted = admit(req.headers.authorization, checks);
     if (admitted instanceof Promise) {
-      return admitted.then((principal) => send(req, res, scope, target, route, principal));
+      return admitted.then((principal) => limit(req, res, scope, target, route, principal));
     }
-    send(req, res, scope, target, route, admitted);
+    return limit(req, res, scope, target, route, admitted);
+  }
+
+  /** The route's rate limits for an authenticated request, then `send`. */
+  function limit(
+    req: IncomingMessage,
+    res: ServerResponse,
+    scope: RequestScope,
+    target: NormalisedTarget,
+    route: ProxiedRoute,
+    principal: Principal,
+  ): void | Promise<void> {
+    if (route.rateLimit !== undefined) {
+      scope.userId = principal.userId;
+      scope.tenantId = principal.tenantId;
+      const waiting = rateLimits.admit(route.rateLimit, principal);
+      if (waiting !== undefined) {
+        return waiting.then(() => send(req, res, scope, target, route, principal));
+      }
+    }
+    send(req, res, scope, target, route, principal);
   }
 
   function send(
@@ -289,6 +312,12 @@ export function createRequestHandler(deps: DispatchDeps) {
         const checks = tenantChecks(deps.settings.routes, viewOf(req, target), route, hosts);
         if (anonymousAllowed(req.headers.authorization, checks)) return undefined;
         return admit(req.headers.authorization, checks);
+      })
+      .then((principal) => {
+        // A WebSocket upgrade is one request to the route: it takes one token.
+        if (principal === undefined || route.rateLimit === undefined) return principal;
+        const waiting = rateLimits.admit(route.rateLimit, principal);
+        return waiting === undefined ? principal : waiting.then(() => principal);
       })
       .then((principal) => {
         if (socket.destroyed) return;

@@ -32,6 +32,7 @@ import { createTracing } from './ops/tracing.js';
 import { createOpsHandler } from './ops/ops-endpoints.js';
 import { createReadiness } from './ops/readiness.js';
 import { createAdmit } from './proxy/admit.js';
+import { createRateLimits } from './proxy/rate-limits.js';
 import { createForwarder } from './proxy/forwarder.js';
 import { originalRequestForLog } from './proxy/forward-auth.js';
 import { createLiveWebSockets } from './proxy/live-websockets.js';
@@ -196,6 +197,8 @@ export async function createGateway(
     passwordQueueDepth: () => core.passwords.queueDepth(),
     signingKeyCreatedAt: () => core.keyring.current.signing.createdAt,
     pingStore: () => core.store.ping(),
+    rateLimitDecisions: () => rateLimits.drainDecisions(),
+    rateLimitBuckets: () => rateLimits.size(),
   });
   // Only a trusted proxy may continue its trace (`trusted` follows reloads).
   const tracing = createTracing(config.tracing, (peer) => trusted(peer), log);
@@ -247,6 +250,13 @@ export async function createGateway(
         'routes[].tls.insecureSkipVerify: this upstream is not verified; anyone on the path can read and change its traffic',
       );
   }
+  // Buckets live on across reloads: a route's are keyed by its label, rate and burst.
+  const rateLimits = createRateLimits({
+    leases: store.leaseRates?.bind(store),
+    intervalMs: config.rateLimits.reconcileIntervalMs,
+    log,
+    onReconcileFailure: () => metrics.rateLimitReconcileFailed(),
+  });
   const liveWebSockets = createLiveWebSockets({
     sessions,
     clockSkewSeconds: config.tokens.clockSkewSeconds,
@@ -325,6 +335,7 @@ export async function createGateway(
     forwardAuthHere: config.forwardAuth === undefined,
     bodyIdleMs: config.server.requestBodyIdleTimeoutMs,
     admit: createAdmit(core.authenticate),
+    rateLimits,
     forwarder,
     liveWebSockets,
     settings,
@@ -419,6 +430,7 @@ export async function createGateway(
         adminServer.closeAllConnections();
         await adminClosed;
       }
+      await rateLimits.close();
       await core.close();
       await tracing?.shutdown();
     },
@@ -464,6 +476,7 @@ const RESTART_KEYS = [
   'audit',
   'server',
   'upstreamPool',
+  'rateLimits',
   'log',
   'shutdown',
   'tracing',

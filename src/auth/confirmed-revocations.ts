@@ -34,7 +34,7 @@ export function confirmRevocations(
   leaseMs: number,
   observe?: ConfirmationObserver,
 ): Store {
-  const leases = store.leases;
+  const leases = store.revocationLeases;
   if (leases === undefined) return store;
   const confirm = async (events: SessionEvent[]): Promise<void> => {
     if (events.length === 0) return;

@@ -137,7 +137,7 @@ export function createSessionGuard(store: Store, options: SessionGuardOptions): 
     revocations.clear();
     memberships.clear();
   };
-  const leases = store.leases;
+  const leases = store.revocationLeases;
   const lease: RevocationLease | undefined =
     options.leaseMs === undefined || leases === undefined
       ? undefined

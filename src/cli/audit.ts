@@ -80,9 +80,26 @@ async function printHistory(
     if (last !== undefined) lastIds.set(streams[i] as string, last.id);
     merged.push(...entries);
   });
-  merged.sort((a, b) => compareEntryIds(a.id, b.id));
+  // By the events' own time, which is what a reader compares: one command's
+  // events are appended to several streams at once, so their stream ids (the
+  // store's clock at each append) may come in another order.
+  const times = new Map(merged.map((entry) => [entry, eventTime(entry)]));
+  merged.sort(
+    (a, b) => (times.get(a) as number) - (times.get(b) as number) || compareEntryIds(a.id, b.id),
+  );
   for (const entry of merged) printEntry(entry);
   return lastIds;
+}
+
+/** Unix ms of an entry's event (its `time`), else of its append (the stream id). */
+function eventTime(entry: AuditEntry): number {
+  try {
+    const time = Date.parse((JSON.parse(entry.event) as { time?: string }).time ?? '');
+    if (!Number.isNaN(time)) return time;
+  } catch {
+    // Not an event of ours: by its append.
+  }
+  return Number(entry.id.split('-')[0]);
 }
 
 async function followUntilInterrupted(

@@ -555,6 +555,32 @@ const hostPattern = z
   .transform((host) => host.toLowerCase().replace(/\.$/, ''))
   .meta({ typeName: 'host name' });
 
+/** One side of `routes[].rateLimit`: a token bucket. */
+const rateBucket = (who: string) =>
+  z
+    .strictObject({
+      requestsPerSecond: decimal(0.001, 1_000_000).describe(
+        `requests per second one ${who} may send under this route, cluster-wide (every instance sharing the store together); refilled continuously`,
+      ),
+      burst: decimal(1, 10_000_000).describe(
+        `requests one ${who} may send at once after a quiet spell (the bucket's size); at least 1`,
+      ),
+    })
+    .optional()
+    .describe(
+      `the ${who}'s token bucket; past it 429 \`too_many_requests\` with \`Retry-After\` and \`RateLimit\` headers. Omitted: no ${who} limit`,
+    );
+
+/** Token buckets per tenant and per user of a route (see `docs/rate-limits.md`). */
+const rateLimit = z
+  .strictObject({
+    perTenant: rateBucket('tenant'),
+    perUser: rateBucket('user'),
+  })
+  .refine((r) => r.perTenant !== undefined || r.perUser !== undefined, {
+    message: 'must set perTenant, perUser or both (omit the key for no limit)',
+  });
+
 const route = z.strictObject({
   prefix: plainPath().describe(
     'path prefix the route serves, plain (no `..`, `//`, `%`); one route per prefix and host',
@@ -654,7 +680,29 @@ const route = z.strictObject({
     .describe(
       'only tokens for these tenant types pass (others: 403 `forbidden`, on proxy, forward-auth and WebSocket upgrades); omitted: any',
     ),
+  rateLimit: rateLimit
+    .optional()
+    .describe(
+      'requests per second per tenant and per user on this route, enforced on proxied requests and WebSocket upgrades (not on `/auth/verify`), shared by every instance on one Redis; see `docs/rate-limits.md`. Omitted: unlimited',
+    ),
 });
+
+const rateLimits = z
+  .strictObject({
+    // The bound on what instances admit together does not depend on it: it
+    // sets how long an instance whose share ran out waits for the next one,
+    // against N / interval script calls per second for a bucket busy on N instances.
+    reconcileIntervalMs: integer(50, 10_000)
+      .default(500)
+      .describe(
+        'how often each instance settles its active rate-limit buckets with the shared store (one script call per active key); a restart applies a change',
+      ),
+  })
+  .meta({
+    description:
+      'How instances sharing one Redis agree on `routes[].rateLimit` (see `docs/rate-limits.md`). The in-memory store limits in process only.',
+    examples: [{ reconcileIntervalMs: 250 }],
+  });
 
 const identityHeaders = z
   .strictObject({
@@ -842,6 +890,7 @@ export const configSchema = z
     audit: audit.default(() => audit.parse({})),
     server: server.default(() => server.parse({})),
     upstreamPool: upstreamPool.optional(),
+    rateLimits: rateLimits.default({ reconcileIntervalMs: 500 }),
     trustedProxies: z
       .array(cidr)
       .default([])
@@ -897,7 +946,18 @@ export const configSchema = z
             message: `is reserved for the gateway's own endpoints (${RESERVED_PREFIXES.join(', ')})`,
           });
         }
-        const { stripPrefix, rewrite, tls, upstream, cors } = r as Record<string, unknown>;
+        const { stripPrefix, rewrite, tls, upstream, cors, rateLimit } = r as Record<
+          string,
+          unknown
+        >;
+        if (rateLimit !== undefined && upstream === undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['routes', i, 'rateLimit'],
+            message:
+              'applies where the gateway forwards (a route with an upstream); `/auth/verify` does not count requests',
+          });
+        }
         if (cors !== undefined && upstream === undefined) {
           ctx.addIssue({
             code: 'custom',

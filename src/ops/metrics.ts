@@ -30,6 +30,10 @@ export interface MetricSources {
   signingKeyCreatedAt: () => number;
   /** Resolves when the store answers a ping; rejects otherwise. */
   pingStore: () => Promise<void>;
+  /** Rate-limit decisions since the last call, per route and side (the call resets them). */
+  rateLimitDecisions: () => { route: string; limit: string; admitted: number; limited: number }[];
+  /** Rate-limit buckets this instance holds. */
+  rateLimitBuckets: () => number;
 }
 
 export interface Metrics {
@@ -50,6 +54,8 @@ export interface Metrics {
   revocationConfirmed(seconds: number, fenced: boolean): void;
   /** An audit event the store did not take (it was logged). */
   auditWriteFailure(): void;
+  /** A rate-limit reconcile that reached no bucket's store (limits held in process meanwhile). */
+  rateLimitReconcileFailed(): void;
 }
 
 /** How long the store may take to answer the scrape's ping before it counts as down. */
@@ -184,6 +190,33 @@ export function createMetrics(sources: MetricSources): Metrics {
     counter.inc(labels, total - (seenTotals.get(key) ?? 0));
     seenTotals.set(key, total);
   }
+  // Counted by the limiter in plain numbers per route and side, handed over at scrape time.
+  new Counter({
+    name: 'tenant_gateway_rate_limit_decisions_total',
+    help: 'Rate-limit decisions on proxied requests and WebSocket upgrades by route, limit (tenant, user) and outcome (admitted, limited).',
+    labelNames: ['route', 'limit', 'outcome'] as const,
+    registers: [registry],
+    collect() {
+      for (const { route, limit, admitted, limited } of sources.rateLimitDecisions()) {
+        this.inc({ route, limit, outcome: 'admitted' }, admitted);
+        this.inc({ route, limit, outcome: 'limited' }, limited);
+      }
+    },
+  });
+  new Gauge({
+    name: 'tenant_gateway_rate_limit_buckets',
+    help: 'Rate-limit buckets (route, tenant or user) this instance holds; idle ones are dropped at each reconcile.',
+    registers: [registry],
+    collect() {
+      this.set(sources.rateLimitBuckets());
+    },
+  });
+  const reconcileFailures = new Counter({
+    name: 'tenant_gateway_rate_limit_reconcile_failures_total',
+    help: 'Rate-limit reconciles that could not reach the store; meanwhile each instance limits alone at its last known share.',
+    registers: [registry],
+  });
+  reconcileFailures.inc(0);
   const sessionEvents = new Counter({
     name: 'tenant_gateway_session_events_total',
     help: 'Session events this instance received, by kind (session-ended, token-revoked, membership-removed, membership-added).',
@@ -232,6 +265,7 @@ export function createMetrics(sources: MetricSources): Metrics {
     revocationConfirmed: (seconds, fenced) =>
       confirmations.observe({ fenced: fenced ? 'true' : 'false' }, seconds),
     auditWriteFailure: () => auditWriteFailures.inc(),
+    rateLimitReconcileFailed: () => reconcileFailures.inc(),
   };
 }
 

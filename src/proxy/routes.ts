@@ -5,6 +5,7 @@ import { GatewayError } from '../errors.js';
 import { compileCors, type Cors } from './cors.js';
 import type { TenantType } from '../store/index.js';
 import { hostnameOf } from './host-name.js';
+import { compileRateLimit, type RouteRateLimit } from './rate-policy.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
 import type { UpstreamTls } from './upstream-pools.js';
 import { compileTenantRules, type TenantRule } from './tenant-match.js';
@@ -31,6 +32,8 @@ export interface CompiledRoute {
   checkTenant: TenantRule;
   /** The tenant types this route admits; undefined: any. */
   tenantTypes: ReadonlySet<TenantType> | undefined;
+  /** Token buckets per tenant and per user; undefined: unlimited. */
+  rateLimit: RouteRateLimit | undefined;
   /** The route's CORS policy; undefined: CORS is the upstream's business. */
   cors: Cors | undefined;
   /** TLS to an https upstream (files read), or undefined: Node's defaults. */
@@ -62,21 +65,25 @@ export function proxiedRoute(route: CompiledRoute): ProxiedRoute {
 
 export function compileRoutes(routes: readonly RouteConfig[]): RouteTable<CompiledRoute> {
   return createRouteTable(
-    routes.map((r) => ({
-      prefix: r.prefix,
-      label: r.hosts === undefined ? r.prefix : `${r.hosts.join(',')}${r.prefix}`,
-      hosts: r.hosts,
-      upstream: r.upstream,
-      timeoutMs: r.timeoutMs,
-      bodyIdleTimeoutMs: r.bodyIdleTimeoutMs,
-      stripAuthorization: r.stripAuthorization,
-      auth: r.auth,
-      checkTenant: compileTenantRules(r.tenant),
-      tenantTypes: r.tenantTypes === undefined ? undefined : new Set(r.tenantTypes),
-      replacePrefix: r.stripPrefix ? '' : r.rewrite?.prefix.replace(/\/+$/, ''),
-      tls: r.tls === undefined ? undefined : upstreamTls(r.tls),
-      cors: r.cors === undefined ? undefined : compileCors(r.cors),
-    })),
+    routes.map((r) => {
+      const label = r.hosts === undefined ? r.prefix : `${r.hosts.join(',')}${r.prefix}`;
+      return {
+        prefix: r.prefix,
+        label,
+        hosts: r.hosts,
+        upstream: r.upstream,
+        timeoutMs: r.timeoutMs,
+        bodyIdleTimeoutMs: r.bodyIdleTimeoutMs,
+        stripAuthorization: r.stripAuthorization,
+        auth: r.auth,
+        checkTenant: compileTenantRules(r.tenant),
+        tenantTypes: r.tenantTypes === undefined ? undefined : new Set(r.tenantTypes),
+        replacePrefix: r.stripPrefix ? '' : r.rewrite?.prefix.replace(/\/+$/, ''),
+        tls: r.tls === undefined ? undefined : upstreamTls(r.tls),
+        cors: r.cors === undefined ? undefined : compileCors(r.cors),
+        rateLimit: compileRateLimit(label, r.rateLimit),
+      };
+    }),
   );
 }
 

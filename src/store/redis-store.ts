@@ -4,6 +4,7 @@ import { compareIds, normaliseEmail, revocationDeadlineMs } from './normalise.js
 import { connectRedis, type RedisConnectionOptions } from './redis-connection.js';
 import { redisRateLimiters } from './rate-limits.js';
 import { redisAuditLogs } from './redis-audit.js';
+import { redisRateLeases } from './redis-rate-leases.js';
 import { createRedisKeys } from './redis-keys.js';
 import { redisLeases } from './redis-leases.js';
 import { redisTopology, type RedisTopology } from './redis-topology.js';
@@ -269,7 +270,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       return (await attempt(() => redis.exists(keys.revoked(jti)))) === 1;
     },
 
-    leases: redisLeases(redis, keys, attempt),
+    revocationLeases: redisLeases(redis, keys, attempt),
 
     rateLimiter: redisRateLimiters(redis, options.keyPrefix),
 
@@ -288,6 +289,8 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
         unwatch();
       };
     },
+
+    leaseRates: redisRateLeases(redis, options.keyPrefix),
 
     async ping(): Promise<void> {
       await attempt(() => redis.ping());

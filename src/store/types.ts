@@ -123,6 +123,34 @@ export interface RevocationLeases {
   fenceUnacknowledged(confirmationId: string): Promise<number>;
 }
 
+/** One rate-limit bucket's turn in a reconcile (see `redis-rate-leases.ts`). */
+export interface RateLeaseRequest {
+  /** The bucket's identity (route, policy, tenant or user); the store adds its prefix. */
+  bucket: string;
+  ratePerSecond: number;
+  burst: number;
+  /** Tokens this instance still holds of its earlier leases. */
+  held: number;
+  /** Gives back what it holds and stops taking part (the bucket went idle here). */
+  leaving: boolean;
+}
+
+/** The instance settling its buckets. */
+export interface RateLeaseHolder {
+  /** Unique per process. */
+  id: string;
+  /** Past this silence an instance no longer takes part, and what it held is written off. */
+  silentAfterMs: number;
+}
+
+/** What a reconcile gave one bucket. */
+export interface RateLease {
+  /** Tokens added to this instance's holding (0 when its share is already held). */
+  grant: number;
+  /** Instances taking part in the bucket, this one included (at least 1). */
+  instances: number;
+}
+
 export interface Store {
   /**
    * Creates the user and its personal tenant (with the membership both ways)
@@ -201,13 +229,24 @@ export interface Store {
   watchSessions(listener: SessionEventListener): () => void;
 
   /** Present when several processes share the store (Redis); see {@link RevocationLeases}. */
-  readonly leases?: RevocationLeases;
+  readonly revocationLeases?: RevocationLeases;
 
   /** A brute-force counter kept in this store (shared by every instance on it). */
   rateLimiter(spec: RateLimitSpec): RateLimiter;
 
   /** The audit streams kept in this store (shared by every instance on it), bounded by `spec`. */
   auditLog(spec: AuditLogSpec): AuditLog;
+  /**
+   * Settles rate-limit buckets shared by every instance on this store: each
+   * request returns or keeps what the instance holds and gets its share of
+   * what the shared bucket has. Per bucket, undefined when that bucket could
+   * not be settled; rejects when none could. Absent: the store is this
+   * process's alone (in memory), and buckets are limited in process.
+   */
+  leaseRates?(
+    instance: RateLeaseHolder,
+    requests: readonly RateLeaseRequest[],
+  ): Promise<(RateLease | undefined)[]>;
 
   /** Resolves when the backend answers; rejects with `unavailable` otherwise. */
   ping(): Promise<void>;

@@ -38,8 +38,10 @@ function fakeLeases(ackAfterMs: number, leaseLeftMs = 700) {
 async function storeWith(leases: RevocationLeases) {
   const inner = createMemoryStore();
   const observed: { seconds: number; fenced: boolean }[] = [];
-  const store = confirmRevocations({ ...inner, leases } as Store, LEASE_MS, (seconds, fenced) =>
-    observed.push({ seconds, fenced }),
+  const store = confirmRevocations(
+    { ...inner, revocationLeases: leases } as Store,
+    LEASE_MS,
+    (seconds, fenced) => observed.push({ seconds, fenced }),
   );
   const user = await inner.createUser({
     id: 'u1',

@@ -230,6 +230,26 @@ describe('key paths of problems', () => {
       'routes: [{ prefix: /a, upstream: "http://a", tenant: { header: "X Tenant" } }]',
       'routes[0].tenant.header: must be an HTTP header name',
     ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", rateLimit: {} }]',
+      'routes[0].rateLimit: must set perTenant, perUser or both (omit the key for no limit)',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", rateLimit: { perTenant: { requestsPerSecond: 0, burst: 10 } } }]',
+      'routes[0].rateLimit.perTenant.requestsPerSecond: must be at least 0.001',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", rateLimit: { perUser: { requestsPerSecond: 5, burst: 0.5 } } }]',
+      'routes[0].rateLimit.perUser.burst: must be at least 1',
+    ],
+    [
+      'routes: [{ prefix: /a, upstream: "http://a", rateLimit: { perUser: { requestsPerSecond: 5 } } }]',
+      'routes[0].rateLimit.perUser.burst: is required',
+    ],
+    [
+      'routes: [{ prefix: /a, rateLimit: { perUser: { requestsPerSecond: 5, burst: 5 } } }]',
+      'routes[0].rateLimit: applies where the gateway forwards (a route with an upstream); `/auth/verify` does not count requests',
+    ],
     ['identityHeaders: { tenantId: X-Who, userId: x-who }', 'identityHeaders: names must differ'],
     ['- listen', '(top level): must be a mapping of keys'],
     ['just words', '(top level): must be a mapping of keys'],
@@ -415,6 +435,7 @@ describe('defaults', () => {
       revocation: { mode: 'lease', leaseMs: 2000 },
       signup: { enabled: false, cloudRegion: 'local' },
       passwords: { bcryptCost: 10 },
+      rateLimits: { reconcileIntervalMs: 500 },
       limits: {
         login: {
           perEmail: 10,

@@ -116,3 +116,36 @@ describe('session events on Cluster', () => {
     }
   }, 60_000);
 });
+
+describe('rate-limit leases on Cluster', () => {
+  it('settles buckets on every slot in one batch, and two instances never hold more than the burst', async () => {
+    const prefix = `tg-test-${randomUUID().slice(0, 8)}:`;
+    const [a, b] = [await openStore(prefix), await openStore(prefix)];
+    const holder = (id: string) => ({ id, silentAfterMs: 60_000 });
+    // Twenty buckets: their keys hash to slots on all three masters.
+    const buckets = Array.from({ length: 20 }, (_, i) => `%2Forders:tenant:1:10:tenant-${i}`);
+    const ask = (held: number, leaving = false) =>
+      buckets.map((bucket) => ({ bucket, ratePerSecond: 1, burst: 10, held, leaving }));
+    try {
+      const first = await a.leaseRates!(holder('a'), ask(0));
+      expect(first).toEqual(buckets.map(() => ({ grant: 10, instances: 1 })));
+      // A holds the whole burst everywhere: B is counted, and gets what refilled meanwhile at most.
+      const second = await b.leaseRates!(holder('b'), ask(0));
+      for (const lease of second) {
+        expect(lease?.instances).toBe(2);
+        expect(lease?.grant).toBeLessThan(1);
+      }
+      // A gives its holding back: B's fair share is now the whole bucket.
+      await a.leaseRates!(holder('a'), ask(10, true));
+      const third = await b.leaseRates!(holder('b'), ask(0));
+      for (const lease of third) {
+        expect(lease?.instances).toBe(1);
+        expect(lease?.grant).toBeGreaterThanOrEqual(9.9);
+        expect(lease?.grant).toBeLessThanOrEqual(10);
+      }
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});

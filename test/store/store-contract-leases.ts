@@ -16,8 +16,8 @@ export function describeLeaseContract(name: string, makeStore: MakeStore): void 
     let cleanup: () => Promise<void>;
     beforeEach(async () => {
       ({ store, cleanup } = await makeStore());
-      if (store.leases === undefined) throw new Error(`${name} has no revocation leases`);
-      leases = store.leases;
+      if (store.revocationLeases === undefined) throw new Error(`${name} has no revocation leases`);
+      leases = store.revocationLeases;
     });
     afterEach(() => cleanup());
 

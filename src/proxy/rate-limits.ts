@@ -1,0 +1,317 @@
+/**
+ * The per-request rate-limit decision, after authentication (the principal
+ * names tenant and user) and before forwarding. Every bucket is held in
+ * process (`rate-bucket.ts`): a request with its buckets here is decided
+ * without a store call or an await. With a shared store, buckets are fed by
+ * leases settled in the background every `reconcileIntervalMs`
+ * (`store/redis-rate-leases.ts`); a bucket new to this instance waits for
+ * its first lease once. Without one (the memory store), or while the store
+ * cannot be reached, each bucket refills by itself, at this instance's last
+ * known share of the rate.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Principal } from '../auth/authenticate.js';
+import { GatewayError } from '../errors.js';
+import type { RateLease, RateLeaseRequest, Store } from '../store/types.js';
+import { RateBucket } from './rate-bucket.js';
+import type { RateLimitSide, RatePolicy, RouteRateLimit } from './rate-policy.js';
+
+/**
+ * Past this many buckets the oldest go first. Each needs a valid token for
+ * its tenant or user, and idle ones go at every reconcile: this only bounds
+ * a flood between two.
+ */
+const MAX_BUCKETS = 100_000;
+
+/** Decisions since the last report, per route and side. */
+export interface RateDecisions {
+  route: string;
+  limit: RateLimitSide;
+  admitted: number;
+  limited: number;
+}
+
+export interface RateLimits {
+  /**
+   * Takes a token from each of the route's buckets for `principal`, or
+   * throws 429 `too_many_requests` (taking none). A promise only while a
+   * bucket new to this instance waits for its first lease.
+   */
+  admit(limit: RouteRateLimit, principal: Principal): void | Promise<void>;
+  /** The decisions since the last call, and resets them. */
+  drainDecisions(): RateDecisions[];
+  /** Buckets held now. */
+  size(): number;
+  /** Settles now (tests and the bench; the timer does it otherwise). */
+  reconcile(): Promise<void>;
+  /** Stops reconciling and gives back what this instance holds, so others need not wait to write it off. */
+  close(): Promise<void>;
+}
+
+export interface RateLimitDeps {
+  /** The shared store's leases; undefined: buckets are this instance's alone. */
+  leases: Store['leaseRates'];
+  intervalMs: number;
+  log: Logger;
+  onReconcileFailure: () => void;
+  now?: () => number;
+}
+
+/** A policy's buckets, by tenant or user id, and its decisions since the last report. */
+interface PolicyState {
+  policy: RatePolicy;
+  buckets: Map<string, RateBucket>;
+  admitted: number;
+  limited: number;
+}
+
+/** Instances sharing a bucket, as the last reconcile counted them. */
+const instancesOf = new WeakMap<RateBucket, number>();
+/** How a new bucket's waiters are released. */
+const releaseOf = new WeakMap<RateBucket, () => void>();
+
+export function createRateLimits(deps: RateLimitDeps): RateLimits {
+  const { leases, intervalMs } = deps;
+  const now = deps.now ?? (() => performance.now());
+  const states = new Map<string, PolicyState>();
+  const holder = { id: randomUUID(), silentAfterMs: 4 * intervalMs };
+  /** Buckets whose reconcile is under way: never asked for twice at once. */
+  const settling = new WeakSet<RateBucket>();
+  let size = 0;
+  let ticking = false;
+  let newSoon = false;
+
+  function stateOf(policy: RatePolicy): PolicyState {
+    let state = states.get(policy.key);
+    if (state === undefined) {
+      state = { policy, buckets: new Map(), admitted: 0, limited: 0 };
+      states.set(policy.key, state);
+    }
+    return state;
+  }
+
+  function bucketOf(state: PolicyState, subject: string, at: number): RateBucket {
+    let bucket = state.buckets.get(subject);
+    if (bucket !== undefined) return bucket;
+    if (size >= MAX_BUCKETS) evictOldest(state);
+    const { ratePerSecond, burst } = state.policy;
+    bucket =
+      leases === undefined
+        ? new RateBucket(ratePerSecond / 1000, burst, at)
+        : awaitingLease(new RateBucket(0, burst, at, 0));
+    state.buckets.set(subject, bucket);
+    size++;
+    return bucket;
+  }
+
+  function awaitingLease(bucket: RateBucket): RateBucket {
+    bucket.ready = new Promise((resolve) => releaseOf.set(bucket, resolve));
+    if (!newSoon) {
+      newSoon = true;
+      setImmediate(() => {
+        newSoon = false;
+        void settle(true);
+      });
+    }
+    return bucket;
+  }
+
+  function evictOldest(preferred: PolicyState): void {
+    for (const state of [preferred, ...states.values()]) {
+      const first = state.buckets.entries().next();
+      if (first.done === true) continue;
+      const [subject, bucket] = first.value;
+      state.buckets.delete(subject);
+      size--;
+      // Its waiters decide now, on a bucket of their own (refused until it is leased).
+      releaseOf.get(bucket)?.();
+      return;
+    }
+  }
+
+  function subjectOf(policy: RatePolicy, principal: Principal): string {
+    return policy.limit === 'tenant' ? principal.tenantId : principal.userId;
+  }
+
+  function admit(limit: RouteRateLimit, principal: Principal): void | Promise<void> {
+    const at = now();
+    const { policies } = limit;
+    let waiting: Promise<void>[] | undefined;
+    for (const policy of policies) {
+      const bucket = bucketOf(stateOf(policy), subjectOf(policy, principal), at);
+      if (bucket.ready !== undefined) (waiting ??= []).push(bucket.ready);
+    }
+    if (waiting !== undefined) return Promise.all(waiting).then(() => decide(limit, principal));
+    decide(limit, principal);
+  }
+
+  /** Every bucket has a token: each gives one. Else the first empty one refuses, none gives. */
+  function decide(limit: RouteRateLimit, principal: Principal): void {
+    const at = now();
+    const { policies } = limit;
+    for (const policy of policies) {
+      const state = stateOf(policy);
+      const bucket = bucketOf(state, subjectOf(policy, principal), at);
+      if (bucket.available(at) < 1) {
+        bucket.refused++;
+        state.limited++;
+        throw tooManyRequests(limit, policy, bucket.retryAfterSeconds(intervalMs));
+      }
+    }
+    for (const policy of policies) {
+      const state = stateOf(policy);
+      (state.buckets.get(subjectOf(policy, principal)) as RateBucket).take();
+      state.admitted++;
+    }
+  }
+
+  /**
+   * One reconcile: every bucket active since the last one (or new) asks for
+   * its share, each idle one gives back what it holds and is forgotten.
+   * `onlyNew`: just the buckets waiting for a first lease.
+   */
+  async function settle(onlyNew: boolean): Promise<void> {
+    const at = now();
+    const requests: RateLeaseRequest[] = [];
+    const asking: RateBucket[] = [];
+    for (const state of states.values()) {
+      const { policy } = state;
+      for (const [subject, bucket] of state.buckets) {
+        const isNew = bucket.ready !== undefined;
+        if ((onlyNew && !isNew) || settling.has(bucket)) continue;
+        const active = isNew || bucket.taken + bucket.refused > 0;
+        bucket.taken = 0;
+        bucket.refused = 0;
+        if (!active) {
+          // Idle: a refilling bucket that is full again is as good as none.
+          if (bucket.ratePerMs > 0 && !bucket.full(at)) continue;
+          state.buckets.delete(subject);
+          size--;
+        }
+        if (leases === undefined) continue;
+        requests.push(leaseRequest(policy, subject, bucket, at, !active));
+        asking.push(bucket);
+        settling.add(bucket);
+      }
+      if (state.buckets.size === 0 && state.admitted + state.limited === 0)
+        states.delete(policy.key);
+    }
+    if (leases === undefined || requests.length === 0) return;
+    let granted: (RateLease | undefined)[];
+    try {
+      granted = await leases(holder, requests);
+    } catch (err) {
+      deps.onReconcileFailure();
+      deps.log.warn({ err }, 'rate limits: the store could not be reached; limiting in process');
+      granted = [];
+    }
+    const after = now();
+    asking.forEach((bucket, i) => {
+      settling.delete(bucket);
+      const request = requests[i] as RateLeaseRequest;
+      if (!request.leaving) apply(bucket, request, granted[i], after);
+    });
+  }
+
+  function apply(
+    bucket: RateBucket,
+    request: RateLeaseRequest,
+    lease: RateLease | undefined,
+    at: number,
+  ) {
+    const isNew = bucket.ready !== undefined;
+    if (lease === undefined) {
+      // Alone until the store answers again, at this instance's last known share.
+      const instances = instancesOf.get(bucket) ?? 1;
+      bucket.refillAlone(request.ratePerSecond / 1000 / instances, request.burst / instances, at);
+      if (isNew) bucket.tokens = bucket.capacity;
+    } else {
+      instancesOf.set(bucket, lease.instances);
+      bucket.lease(lease.grant, at);
+    }
+    if (isNew) {
+      bucket.ready = undefined;
+      releaseOf.get(bucket)?.();
+    }
+  }
+
+  /** Every bucket leaves (best effort: a holding not given back is written off later). */
+  async function giveBack(): Promise<void> {
+    if (leases === undefined) return;
+    const at = now();
+    const requests: RateLeaseRequest[] = [];
+    for (const { policy, buckets } of states.values()) {
+      for (const [subject, bucket] of buckets) {
+        if (bucket.ready !== undefined) continue;
+        requests.push(leaseRequest(policy, subject, bucket, at, true));
+      }
+    }
+    states.clear();
+    size = 0;
+    if (requests.length > 0) await leases(holder, requests).catch(() => undefined);
+  }
+
+  const timer = setInterval(() => {
+    if (ticking) return;
+    ticking = true;
+    settle(false).finally(() => (ticking = false));
+  }, intervalMs);
+  timer.unref();
+
+  return {
+    admit,
+    drainDecisions() {
+      const out: RateDecisions[] = [];
+      for (const state of states.values()) {
+        if (state.admitted + state.limited === 0) continue;
+        const { route, limit } = state.policy;
+        out.push({ route, limit, admitted: state.admitted, limited: state.limited });
+        state.admitted = 0;
+        state.limited = 0;
+      }
+      return out;
+    },
+    size: () => size,
+    reconcile: () => settle(false),
+    async close() {
+      clearInterval(timer);
+      await giveBack();
+    },
+  };
+}
+
+/** A bucket's turn in a reconcile: what it still holds, and whether it leaves. */
+function leaseRequest(
+  policy: RatePolicy,
+  subject: string,
+  bucket: RateBucket,
+  at: number,
+  leaving: boolean,
+): RateLeaseRequest {
+  return {
+    bucket: `${policy.key}:${encodeURIComponent(subject)}`,
+    ratePerSecond: policy.ratePerSecond,
+    burst: policy.burst,
+    held: Math.max(0, bucket.available(at)),
+    leaving,
+  };
+}
+
+function tooManyRequests(
+  limit: RouteRateLimit,
+  policy: RatePolicy,
+  retryAfter: number,
+): GatewayError {
+  return new GatewayError(
+    'too_many_requests',
+    `This ${policy.limit} sends more than ${policy.ratePerSecond} requests per second to this route; retry after ${retryAfter} s.`,
+    {
+      headers: {
+        'retry-after': String(retryAfter),
+        'ratelimit-policy': limit.policyHeader,
+        ratelimit: `"${policy.limit}";r=0;t=${retryAfter}`,
+      },
+    },
+  );
+}

@@ -1,0 +1,311 @@
+/**
+ * `routes[].rateLimit` against a real redis-server, a real upstream and real
+ * gateways: a burst then the refill, the 429 with `Retry-After` and the
+ * RateLimit headers, a user's bucket apart from the tenant's, one tenant's
+ * flood leaving another alone, ten instances on one Redis admitting together
+ * no more than `burst + rate × T` (the bound in docs/rate-limits.md) at a few
+ * Redis commands per second, and the buckets limiting alone while the store
+ * does not answer.
+ */
+import { connect } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateConfig } from '../../src/config/index.js';
+import { commandsBetween, readCommandCounts } from '../bench/redis-stats.js';
+import { expectError } from '../support/expect-error.js';
+import { bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
+import {
+  ALICE,
+  BOB,
+  startIdentityFixture,
+  tokenFor,
+  type IdentityFixture,
+} from '../support/identity-fixture.js';
+import { parseSamples, total } from '../support/prometheus-text.js';
+import { driveLoad } from '../support/rate-load.js';
+import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
+
+const CLUSTER = { requestsPerSecond: 100, burst: 100 };
+
+let fx: IdentityFixture;
+let echo: CountingUpstream;
+let aliceAcme: string;
+let bobAcme: string;
+let bobGlobex: string;
+
+beforeAll(async () => {
+  echo = await startEchoUpstream();
+  fx = await startIdentityFixture({
+    routes: [
+      {
+        prefix: '/burst',
+        upstream: echo.url,
+        rateLimit: { perTenant: { requestsPerSecond: 10, burst: 20 } },
+      },
+      {
+        prefix: '/per-user',
+        upstream: echo.url,
+        rateLimit: {
+          perTenant: { requestsPerSecond: 1000, burst: 1000 },
+          perUser: { requestsPerSecond: 1, burst: 3 },
+        },
+      },
+      {
+        prefix: '/noisy',
+        upstream: echo.url,
+        rateLimit: { perTenant: { requestsPerSecond: 10, burst: 20 } },
+      },
+      { prefix: '/cluster', upstream: echo.url, rateLimit: { perTenant: CLUSTER } },
+      {
+        prefix: '/paused',
+        upstream: echo.url,
+        rateLimit: { perTenant: { requestsPerSecond: 20, burst: 20 } },
+      },
+      {
+        prefix: '/reload',
+        upstream: echo.url,
+        rateLimit: { perTenant: { requestsPerSecond: 0.01, burst: 5 } },
+      },
+      { prefix: '/', upstream: echo.url },
+    ],
+  });
+  aliceAcme = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
+  bobAcme = (await tokenFor(fx.gw.url, BOB, 'acme')).access_token;
+  bobGlobex = (await tokenFor(fx.gw.url, BOB, 'globex')).access_token;
+});
+
+afterAll(async () => {
+  await fx?.close();
+  await echo?.close();
+});
+
+const get = (gw: TestGateway, path: string, token: string) =>
+  fetch(`${gw.url}${path}`, { headers: { authorization: bearer(token) } });
+
+/** `n` requests at once; their statuses, and the first 429. */
+async function burst(gw: TestGateway, path: string, token: string, n: number) {
+  const answers = await Promise.all(Array.from({ length: n }, () => get(gw, path, token)));
+  const statuses = answers.map((res) => res.status);
+  const refused = answers.find((res) => res.status === 429);
+  for (const res of answers) if (res !== refused) await res.arrayBuffer();
+  return {
+    admitted: statuses.filter((s) => s === 200).length,
+    limited: statuses.filter((s) => s === 429).length,
+    others: statuses.filter((s) => s !== 200 && s !== 429),
+    refused,
+  };
+}
+
+describe('one gateway', () => {
+  it('admits the burst at once, refuses the rest with 429 and its headers, then refills at the rate', async () => {
+    const before = echo.counts.received;
+    const first = await burst(fx.gw, '/burst/x', aliceAcme, 30);
+    expect(first.others).toEqual([]);
+    // 20 in the bucket, and what refilled while the 30 were answered.
+    expect(first.admitted).toBeGreaterThanOrEqual(20);
+    expect(first.admitted).toBeLessThanOrEqual(23);
+    expect(echo.counts.received - before).toBe(first.admitted);
+    const refused = first.refused as Response;
+    const retryAfter = refused.headers.get('retry-after');
+    expect(retryAfter).toMatch(/^[1-9]\d*$/);
+    expect(refused.headers.get('ratelimit-policy')).toBe('"tenant";q=10;w=1');
+    expect(refused.headers.get('ratelimit')).toBe(`"tenant";r=0;t=${retryAfter}`);
+    await expectError(refused, 429, 'too_many_requests');
+
+    await delay(1200);
+    const refilled = await burst(fx.gw, '/burst/x', aliceAcme, 30);
+    // ~12 tokens in 1.2 s at 10/s: the bucket went idle here, and its first lease brings them.
+    expect(refilled.admitted).toBeGreaterThanOrEqual(8);
+    expect(refilled.admitted).toBeLessThanOrEqual(17);
+  });
+
+  it("limits each user on its own: one user's empty bucket leaves another's alone", async () => {
+    const alice = await burst(fx.gw, '/per-user/x', aliceAcme, 6);
+    expect(alice).toMatchObject({ admitted: 3, limited: 3 });
+    expect(alice.refused?.headers.get('ratelimit')).toMatch(/^"user";r=0;t=\d+$/);
+    expect(alice.refused?.headers.get('ratelimit-policy')).toBe(
+      '"tenant";q=1000;w=1, "user";q=1;w=1',
+    );
+    // Same tenant, another user: a bucket of its own.
+    expect(await burst(fx.gw, '/per-user/x', bobAcme, 6)).toMatchObject({
+      admitted: 3,
+      limited: 3,
+    });
+  });
+
+  it('a WebSocket upgrade takes a token too, and is refused with 429 once the bucket is empty', async () => {
+    // Alice's user bucket on /per-user was emptied above.
+    const head = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(fx.gw.url).port), '127.0.0.1');
+      let data = '';
+      socket.on('data', (chunk) => (data += chunk.toString('latin1')));
+      socket.on('close', () => resolve(data));
+      socket.on('error', reject);
+      socket.write(
+        'GET /per-user/live HTTP/1.1\r\nHost: gw\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
+          'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n' +
+          `Authorization: ${bearer(aliceAcme)}\r\n\r\n`,
+      );
+    });
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 429 Too Many Requests');
+    expect(head.toLowerCase()).toMatch(/\r\nretry-after: [1-9]\d*\r\n/);
+    expect(head).toContain('"too_many_requests"');
+  });
+
+  it("one tenant's flood leaves another tenant's bucket alone", async () => {
+    const noisy = await burst(fx.gw, '/noisy/x', bobGlobex, 60);
+    expect(noisy.limited).toBeGreaterThan(30);
+    const quiet = await burst(fx.gw, '/noisy/x', bobAcme, 10);
+    expect(quiet.admitted).toBe(10);
+  });
+
+  it('counts the refusals as the outcome too_many_requests and in the decisions metric', async () => {
+    const samples = parseSamples(await (await fetch(`${fx.gw.url}/metrics`)).text());
+    expect(
+      total(samples, 'tenant_gateway_requests_total', {
+        route: '/burst',
+        code: '429',
+        outcome: 'refused',
+        reason: 'too_many_requests',
+      }),
+    ).toBeGreaterThan(0);
+    const decisions = (outcome: string) =>
+      total(samples, 'tenant_gateway_rate_limit_decisions_total', {
+        route: '/burst',
+        limit: 'tenant',
+        outcome,
+      });
+    expect(decisions('admitted')).toBeGreaterThan(0);
+    expect(decisions('limited')).toBeGreaterThan(0);
+    expect(samples.some((s) => 'tenant' in s.labels || 'user' in s.labels)).toBe(false);
+  });
+});
+
+describe('a config reload', () => {
+  /** The fixture's config with `/reload`'s rateLimit replaced. */
+  const withReloadLimit = (burst: number, extraRoute: boolean) => {
+    const routes = (fx.config['routes'] as Record<string, unknown>[]).map((route) =>
+      route['prefix'] === '/reload'
+        ? { ...route, rateLimit: { perTenant: { requestsPerSecond: 0.01, burst } } }
+        : route,
+    );
+    if (extraRoute) routes.unshift({ prefix: '/added', upstream: echo.url });
+    return validateConfig(
+      { ...fx.config, routes, listen: { host: '127.0.0.1', port: 0 } },
+      process.cwd(),
+      'test',
+    );
+  };
+
+  it("keeps a route's buckets when its rateLimit is unchanged, and starts them fresh when it changed", async () => {
+    expect(await burst(fx.gw, '/reload/x', aliceAcme, 7)).toMatchObject({
+      admitted: 5,
+      limited: 2,
+    });
+    await fx.gw.gateway.reload(withReloadLimit(5, true));
+    expect(await burst(fx.gw, '/reload/x', aliceAcme, 3)).toMatchObject({
+      admitted: 0,
+      limited: 3,
+    });
+    await fx.gw.gateway.reload(withReloadLimit(6, true));
+    expect(await burst(fx.gw, '/reload/x', aliceAcme, 8)).toMatchObject({
+      admitted: 6,
+      limited: 2,
+    });
+  });
+});
+
+describe('ten gateways on one Redis', () => {
+  it('admit together at most burst + rate × T and well above half the rate, at a few script calls per reconcile, none per request', async () => {
+    const gateways = [fx.gw];
+    for (let i = 1; i < 10; i++) gateways.push(await fx.startAnother());
+    // Each gateway has checked the token's session once: the load runs from caches.
+    for (const gw of gateways) expect((await get(gw, '/', bobGlobex)).status).toBe(200);
+    const before = await readCommandCounts(fx.redis.port);
+    const received = echo.counts.received;
+    const load = await driveLoad({
+      urls: gateways.map((gw) => gw.url),
+      path: '/cluster/x',
+      token: bobGlobex,
+      concurrency: 4,
+      durationMs: 4000,
+    });
+    const { counted } = commandsBetween(before, await readCommandCounts(fx.redis.port));
+    const seconds = load.elapsedMs / 1000;
+    const bound = CLUSTER.burst + CLUSTER.requestsPerSecond * seconds;
+    const requests = load.admitted + load.limited;
+    // The revocation leases' renewals run whatever the traffic, four per lease (2 s) per
+    // instance: one script each, with one ZREMRANGEBYSCORE, TIME, ZSCORE and ZADD in it.
+    const renewals = counted.get('zremrangebyscore') ?? 0;
+    expect(renewals).toBeLessThanOrEqual(10 * (seconds / 0.5 + 2));
+    // Round trips: the script calls (EVALSHA, and EVAL when a script is not loaded yet).
+    const calls = (counted.get('evalsha') ?? 0) + (counted.get('eval') ?? 0) - renewals;
+    const all = [...counted.values()].reduce((a, b) => a + b, 0) - 5 * renewals;
+    console.log(
+      `10 instances, ${seconds.toFixed(2)} s: admitted ${load.admitted} (bound ${bound.toFixed(0)}), ` +
+        `limited ${load.limited}; ${calls} script calls (${(calls / requests).toFixed(4)} a request), ` +
+        `${all} commands counting those inside scripts: ${JSON.stringify([...counted])}`,
+    );
+    expect([...load.other]).toEqual([]);
+    expect(echo.counts.received - received).toBe(load.admitted);
+    expect(load.admitted).toBeLessThanOrEqual(bound);
+    // Not starved: leases reach every instance in time.
+    expect(load.admitted).toBeGreaterThanOrEqual(0.5 * CLUSTER.requestsPerSecond * seconds);
+    // Per reconcile (each instance, every 500 ms, plus its first), not per request;
+    // nothing else reaches Redis while the sessions are cached.
+    expect(calls).toBeLessThanOrEqual(10 * (seconds / 0.5 + 2));
+    expect(all - calls).toBeLessThanOrEqual(4 * calls);
+    // 0.008 a request at the ~2,600 requests/s this harness reached; held loosely here
+    // (a loaded machine answers fewer), the bench reports the steady state.
+    expect(calls / requests).toBeLessThan(0.1);
+  }, 60_000);
+});
+
+describe('the store not answering', () => {
+  it('the buckets go on limiting alone, and requests whose session is cached still flow', async () => {
+    // Plain revocation: in lease mode an instance that cannot renew its lease (a write)
+    // stops trusting its session cache, and every request then needs the store (503 here).
+    const gw = await startTestGateway({ ...fx.config, revocation: { mode: 'plain' } });
+    try {
+      await limitsAlone(gw);
+    } finally {
+      await gw.close();
+    }
+  }, 30_000);
+});
+
+/** A gateway's buckets while its store takes no writes: limiting alone, at its last share. */
+async function limitsAlone(gw: TestGateway): Promise<void> {
+  expect((await burst(gw, '/paused/x', aliceAcme, 40)).admitted).toBeGreaterThanOrEqual(20);
+  const failures = async () =>
+    total(
+      parseSamples(await (await fetch(`${gw.url}/metrics`)).text()),
+      'tenant_gateway_rate_limit_reconcile_failures_total',
+    );
+  const failedBefore = await failures();
+  // Scripts (every write) wait; reads and pub/sub go on, so sessions stay cached.
+  const admin = new Redis(fx.redis.url);
+  await admin.call('CLIENT', 'PAUSE', '5000', 'WRITE');
+  try {
+    let admitted = 0;
+    let limited = 0;
+    const started = performance.now();
+    while (performance.now() - started < 3500) {
+      const round = await burst(gw, '/paused/x', aliceAcme, 10);
+      expect(round.others).toEqual([]);
+      admitted += round.admitted;
+      limited += round.limited;
+      await delay(100);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    expect(await failures()).toBeGreaterThan(failedBefore);
+    // Alone at 20/s (the last count of instances was 1): it admits, and limits.
+    expect(admitted).toBeGreaterThanOrEqual(20);
+    expect(admitted).toBeLessThanOrEqual(20 + 20 + 20 * seconds);
+    expect(limited).toBeGreaterThan(0);
+  } finally {
+    await admin.call('CLIENT', 'UNPAUSE');
+    admin.disconnect();
+  }
+}
