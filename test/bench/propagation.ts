@@ -8,7 +8,8 @@
  * time from the 204 to the first refusal on each other instance (p50, p99,
  * max), and how many requests an instance accepted after the 204.
  *
- * Rows: lease mode (the default) on a single Redis, Sentinel (a master, two
+ * Rows: plain mode on a single Redis (the baseline of the 204's time), then
+ * lease mode (the default) on a single Redis, Sentinel (a master, two
  * replicas, three sentinels) and Cluster (three masters, two replicas each);
  * then a single Redis with three of the ten instances behind links adding
  * 200 ms each way (a relay in this process), in plain mode — where the slow
@@ -113,10 +114,16 @@ async function main(): Promise<void> {
     },
   ];
   const lease: Scenario = { mode: 'lease', samples: SAMPLES, slow: 0, parallel: 1 };
-  for (const start of ONLY_LINKS ? [] : stores) {
+  // The baseline of what lease mode adds to the 204: plain mode on the same links.
+  const plain: Scenario = { ...lease, mode: 'plain' };
+  const plan: [() => Promise<Store>, Scenario][] = [
+    [single, plain],
+    ...stores.map((start): [() => Promise<Store>, Scenario] => [start, lease]),
+  ];
+  for (const [start, scenario] of ONLY_LINKS ? [] : plan) {
     const store = await start();
     try {
-      results.push(await measure(store, lease, upstream.url));
+      results.push(await measure(store, scenario, upstream.url));
     } finally {
       await store.stop();
     }
