@@ -11,6 +11,7 @@
  * approximate trim would never drop them).
  */
 import type { Cluster, Redis } from 'ioredis';
+import { attempt } from './redis-attempt.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { AuditEntry, AuditLog, AuditLogSpec, FollowFrom } from './audit-log.js';
 import type { RedisKeys } from './redis-keys.js';
@@ -134,13 +135,4 @@ function entryOf([id, fields]: [string, string[]]): AuditEntry {
 /** A key prefix may hold glob characters: matched literally. */
 function globEscape(text: string): string {
   return text.replace(/[*?[\]\\]/g, '\\$&');
-}
-
-async function attempt<T>(commands: () => Promise<T>): Promise<T> {
-  try {
-    return await commands();
-  } catch (err) {
-    if (isGatewayError(err)) throw err;
-    throw new GatewayError('unavailable', 'The store is unreachable.', { cause: err });
-  }
 }

@@ -6,6 +6,7 @@
  * so each script touches one cluster slot.
  */
 import type { Redis } from 'ioredis';
+import { attempt } from './redis-attempt.js';
 import type { RedisKeys } from './redis-keys.js';
 import type { RevocationLeases } from './types.js';
 
@@ -64,15 +65,8 @@ return longest
 type LeaseRedis = Redis &
   Record<keyof typeof SCRIPTS, (...args: (string | number)[]) => Promise<unknown>>;
 
-/**
- * The leases of one key prefix on `redis`. `attempt` turns a Redis failure
- * into the store's `unavailable`.
- */
-export function redisLeases(
-  redis: Redis,
-  keys: RedisKeys,
-  attempt: <T>(commands: () => Promise<T>) => Promise<T>,
-): RevocationLeases {
+/** The leases of one key prefix on `redis`; a Redis failure is the store's `unavailable`. */
+export function redisLeases(redis: Redis, keys: RedisKeys): RevocationLeases {
   for (const [name, definition] of Object.entries(SCRIPTS)) redis.defineCommand(name, definition);
   const scripted = redis as LeaseRedis;
   return {

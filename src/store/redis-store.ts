@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { GatewayError, isGatewayError } from '../errors.js';
+import { attempt } from './redis-attempt.js';
+import { GatewayError } from '../errors.js';
 import { compareIds, normaliseEmail, revocationDeadlineMs } from './normalise.js';
 import { connectRedis, type RedisConnectionOptions } from './redis-connection.js';
 import { redisRateLimiters } from './rate-limits.js';
@@ -270,7 +271,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       return (await attempt(() => redis.exists(keys.revoked(jti)))) === 1;
     },
 
-    revocationLeases: redisLeases(redis, keys, attempt),
+    revocationLeases: redisLeases(redis, keys),
 
     rateLimiter: redisRateLimiters(redis, options.keyPrefix),
 
@@ -352,17 +353,4 @@ function replicatedWrites(
 async function fannedOut(redis: Redis, key: string): Promise<void> {
   // Keyed, so that on Cluster it reaches the master that ran the script.
   await redis.exists(key).catch(() => undefined);
-}
-
-/**
- * Runs Redis commands, turning any failure into `unavailable`. The message is
- * fixed: ioredis errors may name the host, never something a client should see.
- */
-async function attempt<T>(commands: () => Promise<T>): Promise<T> {
-  try {
-    return await commands();
-  } catch (err) {
-    if (isGatewayError(err)) throw err;
-    throw new GatewayError('unavailable', 'The store is unreachable.', { cause: err });
-  }
 }

@@ -9,7 +9,7 @@ import { createRedisStore } from '../../src/store/redis-store.js';
 import type { SessionEvent, Store } from '../../src/store/types.js';
 import { startCluster, type TestCluster } from '../support/redis-topologies.js';
 import { describeLeaseContract } from './store-contract-leases.js';
-import { describeStoreContract, newUser } from './store-contract.js';
+import { describeStoreContract, newUser, type MakeStore } from './store-contract.js';
 
 let cluster: TestCluster;
 
@@ -24,15 +24,14 @@ afterAll(async () => {
 const openStore = (keyPrefix = `tg-test-${randomUUID().slice(0, 8)}:`): Promise<Store> =>
   createRedisStore({ cluster: { nodes: cluster.nodes }, keyPrefix, commandTimeoutMs: 1000 });
 
-describeStoreContract('redis cluster', async () => {
+/** A fresh store for one case of the contract suites. */
+const makeStore: MakeStore = async () => {
   const store = await openStore();
   return { store, cleanup: () => store.close() };
-});
+};
 
-describeLeaseContract('redis cluster', async () => {
-  const store = await openStore();
-  return { store, cleanup: () => store.close() };
-});
+describeStoreContract('redis cluster', makeStore);
+describeLeaseContract('redis cluster', makeStore);
 
 /** Watches `store`'s session events until `stop()`; `live` follows delivery. */
 function watch(store: Store) {

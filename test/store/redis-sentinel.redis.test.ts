@@ -10,7 +10,7 @@ import { createRedisStore } from '../../src/store/redis-store.js';
 import { findFreePort } from '../support/ports.js';
 import { startSentinelSet, type TestSentinelSet } from '../support/redis-topologies.js';
 import { describeLeaseContract } from './store-contract-leases.js';
-import { describeStoreContract } from './store-contract.js';
+import { describeStoreContract, type MakeStore } from './store-contract.js';
 
 let sentinel: TestSentinelSet;
 
@@ -22,23 +22,18 @@ afterAll(async () => {
   await sentinel?.stop();
 });
 
-describeStoreContract('redis via sentinel', async () => {
+/** A fresh store for one case of the contract suites. */
+const makeStore: MakeStore = async () => {
   const store = await createRedisStore({
     sentinel: { name: sentinel.name, nodes: sentinel.sentinels },
     keyPrefix: `tg-test-${randomUUID()}:`,
   });
   // Each case has a prefix of its own: nothing to delete on a throw-away server.
   return { store, cleanup: () => store.close() };
-});
+};
 
-describeLeaseContract('redis via sentinel', async () => {
-  const store = await createRedisStore({
-    sentinel: { name: sentinel.name, nodes: sentinel.sentinels },
-    keyPrefix: `tg-test-${randomUUID()}:`,
-  });
-  // Each case has a prefix of its own: nothing to delete on a throw-away server.
-  return { store, cleanup: () => store.close() };
-});
+describeStoreContract('redis via sentinel', makeStore);
+describeLeaseContract('redis via sentinel', makeStore);
 
 describe('Sentinel writes', () => {
   it('are acknowledged only once a replica has them: none answering, a logout is unavailable (503)', async () => {

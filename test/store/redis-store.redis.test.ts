@@ -9,7 +9,7 @@ import { createRedisStore, redisUrlForDisplay } from '../../src/store/redis-stor
 import type { Store } from '../../src/store/types.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 import { describeLeaseContract } from './store-contract-leases.js';
-import { describeStoreContract, newUser } from './store-contract.js';
+import { describeStoreContract, newUser, type MakeStore } from './store-contract.js';
 
 let server: TestRedisServer;
 
@@ -99,7 +99,8 @@ async function writeEverything(store: Store): Promise<{ userId: string; jti: str
   return { userId: user.id, jti };
 }
 
-describeStoreContract('redis', async () => {
+/** A fresh store for one case of the contract suites. */
+const makeStore: MakeStore = async () => {
   const keyPrefix = freshPrefix();
   const store = await createRedisStore({ url: server.url, keyPrefix });
   return {
@@ -113,23 +114,10 @@ describeStoreContract('redis', async () => {
       });
     },
   };
-});
+};
 
-describeLeaseContract('redis', async () => {
-  const keyPrefix = freshPrefix();
-  const store = await createRedisStore({ url: server.url, keyPrefix });
-  return {
-    store,
-    async cleanup() {
-      await store.close();
-      // Only this case's keys: matters when REDIS_URL points at a shared server.
-      await withClient(async (redis) => {
-        const keys = [...(await scanKeys(redis, `${keyPrefix}*`))];
-        if (keys.length > 0) await redis.del(...keys);
-      });
-    },
-  };
-});
+describeStoreContract('redis', makeStore);
+describeLeaseContract('redis', makeStore);
 
 describe('Redis store specifics', () => {
   it('writes only keys under its prefix', async () => {
