@@ -135,9 +135,10 @@ export function createRequestHandler(deps: DispatchDeps) {
     route: ProxiedRoute,
     principal: Principal,
   ): void | Promise<void> {
+    // Known from here on, so that a 429 is logged with whom it refused.
+    scope.userId = principal.userId;
+    scope.tenantId = principal.tenantId;
     if (route.rateLimit !== undefined) {
-      scope.userId = principal.userId;
-      scope.tenantId = principal.tenantId;
       const waiting = rateLimits.admit(route.rateLimit, principal);
       if (waiting !== undefined) {
         return waiting.then(() => send(req, res, scope, target, route, principal));
@@ -154,8 +155,6 @@ export function createRequestHandler(deps: DispatchDeps) {
     route: ProxiedRoute,
     principal: Principal | undefined,
   ): void {
-    scope.userId = principal?.userId;
-    scope.tenantId = principal?.tenantId;
     if (res.destroyed) return; // the client left while we were deciding
     deps.settings.headers.rewrite(req, principal, {
       requestId: scope.requestId,

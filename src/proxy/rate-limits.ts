@@ -142,13 +142,13 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
       const bucket = bucketOf(stateOf(policy), subjectOf(policy, principal), at);
       if (bucket.ready !== undefined) (waiting ??= []).push(bucket.ready);
     }
-    if (waiting !== undefined) return Promise.all(waiting).then(() => decide(limit, principal));
-    decide(limit, principal);
+    if (waiting !== undefined)
+      return Promise.all(waiting).then(() => decide(limit, principal, now()));
+    decide(limit, principal, at);
   }
 
   /** Every bucket has a token: each gives one. Else the first empty one refuses, none gives. */
-  function decide(limit: RouteRateLimit, principal: Principal): void {
-    const at = now();
+  function decide(limit: RouteRateLimit, principal: Principal, at: number): void {
     const { policies } = limit;
     for (const policy of policies) {
       const state = stateOf(policy);
