@@ -31,7 +31,13 @@ export interface MetricSources {
   /** Resolves when the store answers a ping; rejects otherwise. */
   pingStore: () => Promise<void>;
   /** Rate-limit decisions since the last call, per route and side (the call resets them). */
-  rateLimitDecisions: () => { route: string; limit: string; admitted: number; limited: number }[];
+  rateLimitDecisions: () => {
+    route: string;
+    limit: string;
+    admitted: number;
+    limited: number;
+    waited: number;
+  }[];
   /** Rate-limit buckets this instance holds. */
   rateLimitBuckets: () => number;
 }
@@ -190,19 +196,28 @@ export function createMetrics(sources: MetricSources): Metrics {
     counter.inc(labels, total - (seenTotals.get(key) ?? 0));
     seenTotals.set(key, total);
   }
-  // Counted by the limiter in plain numbers per route and side, handed over at scrape time.
+  // Counted by the limiter in plain numbers per route and side, handed over at scrape time
+  // (one hand-over for both counters: the waits are registered after, so read after).
+  const waits = new Counter({
+    name: 'tenant_gateway_rate_limit_lease_waits_total',
+    help: "Requests that waited for their bucket's first lease from the store (one store round trip in their latency), by route and limit.",
+    labelNames: ['route', 'limit'] as const,
+    registers: [],
+  });
   new Counter({
     name: 'tenant_gateway_rate_limit_decisions_total',
     help: 'Rate-limit decisions on proxied requests and WebSocket upgrades by route, limit (tenant, user) and outcome (admitted, limited).',
     labelNames: ['route', 'limit', 'outcome'] as const,
     registers: [registry],
     collect() {
-      for (const { route, limit, admitted, limited } of sources.rateLimitDecisions()) {
+      for (const { route, limit, admitted, limited, waited } of sources.rateLimitDecisions()) {
         this.inc({ route, limit, outcome: 'admitted' }, admitted);
         this.inc({ route, limit, outcome: 'limited' }, limited);
+        waits.inc({ route, limit }, waited);
       }
     },
   });
+  registry.registerMetric(waits);
   new Gauge({
     name: 'tenant_gateway_rate_limit_buckets',
     help: 'Rate-limit buckets (route, tenant or user) this instance holds; idle ones are dropped at each reconcile.',

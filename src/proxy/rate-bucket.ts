@@ -6,7 +6,8 @@
  *   memory store; or a Redis store that cannot be reached, with this
  *   instance's last known share of the rate);
  * - leased: no refill of its own (`ratePerMs` 0); a reconcile adds what the
- *   shared bucket grants (`redis-rate-leases.ts`).
+ *   shared bucket grants (`redis-rate-leases.ts`). Before its first grant it
+ *   may hold one token it gave itself (`uncharged`).
  */
 export class RateBucket {
   /** What is left; a request takes 1. */
@@ -21,6 +22,12 @@ export class RateBucket {
   refused = 0;
   /** Resolves once a first lease arrived (a bucket new to this instance); undefined after. */
   ready: Promise<void> | undefined;
+  /**
+   * Tokens it gave itself before its first lease (a bucket new to this
+   * instance admits one request at once), not yet charged to the shared
+   * bucket: the next reconcile charges them.
+   */
+  uncharged = 0;
 
   constructor(ratePerMs: number, capacity: number, now: number, tokens = capacity) {
     this.ratePerMs = ratePerMs;

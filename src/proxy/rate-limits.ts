@@ -4,8 +4,10 @@
  * process (`rate-bucket.ts`): a request with its buckets here is decided
  * without a store call or an await. With a shared store, buckets are fed by
  * leases settled in the background every `reconcileIntervalMs`
- * (`store/redis-rate-leases.ts`); a bucket new to this instance waits for
- * its first lease once. Without one (the memory store), or while the store
+ * (`store/redis-rate-leases.ts`). A bucket new to this instance admits one
+ * request at once, charged to the shared bucket by its first lease (unless
+ * the shared bucket was last seen in debt); more requests before that lease
+ * wait for it. Without a shared store (the memory store), or while the store
  * cannot be reached, each bucket refills by itself, at this instance's last
  * known share of the rate.
  */
@@ -30,13 +32,17 @@ export interface RateDecisions {
   limit: RateLimitSide;
   admitted: number;
   limited: number;
+  /** Requests this side's bucket made wait for its first lease. */
+  waited: number;
 }
 
 export interface RateLimits {
   /**
    * Takes a token from each of the route's buckets for `principal`, or
-   * throws 429 `too_many_requests` (taking none). A promise only while a
-   * bucket new to this instance waits for its first lease.
+   * throws 429 `too_many_requests` (taking none). A promise only when a
+   * bucket new to this instance has no token left before its first lease
+   * (its one token went to an earlier request, or the shared bucket was
+   * last seen short), and waits for that lease.
    */
   admit(limit: RouteRateLimit, principal: Principal): void | Promise<void>;
   /** The decisions since the last call, and resets them. */
@@ -58,16 +64,30 @@ export interface RateLimitDeps {
   now?: () => number;
 }
 
+/** The shared bucket as a reconcile last saw it (`at` on this instance's clock). */
+interface SharedView {
+  /** Tokens no instance holds; below 0 while the bucket pays a debt. */
+  shared: number;
+  at: number;
+}
+
 /** A policy's buckets, by tenant or user id, and its decisions since the last report. */
 interface PolicyState {
   policy: RatePolicy;
   buckets: Map<string, RateBucket>;
+  /**
+   * Subjects whose bucket was forgotten here while the shared one was short
+   * of a token: a new bucket for them admits nothing before its first lease
+   * until the refill has brought one back.
+   */
+  short: Map<string, SharedView>;
   admitted: number;
   limited: number;
+  waited: number;
 }
 
-/** Instances sharing a bucket, as the last reconcile counted them. */
-const instancesOf = new WeakMap<RateBucket, number>();
+/** What the last reconcile said of a bucket: the instances sharing it, and the shared tokens. */
+const lastLeaseOf = new WeakMap<RateBucket, SharedView & { instances: number }>();
 /** How a new bucket's waiters are released. */
 const releaseOf = new WeakMap<RateBucket, () => void>();
 
@@ -85,7 +105,14 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
   function stateOf(policy: RatePolicy): PolicyState {
     let state = states.get(policy.key);
     if (state === undefined) {
-      state = { policy, buckets: new Map(), admitted: 0, limited: 0 };
+      state = {
+        policy,
+        buckets: new Map(),
+        short: new Map(),
+        admitted: 0,
+        limited: 0,
+        waited: 0,
+      };
       states.set(policy.key, state);
     }
     return state;
@@ -94,15 +121,54 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
   function bucketOf(state: PolicyState, subject: string, at: number): RateBucket {
     let bucket = state.buckets.get(subject);
     if (bucket !== undefined) return bucket;
-    if (size >= MAX_BUCKETS) evictOldest(state);
+    if (size >= MAX_BUCKETS) evictOldest(state, at);
     const { ratePerSecond, burst } = state.policy;
-    bucket =
-      leases === undefined
-        ? new RateBucket(ratePerSecond / 1000, burst, at)
-        : awaitingLease(new RateBucket(0, burst, at, 0));
+    if (leases === undefined) bucket = new RateBucket(ratePerSecond / 1000, burst, at);
+    else {
+      bucket = awaitingLease(new RateBucket(0, burst, at, 0));
+      if (mayAdmitBeforeLease(state, subject, at)) bucket.tokens = bucket.uncharged = 1;
+    }
     state.buckets.set(subject, bucket);
     size++;
     return bucket;
+  }
+
+  /**
+   * Whether a bucket new here may admit one request before its first lease:
+   * yes unless, when this instance last forgot it, the shared bucket was
+   * short of a token that its refill has not brought back since.
+   */
+  function mayAdmitBeforeLease(state: PolicyState, subject: string, at: number): boolean {
+    const seen = state.short.get(subject);
+    if (seen === undefined) return true;
+    if (refilled(state.policy, seen, at) < 1) return false;
+    state.short.delete(subject);
+    return true;
+  }
+
+  /**
+   * Remembers a forgotten bucket's shared tokens if they are short of one
+   * (`seen` undefined: nothing learnt, what was remembered stays).
+   */
+  function forget(state: PolicyState, subject: string, seen: SharedView | undefined): void {
+    if (seen === undefined) return;
+    state.short.delete(subject); // re-inserted last: the oldest go first
+    if (seen.shared >= 1) return;
+    state.short.set(subject, seen);
+    const oldest = state.short.keys().next();
+    if (state.short.size > MAX_BUCKETS && oldest.done !== true) state.short.delete(oldest.value);
+  }
+
+  /**
+   * The shared tokens as this instance knows them when it forgets `bucket`:
+   * as its last lease left them, less what it admitted uncharged, plus what
+   * it holds when it gives that back (an idle bucket does, an evicted one not).
+   */
+  function lastSeen(bucket: RateBucket, at: number, givesBack: boolean): SharedView | undefined {
+    const seen = lastLeaseOf.get(bucket);
+    if (seen === undefined && bucket.uncharged === 0) return undefined;
+    const held = givesBack ? Math.max(0, bucket.available(at)) : 0;
+    return { shared: (seen?.shared ?? 0) + held - bucket.uncharged, at: seen?.at ?? at };
   }
 
   function awaitingLease(bucket: RateBucket): RateBucket {
@@ -117,13 +183,14 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
     return bucket;
   }
 
-  function evictOldest(preferred: PolicyState): void {
+  function evictOldest(preferred: PolicyState, at: number): void {
     for (const state of [preferred, ...states.values()]) {
       const first = state.buckets.entries().next();
       if (first.done === true) continue;
       const [subject, bucket] = first.value;
       state.buckets.delete(subject);
       size--;
+      forget(state, subject, lastSeen(bucket, at, false));
       // Its waiters decide now, on a bucket of their own (refused until it is leased).
       releaseOf.get(bucket)?.();
       return;
@@ -139,8 +206,12 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
     const { policies } = limit;
     let waiting: Promise<void>[] | undefined;
     for (const policy of policies) {
-      const bucket = bucketOf(stateOf(policy), subjectOf(policy, principal), at);
-      if (bucket.ready !== undefined) (waiting ??= []).push(bucket.ready);
+      const state = stateOf(policy);
+      const bucket = bucketOf(state, subjectOf(policy, principal), at);
+      if (bucket.ready !== undefined && bucket.available(at) < 1) {
+        state.waited++;
+        (waiting ??= []).push(bucket.ready);
+      }
     }
     if (waiting !== undefined)
       return Promise.all(waiting).then(() => decide(limit, principal, now()));
@@ -174,7 +245,7 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
   async function settle(onlyNew: boolean): Promise<void> {
     const at = now();
     const requests: RateLeaseRequest[] = [];
-    const asking: RateBucket[] = [];
+    const asking: { state: PolicyState; subject: string; bucket: RateBucket }[] = [];
     for (const state of states.values()) {
       const { policy } = state;
       for (const [subject, bucket] of state.buckets) {
@@ -188,14 +259,17 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
           if (bucket.ratePerMs > 0 && !bucket.full(at)) continue;
           state.buckets.delete(subject);
           size--;
+          forget(state, subject, lastSeen(bucket, at, true));
         }
         if (leases === undefined) continue;
         requests.push(leaseRequest(policy, subject, bucket, at, !active));
-        asking.push(bucket);
+        asking.push({ state, subject, bucket });
         settling.add(bucket);
       }
-      if (state.buckets.size === 0 && state.admitted + state.limited === 0)
-        states.delete(policy.key);
+      for (const [subject, seen] of state.short)
+        if (refilled(policy, seen, at) >= 1) state.short.delete(subject);
+      const { buckets, short, admitted, limited, waited } = state;
+      if (buckets.size + short.size + admitted + limited + waited === 0) states.delete(policy.key);
     }
     if (leases === undefined || requests.length === 0) return;
     let granted: (RateLease | undefined)[];
@@ -207,10 +281,12 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
       granted = [];
     }
     const after = now();
-    asking.forEach((bucket, i) => {
+    asking.forEach(({ state, subject, bucket }, i) => {
       settling.delete(bucket);
       const request = requests[i] as RateLeaseRequest;
-      if (!request.leaving) apply(bucket, request, granted[i], after);
+      const lease = granted[i];
+      if (!request.leaving) apply(bucket, request, lease, after);
+      else if (lease !== undefined) forget(state, subject, { shared: lease.shared, at: after });
     });
   }
 
@@ -222,12 +298,15 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
   ) {
     const isNew = bucket.ready !== undefined;
     if (lease === undefined) {
-      // Alone until the store answers again, at this instance's last known share.
-      const instances = instancesOf.get(bucket) ?? 1;
+      // Alone until the store answers again, at this instance's last known share
+      // (what it admitted before a lease comes out of that share, and is charged later).
+      const instances = lastLeaseOf.get(bucket)?.instances ?? 1;
+      const spent = isNew ? bucket.uncharged - bucket.tokens : 0;
       bucket.refillAlone(request.ratePerSecond / 1000 / instances, request.burst / instances, at);
-      if (isNew) bucket.tokens = bucket.capacity;
+      if (isNew) bucket.tokens = Math.max(0, bucket.capacity - spent);
     } else {
-      instancesOf.set(bucket, lease.instances);
+      lastLeaseOf.set(bucket, { instances: lease.instances, shared: lease.shared, at });
+      bucket.uncharged -= request.charge;
       bucket.lease(lease.grant, at);
     }
     if (isNew) {
@@ -264,11 +343,13 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
     drainDecisions() {
       const out: RateDecisions[] = [];
       for (const state of states.values()) {
-        if (state.admitted + state.limited === 0) continue;
+        const { admitted, limited, waited } = state;
+        if (admitted + limited + waited === 0) continue;
         const { route, limit } = state.policy;
-        out.push({ route, limit, admitted: state.admitted, limited: state.limited });
+        out.push({ route, limit, admitted, limited, waited });
         state.admitted = 0;
         state.limited = 0;
+        state.waited = 0;
       }
       return out;
     },
@@ -294,8 +375,14 @@ function leaseRequest(
     ratePerSecond: policy.ratePerSecond,
     burst: policy.burst,
     held: Math.max(0, bucket.available(at)),
+    charge: bucket.uncharged,
     leaving,
   };
+}
+
+/** The shared tokens `seen` saw, refilled until `at` (never past `burst`). */
+function refilled(policy: RatePolicy, seen: SharedView, at: number): number {
+  return Math.min(policy.burst, seen.shared + ((at - seen.at) * policy.ratePerSecond) / 1000);
 }
 
 function tooManyRequests(

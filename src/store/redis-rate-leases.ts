@@ -9,9 +9,13 @@
  *
  * A lease is taken out of the shared bucket when granted, and what an
  * instance holds counts against the bucket's size, so between them the
- * shared tokens and every holding never exceed `burst`: whatever the number
- * of instances and however stale their view, the cluster admits at most
- * `burst + rate × T` in any window of T seconds.
+ * shared tokens and every holding never exceed `burst`. A bucket new to an
+ * instance admits one request before its first grant; that token is charged
+ * here with the first call, and may put the shared bucket in debt (negative
+ * tokens) that its refill pays back before anything is granted again. So
+ * whatever the number of instances and however stale their view, the
+ * cluster admits at most `burst + rate × T` in any window of T seconds, plus
+ * the debt at the window's end (the bound in docs/rate-limits.md).
  *
  * One key per bucket and one script call per key, sent together: on Redis
  * Cluster each call goes to its key's master, no cross-slot pipeline needed.
@@ -21,15 +25,17 @@ import type { Store } from './types.js';
 
 /**
  * KEYS: the bucket. ARGV: rate per ms, burst, instance id, tokens it still
- * holds, 1 when leaving, ms after which a silent instance no longer counts.
- * Returns the grant (a string: Lua would truncate a number) and the number
- * of instances taking part.
+ * holds, 1 when leaving, ms after which a silent instance no longer counts,
+ * tokens it admitted before its first grant (to charge). Returns the grant
+ * and the shared tokens left (strings: Lua would truncate a number), and the
+ * number of instances taking part.
  */
 const LEASE_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
 local me, held, leaving, stale = 'i:' .. ARGV[3], tonumber(ARGV[4]), ARGV[5] == '1', tonumber(ARGV[6])
+local charge = tonumber(ARGV[7])
 local fields = redis.call('HGETALL', KEYS[1])
 local tokens, ts, others, othersHeld = burst, now, 0, 0
 for i = 1, #fields, 2 do
@@ -52,8 +58,10 @@ if leaving then
   tokens = tokens + held
   mine = 0
 end
-tokens = tokens + math.max(0, now - ts) * rate
-tokens = math.max(0, math.min(tokens, burst - othersHeld - mine))
+-- Refilled by time, charged for what was admitted before a grant (maybe into debt),
+-- and never more than what no instance holds.
+tokens = tokens + math.max(0, now - ts) * rate - charge
+tokens = math.min(tokens, burst - othersHeld - mine)
 local grant = 0
 if leaving then
   redis.call('HDEL', KEYS[1], me)
@@ -65,12 +73,13 @@ else
   tokens = tokens - grant
   redis.call('HSET', KEYS[1], 'tokens', tokens, 'ts', now, me, now .. ':' .. (mine + grant))
 end
-redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate) + stale)
-return { tostring(grant), others + 1 }
+-- Kept until a debt is paid and the bucket is full again, and every holding written off.
+redis.call('PEXPIRE', KEYS[1], math.ceil((burst - math.min(tokens, 0)) / rate) + stale)
+return { tostring(grant), others + 1, tostring(tokens) }
 `;
 
 type LeasingRedis = Redis & {
-  leaseRate(key: string, ...args: (string | number)[]): Promise<[string, number]>;
+  leaseRate(key: string, ...args: (string | number)[]): Promise<[string, number, string]>;
 };
 
 /** Registers the lease script on `redis`; returns the store's `leaseRates`. */
@@ -88,12 +97,17 @@ export function redisRateLeases(redis: Redis, keyPrefix: string): NonNullable<St
           r.held,
           r.leaving ? 1 : 0,
           instance.silentAfterMs,
+          r.charge,
         ),
       ),
     );
     const leases = settled.map((s) =>
       s.status === 'fulfilled'
-        ? { grant: Number(s.value[0]), instances: Math.max(1, Number(s.value[1])) }
+        ? {
+            grant: Number(s.value[0]),
+            instances: Math.max(1, Number(s.value[1])),
+            shared: Number(s.value[2]),
+          }
         : undefined,
     );
     const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');

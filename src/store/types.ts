@@ -131,6 +131,12 @@ export interface RateLeaseRequest {
   burst: number;
   /** Tokens this instance still holds of its earlier leases. */
   held: number;
+  /**
+   * Tokens this instance gave itself before its first grant (a bucket new to
+   * it admits one request at once), to take out of the shared bucket now: it
+   * may go into debt, which its refill pays back before anything is granted.
+   */
+  charge: number;
   /** Gives back what it holds and stops taking part (the bucket went idle here). */
   leaving: boolean;
 }
@@ -149,6 +155,8 @@ export interface RateLease {
   grant: number;
   /** Instances taking part in the bucket, this one included (at least 1). */
   instances: number;
+  /** The shared tokens left after this call: below 0 while the bucket is in debt. */
+  shared: number;
 }
 
 export interface Store {

@@ -8,7 +8,8 @@
  */
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { startGatewayBehind, waitUntilTrusted } from '../support/gateway-behind.js';
+import { bearer, type TestGateway } from '../support/gateway.js';
 import {
   BOB,
   startIdentityFixture,
@@ -27,26 +28,7 @@ const tenantOn = (gw: TestGateway, token: string) =>
 const logout = (gw: TestGateway, token: string) =>
   fetch(`${gw.url}/1/token`, { method: 'DELETE', headers: { authorization: bearer(token) } });
 
-/** A gateway of the fixture whose Redis connections all go through `relay`. */
-async function startBehind(fx: IdentityFixture, relay: TcpRelay): Promise<TestGateway> {
-  const { seed: _seed, store, ...rest } = fx.config as { seed?: string; store: { redis: object } };
-  const gw = await startTestGateway({
-    ...rest,
-    store: { redis: { ...store.redis, url: relay.url } },
-  });
-  await waitUntilTrusted(gw);
-  return gw;
-}
-
-/** Until the gateway trusts its session cache: events live and, in lease mode, a lease held. */
-async function waitUntilTrusted(gw: TestGateway): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (total(await scrape(gw.url), 'tenant_gateway_session_events_live') === 1) return;
-    if (Date.now() > deadline) throw new Error(`${gw.url} never trusted its session cache`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const startBehind = (fx: IdentityFixture, relay: TcpRelay) => startGatewayBehind(fx, relay);
 
 /** `count` tokens of one user, issued one at a time (logins in progress per account are capped). */
 async function issue(gw: TestGateway, count: number): Promise<string[]> {

@@ -1,16 +1,22 @@
 /**
  * The per-request decision on a fake clock: both sides take a token or
  * neither does, the 429 it throws, idle buckets forgotten, a bucket new to
- * the instance waiting for its first lease, and limiting alone when the
- * store fails. The shared store's side is proved against a real Redis in
+ * the instance admitting one request before its first lease (and none while
+ * the shared bucket was last seen short), and limiting alone when the store
+ * fails. The shared store's side is proved against a real Redis in
  * `rate-limits.redis.test.ts`.
  */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/auth/authenticate.js';
 import { isGatewayError, type GatewayError } from '../../src/errors.js';
-import { createRateLimits, type RateLimitDeps } from '../../src/proxy/rate-limits.js';
-import { compileRateLimit } from '../../src/proxy/rate-policy.js';
+import {
+  createRateLimits,
+  type RateLimitDeps,
+  type RateLimits,
+} from '../../src/proxy/rate-limits.js';
+import { compileRateLimit, type RouteRateLimit } from '../../src/proxy/rate-policy.js';
+import type { RateLeaseRequest } from '../../src/store/types.js';
 
 const who = (tenantId: string, userId: string) => ({ tenantId, userId }) as Principal;
 
@@ -62,8 +68,8 @@ describe('in process (no shared store)', () => {
     clock.ms = 1000;
     expect(limits.admit(both, who('acme', 'alice'))).toBeUndefined();
     expect(limits.drainDecisions()).toEqual([
-      { route: '/api', limit: 'tenant', admitted: 4, limited: 1 },
-      { route: '/api', limit: 'user', admitted: 4, limited: 1 },
+      { route: '/api', limit: 'tenant', admitted: 4, limited: 1, waited: 0 },
+      { route: '/api', limit: 'user', admitted: 4, limited: 1, waited: 0 },
     ]);
     expect(limits.drainDecisions()).toEqual([]);
     limits.close();
@@ -85,14 +91,24 @@ describe('in process (no shared store)', () => {
 });
 
 describe('with a shared store', () => {
-  it('a new bucket waits for its first lease once, then decides without waiting', async () => {
-    const asked: unknown[] = [];
-    const { limits } = limiter(async (_holder, requests) => {
+  const tenantOnly = compileRateLimit('/t', { perTenant: { requestsPerSecond: 5, burst: 10 } })!;
+  const alice = who('acme', 'alice');
+
+  /** A store granting `grant` of a shared bucket left at `shared`, recording what it is asked. */
+  function store(lease: { grant: number; instances: number; shared: number }) {
+    const asked: RateLeaseRequest[] = [];
+    const leases: RateLimitDeps['leases'] = async (_holder, requests) => {
       asked.push(...requests);
-      return requests.map(() => ({ grant: 2, instances: 3 }));
-    });
-    const tenantOnly = compileRateLimit('/t', { perTenant: { requestsPerSecond: 5, burst: 10 } })!;
-    const waiting = limits.admit(tenantOnly, who('acme', 'alice'));
+      return requests.map(() => lease);
+    };
+    return { asked, leases };
+  }
+
+  it('a new bucket admits one request at once, charged by its first lease; the next waits for that lease', async () => {
+    const { asked, leases } = store({ grant: 2, instances: 3, shared: 4 });
+    const { limits } = limiter(leases);
+    expect(limits.admit(tenantOnly, alice)).toBeUndefined();
+    const waiting = limits.admit(tenantOnly, alice);
     expect(waiting).toBeInstanceOf(Promise);
     await waiting;
     expect(asked).toEqual([
@@ -101,26 +117,56 @@ describe('with a shared store', () => {
         ratePerSecond: 5,
         burst: 10,
         held: 0,
+        charge: 1,
         leaving: false,
       },
     ]);
-    expect(limits.admit(tenantOnly, who('acme', 'alice'))).toBeUndefined();
-    expect(refusal(() => limits.admit(tenantOnly, who('acme', 'alice'))).code).toBe(
-      'too_many_requests',
-    );
+    expect(limits.drainDecisions()).toEqual([
+      { route: '/t', limit: 'tenant', admitted: 2, limited: 0, waited: 1 },
+    ]);
+    // The grant of 2: one went to the request that waited, one is left.
+    expect(limits.admit(tenantOnly, alice)).toBeUndefined();
+    expect(refusal(() => limits.admit(tenantOnly, alice)).code).toBe('too_many_requests');
+    await limits.reconcile();
+    expect(asked.at(-1)).toMatchObject({ held: 0, charge: 0, leaving: false });
+    limits.close();
+  });
+
+  it('a bucket forgotten while the shared one was short of a token admits nothing before a lease until the refill brings one back', async () => {
+    // The shared bucket is in debt after the first lease: -0.5, refilled at 5/s.
+    const { asked, leases } = store({ grant: 0, instances: 2, shared: -0.5 });
+    const { limits, clock } = limiter(leases);
+    limits.admit(tenantOnly, alice);
+    await limits.reconcile(); // the first lease
+    clock.ms = 100;
+    await limits.reconcile(); // idle: gives back nothing, forgotten; the store says -0.5 still
+    expect(limits.size()).toBe(0);
+    expect(asked.at(-1)).toMatchObject({ held: 0, charge: 0, leaving: true });
+    // 0.2 s later the refill has brought 1 token of the 1.5 needed: no token before a lease.
+    clock.ms = 300;
+    const waiting = limits.admit(tenantOnly, alice);
+    expect(waiting).toBeInstanceOf(Promise);
+    await expect(waiting).rejects.toMatchObject({ code: 'too_many_requests' });
+    // Used (refused) since the last reconcile: kept; then idle: forgotten, the store says -0.5.
+    clock.ms = 400;
+    await limits.reconcile();
+    expect(limits.size()).toBe(1);
+    clock.ms = 500;
+    await limits.reconcile();
+    expect(limits.size()).toBe(0);
+    // 0.35 s later the shared bucket is past 1 token again: admitted at once.
+    clock.ms = 850;
+    expect(limits.admit(tenantOnly, alice)).toBeUndefined();
     limits.close();
   });
 
   it('gives back what it holds when it closes', async () => {
-    const asked: { held: number; leaving: boolean }[] = [];
-    const { limits } = limiter(async (_holder, requests) => {
-      asked.push(...requests);
-      return requests.map(() => ({ grant: 4, instances: 1 }));
-    });
-    const tenantOnly = compileRateLimit('/t', { perTenant: { requestsPerSecond: 5, burst: 10 } })!;
-    await limits.admit(tenantOnly, who('acme', 'alice'));
+    const { asked, leases } = store({ grant: 4, instances: 1, shared: 5 });
+    const { limits } = limiter(leases);
+    limits.admit(tenantOnly, alice);
+    await limits.reconcile();
     await limits.close();
-    expect(asked.at(-1)).toMatchObject({ held: 3, leaving: true });
+    expect(asked.at(-1)).toMatchObject({ held: 4, charge: 0, leaving: true });
     expect(limits.size()).toBe(0);
   });
 
@@ -128,25 +174,47 @@ describe('with a shared store', () => {
     let up = true;
     const { limits, clock, failures } = limiter(async (_holder, requests) => {
       if (!up) throw new Error('store down');
-      return requests.map(() => ({ grant: 0, instances: 4 }));
+      return requests.map(() => ({ grant: 0, instances: 4, shared: 0 }));
     });
-    const tenantOnly = compileRateLimit('/t', { perTenant: { requestsPerSecond: 8, burst: 8 } })!;
-    await Promise.resolve(limits.admit(tenantOnly, who('acme', 'alice'))).catch(() => undefined);
+    const rate8 = compileRateLimit('/t', { perTenant: { requestsPerSecond: 8, burst: 8 } })!;
+    limits.admit(rate8, alice);
+    await limits.reconcile(); // the first lease counts 4 instances, and grants nothing
+    expect(admitted(limits, rate8, alice, 1)).toBe(0); // used since: kept at the next
     up = false;
     await limits.reconcile();
     expect(failures()).toBe(1);
     // 8/s shared by 4: 2/s here, at most 2 held.
     clock.ms = 10_000;
-    let admitted = 0;
-    for (let i = 0; i < 10; i++) {
-      try {
-        limits.admit(tenantOnly, who('acme', 'alice'));
-        admitted++;
-      } catch {
-        // limited
-      }
-    }
-    expect(admitted).toBe(2);
+    expect(admitted(limits, rate8, alice, 10)).toBe(2);
+    limits.close();
+  });
+
+  it('when the store fails at its first lease, a new bucket limits alone, less the request it admitted', async () => {
+    const { limits, clock, failures } = limiter(async () => {
+      throw new Error('store down');
+    });
+    const rate8 = compileRateLimit('/t', { perTenant: { requestsPerSecond: 8, burst: 8 } })!;
+    limits.admit(rate8, alice);
+    await limits.reconcile();
+    expect(failures()).toBe(1);
+    // Alone at the whole rate (no count of instances yet): 7 of its 8 left at once.
+    expect(admitted(limits, rate8, alice, 10)).toBe(7);
+    clock.ms = 10_000;
+    expect(admitted(limits, rate8, alice, 10)).toBe(8);
     limits.close();
   });
 });
+
+/** How many of `n` requests at one instant are admitted. */
+function admitted(limits: RateLimits, limit: RouteRateLimit, principal: Principal, n: number) {
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    try {
+      if (limits.admit(limit, principal) !== undefined) throw new Error('waits for a lease');
+      count++;
+    } catch (err) {
+      if (!isGatewayError(err)) throw err;
+    }
+  }
+  return count;
+}

@@ -124,10 +124,10 @@ describe('rate-limit leases on Cluster', () => {
     // Twenty buckets: their keys hash to slots on all three masters.
     const buckets = Array.from({ length: 20 }, (_, i) => `%2Forders:tenant:1:10:tenant-${i}`);
     const ask = (held: number, leaving = false) =>
-      buckets.map((bucket) => ({ bucket, ratePerSecond: 1, burst: 10, held, leaving }));
+      buckets.map((bucket) => ({ bucket, ratePerSecond: 1, burst: 10, held, charge: 0, leaving }));
     try {
       const first = await a.leaseRates!(holder('a'), ask(0));
-      expect(first).toEqual(buckets.map(() => ({ grant: 10, instances: 1 })));
+      expect(first).toEqual(buckets.map(() => ({ grant: 10, instances: 1, shared: 0 })));
       // A holds the whole burst everywhere: B is counted, and gets what refilled meanwhile at most.
       const second = await b.leaseRates!(holder('b'), ask(0));
       for (const lease of second) {
