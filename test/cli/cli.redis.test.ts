@@ -11,7 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../support/ports.js';
 import { startCliHarness, type CliHarness } from './harness.js';
 
-const TIMEOUT = 20_000;
+/**
+ * Each CLI run is a Node process that loads the gateway: ~0.5 s of CPU, so
+ * about that on a quiet 2-core machine and 2–2.5 s with eight busy loops
+ * beside it. The longest case (tenants and members: seven steps, some of
+ * them runs started together) takes 4 s quiet and 17–19 s so loaded; a run
+ * that hangs is killed after 10 s by the harness anyway.
+ */
+const TIMEOUT = 60_000;
 const STORE_REQUIRED =
   'error: store.redis is not configured: the in-memory store lives only inside a running gateway.' +
   ' Point --config (or GATEWAY_CONFIG) at a config with store.redis.\n';
@@ -257,23 +264,6 @@ describe('keys list and retire', () => {
       const kase = h.newCase();
       const old = await h.ok<{ kid: string }>(['keys', 'add', ...kase.c]);
       const signing = await h.ok<{ kid: string }>(['keys', 'add', ...kase.c]);
-      expect(await h.fails(['keys', 'retire', signing.kid, ...kase.c])).toMatch(
-        new RegExp(`^error: ${signing.kid} signs new tokens: add a newer key`),
-      );
-      // Tokens live an hour (the default ttl): the older key's may still be valid.
-      expect(await h.fails(['keys', 'retire', old.kid, ...kase.c])).toMatch(
-        new RegExp(`^error: tokens signed by ${old.kid} may be valid until \\d{4}-`),
-      );
-      expect(readdirSync(kase.keys).sort()).toEqual([`${old.kid}.pem`, `${signing.kid}.pem`]);
-      const retired = await h.ok<{ retired: string }>([
-        'keys',
-        'retire',
-        old.kid,
-        '--now',
-        ...kase.c,
-      ]);
-      expect(retired.retired).toBe(old.kid);
-      expect(readdirSync(kase.keys)).toEqual([`${signing.kid}.pem`]);
       // Keys whose names date them: the newer one has signed for years, the older one's tokens are long dead.
       const dated = h.newCase();
       for (const kid of ['20200101T000000Z', '20200102T000000Z']) {
@@ -283,14 +273,33 @@ describe('keys list and retire', () => {
           privateKey.export({ type: 'pkcs8', format: 'pem' }),
         );
       }
-      expect(
-        (await h.ok<{ retired: string }>(['keys', 'retire', '20200101T000000Z', ...dated.c]))
-          .retired,
-      ).toBe('20200101T000000Z');
-      expect(readdirSync(dated.keys)).toEqual(['20200102T000000Z.pem']);
-      expect(await h.fails(['keys', 'retire', 'no-such-kid', ...kase.c])).toBe(
-        `error: no key no-such-kid in ${kase.keys}\n`,
+      // The refusals remove nothing, and the dated keys are a case of their own: run together.
+      const [ofSigning, ofOld, ofUnknown, retiredDated] = await Promise.all([
+        h.fails(['keys', 'retire', signing.kid, ...kase.c]),
+        h.fails(['keys', 'retire', old.kid, ...kase.c]),
+        h.fails(['keys', 'retire', 'no-such-kid', ...kase.c]),
+        h.ok<{ retired: string }>(['keys', 'retire', '20200101T000000Z', ...dated.c]),
+      ]);
+      expect(ofSigning).toMatch(
+        new RegExp(`^error: ${signing.kid} signs new tokens: add a newer key`),
       );
+      // Tokens live an hour (the default ttl): the older key's may still be valid.
+      expect(ofOld).toMatch(
+        new RegExp(`^error: tokens signed by ${old.kid} may be valid until \\d{4}-`),
+      );
+      expect(ofUnknown).toBe(`error: no key no-such-kid in ${kase.keys}\n`);
+      expect(readdirSync(kase.keys).sort()).toEqual([`${old.kid}.pem`, `${signing.kid}.pem`]);
+      expect(retiredDated.retired).toBe('20200101T000000Z');
+      expect(readdirSync(dated.keys)).toEqual(['20200102T000000Z.pem']);
+      const retired = await h.ok<{ retired: string }>([
+        'keys',
+        'retire',
+        old.kid,
+        '--now',
+        ...kase.c,
+      ]);
+      expect(retired.retired).toBe(old.kid);
+      expect(readdirSync(kase.keys)).toEqual([`${signing.kid}.pem`]);
     },
     TIMEOUT,
   );
@@ -408,28 +417,24 @@ describe('users', () => {
     'a password is never taken from argv',
     async () => {
       const kase = h.newCase();
-      const positional = await h.fails(
-        ['user', 'add', 'mallory@example.com', 'mallory-password-1', ...kase.c],
-        { input: 'ignored-password\n' },
-      );
+      const [positional, option, change] = await Promise.all([
+        h.fails(['user', 'add', 'mallory@example.com', 'mallory-password-1', ...kase.c], {
+          input: 'ignored-password\n',
+        }),
+        h.fails([
+          'user',
+          'add',
+          'mallory@example.com',
+          '--password',
+          'mallory-password-1',
+          ...kase.c,
+        ]),
+        h.fails(['user', 'password', 'mallory@example.com', 'mallory-password-2', ...kase.c]),
+      ]);
       expect(positional).toMatch(/^error: too many arguments for 'add'\. Expected 1 argument/);
-      const option = await h.fails([
-        'user',
-        'add',
-        'mallory@example.com',
-        '--password',
-        'mallory-password-1',
-        ...kase.c,
-      ]);
       expect(option).toMatch(/^error: unknown option '--password'/);
-      const change = await h.fails([
-        'user',
-        'password',
-        'mallory@example.com',
-        'mallory-password-2',
-        ...kase.c,
-      ]);
       expect(change).toMatch(/^error: too many arguments for 'password'/);
+      // Once all three have exited: none of them wrote a user.
       expect(await h.ok(['user', 'list', ...kase.c])).toEqual([]);
     },
     TIMEOUT,
@@ -439,15 +444,18 @@ describe('users', () => {
     'refuses an empty password, a short one, a bad e-mail and a taken e-mail',
     async () => {
       const kase = h.newCase();
-      expect(await h.fails(['user', 'add', 'a@example.com', ...kase.c], { input: '' })).toBe(
+      // Only the short password reaches the store (and writes the case's key): run together.
+      const [empty, short, badEmail] = await Promise.all([
+        h.fails(['user', 'add', 'a@example.com', ...kase.c], { input: '' }),
+        h.fails(['user', 'add', 'a@example.com', ...kase.c], { input: 'short\n' }),
+        h.fails(['user', 'add', 'not-an-email', ...kase.c], { input: 'long-enough-1\n' }),
+      ]);
+      expect(empty).toBe(
         'error: no password given: pipe it on stdin or name a variable with --password-env\n',
       );
-      expect(await h.fails(['user', 'add', 'a@example.com', ...kase.c], { input: 'short\n' })).toBe(
-        'error: invalid_request: The password must be 8 to 72 bytes long.\n',
-      );
-      expect(
-        await h.fails(['user', 'add', 'not-an-email', ...kase.c], { input: 'long-enough-1\n' }),
-      ).toBe('error: EMAIL must be an e-mail address\n');
+      expect(short).toBe('error: invalid_request: The password must be 8 to 72 bytes long.\n');
+      expect(badEmail).toBe('error: EMAIL must be an e-mail address\n');
+      // Refused, a@example.com was not written: it can be added, once.
       await h.ok(['user', 'add', 'a@example.com', ...kase.c], { input: 'long-enough-1\n' });
       expect(
         await h.fails(['user', 'add', 'A@example.com', ...kase.c], { input: 'long-enough-2\n' }),
@@ -483,24 +491,27 @@ describe('tenants and members', () => {
     'tenant add, tenant list, member add, member list, member remove',
     async () => {
       const kase = h.newCase();
-      const carol = await h.ok<UserRow>(['user', 'add', 'carol@example.com', ...kase.c], {
-        input: 'carol-password-1\n',
-      });
-      const dave = await h.ok<UserRow>(['user', 'add', 'dave@example.com', ...kase.c], {
-        input: 'dave-password-1\n',
-      });
-
-      const created = await h.ok<Record<string, unknown>>([
-        'tenant',
-        'add',
-        'initech',
-        '--name',
-        'Initech',
-        '--region',
-        'eu-west-1',
-        '--created-by',
-        'Carol@Example.com',
-        ...kase.c,
+      await h.addKey(kase);
+      // The users and the tenant are independent (--created-by is an e-mail, not a lookup).
+      const [carol, dave, created] = await Promise.all([
+        h.ok<UserRow>(['user', 'add', 'carol@example.com', ...kase.c], {
+          input: 'carol-password-1\n',
+        }),
+        h.ok<UserRow>(['user', 'add', 'dave@example.com', ...kase.c], {
+          input: 'dave-password-1\n',
+        }),
+        h.ok<Record<string, unknown>>([
+          'tenant',
+          'add',
+          'initech',
+          '--name',
+          'Initech',
+          '--region',
+          'eu-west-1',
+          '--created-by',
+          'Carol@Example.com',
+          ...kase.c,
+        ]),
       ]);
       expect(created).toEqual({
         tenant_id: 'initech',
@@ -511,10 +522,9 @@ describe('tenants and members', () => {
         cloud_region: 'eu-west-1',
         created_by: 'carol@example.com',
       });
-      const tenants = await h.ok<{ tenant_id: string; type: string }[]>([
-        'tenant',
-        'list',
-        ...kase.c,
+      const [tenants, none] = await Promise.all([
+        h.ok<{ tenant_id: string; type: string }[]>(['tenant', 'list', ...kase.c]),
+        h.ok<Members>(['member', 'list', 'initech', ...kase.c]),
       ]);
       expect(tenants.map((t) => [t.tenant_id, t.type]).sort()).toEqual(
         [
@@ -523,11 +533,9 @@ describe('tenants and members', () => {
           [dave.tenant_id, 'usertenant'],
         ].sort(),
       );
+      expect(none).toEqual({ tenant_id: 'initech', members: [] });
 
-      expect(await h.ok<Members>(['member', 'list', 'initech', ...kase.c])).toEqual({
-        tenant_id: 'initech',
-        members: [],
-      });
+      // From here on each command sees what the one before it did: one at a time.
       await h.ok(['member', 'add', 'initech', 'carol@example.com', ...kase.c]);
       const both = await h.ok<Members>(['member', 'add', 'initech', 'DAVE@example.com', ...kase.c]);
       const expected = [
@@ -555,39 +563,15 @@ describe('tenants and members', () => {
     'refuses unknown tenants and users, personal tenants, bad ids and missing options',
     async () => {
       const kase = h.newCase();
-      const carol = await h.ok<UserRow>(['user', 'add', 'carol@example.com', ...kase.c], {
-        input: 'carol-password-1\n',
-      });
-      expect(await h.fails(['member', 'add', 'nope', 'carol@example.com', ...kase.c])).toBe(
-        'error: no tenant nope\n',
-      );
-      expect(await h.fails(['member', 'list', 'nope', ...kase.c])).toBe('error: no tenant nope\n');
+      await h.addKey(kase);
       const tenant = ['tenant', 'add', 'acme', '--name', 'Acme', '--region', 'r'];
-      await h.ok([...tenant, '--created-by', 'carol@example.com', ...kase.c]);
-      expect(await h.fails(['member', 'add', 'acme', 'nobody@example.com', ...kase.c])).toBe(
-        'error: no user nobody@example.com\n',
-      );
-      expect(
-        await h.fails(['member', 'add', carol.tenant_id, 'carol@example.com', ...kase.c]),
-      ).toBe(`error: ${carol.tenant_id} is a personal tenant: its membership does not change\n`);
-      expect(
-        await h.fails([
-          'tenant',
-          'add',
-          carol.tenant_id,
-          '--name',
-          'X',
-          '--region',
-          'r',
-          '--created-by',
-          'carol@example.com',
-          ...kase.c,
-        ]),
-      ).toBe(
-        `error: ${carol.tenant_id} is a personal tenant; org tenants need an id of their own\n`,
-      );
-      expect(
-        await h.fails([
+      // Beside the user the later commands need, the refusals that do not depend on her.
+      const [carol, unknownTenant, badId, badCreator, noCreator] = await Promise.all([
+        h.ok<UserRow>(['user', 'add', 'carol@example.com', ...kase.c], {
+          input: 'carol-password-1\n',
+        }),
+        h.fails(['member', 'list', 'nope', ...kase.c]),
+        h.fails([
           'tenant',
           'add',
           'Acme',
@@ -599,12 +583,45 @@ describe('tenants and members', () => {
           'carol@example.com',
           ...kase.c,
         ]),
-      ).toBe('error: tenant id must be a lower-case DNS label (a-z 0-9 - _), not "current"\n');
-      expect(await h.fails([...tenant, '--created-by', 'carol', ...kase.c])).toBe(
-        'error: --created-by must be an e-mail address\n',
+        h.fails([...tenant, '--created-by', 'carol', ...kase.c]),
+        h.fails([...tenant, ...kase.c]),
+      ]);
+      expect(unknownTenant).toBe('error: no tenant nope\n');
+      expect(badId).toBe(
+        'error: tenant id must be a lower-case DNS label (a-z 0-9 - _), not "current"\n',
       );
-      expect(await h.fails([...tenant, ...kase.c])).toMatch(
-        /^error: required option '--created-by <email>' not specified/,
+      expect(badCreator).toBe('error: --created-by must be an e-mail address\n');
+      expect(noCreator).toMatch(/^error: required option '--created-by <email>' not specified/);
+
+      // With carol there; none of these changes what another one reads.
+      const [, unknownTenantKnownUser, personalMembers, personalId] = await Promise.all([
+        h.ok([...tenant, '--created-by', 'carol@example.com', ...kase.c]),
+        h.fails(['member', 'add', 'nope', 'carol@example.com', ...kase.c]),
+        h.fails(['member', 'add', carol.tenant_id, 'carol@example.com', ...kase.c]),
+        h.fails([
+          'tenant',
+          'add',
+          carol.tenant_id,
+          '--name',
+          'X',
+          '--region',
+          'r',
+          '--created-by',
+          'carol@example.com',
+          ...kase.c,
+        ]),
+      ]);
+      expect(unknownTenantKnownUser).toBe('error: no tenant nope\n');
+      expect(personalMembers).toBe(
+        `error: ${carol.tenant_id} is a personal tenant: its membership does not change\n`,
+      );
+      expect(personalId).toBe(
+        `error: ${carol.tenant_id} is a personal tenant; org tenants need an id of their own\n`,
+      );
+
+      // With acme there.
+      expect(await h.fails(['member', 'add', 'acme', 'nobody@example.com', ...kase.c])).toBe(
+        'error: no user nobody@example.com\n',
       );
     },
     TIMEOUT,
@@ -648,18 +665,19 @@ describe('store commands without store.redis', () => {
     async () => {
       const file = join(mkdtempSync(join(h.root, 'case-')), 'memory.yaml');
       writeFileSync(file, 'listen: { port: 0 }\n');
-      for (const args of [
-        ['user', 'list', '--config', file],
-        ['tenant', 'list', '--config', file],
-        ['member', 'list', 'acme', '--config', file],
-        ['user', 'add', 'x@example.com', '--config', file],
-        ['user', 'list'],
-      ]) {
-        expect(await h.fails(args, { input: 'some-password-1\n' })).toBe(STORE_REQUIRED);
-      }
       const seed = join(h.root, 'memory-seed.yaml');
       writeFileSync(seed, SEED);
-      expect(await h.fails(['seed', seed], { env: { GATEWAY_CONFIG: file } })).toBe(STORE_REQUIRED);
+      const refusals = await Promise.all([
+        ...[
+          ['user', 'list', '--config', file],
+          ['tenant', 'list', '--config', file],
+          ['member', 'list', 'acme', '--config', file],
+          ['user', 'add', 'x@example.com', '--config', file],
+          ['user', 'list'],
+        ].map((args) => h.fails(args, { input: 'some-password-1\n' })),
+        h.fails(['seed', seed], { env: { GATEWAY_CONFIG: file } }),
+      ]);
+      expect(refusals).toEqual(Array(6).fill(STORE_REQUIRED));
     },
     TIMEOUT,
   );
@@ -671,8 +689,10 @@ describe('serve', () => {
     async () => {
       const kase = h.newCase();
       const key = await h.ok<{ kid: string }>(['keys', 'add', ...kase.c]);
-      await h.ok(['seed', h.writeSeed(kase, SEED), ...kase.c]);
-      await h.ok(['user', 'add', 'carol@example.com', ...kase.c], { input: 'carol-password-1\n' });
+      await Promise.all([
+        h.ok(['seed', h.writeSeed(kase, SEED), ...kase.c]),
+        h.ok(['user', 'add', 'carol@example.com', ...kase.c], { input: 'carol-password-1\n' }),
+      ]);
       await h.ok(['member', 'add', 'acme', 'carol@example.com', ...kase.c]);
 
       const { base, stop } = await h.serve(kase);

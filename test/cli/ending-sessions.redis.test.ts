@@ -42,7 +42,10 @@ beforeAll(async () => {
   kase = h.newCase();
   await h.ok(['keys', 'add', ...kase.c]);
   await h.ok(['seed', h.writeSeed(kase, SEED), ...kase.c]);
-  for (let i = 0; i < 2; i++) gateways.push(await h.serve(kase));
+  // Started together; one that started is stopped by afterAll even if the other did not.
+  const started = await Promise.allSettled([h.serve(kase), h.serve(kase)]);
+  for (const s of started) if (s.status === 'fulfilled') gateways.push(s.value);
+  for (const s of started) if (s.status === 'rejected') throw s.reason;
 }, TIMEOUT);
 
 afterAll(async () => {
@@ -151,22 +154,18 @@ describe('user remove', () => {
         expect((await tenantRecord(gw, bobs.access_token, 'acme')).status).toBe(200);
       }
 
-      const users = await h.ok<{ user_email: string }[]>(['user', 'list', ...kase.c]);
-      expect(users.map((u) => u.user_email).sort()).toEqual([BOB.email, CAROL.email]);
-      const tenants = await h.ok<{ tenant_id: string }[]>(['tenant', 'list', ...kase.c]);
-      expect(tenants.map((t) => t.tenant_id)).not.toContain(personalTenant);
-      const members = await h.ok<{ members: { user_email: string }[] }>([
-        'member',
-        'list',
-        'acme',
-        ...kase.c,
+      // What the store holds now, read by runs started together (none of them writes).
+      const [users, tenants, members, again] = await Promise.all([
+        h.ok<{ user_email: string }[]>(['user', 'list', ...kase.c]),
+        h.ok<{ tenant_id: string }[]>(['tenant', 'list', ...kase.c]),
+        h.ok<{ members: { user_email: string }[] }>(['member', 'list', 'acme', ...kase.c]),
+        h.fails(['user', 'remove', ALICE.email, ...kase.c]),
       ]);
+      expect(users.map((u) => u.user_email).sort()).toEqual([BOB.email, CAROL.email]);
+      expect(tenants.map((t) => t.tenant_id)).not.toContain(personalTenant);
       expect(members.members.map((m) => m.user_email).sort()).toEqual([BOB.email, CAROL.email]);
-
       // Not there (any more): exit 1, naming the user.
-      expect(await h.fails(['user', 'remove', ALICE.email, ...kase.c])).toBe(
-        `error: no user ${ALICE.email}\n`,
-      );
+      expect(again).toBe(`error: no user ${ALICE.email}\n`);
     },
     TIMEOUT,
   );
@@ -210,15 +209,15 @@ describe('tenant remove', () => {
         await expectError(await login(gw, BOB, 'acme'), 403, 'tenant_access_denied');
         expect((await login(gw, BOB, 'globex')).status).toBe(200);
       }
-      const tenants = await h.ok<{ tenant_id: string }[]>(['tenant', 'list', ...kase.c]);
+      // Runs started together: none of them writes.
+      const [tenants, again, users] = await Promise.all([
+        h.ok<{ tenant_id: string }[]>(['tenant', 'list', ...kase.c]),
+        h.fails(['tenant', 'remove', 'acme', ...kase.c]),
+        h.ok<{ user_email: string; tenant_id: string }[]>(['user', 'list', ...kase.c]),
+      ]);
       expect(tenants.map((t) => t.tenant_id)).not.toContain('acme');
-
-      expect(await h.fails(['tenant', 'remove', 'acme', ...kase.c])).toBe(
-        'error: no tenant acme\n',
-      );
-      const bobsOwn = (
-        await h.ok<{ user_email: string; tenant_id: string }[]>(['user', 'list', ...kase.c])
-      ).find((u) => u.user_email === BOB.email)?.tenant_id as string;
+      expect(again).toBe('error: no tenant acme\n');
+      const bobsOwn = users.find((u) => u.user_email === BOB.email)?.tenant_id as string;
       expect(await h.fails(['tenant', 'remove', bobsOwn, ...kase.c])).toBe(
         `error: ${bobsOwn} is a personal tenant: it goes only with its user (user remove)\n`,
       );

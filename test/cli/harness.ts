@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { expect } from 'vitest';
+import { generateKeyFile } from '../../src/auth/keys.js';
 import { startRedisServer } from '../support/redis-server.js';
 
 export const CLI = resolve(import.meta.dirname, '../../dist/cli.js');
@@ -57,6 +58,13 @@ export interface CliHarness {
   fails(args: string[], options?: RunOptions): Promise<string>;
   /** `extra` lines are appended to the config. */
   newCase(extra?: string): Case;
+  /**
+   * Writes a signing key into the case's `tokens.keys`, as `keys add` does,
+   * without a CLI run; returns its path. Every store command generates one
+   * in an empty folder, so runs started together on a new case would race to
+   * write it: a case that starts runs together has its key first.
+   */
+  addKey(kase: Case): Promise<string>;
   /** Writes `text` as a seed file in the case's folder; returns its path. */
   writeSeed(kase: Case, text: string): string;
   /** Starts `serve` on the case's config; resolves once it listens. Stop it in a finally. */
@@ -135,6 +143,9 @@ export async function startCliHarness(): Promise<CliHarness> {
         ].join('\n'),
       );
       return { dir, config, keys: join(dir, 'keys'), c: ['--config', config] };
+    },
+    addKey(kase) {
+      return generateKeyFile(kase.keys);
     },
     writeSeed(kase, text) {
       const file = join(kase.dir, `seed-${randomUUID()}.yaml`);

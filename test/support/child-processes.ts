@@ -1,11 +1,35 @@
 /**
- * What the throw-away servers of the tests (nginx, Caddy) share: watching
- * their output, knowing they serve, and stopping them without leaving a
- * process or a directory behind.
+ * What the throw-away servers of the tests (nginx, Caddy, redis-server)
+ * share: watching their output, knowing they serve, and stopping them
+ * without leaving a process or a directory behind.
  */
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { acceptsConnections } from './ports.js';
+
+const atExit = new Set<() => void>();
+// One listener on the process for every server it owns, not one each: a test
+// file may run more than ten at once (a Sentinel set and a Cluster beside its
+// own Redis), past the emitter's warning limit for what is no leak.
+process.on('exit', () => {
+  for (const cleanup of atExit) {
+    try {
+      cleanup();
+    } catch {
+      // The others still run.
+    }
+  }
+});
+
+/**
+ * Runs `cleanup` if the test process exits while it is registered: for a
+ * server the test owns, so that a process dying without its `stop()` leaves
+ * nothing behind. @returns the unregistering function, for `stop()`.
+ */
+export function cleanUpAtExit(cleanup: () => void): () => void {
+  atExit.add(cleanup);
+  return () => void atExit.delete(cleanup);
+}
 
 /** The tail of a child's output; the listeners stay for its life and keep the pipes drained. */
 export function watchOutput(child: ChildProcess): () => string {
@@ -50,14 +74,13 @@ export function ownedServer(
   dir: string,
   graceMs: number,
 ): () => Promise<void> {
-  const onExit = (): void => {
+  const forget = cleanUpAtExit(() => {
     child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
-  };
-  process.on('exit', onExit);
+  });
   return async () => {
     await stopChild(child, graceMs);
-    process.off('exit', onExit);
+    forget();
     rmSync(dir, { recursive: true, force: true });
   };
 }

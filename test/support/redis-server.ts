@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cleanUpAtExit } from './child-processes.js';
 import { findExecutable, onPath } from './executables.js';
 import { findFreePort } from './ports.js';
 
@@ -75,18 +76,17 @@ async function managedServer(
   const args = persistent ? persistentArgs(port, dir) : undefined;
   let child = await spawnRedis(binary, port, dir, args);
   // A test process that dies without calling stop() must not leave its Redis behind.
-  const onExit = (): void => {
+  const forget = cleanUpAtExit(() => {
     child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
-  };
-  process.on('exit', onExit);
+  });
 
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
     async stop() {
       await terminate(child, 'SIGTERM');
-      process.off('exit', onExit);
+      forget();
       rmSync(dir, { recursive: true, force: true });
     },
     async kill() {
@@ -155,15 +155,14 @@ export async function startRedisProcess(
   if (binary === undefined)
     throw new Error('redis-server not found (Debian: apt-get install redis-server)');
   const child = await spawnRedis(binary, port, '', args, marker, ping);
-  const onExit = (): void => void child.kill('SIGKILL');
-  process.on('exit', onExit);
+  const forget = cleanUpAtExit(() => void child.kill('SIGKILL'));
   return {
     port,
     kill: () => terminate(child, 'SIGKILL'),
     async stop() {
       child.kill('SIGCONT');
       await terminate(child, 'SIGTERM');
-      process.off('exit', onExit);
+      forget();
     },
     pause: () => void child.kill('SIGSTOP'),
     resume: () => void child.kill('SIGCONT'),
