@@ -52,7 +52,7 @@ export interface AuditSubject {
 }
 
 export type AuditEvent = {
-  /** ISO 8601, UTC, milliseconds. */
+  /** ISO 8601, UTC, six decimals (see {@link eventTime}). */
   time: string;
   event: AuditEventKind;
 } & AuditActor &
@@ -62,9 +62,35 @@ export function auditEvent(
   event: AuditEventKind,
   actor: AuditActor,
   subject: AuditSubject,
-  now: Date = new Date(),
+  nowMs: number = Date.now(),
 ): AuditEvent {
-  return dropUndefined({ time: now.toISOString(), event, ...actor, ...subject });
+  return dropUndefined({ time: eventTime(nowMs), event, ...actor, ...subject });
+}
+
+/** The last event time this process gave, in µs since the epoch. */
+let lastMicros = 0;
+
+/**
+ * The wall clock's millisecond, and three more digits that keep one
+ * process's events in order within it: the second event of a millisecond
+ * is 1 µs after the first, and so on. One command's events (a user removed,
+ * then a membership ended with it) go to different streams in the same
+ * millisecond; a reader merging streams by time sees them in the order they
+ * happened. A clock stepped back by more than a millisecond is followed.
+ */
+export function eventTime(nowMs: number): string {
+  let micros = nowMs * 1000;
+  if (micros <= lastMicros && lastMicros - micros < 1000) micros = lastMicros + 1;
+  lastMicros = micros;
+  const iso = new Date(Math.floor(micros / 1000)).toISOString();
+  return `${iso.slice(0, -1)}${String(micros % 1000).padStart(3, '0')}Z`;
+}
+
+/** µs since the epoch of an event's `time` (three or six decimals); NaN when it is not one. */
+export function eventMicros(time: string): number {
+  const ms = Date.parse(time);
+  const extra = /\.\d{3}(\d{3})Z$/.exec(time)?.[1];
+  return ms * 1000 + (extra === undefined ? 0 : Number(extra));
 }
 
 /**

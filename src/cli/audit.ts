@@ -4,6 +4,7 @@
  * reads the store's streams directly, so it needs `store.redis`: the
  * in-memory store's streams live inside the serving process.
  */
+import { eventMicros } from '../audit/events.js';
 import type { LoadedConfig } from '../config/index.js';
 import {
   compareEntryIds,
@@ -91,15 +92,15 @@ async function printHistory(
   return lastIds;
 }
 
-/** Unix ms of an entry's event (its `time`), else of its append (the stream id). */
+/** µs since the epoch of an entry's event (its `time`), else of its append (the stream id). */
 function eventTime(entry: AuditEntry): number {
   try {
-    const time = Date.parse((JSON.parse(entry.event) as { time?: string }).time ?? '');
+    const time = eventMicros((JSON.parse(entry.event) as { time?: string }).time ?? '');
     if (!Number.isNaN(time)) return time;
   } catch {
     // Not an event of ours: by its append.
   }
-  return Number(entry.id.split('-')[0]);
+  return Number(entry.id.split('-')[0]) * 1000;
 }
 
 async function followUntilInterrupted(

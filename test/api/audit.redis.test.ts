@@ -117,7 +117,7 @@ async function expectRecorded(stream: string, expected: Record<string, unknown>)
     (e as Record<string, unknown>)['request_id'] === expected['request_id'] &&
     (e as Record<string, unknown>)['event'] === expected['event'];
   const exact = {
-    time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/),
     ...expected,
   };
   expect((await streamEvents(stream)).filter(mine)).toEqual([exact]);

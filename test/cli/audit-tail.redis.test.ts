@@ -10,6 +10,7 @@ import { userInfo } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventMicros } from '../../src/audit/events.js';
 import { CLI, startCliHarness, type Case, type CliHarness } from './harness.js';
 
 const TIMEOUT = 60_000;
@@ -108,7 +109,7 @@ describe('audit tail', () => {
         user_email: 'bob@example.com',
       });
 
-      const times = all.map((e) => Date.parse(e['time'] as string));
+      const times = all.map((e) => eventMicros(e['time'] as string));
       expect(times).toEqual([...times].sort((a, b) => a - b));
       expect(all.filter((e) => e['source'] !== 'seed').map(brief)).toEqual([
         ['user_created', 'cli', carol.tenant_id, 'carol@example.com'],
