@@ -10,8 +10,8 @@ import {
   randomUUID,
   type KeyObject,
 } from 'node:crypto';
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { link, mkdir, readdir, readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { exportJWK, type JWK } from 'jose';
 
 export type SigningAlgorithm = 'EdDSA' | 'ES256';
@@ -91,11 +91,12 @@ export async function loadKeySet(
     throw new KeyLoadError(`${dir}: no key files (*.pem); keeping the keys already loaded`);
   }
   if (names.length === 0) {
-    const file = await generateKeyFile(dir);
-    log.warn(
-      { dir, file },
-      'no signing key found: generated one; share this directory with every instance',
-    );
+    const file = await generateFirstKeyFile(dir);
+    if (file !== undefined)
+      log.warn(
+        { dir, file },
+        'no signing key found: generated one; share this directory with every instance',
+      );
     names = await listKeyFiles(dir);
   }
   const keys: SigningKey[] = [];
@@ -119,9 +120,61 @@ export async function loadKeySet(
 
 /**
  * Writes a new Ed25519 key whose name sorts after every existing one, so it
- * signs from the next load on. @returns the file path.
+ * signs from the next load on. A process starting beside it never reads a
+ * half-written key: the file appears whole, under its name, or not at all.
+ * @returns the file path.
  */
 export async function generateKeyFile(dir: string): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    const file = join(dir, `${await nextKid(dir)}.pem`);
+    if (await writeNewKey(file)) return file;
+    // Another process took this name meanwhile: name it after that one (each round, one wins).
+    if (attempt === 20) throw new KeyLoadError(`${file}: written by another process meanwhile`);
+  }
+}
+
+/**
+ * The key of an empty directory. Processes starting at once on it in the
+ * same second name it alike: the first to write it wins, the others load
+ * it. @returns its path, undefined when another process wrote it first.
+ */
+async function generateFirstKeyFile(dir: string): Promise<string | undefined> {
+  const file = join(dir, `${await nextKid(dir)}.pem`);
+  return (await writeNewKey(file)) ? file : undefined;
+}
+
+/**
+ * Creates `file` with a new key, whole: written under a temporary name, then
+ * linked to its own, which fails if it exists. A file system without hard
+ * links gets the file written in place (exclusive, but not whole at once).
+ * @returns false when the file existed.
+ */
+async function writeNewKey(file: string): Promise<boolean> {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  const temporary = join(dirname(file), `.${basename(file)}.${randomUUID()}.tmp`);
+  await writeFile(temporary, pem, { mode: 0o600, flag: 'wx' });
+  try {
+    await link(temporary, file);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    if (code === 'EEXIST') return false;
+    if (!NO_HARD_LINKS.includes(code)) throw err;
+    return writeFile(file, pem, { mode: 0o600, flag: 'wx' }).then(
+      () => true,
+      (e: NodeJS.ErrnoException) => (e.code === 'EEXIST' ? false : Promise.reject(e)),
+    );
+  } finally {
+    await unlink(temporary);
+  }
+}
+
+/** What `link` fails with where the file system has no hard links. */
+const NO_HARD_LINKS = ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS'];
+
+/** A kid that sorts after every key in `dir` (which it creates if missing). */
+async function nextKid(dir: string): Promise<string> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const existing = await listKeyFiles(dir);
   const last = existing.at(-1);
@@ -138,11 +191,7 @@ export async function generateKeyFile(dir: string): Promise<string> {
       kid = `${base}_${String(n).padStart(4, '0')}`;
     }
   }
-  const { privateKey } = generateKeyPairSync('ed25519');
-  const file = join(dir, `${kid}.pem`);
-  const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-  await writeFile(file, pem, { mode: 0o600, flag: 'wx' });
-  return file;
+  return kid;
 }
 
 async function listKeyFiles(dir: string): Promise<string[]> {

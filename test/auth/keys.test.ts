@@ -1,9 +1,15 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isSameKey, isUsableKid, KeyLoadError, loadKeySet } from '../../src/auth/keys.js';
+import {
+  generateKeyFile,
+  isSameKey,
+  isUsableKid,
+  KeyLoadError,
+  loadKeySet,
+} from '../../src/auth/keys.js';
 
 const quiet = { warn() {} };
 const pem = (type: 'ed25519' | 'p256') =>
@@ -67,6 +73,27 @@ describe('key directory', () => {
     expect(keys.byKid.size).toBe(1);
     expect(readdirSync(dir)).toHaveLength(1);
     expect(warnings.join()).toMatch(/generated/);
+  });
+
+  it('processes starting at once on an empty directory all load, and never read a half-written key', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'tg-keys-')), 'shared');
+    const loads = await Promise.allSettled(Array.from({ length: 8 }, () => loadKeySet(dir, quiet)));
+    expect(loads.filter((l) => l.status === 'rejected')).toEqual([]);
+    const files = readdirSync(dir);
+    expect(files.every((name) => name.endsWith('.pem'))).toBe(true); // no temporary left
+    // Named by the second: one key, or two if the loads straddled a second.
+    expect(files.length).toBeGreaterThanOrEqual(1);
+    expect(files.length).toBeLessThanOrEqual(2);
+    const all = await loadKeySet(dir, quiet);
+    expect(all.byKid.size).toBe(files.length);
+  });
+
+  it('keys written at once get names of their own, each sorting after the one before', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tg-keys-'));
+    const files = await Promise.all(Array.from({ length: 4 }, () => generateKeyFile(dir)));
+    expect(new Set(files).size).toBe(4);
+    expect(readdirSync(dir).sort()).toEqual(files.map((f) => basename(f)).sort());
+    expect((await loadKeySet(dir, quiet)).byKid.size).toBe(4);
   });
 
   it('on a reload, refuses a directory without keys instead of generating one into it', async () => {
