@@ -155,18 +155,23 @@ async function writeNewKey(file: string): Promise<boolean> {
   const temporary = join(dirname(file), `.${basename(file)}.${randomUUID()}.tmp`);
   await writeFile(temporary, pem, { mode: 0o600, flag: 'wx' });
   try {
-    await link(temporary, file);
-    return true;
+    return await created(() => link(temporary, file));
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? '';
-    if (code === 'EEXIST') return false;
-    if (!NO_HARD_LINKS.includes(code)) throw err;
-    return writeFile(file, pem, { mode: 0o600, flag: 'wx' }).then(
-      () => true,
-      (e: NodeJS.ErrnoException) => (e.code === 'EEXIST' ? false : Promise.reject(e)),
-    );
+    if (!NO_HARD_LINKS.includes((err as NodeJS.ErrnoException).code ?? '')) throw err;
+    return await created(() => writeFile(file, pem, { mode: 0o600, flag: 'wx' }));
   } finally {
     await unlink(temporary);
+  }
+}
+
+/** Runs an exclusive create: false when the file existed. */
+async function created(create: () => Promise<void>): Promise<boolean> {
+  try {
+    await create();
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
   }
 }
 
