@@ -11,7 +11,7 @@ import { isDisabledHash } from '../auth/disabled.js';
 import { applySeed, readSeedFile, tenantDiffers } from '../auth/seed.js';
 import { tenantRecord } from '../api/representations.js';
 import type { LoadedConfig } from '../config/index.js';
-import { createCore, type Core } from '../gateway.js';
+import { createCore, type Core } from '../core.js';
 import { createLogger } from '../ops/logger.js';
 import type { TenantRecord } from '../store/types.js';
 import { readSecret } from './read-secret.js';
