@@ -81,6 +81,7 @@ export async function createCore(
     const passwords = await createBcryptHasher({
       cost: config.passwords.bcryptCost,
       ...(config.passwords.workers === undefined ? {} : { threads: config.passwords.workers }),
+      lazy: !serving,
       ...(observers === undefined ? {} : { onWait: observers.passwordWait, step: observers.step }),
     });
     closers.push(() => passwords.close());

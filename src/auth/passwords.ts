@@ -70,6 +70,13 @@ export interface BcryptPoolOptions {
   onWait?: (seconds: number) => void;
   /** Starts a span for a password check, wait included; undefined when untraced. */
   step?: (name: string) => ((error?: unknown) => void) | undefined;
+  /**
+   * Start the threads and make the dummy hash at the first hash or check,
+   * not now: for a CLI command, which may never hash (`user list`). A
+   * serving process starts them at once, so that its first login of an
+   * unknown e-mail costs what any other login costs.
+   */
+  lazy?: boolean;
 }
 
 /**
@@ -82,18 +89,22 @@ export interface BcryptPoolOptions {
  * carry an AbortSignal: under a steady stream of logins on one thread some
  * waited 10 s and more while later ones were served (measured with the
  * bench's login storm; its `stricterFIFO` option made the order LIFO).
+ *
+ * The pool (and its first thread) starts here, unless `lazy`.
  */
 export async function createBcryptHasher(
   options: BcryptPoolOptions,
 ): Promise<PasswordHasher & { close(): Promise<void> }> {
   const { cost } = options;
   const threads = options.threads ?? defaultPasswordThreads();
-  const pool = new Piscina({
-    filename: new URL('./bcrypt-worker.js', import.meta.url).href,
-    minThreads: 1,
-    maxThreads: threads,
-    idleTimeout: 60_000,
-  });
+  let pool: Piscina | undefined;
+  const poolOf = (): Piscina =>
+    (pool ??= new Piscina({
+      filename: new URL('./bcrypt-worker.js', import.meta.url).href,
+      minThreads: 1,
+      maxThreads: threads,
+      idleTimeout: 60_000,
+    }));
   const queue = new PQueue({ concurrency: threads });
   const onWait = options.onWait;
   /** Runs `job` when a thread is free, telling `onWait` how long that took. */
@@ -108,7 +119,7 @@ export async function createBcryptHasher(
     );
   };
   const hash = (password: string): Promise<string> =>
-    queued(() => pool.run({ password, cost }, { name: 'hash' }));
+    queued(() => poolOf().run({ password, cost }, { name: 'hash' }));
   const compare = async (
     password: string,
     against: string,
@@ -119,7 +130,8 @@ export async function createBcryptHasher(
       // Queued: dropped by the queue when the signal fires. Running: the
       // pool ends the worker, so the thread is free at once.
       const ok = await queued(
-        () => pool.run({ password, hash: against }, { name: 'compare', signal: signal ?? null }),
+        () =>
+          poolOf().run({ password, hash: against }, { name: 'compare', signal: signal ?? null }),
         signal,
       );
       end?.();
@@ -137,20 +149,24 @@ export async function createBcryptHasher(
   };
   // Compared against when the e-mail is unknown, so that a miss costs the same
   // bcrypt work as a hit and response times do not reveal which e-mails exist.
-  const dummyHash = await hash(`dummy-${randomUUID()}`);
+  let dummy: Promise<string> | undefined;
+  const dummyHash = (): Promise<string> => (dummy ??= hash(`dummy-${randomUUID()}`));
+  if (options.lazy !== true) await dummyHash();
   return {
     hash,
     async verify(password, stored, signal) {
       if (Buffer.byteLength(password, 'utf8') > PASSWORD_MAX_BYTES) {
-        await compare('', stored ?? dummyHash, signal);
+        await compare('', stored ?? (await dummyHash()), signal);
         return false;
       }
-      const ok = await compare(password, stored ?? dummyHash, signal);
+      const ok = await compare(password, stored ?? (await dummyHash()), signal);
       return ok && stored !== undefined;
     },
     needsRehash: (stored) => bcrypt.getRounds(stored) < cost,
     queueDepth: () => queue.size + queue.pending,
     // close(), not destroy(): a login still hashing finishes instead of failing.
-    close: () => pool.close(),
+    close: async () => {
+      await pool?.close();
+    },
   };
 }

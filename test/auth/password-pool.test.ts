@@ -1,7 +1,8 @@
 /**
  * The bcrypt worker pool: hashes verify, unknown users cost a compare, work
  * for a client that has gone away is abandoned instead of queued, and logins
- * are served in the order they came.
+ * are served in the order they came. A lazy pool (a CLI command's) does no
+ * work until its first hash or check.
  */
 import { describe, expect, it } from 'vitest';
 import { createBcryptHasher } from '../../src/auth/passwords.js';
@@ -20,6 +21,28 @@ describe('bcrypt worker pool', () => {
     } finally {
       await hasher.close();
     }
+  });
+
+  it('lazy (a CLI command): the same answers, the pool started by the first of them', async () => {
+    const hasher = await createBcryptHasher({ cost: 5, threads: 1, lazy: true });
+    try {
+      // Unknown users and over-long passwords are compared against the dummy hash, made on demand.
+      expect(await hasher.verify('correct-horse-1', undefined)).toBe(false);
+      const hash = await hasher.hash('correct-horse-1');
+      expect(hash).toMatch(/^\$2b\$05\$/);
+      expect(await hasher.verify('correct-horse-1', hash)).toBe(true);
+      expect(await hasher.verify('x'.repeat(73), undefined)).toBe(false);
+      expect(hasher.queueDepth()).toBe(0);
+    } finally {
+      await hasher.close();
+    }
+  });
+
+  it('lazy, never used: no bcrypt work (the dummy hash alone would take seconds at cost 15)', async () => {
+    const started = performance.now();
+    const hasher = await createBcryptHasher({ cost: 15, threads: 1, lazy: true });
+    await hasher.close();
+    expect(performance.now() - started).toBeLessThan(500);
   });
 
   it('abandons queued compares when their client goes away, and keeps serving', async () => {

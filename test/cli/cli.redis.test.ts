@@ -12,11 +12,13 @@ import { findFreePort } from '../support/ports.js';
 import { startCliHarness, type CliHarness } from './harness.js';
 
 /**
- * Each CLI run is a Node process that loads the gateway: ~0.5 s of CPU, so
- * about that on a quiet 2-core machine and 2–2.5 s with eight busy loops
- * beside it. The longest case (tenants and members: seven steps, some of
- * them runs started together) takes 4 s quiet and 17–19 s so loaded; a run
- * that hangs is killed after 10 s by the harness anyway.
+ * Each CLI run is a Node process that loads the config, store and auth code
+ * (`serve` alone loads the gateway): ~0.35 s of CPU for a store command. When
+ * every command loaded the whole gateway (~0.5 s of CPU, about that on a
+ * quiet 2-core machine and 2–2.5 s with eight busy loops beside it), the
+ * longest case (tenants and members: seven steps, some of them runs started
+ * together) took 4 s quiet and 17–19 s so loaded; a run that hangs is killed
+ * after 10 s by the harness anyway.
  */
 const TIMEOUT = 60_000;
 const STORE_REQUIRED =
