@@ -13,6 +13,7 @@ import {
   tokenFor,
   type IdentityFixture,
 } from '../support/identity-fixture.js';
+import { rawUpgrade } from '../support/raw-upgrade.js';
 import {
   startEchoUpstream,
   startWebSocketUpstream,
@@ -105,23 +106,12 @@ describe('stripPrefix and rewrite', () => {
   });
 
   it('a WebSocket upgrade is rewritten the same way', async () => {
-    const head = await new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(new URL(fx.gw.url).port), '127.0.0.1');
-      let data = '';
-      socket.on('data', (chunk) => {
-        data += chunk.toString('latin1');
-        if (data.includes('\r\n\r\n')) {
-          socket.destroy();
-          resolve(data);
-        }
-      });
-      socket.on('error', reject);
-      socket.write(
-        'GET /live/chat?room=1 HTTP/1.1\r\nHost: gw\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
-          'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n' +
-          `Authorization: ${bearer(token)}\r\n\r\n`,
-      );
-    });
+    const head = await rawUpgrade(
+      fx.gw.url,
+      '/live/chat?room=1',
+      [`Authorization: ${bearer(token)}`],
+      'head',
+    );
     expect(head.split('\r\n')[0]).toBe('HTTP/1.1 101 Switching Protocols');
     expect(ws.upgradeUrls.at(-1)).toBe('/socket/chat?room=1');
   });

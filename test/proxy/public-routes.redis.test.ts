@@ -5,7 +5,6 @@
  * spelling a permissive upstream would read as a protected route's path
  * still needs the token.
  */
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, bearer } from '../support/gateway.js';
 import {
@@ -14,6 +13,7 @@ import {
   tokenFor,
   type IdentityFixture,
 } from '../support/identity-fixture.js';
+import { rawUpgrade } from '../support/raw-upgrade.js';
 import {
   startEchoUpstream,
   startWebSocketUpstream,
@@ -125,22 +125,7 @@ describe('a public route (auth: none)', () => {
   });
 
   it('a WebSocket upgrade without a token is forwarded, identity stripped', async () => {
-    const head = await new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(new URL(fx.gw.url).port), '127.0.0.1');
-      let data = '';
-      socket.on('data', (chunk) => {
-        data += chunk.toString('latin1');
-        if (data.includes('\r\n\r\n')) {
-          socket.destroy();
-          resolve(data);
-        }
-      });
-      socket.on('error', reject);
-      socket.write(
-        'GET /live-public/feed HTTP/1.1\r\nHost: gw\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
-          'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nX-User-Id: u-admin\r\n\r\n',
-      );
-    });
+    const head = await rawUpgrade(fx.gw.url, '/live-public/feed', ['X-User-Id: u-admin'], 'head');
     expect(head.split('\r\n')[0]).toBe('HTTP/1.1 101 Switching Protocols');
     expect(ws.upgradeUrls.at(-1)).toBe('/live-public/feed');
     expect(ws.upgrades.at(-1)?.['x-user-id']).toBeUndefined();

@@ -9,7 +9,6 @@
  * answered without waiting for the store, and the buckets limiting alone
  * while the store does not answer.
  */
-import { connect } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +25,7 @@ import {
   type IdentityFixture,
 } from '../support/identity-fixture.js';
 import { parseSamples, total } from '../support/prometheus-text.js';
+import { rawUpgrade } from '../support/raw-upgrade.js';
 import { driveLoad } from '../support/rate-load.js';
 import { startTcpRelay } from '../support/tcp-relay.js';
 import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
@@ -169,18 +169,12 @@ describe('one gateway', () => {
 
   it('a WebSocket upgrade takes a token too, and is refused with 429 once the bucket is empty', async () => {
     // Alice's user bucket on /per-user was emptied above.
-    const head = await new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(new URL(fx.gw.url).port), '127.0.0.1');
-      let data = '';
-      socket.on('data', (chunk) => (data += chunk.toString('latin1')));
-      socket.on('close', () => resolve(data));
-      socket.on('error', reject);
-      socket.write(
-        'GET /per-user/live HTTP/1.1\r\nHost: gw\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
-          'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n' +
-          `Authorization: ${bearer(aliceAcme)}\r\n\r\n`,
-      );
-    });
+    const head = await rawUpgrade(
+      fx.gw.url,
+      '/per-user/live',
+      [`Authorization: ${bearer(aliceAcme)}`],
+      'close',
+    );
     expect(head.split('\r\n')[0]).toBe('HTTP/1.1 429 Too Many Requests');
     expect(head.toLowerCase()).toMatch(/\r\nretry-after: [1-9]\d*\r\n/);
     expect(head).toContain('"too_many_requests"');

@@ -4,7 +4,6 @@
  * path, on forward-auth and on a WebSocket upgrade, before anything reaches
  * the upstream. And a route without `upstream`: forward-auth only.
  */
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, bearer } from '../support/gateway.js';
 import {
@@ -13,6 +12,7 @@ import {
   tokenFor,
   type IdentityFixture,
 } from '../support/identity-fixture.js';
+import { rawUpgrade } from '../support/raw-upgrade.js';
 import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
 
 let fx: IdentityFixture;
@@ -78,18 +78,12 @@ describe('a route with tenantTypes: [orgtenant]', () => {
 
   it('a WebSocket upgrade with a personal token is refused with 403 before the upstream', async () => {
     const before = echo.counts.received;
-    const head = await new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(new URL(fx.gw.url).port), '127.0.0.1');
-      let data = '';
-      socket.on('data', (chunk) => (data += chunk.toString('latin1')));
-      socket.on('close', () => resolve(data));
-      socket.on('error', reject);
-      socket.write(
-        'GET /org-only/live HTTP/1.1\r\nHost: gw\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n' +
-          'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n' +
-          `Authorization: ${bearer(personal)}\r\n\r\n`,
-      );
-    });
+    const head = await rawUpgrade(
+      fx.gw.url,
+      '/org-only/live',
+      [`Authorization: ${bearer(personal)}`],
+      'close',
+    );
     expect(head.split('\r\n')[0]).toBe('HTTP/1.1 403 Forbidden');
     expect(head).toContain('"forbidden"');
     expect(echo.counts.received).toBe(before);
