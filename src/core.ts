@@ -82,6 +82,9 @@ export async function createCore(
       cost: config.passwords.bcryptCost,
       ...(config.passwords.workers === undefined ? {} : { threads: config.passwords.workers }),
       lazy: !serving,
+      // Not the error's text: a stray result is in it.
+      onPoolError: (err) =>
+        log.warn({ error: err.name }, 'password pool: a result or error outside any job, ignored'),
       ...(observers === undefined ? {} : { onWait: observers.passwordWait, step: observers.step }),
     });
     closers.push(() => passwords.close());

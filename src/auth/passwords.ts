@@ -77,6 +77,13 @@ export interface BcryptPoolOptions {
    * unknown e-mail costs what any other login costs.
    */
   lazy?: boolean;
+  /**
+   * Told of an error the pool raised outside any job — a compare's result
+   * arriving after its client left and the job was dropped (piscina reports
+   * that as "Unexpected message from Worker"). Never thrown: an unheard
+   * pool error would end the process.
+   */
+  onPoolError?: (err: Error) => void;
 }
 
 /**
@@ -98,13 +105,17 @@ export async function createBcryptHasher(
   const { cost } = options;
   const threads = options.threads ?? defaultPasswordThreads();
   let pool: Piscina | undefined;
-  const poolOf = (): Piscina =>
-    (pool ??= new Piscina({
+  const poolOf = (): Piscina => {
+    if (pool !== undefined) return pool;
+    pool = new Piscina({
       filename: new URL('./bcrypt-worker.js', import.meta.url).href,
       minThreads: 1,
       maxThreads: threads,
       idleTimeout: 60_000,
-    }));
+    });
+    pool.on('error', (err: Error) => options.onPoolError?.(err));
+    return pool;
+  };
   const queue = new PQueue({ concurrency: threads });
   const onWait = options.onWait;
   /** Runs `job` when a thread is free, telling `onWait` how long that took. */
