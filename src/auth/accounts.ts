@@ -169,11 +169,11 @@ export function createAccounts(deps: AccountDeps): Accounts {
     },
 
     async grantToken(user, tenantId) {
-      const [tenant, member] = await Promise.all([
+      const [tenant, membership] = await Promise.all([
         store.getTenant(tenantId),
-        store.isMember(tenantId, user.id),
+        store.membershipForToken(tenantId, user.id),
       ]);
-      if (tenant === null || !member) {
+      if (tenant === null || membership === null) {
         throw new GatewayError('tenant_access_denied', 'The user may not act for this tenant.');
       }
       const { token, claims } = await issueAccessToken(keyring, tokens, {
@@ -182,6 +182,7 @@ export function createAccounts(deps: AccountDeps): Accounts {
         sessionVersion: user.sessionVersion,
         tenantId: tenant.tenantId,
         tenantType: tenant.type,
+        membershipGeneration: membership.generation,
       });
       return { token, claims, user, tenant };
     },

@@ -9,7 +9,11 @@
  *
  * The confirmation request carries the events themselves, so an instance
  * needs no ordering between it and the write's own publication (on Redis
- * Cluster they may come from different nodes).
+ * Cluster they may come from different nodes). Its membership events name
+ * the pair without a generation: an instance applies one by forgetting what
+ * it knew of the pair, so its next verdict for it comes from the store —
+ * right whether the confirmation arrives before or after the write's own
+ * event, or after a later change of the same pair.
  */
 import { randomUUID } from 'node:crypto';
 import type { RevocationLeases, SessionEvent, Store } from '../store/types.js';

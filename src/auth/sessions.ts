@@ -1,8 +1,8 @@
 /**
  * Session state: whether a verified token is still alive. A token dies when
  * its `jti` is deny-listed (logout), when the user's session version has
- * moved past the one it carries (password change), or when its user is no
- * longer a member of its tenant (membership removed). All three live in the
+ * moved past the one it carries (password change), or when the membership it
+ * was issued under has ended (membership removed). All three live in the
  * store, so the verdict is the same on every instance.
  *
  * The state is cached in process so that a steady stream of requests makes no
@@ -12,9 +12,19 @@
  * the cache is dropped and not used — every request reads the store, and with
  * the store unreachable that is a 503, never a guess.
  *
- * A membership's end and its start are both events, so both verdicts are
- * cached: adding a user back makes their tokens for the tenant good again
- * (access follows the membership, as token issue does).
+ * A dead token never comes back to life. The session version only grows and
+ * a deny-list entry outlives the token; a membership's tokens carry its
+ * generation (`mg`), and every change of a user×tenant pair takes a new,
+ * greater one from the store's one counter, so a membership added back — or
+ * a tenant created again under the same id — has a generation no earlier
+ * token carries. The cache keeps, per pair, the membership and the
+ * generation its knowledge is as of, and takes an event or a store read only
+ * when it is newer than what it holds: events arriving out of order (an
+ * instance's own change told before pub/sub, a lease confirmation after a
+ * later change) cannot bring an ended membership back. A token whose
+ * generation is newer than the cache's knowledge (issued after a change not
+ * heard of here yet) is asked of the store: never refused, nor accepted, on
+ * a guess.
  *
  * Lease mode (`leaseMs`, on a shared store): the cache is trusted only while
  * this instance's revocation lease is fresh too, and each confirmation
@@ -25,7 +35,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { GatewayError } from '../errors.js';
-import type { SessionEvent, SessionEventListener, Store } from '../store/types.js';
+import type { MembershipState, SessionEvent, SessionEventListener, Store } from '../store/types.js';
 import { holdRevocationLease, type RevocationLease } from './revocation-lease.js';
 import type { AccessTokenClaims } from './tokens.js';
 
@@ -67,8 +77,8 @@ const UNKNOWN_USER = -1;
 interface SessionState {
   revoked: boolean;
   version: number;
-  /** Whether the user is (still) a member of the token's tenant. */
-  member: boolean;
+  /** The token's user×tenant pair. */
+  membership: MembershipState;
 }
 
 function judge(claims: AccessTokenClaims, state: SessionState): void {
@@ -78,18 +88,34 @@ function judge(claims: AccessTokenClaims, state: SessionState): void {
   if (state.version !== claims.sv) {
     throw new GatewayError('invalid_token', 'The session has ended (password changed).');
   }
-  // A token is for one tenant: once its user leaves it, the token is as dead
-  // as a revoked one (a 401, not the 403 that refuses to issue one).
-  if (!state.member) {
+  // A token is for one membership: once it ends, the token is as dead as a
+  // revoked one (a 401, not the 403 that refuses to issue one).
+  const { membership } = state.membership;
+  if (membership === null) {
     throw new GatewayError(
       'invalid_token',
       "The user is no longer a member of the token's tenant.",
     );
   }
+  if (membership.generation !== claims.mg) {
+    throw new GatewayError('invalid_token', 'The membership the token was issued under has ended.');
+  }
 }
 
 /** The membership cache's key: tenant ids are DNS labels, so never hold a `/`. */
 const membershipKey = (userId: string, tenantId: string): string => `${tenantId}/${userId}`;
+
+/** What a membership event says of its pair; undefined when it does not say (forget the pair). */
+function stateAfter(
+  event: Extract<SessionEvent, { kind: 'membership-added' | 'membership-removed' }>,
+): MembershipState | undefined {
+  const { generation } = event;
+  if (generation === undefined) return undefined;
+  return {
+    membership: event.kind === 'membership-added' ? { generation } : null,
+    asOf: generation,
+  };
+}
 
 export interface SessionGuardOptions {
   clockSkewSeconds: number;
@@ -108,11 +134,15 @@ export function createSessionGuard(store: Store, options: SessionGuardOptions): 
   /** jti → revoked?; entries live until the token could no longer verify anyway. */
   const revocations = new LRUCache<string, boolean>({ max, ttlAutopurge: false });
   /**
-   * `tenant/user` → member? Both answers are kept: the store publishes the
-   * end and the start of a membership alike, so a refused token costs no
-   * store call per request either.
+   * `tenant/user` → the pair's state. Ended memberships are kept too, so a
+   * refused token costs no store call per request either.
    */
-  const memberships = new LRUCache<string, boolean>({ max });
+  const memberships = new LRUCache<string, MembershipState>({ max });
+  /** Keeps `state` unless what is held already is as new or newer. */
+  const learnMembership = (key: string, state: MembershipState): void => {
+    const held = memberships.get(key);
+    if (held === undefined || state.asOf > held.asOf) memberships.set(key, state);
+  };
   const watchers = new Set<SessionEventListener>();
   let live = false;
   /**
@@ -170,12 +200,13 @@ export function createSessionGuard(store: Store, options: SessionGuardOptions): 
           revocations.set(event.jti, true);
           break;
         case 'membership-removed':
-        case 'membership-added':
-          memberships.set(
-            membershipKey(event.userId, event.tenantId),
-            event.kind === 'membership-added',
-          );
+        case 'membership-added': {
+          const key = membershipKey(event.userId, event.tenantId);
+          const state = stateAfter(event);
+          if (state === undefined) memberships.delete(key);
+          else learnMembership(key, state);
           break;
+        }
       }
       for (const watcher of watchers) watcher.onEvent(event);
     },
@@ -198,18 +229,19 @@ export function createSessionGuard(store: Store, options: SessionGuardOptions): 
     if (!trusted()) return {};
     const revoked = revocations.get(claims.jti);
     const version = versions.get(claims.sub);
-    const member = memberships.get(membershipKey(claims.sub, claims.tenant_id));
-    // A token newer than the cached version: issued after a password change
-    // whose event has not arrived here yet. Ask the store, never refuse on a guess.
+    const membership = memberships.get(membershipKey(claims.sub, claims.tenant_id));
+    // A token newer than the cached version or membership: issued after a
+    // change whose event has not arrived here yet. Ask the store, never
+    // refuse on a guess.
     return {
       revoked,
       version: version !== undefined && claims.sv > version ? undefined : version,
-      member,
+      membership: membership !== undefined && claims.mg > membership.asOf ? undefined : membership,
     };
   }
 
   const complete = (state: Partial<SessionState>): state is SessionState =>
-    state.revoked !== undefined && state.version !== undefined && state.member !== undefined;
+    state.revoked !== undefined && state.version !== undefined && state.membership !== undefined;
 
   async function read(claims: AccessTokenClaims): Promise<SessionState> {
     const state = cached(claims);
@@ -219,17 +251,17 @@ export function createSessionGuard(store: Store, options: SessionGuardOptions): 
     }
     misses++;
     const started = epoch;
-    const [revoked, version, member] = await Promise.all([
+    const [revoked, version, membership] = await Promise.all([
       state.revoked ?? store.isTokenRevoked(claims.jti),
       state.version ?? store.getSessionVersion(claims.sub).then((v) => v ?? UNKNOWN_USER),
-      state.member ?? store.isMember(claims.tenant_id, claims.sub),
+      state.membership ?? store.readMembership(claims.tenant_id, claims.sub),
     ]);
     if (live && epoch === started) {
       revocations.set(claims.jti, revoked, { ttl: ttlOf(claims) });
       versions.set(claims.sub, version);
-      memberships.set(membershipKey(claims.sub, claims.tenant_id), member);
+      learnMembership(membershipKey(claims.sub, claims.tenant_id), membership);
     }
-    return { revoked, version, member };
+    return { revoked, version, membership };
   }
 
   return {

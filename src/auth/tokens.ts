@@ -29,6 +29,11 @@ export interface AccessTokenClaims {
   email: string;
   /** The user's session version at issue time; a password change moves it on. */
   sv: number;
+  /**
+   * The generation of the membership the token was issued under: the token
+   * is good only while the membership has it (`Membership.generation`).
+   */
+  mg: number;
   jti: string;
   iat: number;
   /**
@@ -50,6 +55,7 @@ export interface TokenSubject {
   sessionVersion: number;
   tenantId: string;
   tenantType: TenantType;
+  membershipGeneration: number;
 }
 
 /** Holds the current key set; replaced on key rotation. */
@@ -77,6 +83,7 @@ export async function issueAccessToken(
     tenant_type: subject.tenantType,
     email: subject.email,
     sv: subject.sessionVersion,
+    mg: subject.membershipGeneration,
     jti: randomUUID(),
     iat: now,
     exp: now + settings.ttlSeconds,
@@ -159,13 +166,16 @@ function keyFor(keys: KeySet, header: JWTHeaderParameters): SigningKey {
 }
 
 function checkClaimShapes(payload: Record<string, unknown>): AccessTokenClaims {
-  const { sub, tenant_id, tenant_type, email, sv, jti, aud } = payload;
+  const { sub, tenant_id, tenant_type, email, sv, mg, jti, aud } = payload;
   const ok =
     typeof sub === 'string' &&
     typeof tenant_id === 'string' &&
     (tenant_type === 'usertenant' || tenant_type === 'orgtenant') &&
     typeof email === 'string' &&
     Number.isSafeInteger(sv) &&
+    // Tokens of versions before membership generations have none: refused (fail closed).
+    Number.isSafeInteger(mg) &&
+    (mg as number) > 0 &&
     typeof jti === 'string' &&
     typeof aud === 'string';
   if (!ok) throw new GatewayError('invalid_token', 'The token lacks required claims.');

@@ -243,7 +243,9 @@ export async function tenantRemove(loaded: LoadedConfig, tenantId: string): Prom
  * Adds or removes an org tenant's member. A removal ends the user's access to
  * the tenant on every running instance before this returns: the store
  * publishes `membership-removed` with the write, and their tokens for the
- * tenant are refused (401) and their WebSockets to it closed (1008).
+ * tenant are refused (401) and their WebSockets to it closed (1008) — for
+ * good: adding them back gives the membership a new generation, which only
+ * tokens issued since carry.
  */
 export async function memberChange(
   loaded: LoadedConfig,

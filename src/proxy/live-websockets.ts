@@ -5,7 +5,7 @@
  * again by the session guard — the same verdict a request would get — when a
  * session event could have changed it, and closed with 1008 (policy
  * violation, RFC 6455 §7.4.1) once its token is revoked, its user's password
- * changes, its user leaves its tenant, or the token expires.
+ * changes, the membership it was issued under ends, or the token expires.
  *
  * Outage policy (fail closed, without closing on every blip): while event
  * delivery is down the guard can no longer hear of a change, so every open
@@ -174,9 +174,9 @@ export function createLiveWebSockets(deps: {
         return byJti.get(event.jti);
       case 'session-ended':
       case 'membership-removed':
-        return byUser.get(event.userId);
+      // A new membership ends the tokens of any earlier one of the pair.
       case 'membership-added':
-        return undefined;
+        return byUser.get(event.userId);
     }
   }
 

@@ -1,8 +1,10 @@
 import { GatewayError } from '../errors.js';
-import { compareIds, normaliseEmail, revocationDeadlineMs } from './normalise.js';
+import { compareIds, normaliseEmail, revocationDeadlineMs, tenantTypeFixed } from './normalise.js';
 import { memoryAuditLogs } from './memory-audit.js';
 import { memoryRateLimiters } from './rate-limits.js';
 import type {
+  Membership,
+  MembershipState,
   NewUser,
   SessionEvent,
   SessionEventListener,
@@ -28,6 +30,10 @@ export function createMemoryStore(): Store {
   const tenants = new Map<string, TenantRecord>();
   const tenantsOfUser = new Map<string, Set<string>>();
   const membersOfTenant = new Map<string, Set<string>>();
+  /** `tenant/user` → the membership's generation. */
+  const generations = new Map<string, number>();
+  /** The last generation taken (see `Membership.generation`). */
+  let generation = 0;
   /** jti → deadline in Unix milliseconds. */
   const revoked = new Map<string, number>();
   let nextSweepAt = MIN_SWEEP_SIZE;
@@ -46,6 +52,9 @@ export function createMemoryStore(): Store {
     }
   }
 
+  /** Tenant ids are DNS labels or UUIDs: never a `/`. */
+  const pair = (tenantId: string, userId: string): string => `${tenantId}/${userId}`;
+
   function addToSet(map: Map<string, Set<string>>, key: string, value: string): void {
     const set = map.get(key) ?? new Set<string>();
     set.add(value);
@@ -57,6 +66,13 @@ export function createMemoryStore(): Store {
     if (set === undefined || !set.delete(value)) return false;
     if (set.size === 0) map.delete(key);
     return true;
+  }
+
+  function membershipOf(tenantId: string, userId: string): Membership | null {
+    const current = membersOfTenant.get(tenantId)?.has(userId)
+      ? generations.get(pair(tenantId, userId))
+      : undefined;
+    return current === undefined ? null : { generation: current };
   }
 
   // Lazy purge: entries are dropped when read, and in a sweep whenever the map
@@ -94,6 +110,7 @@ export function createMemoryStore(): Store {
       tenants.set(tenant.tenantId, { ...tenant });
       addToSet(tenantsOfUser, record.id, tenant.tenantId);
       addToSet(membersOfTenant, tenant.tenantId, record.id);
+      generations.set(pair(tenant.tenantId, record.id), ++generation);
       return { ...record };
     },
 
@@ -149,9 +166,11 @@ export function createMemoryStore(): Store {
       const user = users.get(userId);
       if (user === undefined) return null;
       const tenantIds = [...(tenantsOfUser.get(userId) ?? [])].sort(compareIds);
+      const ended = ++generation;
       for (const tenantId of tenantIds) {
         removeFromSet(membersOfTenant, tenantId, userId);
-        publish({ kind: 'membership-removed', userId, tenantId });
+        generations.delete(pair(tenantId, userId));
+        publish({ kind: 'membership-removed', userId, tenantId, generation: ended });
       }
       tenantsOfUser.delete(userId);
       tenants.delete(user.personalTenantId);
@@ -180,6 +199,7 @@ export function createMemoryStore(): Store {
         tenants.set(created.tenantId, created);
         return { ...created };
       }
+      if (existing.type !== fields.type) throw tenantTypeFixed();
       const changed = (Object.keys(fields) as (keyof typeof fields)[]).some(
         (key) => existing[key] !== fields[key],
       );
@@ -206,9 +226,11 @@ export function createMemoryStore(): Store {
       ensureOpen();
       if (tenants.get(tenantId)?.type !== 'orgtenant') return null;
       const members = [...(membersOfTenant.get(tenantId) ?? [])].sort(compareIds);
+      const ended = ++generation;
       for (const userId of members) {
         removeFromSet(tenantsOfUser, userId, tenantId);
-        publish({ kind: 'membership-removed', userId, tenantId });
+        generations.delete(pair(tenantId, userId));
+        publish({ kind: 'membership-removed', userId, tenantId, generation: ended });
       }
       membersOfTenant.delete(tenantId);
       tenants.delete(tenantId);
@@ -218,10 +240,12 @@ export function createMemoryStore(): Store {
     async addMember(tenantId: string, userId: string): Promise<boolean> {
       ensureOpen();
       if (!users.has(userId) || !tenants.has(tenantId)) return false;
-      const isNew = !membersOfTenant.get(tenantId)?.has(userId);
+      if (membersOfTenant.get(tenantId)?.has(userId)) return true;
       addToSet(tenantsOfUser, userId, tenantId);
       addToSet(membersOfTenant, tenantId, userId);
-      if (isNew) publish({ kind: 'membership-added', userId, tenantId });
+      const added = ++generation;
+      generations.set(pair(tenantId, userId), added);
+      publish({ kind: 'membership-added', userId, tenantId, generation: added });
       return true;
     },
 
@@ -230,13 +254,24 @@ export function createMemoryStore(): Store {
       const fromTenant = removeFromSet(membersOfTenant, tenantId, userId);
       const fromUser = removeFromSet(tenantsOfUser, userId, tenantId);
       if (!fromTenant && !fromUser) return false;
-      publish({ kind: 'membership-removed', userId, tenantId });
+      generations.delete(pair(tenantId, userId));
+      publish({ kind: 'membership-removed', userId, tenantId, generation: ++generation });
       return true;
     },
 
     async isMember(tenantId: string, userId: string): Promise<boolean> {
       ensureOpen();
       return membersOfTenant.get(tenantId)?.has(userId) ?? false;
+    },
+
+    async readMembership(tenantId: string, userId: string): Promise<MembershipState> {
+      ensureOpen();
+      return { membership: membershipOf(tenantId, userId), asOf: generation };
+    },
+
+    async membershipForToken(tenantId: string, userId: string): Promise<Membership | null> {
+      ensureOpen();
+      return membershipOf(tenantId, userId);
     },
 
     async listUserTenants(userId: string): Promise<TenantRecord[]> {

@@ -2,6 +2,7 @@
  * Rules both store backends apply identically, kept in one place so the memory
  * store cannot drift from the Redis one.
  */
+import { GatewayError } from '../errors.js';
 
 /**
  * The canonical form of an e-mail address: trimmed and lower-cased. Applied by
@@ -32,4 +33,16 @@ export function revocationDeadlineMs(expiresAt: number): number {
     throw new RangeError('expiresAt must be a finite number of Unix seconds.');
   }
   return Math.ceil(expiresAt * 1000);
+}
+
+/**
+ * The refusal of an upsert that would change an existing tenant's type. Its
+ * members' tokens carry the type (`tenant_type`) and routes admit by it, so
+ * changing it under them would change what live tokens assert.
+ */
+export function tenantTypeFixed(): GatewayError {
+  return new GatewayError(
+    'invalid_request',
+    "A tenant's type cannot change: remove the tenant and create it again.",
+  );
 }

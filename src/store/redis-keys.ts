@@ -8,8 +8,16 @@
  * - `tg:{dir}:tenant:<tenantId>`        hash: the tenant record
  * - `tg:{dir}:user-tenants:<userId>`    set: tenant ids the user belongs to
  * - `tg:{dir}:tenant-members:<tenantId>` set: user ids of the tenant's members
+ * - `tg:{dir}:membership:<tenantId>:<userId>` hash: the membership (`generation`)
+ * - `tg:{dir}:generation`               string: the last generation taken
  * - `tg:{dir}:users`                    set: every user id
  * - `tg:{dir}:tenants`                  set: every tenant id
+ *
+ * The two sets say who is a member (and are what versions before
+ * generations read and write); the membership hash says under which
+ * generation. Every change of a membership takes the next generation from
+ * the one counter, in the same script: the directory shares one slot, so the
+ * counter orders every membership change of the store.
  *
  * Why one tag: creating a user writes seven of these keys, and membership
  * changes write two sets after checking two hashes. Each such write is one Lua
@@ -49,6 +57,9 @@ export interface RedisKeys {
   tenant(tenantId: string): string;
   userTenants(userId: string): string;
   tenantMembers(tenantId: string): string;
+  /** Tenant ids never hold a `:` (DNS labels, UUIDs), so the pair is unambiguous. */
+  membership(tenantId: string, userId: string): string;
+  readonly generation: string;
   readonly users: string;
   readonly tenants: string;
   revoked(jti: string): string;
@@ -77,6 +88,8 @@ export function createRedisKeys(prefix: string): RedisKeys {
     tenant: (tenantId) => `${dir}tenant:${tenantId}`,
     userTenants: (userId) => `${dir}user-tenants:${userId}`,
     tenantMembers: (tenantId) => `${dir}tenant-members:${tenantId}`,
+    membership: (tenantId, userId) => `${dir}membership:${tenantId}:${userId}`,
+    generation: `${dir}generation`,
     users: `${dir}users`,
     tenants: `${dir}tenants`,
     revoked: (jti) => `${prefix}revoked:{${jti}}`,

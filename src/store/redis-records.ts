@@ -4,7 +4,13 @@
  * shared with the Lua scripts (`redis-scripts.ts`).
  */
 import { GatewayError } from '../errors.js';
-import type { TenantInput, TenantRecord, TenantType, UserRecord } from './types.js';
+import type {
+  MembershipState,
+  TenantInput,
+  TenantRecord,
+  TenantType,
+  UserRecord,
+} from './types.js';
 
 /** A Redis hash as ioredis returns it; empty when the key does not exist. */
 export type RedisHash = Record<string, string>;
@@ -82,6 +88,24 @@ export function tenantFromHash(hash: RedisHash): TenantRecord | null {
     cloudRegion: text(hash, 'cloudRegion', 'tenant'),
     createdBy: text(hash, 'createdBy', 'tenant'),
   };
+}
+
+/**
+ * The `readMembership` script's reply: whether a member, the membership's
+ * generation (null when none) and the generation counter (0 before any).
+ */
+export function membershipStateFromReply(reply: unknown): MembershipState {
+  if (!Array.isArray(reply) || reply.length !== 3) throw malformed('reply');
+  const [member, generation, asOf] = reply as unknown[];
+  const state: MembershipState = {
+    membership: null,
+    asOf: numberFromField(String(asOf), 'membership'),
+  };
+  // A member without a generation joined under an earlier version: no token carries one for it.
+  if (member === 1 && generation !== null) {
+    state.membership = { generation: numberFromField(String(generation), 'membership') };
+  }
+  return state;
 }
 
 function tenantInputFields(tenant: TenantInput): Record<string, string> {

@@ -14,17 +14,24 @@ import { REMOVAL_STALE, type ScriptedRedis } from './redis-scripts.js';
 /** Rounds a removal gets: memberships change rarely and by hand, so a few suffice. */
 const REMOVAL_ATTEMPTS = 5;
 
+/** What a removal ended: the other side of each membership, and the generation it took. */
+export interface Removed {
+  /** Sorted. */
+  ended: string[];
+  generation: number;
+}
+
 /**
  * Removes the user, their e-mail, personal tenant and memberships.
- * @returns the ids of the tenants they were a member of, sorted; null when
- * there is no such user.
+ * @returns the ids of the tenants they were a member of; null when there is
+ * no such user.
  * @throws GatewayError `unavailable` when every round went stale; Redis errors as they come.
  */
 export function removeUserRecords(
   redis: ScriptedRedis,
   keys: RedisKeys,
   userId: string,
-): Promise<string[] | null> {
+): Promise<Removed | null> {
   return untilSettled(async () => {
     const [email, personal] = await redis.hmget(keys.user(userId), 'email', 'personalTenantId');
     if (email === null || email === undefined || personal === null || personal === undefined) {
@@ -39,7 +46,9 @@ export function removeUserRecords(
       keys.userTenants(userId),
       keys.tenant(personal),
       keys.tenantMembers(personal),
+      keys.generation,
       ...tenantIds.map((id) => keys.tenantMembers(id)),
+      ...tenantIds.map((id) => keys.membership(id, userId)),
     ];
     const reply = await redis.removeUser(
       removalKeys.length,
@@ -56,22 +65,24 @@ export function removeUserRecords(
 
 /**
  * Removes an org tenant and its memberships.
- * @returns the ids of its members, sorted; null when there is no org tenant
- * with this id.
+ * @returns the ids of its members; null when there is no org tenant with
+ * this id.
  * @throws GatewayError `unavailable` when every round went stale; Redis errors as they come.
  */
 export function removeOrgTenantRecords(
   redis: ScriptedRedis,
   keys: RedisKeys,
   tenantId: string,
-): Promise<string[] | null> {
+): Promise<Removed | null> {
   return untilSettled(async () => {
     const members = (await redis.smembers(keys.tenantMembers(tenantId))).sort(compareIds);
     const removalKeys = [
       keys.tenant(tenantId),
       keys.tenantMembers(tenantId),
       keys.tenants,
+      keys.generation,
       ...members.map((id) => keys.userTenants(id)),
+      ...members.map((id) => keys.membership(tenantId, id)),
     ];
     const reply = await redis.removeOrgTenant(
       removalKeys.length,
@@ -85,9 +96,9 @@ export function removeOrgTenantRecords(
 }
 
 /** A removal script's reply: `undefined` when stale (read again). */
-function settled(reply: unknown, ended: string[]): string[] | null | undefined {
+function settled(reply: unknown, ended: string[]): Removed | null | undefined {
   if (reply === REMOVAL_STALE) return undefined;
-  return reply === 1 ? ended : null;
+  return typeof reply === 'number' && reply > 0 ? { ended, generation: reply } : null;
 }
 
 async function untilSettled<T>(round: () => Promise<T | undefined>): Promise<T> {

@@ -24,6 +24,8 @@ export const EMAIL_TAKEN = 'email_taken';
 export const ID_TAKEN = 'id_taken';
 /** The reply of `createUser` on success. */
 export const CREATED = 'created';
+/** The reply of `upsertTenant` when the tenant exists with another type. */
+export const TYPE_FIXED = 'type_fixed';
 /**
  * The reply of a removal when what it was to remove changed since the caller
  * read it (a membership added meanwhile): the caller reads again and retries.
@@ -32,12 +34,13 @@ export const REMOVAL_STALE = -1;
 
 export const STORE_SCRIPTS = {
   /**
-   * KEYS: user, email, tenant, user-tenants, tenant-members, users, tenants.
+   * KEYS: user, email, tenant, user-tenants, tenant-members, users, tenants,
+   * personal membership, generation.
    * ARGV: userId, tenantId, n, then n user hash arguments (field, value, …),
    * then the tenant hash arguments.
    */
   createUser: {
-    numberOfKeys: 7,
+    numberOfKeys: 9,
     lua: `
 if redis.call('EXISTS', KEYS[2]) == 1 then return '${EMAIL_TAKEN}' end
 if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then
@@ -51,6 +54,7 @@ redis.call('SADD', KEYS[4], tenantId)
 redis.call('SADD', KEYS[5], userId)
 redis.call('SADD', KEYS[6], userId)
 redis.call('SADD', KEYS[7], tenantId)
+redis.call('HSET', KEYS[8], 'generation', redis.call('INCR', KEYS[9]))
 return '${CREATED}'
 `,
   },
@@ -104,7 +108,9 @@ return 1
    * KEYS: tenant, tenants. ARGV: now, tenantId, then the settable fields as
    * field, value, … (tenantId included).
    * Creates with createdAt = modifiedAt = now; on update keeps createdAt and
-   * moves modifiedAt only when a field really changed. Returns HGETALL.
+   * moves modifiedAt only when a field really changed. Returns HGETALL, or
+   * ${TYPE_FIXED} when the tenant exists with another type (having written
+   * nothing: every field is compared before the one write).
    */
   upsertTenant: {
     numberOfKeys: 2,
@@ -117,8 +123,8 @@ else
   local changed = false
   for i = 3, #ARGV, 2 do
     if redis.call('HGET', KEYS[1], ARGV[i]) ~= ARGV[i + 1] then
+      if ARGV[i] == 'type' then return '${TYPE_FIXED}' end
       changed = true
-      break
     end
   end
   if changed then
@@ -130,51 +136,95 @@ return redis.call('HGETALL', KEYS[1])
   },
 
   /**
-   * KEYS: user, tenant, user-tenants, tenant-members. ARGV: userId, tenantId,
-   * session channel.
-   * Returns 0 when the user or the tenant does not exist, 1 when already a
-   * member, 2 when the membership is new; then publishes `membership-added`
-   * in the same step (instances that refused the user's tokens for the
-   * tenant must stop at once).
+   * KEYS: user, tenant, user-tenants, tenant-members, membership, generation.
+   * ARGV: userId, tenantId, session channel.
+   * Returns 0 when the user or the tenant does not exist, -1 when already a
+   * member, else the new membership's generation; then publishes
+   * `membership-added` in the same step (instances that refused the user's
+   * tokens for the tenant must stop at once).
    */
   addMember: {
-    numberOfKeys: 4,
+    numberOfKeys: 6,
     lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
 local toUser = redis.call('SADD', KEYS[3], ARGV[2])
 local toTenant = redis.call('SADD', KEYS[4], ARGV[1])
-if toUser + toTenant == 0 then return 1 end
-redis.call('PUBLISH', ARGV[3], cjson.encode({ kind = 'membership-added', userId = ARGV[1], tenantId = ARGV[2] }))
-return 2
+if toUser + toTenant == 0 then return -1 end
+local generation = redis.call('INCR', KEYS[6])
+-- A new record: nothing of one an earlier version left behind (it removed only the sets).
+redis.call('DEL', KEYS[5])
+redis.call('HSET', KEYS[5], 'generation', generation)
+redis.call('PUBLISH', ARGV[3], cjson.encode({ kind = 'membership-added', userId = ARGV[1], tenantId = ARGV[2], generation = generation }))
+return generation
 `,
   },
 
   /**
-   * KEYS: user-tenants, tenant-members. ARGV: userId, tenantId, session channel.
-   * Returns 1 when either side held the membership, else 0. Publishes
-   * `membership-removed` in the same step: no instance can miss a removal
-   * that happened, and the user's tokens for the tenant die with it.
+   * KEYS: user-tenants, tenant-members, membership, generation. ARGV: userId,
+   * tenantId, session channel.
+   * Returns the generation the removal took when either side held the
+   * membership, else 0. Publishes `membership-removed` in the same step: no
+   * instance can miss a removal that happened, and the user's tokens for the
+   * tenant die with it.
    */
   removeMember: {
-    numberOfKeys: 2,
+    numberOfKeys: 4,
     lua: `
 local fromUser = redis.call('SREM', KEYS[1], ARGV[2])
 local fromTenant = redis.call('SREM', KEYS[2], ARGV[1])
 if fromUser + fromTenant == 0 then return 0 end
-redis.call('PUBLISH', ARGV[3], cjson.encode({ kind = 'membership-removed', userId = ARGV[1], tenantId = ARGV[2] }))
-return 1
+local generation = redis.call('INCR', KEYS[4])
+redis.call('DEL', KEYS[3])
+redis.call('PUBLISH', ARGV[3], cjson.encode({ kind = 'membership-removed', userId = ARGV[1], tenantId = ARGV[2], generation = generation }))
+return generation
+`,
+  },
+
+  /**
+   * KEYS: tenant-members, membership, generation. ARGV: userId.
+   * Returns { member (0/1), the membership's generation (false when none),
+   * the generation counter }, read in one step.
+   */
+  readMembership: {
+    numberOfKeys: 3,
+    lua: `
+local member = redis.call('SISMEMBER', KEYS[1], ARGV[1])
+local generation = false
+if member == 1 then generation = redis.call('HGET', KEYS[2], 'generation') end
+return { member, generation, redis.call('GET', KEYS[3]) or '0' }
+`,
+  },
+
+  /**
+   * KEYS: tenant-members, membership, generation. ARGV: userId, tenantId,
+   * session channel.
+   * Returns the membership's generation, or 0 when the user is not a member.
+   * A membership stored before generations existed (in the sets, without its
+   * hash) takes one now, published as `membership-added`.
+   */
+  membershipForToken: {
+    numberOfKeys: 3,
+    lua: `
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return 0 end
+local generation = redis.call('HGET', KEYS[2], 'generation')
+if generation then return tonumber(generation) end
+generation = redis.call('INCR', KEYS[3])
+redis.call('HSET', KEYS[2], 'generation', generation)
+redis.call('PUBLISH', ARGV[3], cjson.encode({ kind = 'membership-added', userId = ARGV[1], tenantId = ARGV[2], generation = generation }))
+return generation
 `,
   },
 
   /**
    * KEYS: user, email, users, tenants, user-tenants, personal tenant,
-   * personal tenant-members, then tenant-members of each tenant in ARGV.
+   * personal tenant-members, generation, then tenant-members of each tenant
+   * in ARGV, then the membership of each.
    * ARGV: userId, email, personal tenant id, session channel, then the ids of
    * the user's tenants as the caller read them.
    * Returns 0 when the user does not exist, ${REMOVAL_STALE} when the record or
    * the tenant list is no longer what the caller read (read again and retry),
-   * 1 once removed. Publishes `membership-removed` for every membership in the
-   * same step: every token of the user dies with it.
+   * else the generation the removal took. Publishes `membership-removed` for
+   * every membership in the same step: every token of the user dies with it.
    */
   removeUser: {
     lua: `
@@ -182,45 +232,53 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local userId, personal, channel = ARGV[1], ARGV[3], ARGV[4]
 local record = redis.call('HMGET', KEYS[1], 'email', 'personalTenantId')
 if record[1] ~= ARGV[2] or record[2] ~= personal then return ${REMOVAL_STALE} end
-if redis.call('SCARD', KEYS[5]) ~= #ARGV - 4 then return ${REMOVAL_STALE} end
+local n = #ARGV - 4
+if redis.call('SCARD', KEYS[5]) ~= n then return ${REMOVAL_STALE} end
 for i = 5, #ARGV do
   if redis.call('SISMEMBER', KEYS[5], ARGV[i]) == 0 then return ${REMOVAL_STALE} end
 end
-for i = 5, #ARGV do
-  redis.call('SREM', KEYS[i + 3], userId)
-  redis.call('PUBLISH', channel, cjson.encode({ kind = 'membership-removed', userId = userId, tenantId = ARGV[i] }))
+local generation = redis.call('INCR', KEYS[8])
+for i = 1, n do
+  redis.call('SREM', KEYS[8 + i], userId)
+  redis.call('DEL', KEYS[8 + n + i])
+  redis.call('PUBLISH', channel, cjson.encode({ kind = 'membership-removed', userId = userId, tenantId = ARGV[4 + i], generation = generation }))
 end
 if redis.call('GET', KEYS[2]) == userId then redis.call('DEL', KEYS[2]) end
 redis.call('DEL', KEYS[1], KEYS[5], KEYS[6], KEYS[7])
 redis.call('SREM', KEYS[3], userId)
 redis.call('SREM', KEYS[4], personal)
-return 1
+return generation
 `,
   },
 
   /**
-   * KEYS: tenant, tenant-members, tenants, then user-tenants of each member in
-   * ARGV. ARGV: tenantId, session channel, then the member ids as the caller
-   * read them.
+   * KEYS: tenant, tenant-members, tenants, generation, then user-tenants of
+   * each member in ARGV, then the membership of each.
+   * ARGV: tenantId, session channel, then the member ids as the caller read
+   * them.
    * Returns 0 when there is no org tenant with the id, ${REMOVAL_STALE} when the
-   * members are no longer those the caller read (read again and retry), 1 once
-   * removed. Publishes `membership-removed` for every member in the same step.
+   * members are no longer those the caller read (read again and retry), else
+   * the generation the removal took. Publishes `membership-removed` for every
+   * member in the same step.
    */
   removeOrgTenant: {
     lua: `
 if redis.call('HGET', KEYS[1], 'type') ~= 'orgtenant' then return 0 end
 local tenantId, channel = ARGV[1], ARGV[2]
-if redis.call('SCARD', KEYS[2]) ~= #ARGV - 2 then return ${REMOVAL_STALE} end
+local n = #ARGV - 2
+if redis.call('SCARD', KEYS[2]) ~= n then return ${REMOVAL_STALE} end
 for i = 3, #ARGV do
   if redis.call('SISMEMBER', KEYS[2], ARGV[i]) == 0 then return ${REMOVAL_STALE} end
 end
-for i = 3, #ARGV do
-  redis.call('SREM', KEYS[i + 1], tenantId)
-  redis.call('PUBLISH', channel, cjson.encode({ kind = 'membership-removed', userId = ARGV[i], tenantId = tenantId }))
+local generation = redis.call('INCR', KEYS[4])
+for i = 1, n do
+  redis.call('SREM', KEYS[4 + i], tenantId)
+  redis.call('DEL', KEYS[4 + n + i])
+  redis.call('PUBLISH', channel, cjson.encode({ kind = 'membership-removed', userId = ARGV[2 + i], tenantId = tenantId, generation = generation }))
 end
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('SREM', KEYS[3], tenantId)
-return 1
+return generation
 `,
   },
 } as const satisfies Record<string, ScriptDefinition>;

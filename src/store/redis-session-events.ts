@@ -171,7 +171,11 @@ function parseEvent(parsed: unknown): SessionEvent | undefined {
     typeof event.userId === 'string' &&
     typeof event.tenantId === 'string'
   ) {
-    return { kind: event.kind, userId: event.userId, tenantId: event.tenantId };
+    const { kind, userId, tenantId, generation } = event;
+    // Without a usable generation (a lease confirmation, an earlier version) the listener forgets the pair.
+    return Number.isSafeInteger(generation) && (generation as number) > 0
+      ? { kind, userId, tenantId, generation: generation as number }
+      : { kind, userId, tenantId };
   }
   return undefined;
 }

@@ -1,17 +1,17 @@
-import type { Redis } from 'ioredis';
 import { attempt } from './redis-attempt.js';
 import { GatewayError } from '../errors.js';
-import { compareIds, normaliseEmail, revocationDeadlineMs } from './normalise.js';
+import { compareIds, normaliseEmail, revocationDeadlineMs, tenantTypeFixed } from './normalise.js';
 import { connectRedis, type RedisConnectionOptions } from './redis-connection.js';
 import { redisRateLimiters } from './rate-limits.js';
 import { redisAuditLogs } from './redis-audit.js';
 import { redisRateLeases } from './redis-rate-leases.js';
 import { createRedisKeys } from './redis-keys.js';
 import { redisLeases } from './redis-leases.js';
-import { redisTopology, type RedisTopology } from './redis-topology.js';
+import { redisTopology } from './redis-topology.js';
 import { watchSessionEvents } from './redis-session-events.js';
 import {
   hashFromReply,
+  membershipStateFromReply,
   numberFromField,
   tenantFromHash,
   tenantHashArguments,
@@ -20,8 +20,11 @@ import {
   userHashArguments,
 } from './redis-records.js';
 import { removeOrgTenantRecords, removeUserRecords } from './redis-removals.js';
-import { CREATED, defineStoreScripts, EMAIL_TAKEN, ID_TAKEN } from './redis-scripts.js';
+import { fannedOut, replicatedWrites } from './redis-write-acks.js';
+import { CREATED, defineStoreScripts, EMAIL_TAKEN, ID_TAKEN, TYPE_FIXED } from './redis-scripts.js';
 import type {
+  Membership,
+  MembershipState,
   NewUser,
   SessionEvent,
   SessionEventListener,
@@ -97,6 +100,8 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
           keys.tenantMembers(tenantId),
           keys.users,
           keys.tenants,
+          keys.membership(tenantId, record.id),
+          keys.generation,
           record.id,
           tenantId,
           userArgs.length,
@@ -111,7 +116,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
         throw new GatewayError('internal_error', 'The user id or tenant id is already in use.');
       }
       if (reply !== CREATED) {
-        throw new GatewayError('internal_error', 'The store gave an unexpected reply.');
+        throw unexpectedReply();
       }
       await replicated(keys.users);
       return record;
@@ -165,11 +170,12 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     async removeUser(userId: string): Promise<string[] | null> {
       const removed = await attempt(() => removeUserRecords(redis, keys, userId));
       if (removed === null) return null;
-      for (const tenantId of removed)
-        tellWatchers({ kind: 'membership-removed', userId, tenantId });
+      const { generation } = removed;
+      for (const tenantId of removed.ended)
+        tellWatchers({ kind: 'membership-removed', userId, tenantId, generation });
       await replicated(keys.users);
       await fannedOut(redis, keys.users);
-      return removed;
+      return removed.ended;
     },
 
     async upsertTenant(tenant: TenantInput, now: number): Promise<TenantRecord> {
@@ -182,9 +188,10 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
           ...tenantInputHashArguments(tenant),
         ),
       );
+      if (reply === TYPE_FIXED) throw tenantTypeFixed();
       const record = tenantFromHash(hashFromReply(reply));
       if (record === null) {
-        throw new GatewayError('internal_error', 'The store gave an unexpected reply.');
+        throw unexpectedReply();
       }
       await replicated(keys.tenants);
       return record;
@@ -199,46 +206,54 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     },
 
     async removeOrgTenant(tenantId: string): Promise<string[] | null> {
-      const members = await attempt(() => removeOrgTenantRecords(redis, keys, tenantId));
-      if (members === null) return null;
-      for (const userId of members) tellWatchers({ kind: 'membership-removed', userId, tenantId });
+      const removed = await attempt(() => removeOrgTenantRecords(redis, keys, tenantId));
+      if (removed === null) return null;
+      const { generation } = removed;
+      for (const userId of removed.ended)
+        tellWatchers({ kind: 'membership-removed', userId, tenantId, generation });
       await replicated(keys.users);
       await fannedOut(redis, keys.users);
-      return members;
+      return removed.ended;
     },
 
     async addMember(tenantId: string, userId: string): Promise<boolean> {
-      const added = await attempt(() =>
+      const reply = await attempt(() =>
         redis.addMember(
           keys.user(userId),
           keys.tenant(tenantId),
           keys.userTenants(userId),
           keys.tenantMembers(tenantId),
+          keys.membership(tenantId, userId),
+          keys.generation,
           userId,
           tenantId,
           keys.sessionChannel,
         ),
       );
-      if (added === 2) {
-        tellWatchers({ kind: 'membership-added', userId, tenantId });
+      const generation = Number(reply);
+      if (generation > 0) {
+        tellWatchers({ kind: 'membership-added', userId, tenantId, generation });
         await replicated(keys.users);
         await fannedOut(redis, keys.users);
       }
-      return added === 1 || added === 2;
+      return generation !== 0;
     },
 
     async removeMember(tenantId: string, userId: string): Promise<boolean> {
-      const removed = await attempt(() =>
+      const reply = await attempt(() =>
         redis.removeMember(
           keys.userTenants(userId),
           keys.tenantMembers(tenantId),
+          keys.membership(tenantId, userId),
+          keys.generation,
           userId,
           tenantId,
           keys.sessionChannel,
         ),
       );
-      if (removed !== 1) return false;
-      tellWatchers({ kind: 'membership-removed', userId, tenantId });
+      const generation = Number(reply);
+      if (generation === 0) return false;
+      tellWatchers({ kind: 'membership-removed', userId, tenantId, generation });
       await replicated(keys.users);
       await fannedOut(redis, keys.users);
       return true;
@@ -246,6 +261,34 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
 
     async isMember(tenantId: string, userId: string): Promise<boolean> {
       return (await attempt(() => redis.sismember(keys.tenantMembers(tenantId), userId))) === 1;
+    },
+
+    async readMembership(tenantId: string, userId: string): Promise<MembershipState> {
+      const reply = await attempt(() =>
+        redis.readMembership(
+          keys.tenantMembers(tenantId),
+          keys.membership(tenantId, userId),
+          keys.generation,
+          userId,
+        ),
+      );
+      return membershipStateFromReply(reply);
+    },
+
+    async membershipForToken(tenantId: string, userId: string): Promise<Membership | null> {
+      const reply = await attempt(() =>
+        redis.membershipForToken(
+          keys.tenantMembers(tenantId),
+          keys.membership(tenantId, userId),
+          keys.generation,
+          userId,
+          tenantId,
+          keys.sessionChannel,
+        ),
+      );
+      const generation = Number(reply);
+      if (!Number.isSafeInteger(generation) || generation < 0) throw unexpectedReply();
+      return generation === 0 ? null : { generation };
     },
 
     async listUserTenants(userId: string): Promise<TenantRecord[]> {
@@ -308,49 +351,6 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
   };
 }
 
-/**
- * With Sentinel or Cluster, a write is acknowledged only once a replica has it (`WAIT`):
- * replication is asynchronous, and a master that dies right after a logout
- * or password change would otherwise take it along, letting the old token
- * back in on the promoted replica. No replica within the time:
- * `unavailable` — the change is on the master, a retry is harmless. A single
- * Redis (`url`) has nothing to fail over to, so nothing to wait for.
- */
-function replicatedWrites(
-  topology: RedisTopology,
-  options: RedisStoreOptions,
-): (key: string) => Promise<void> {
-  if (options.sentinel === undefined && options.cluster === undefined) return async () => {};
-  const waitMs = Math.max(25, Math.floor((options.commandTimeoutMs ?? 1000) / 2));
-  return async (key) => {
-    // WAIT counts the replicas of the node it is sent to: the one that took the write.
-    const acknowledged = await attempt(async () => {
-      const node = await topology.nodeFor(key);
-      if (node === undefined) throw new Error('no master known for the key');
-      return node.wait(1, waitMs);
-    });
-    if (acknowledged < 1) {
-      throw new GatewayError('unavailable', 'The store could not confirm the change; retry.');
-    }
-  };
-}
-
-/**
- * Resolves once Redis has written a just-published session event to every
- * subscriber's connection. Redis queues the script's reply and the PUBLISH's
- * messages in one pass of its event loop and may write the reply first: if it
- * is descheduled in between (a busy machine), the caller can answer 204 and
- * its client reach another instance before that instance's copy has left
- * Redis — the multi-instance test once saw the old token accepted that way,
- * with the suite loading both cores. A keyed read (`EXISTS`, routed on Cluster
- * to the master that ran the script) sent after the reply has been read
- * is served in a later pass, after every write of that one; an instance then
- * reads the event before any request sent after the 204 reaches it (on one
- * host; over a network, within the event's own trip). A failed read changes
- * nothing: the change is stored, and a subscriber whose connection broke
- * stops trusting its cache by itself.
- */
-async function fannedOut(redis: Redis, key: string): Promise<void> {
-  // Keyed, so that on Cluster it reaches the master that ran the script.
-  await redis.exists(key).catch(() => undefined);
+function unexpectedReply(): GatewayError {
+  return new GatewayError('internal_error', 'The store gave an unexpected reply.');
 }

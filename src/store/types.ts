@@ -55,6 +55,7 @@ export interface NewUser {
 /** Fields of a tenant an upsert may set; timestamps are kept by the store. */
 export interface TenantInput {
   tenantId: string;
+  /** Fixed once the tenant exists: tokens carry it (`tenant_type`) and routes admit by it. */
   type: TenantType;
   name: string;
   cloudRegion: string;
@@ -62,17 +63,49 @@ export interface TenantInput {
 }
 
 /**
+ * A user's membership of a tenant, as stored (a hash of its own, so that what
+ * a token asserts about it can join as a field: a role, next).
+ */
+export interface Membership {
+  /**
+   * The membership's generation, from the store's generation counter: every
+   * change of a user×tenant pair (the membership begins, ends, or changes
+   * what it grants) takes the next one, so a generation never comes back.
+   * A token carries the generation it was issued under (`mg`) and is good
+   * only while its membership still has it.
+   */
+  generation: number;
+}
+
+/** What the store says of one user×tenant pair, read in one atomic step. */
+export interface MembershipState {
+  /** null when the user is not a member of the tenant. */
+  membership: Membership | null;
+  /**
+   * The store's generation counter when read: every later change of the pair
+   * takes a greater generation, so this state holds for every token whose
+   * generation is not greater.
+   */
+  asOf: number;
+}
+
+/**
  * What other instances must hear about at once: a password change ended a
  * user's sessions, a token was revoked, or a membership ended or began (a
- * token is good only for a tenant its user is a member of). Published
+ * token is good only for the membership it was issued under). Published
  * atomically with the write that causes it, and only when that write changed
  * something.
+ *
+ * A membership event's `generation` is the pair's generation after the
+ * change: the new membership's, or the one its end took. It is absent when
+ * the sender does not know it (a lease confirmation, or an instance of an
+ * earlier version): a listener then forgets what it knew of the pair.
  */
 export type SessionEvent =
   | { kind: 'session-ended'; userId: string; sessionVersion: number }
   | { kind: 'token-revoked'; jti: string }
-  | { kind: 'membership-removed'; userId: string; tenantId: string }
-  | { kind: 'membership-added'; userId: string; tenantId: string };
+  | { kind: 'membership-removed'; userId: string; tenantId: string; generation?: number }
+  | { kind: 'membership-added'; userId: string; tenantId: string; generation?: number };
 
 export interface SessionEventListener {
   /**
@@ -161,8 +194,8 @@ export interface RateLease {
 
 export interface Store {
   /**
-   * Creates the user and its personal tenant (with the membership both ways)
-   * atomically: all of it or none of it.
+   * Creates the user and its personal tenant (with the membership both ways,
+   * at a new generation) atomically: all of it or none of it.
    * @throws GatewayError `user_exists` when the e-mail is taken.
    */
   createUser(user: NewUser): Promise<UserRecord>;
@@ -193,15 +226,18 @@ export interface Store {
   removeUser(userId: string): Promise<string[] | null>;
 
   /**
-   * Creates the tenant, or updates name/type/region/creator of an existing one
+   * Creates the tenant, or updates name/region/creator of an existing one
    * (keeping `createdAt`, setting `modifiedAt`). Unchanged input is a no-op.
+   * @throws GatewayError `invalid_request` when the tenant exists with
+   * another type (its members' tokens carry the type), writing nothing.
    */
   upsertTenant(tenant: TenantInput, now: number): Promise<TenantRecord>;
   getTenant(tenantId: string): Promise<TenantRecord | null>;
   listTenants(): Promise<TenantRecord[]>;
   /**
    * Removes an org tenant and its memberships, atomically, publishing
-   * `membership-removed` for each member: their tokens for the tenant are
+   * `membership-removed` for each member (with a new generation: a tenant
+   * created again under the id does not bring them back): their tokens for the tenant are
    * refused on every instance before this resolves (their other tenants are
    * untouched). A personal tenant goes only with its user (`removeUser`).
    * @returns the ids of the members it had, sorted; null when there is no
@@ -210,17 +246,28 @@ export interface Store {
   removeOrgTenant(tenantId: string): Promise<string[] | null>;
 
   /**
-   * Idempotent; publishes `membership-added` when the membership is new.
+   * Idempotent; a new membership takes a new generation and publishes
+   * `membership-added`.
    * @returns false when the user or the tenant does not exist.
    */
   addMember(tenantId: string, userId: string): Promise<boolean>;
   /**
-   * Idempotent; publishes `membership-removed` when there was one, which ends
-   * the user's tokens for the tenant on every instance before this resolves.
+   * Idempotent; removing a membership takes a new generation and publishes
+   * `membership-removed`, which ends the user's tokens for the tenant on
+   * every instance before this resolves — for good: a membership added back
+   * later has a generation of its own.
    * @returns whether a membership was removed.
    */
   removeMember(tenantId: string, userId: string): Promise<boolean>;
   isMember(tenantId: string, userId: string): Promise<boolean>;
+  /** The pair's state for judging a token: the membership and the generation counter, read together. */
+  readMembership(tenantId: string, userId: string): Promise<MembershipState>;
+  /**
+   * The membership a new token is issued under; null when the user is not a
+   * member. A membership stored by a version before generations gets its
+   * generation here (and publishes `membership-added`).
+   */
+  membershipForToken(tenantId: string, userId: string): Promise<Membership | null>;
   /** The user's tenants, sorted by tenantId. */
   listUserTenants(userId: string): Promise<TenantRecord[]>;
   /** User ids, sorted. */

@@ -14,6 +14,7 @@ import { basic, bearer } from '../support/gateway.js';
 import {
   expectBasicChallenge,
   expectBearerChallenge,
+  expectNoCredentialsChallenge,
   expectError,
 } from '../support/expect-error.js';
 
@@ -151,10 +152,10 @@ describe('GET /1/tenants/{tenant_id}', () => {
     await expectError(res, 403, 'tenant_mismatch');
   });
 
-  it('without a bearer token → 401 invalid_token with a Bearer challenge', async () => {
+  it('without a bearer token → 401 invalid_token with a Bearer challenge naming no error', async () => {
     const res = await fetch(`${url}/1/tenants/acme`);
     await expectError(res, 401, 'invalid_token');
-    expectBearerChallenge(res);
+    expectNoCredentialsChallenge(res);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * Issue 12, class 5: removing a member ends that user's access to that tenant
- * at once, on every instance — their unexpired tokens for it included — while
+ * at once, on every instance — their unexpired tokens for it included, for
+ * good: adding them back (issue 30) lets in only tokens issued since — while
  * a steady stream of proxied requests still makes no Redis call. A token
  * whose membership is gone is an invalid token: 401 `invalid_token`, as for a
  * revoked one (`tenant_access_denied` stays the answer to a token request).
@@ -53,8 +54,12 @@ async function expectRefused(res: Response): Promise<void> {
   expectBearerChallenge(res);
 }
 
+/** Bob's acme token from before his removal (the first test). */
+let removedToken: string;
+
 it('a member removed on one instance loses the tenant on every instance at once', async () => {
   const acme = await tokenFor(a.url, BOB, 'acme');
+  removedToken = acme.access_token;
   const globex = await tokenFor(b.url, BOB, 'globex');
   const bobId = acme['user_id'] as string;
   for (const gw of [a, b]) {
@@ -96,7 +101,7 @@ it('a member removed on one instance loses the tenant on every instance at once'
   expect(refused.scripts).toBeLessThanOrEqual(leaseRenewals(2, LEASE_MS, refused.elapsedMs));
 });
 
-it('a member added back on one instance gets the tenant on every instance at once', async () => {
+it('a member added back gets the tenant on every instance at once, under new tokens only', async () => {
   const bobId = (await tokenFor(a.url, BOB, 'globex'))['user_id'] as string;
   // Both instances hold bob's acme membership as gone (the test above): adding him back must reach them.
   expect(await a.gateway.store.addMember('acme', bobId)).toBe(true);
@@ -104,7 +109,21 @@ it('a member added back on one instance gets the tenant on every instance at onc
   for (const gw of [a, b]) {
     expect((await proxied(gw, fresh.access_token)).status).toBe(200);
     expect((await tenant(gw, fresh.access_token, 'acme')).status).toBe(200);
+    // Issue 30: the membership added back is another one; the token of the removed one stays dead.
+    await expectRefused(await proxied(gw, removedToken));
+    await expectRefused(await tenant(gw, removedToken, 'acme'));
   }
+  // Both verdicts from the cache: the new token's and the old one's cost Redis nothing.
+  const steady = await commandsDuring(redis, async () => {
+    for (let i = 0; i < 20; i++) {
+      for (const gw of [a, b]) {
+        expect((await proxied(gw, fresh.access_token)).status).toBe(200);
+        expect((await proxied(gw, removedToken)).status).toBe(401);
+      }
+    }
+  });
+  expect(steady.data).toBe(0);
+  expect(steady.scripts).toBeLessThanOrEqual(leaseRenewals(2, LEASE_MS, steady.elapsedMs));
 });
 
 it('`member remove` from the command line ends the access on every running instance', async () => {

@@ -12,6 +12,7 @@ import {
   expectBasicChallenge,
   expectBearerChallenge,
   expectError,
+  expectNoCredentialsChallenge,
 } from '../support/expect-error.js';
 import {
   ALICE,
@@ -69,9 +70,26 @@ describe('a token any standard verifier accepts from the public JWKS', () => {
 
 describe('invalid_token', () => {
   const now = () => Math.floor(Date.now() / 1000);
+  it.each([
+    ['no Authorization header', ''],
+    ['an empty Authorization header', ' '],
+    ['a Basic header where a bearer is due', basic(ALICE.email, ALICE.password)],
+    ['another scheme', 'Token abc.def'],
+  ])(
+    'no bearer credentials (%s) → 401 invalid_token, the challenge without an error code',
+    async (_case, authorization) => {
+      const res = await fetch(
+        `${url}/1/tenants/current`,
+        authorization ? { headers: { authorization } } : {},
+      );
+      await expectError(res, 401, 'invalid_token');
+      // RFC 6750 §3.1: a request without credentials gets no error code.
+      expectNoCredentialsChallenge(res);
+    },
+  );
+
   const cases: [string, () => Promise<string>][] = [
-    ['no Authorization header', async () => ''],
-    ['a Basic header where a bearer is due', async () => basic(ALICE.email, ALICE.password)],
+    ['the Bearer scheme without a token', async () => 'Bearer'],
     ['a bearer that is not a JWT', async () => bearer('not-a-jwt')],
     [
       'a bearer with two tokens',
@@ -152,6 +170,14 @@ describe('invalid_token', () => {
       async () => bearer(await forge({ sub: '00000000-0000-0000-0000-000000000000' })),
     ],
     ['a stale session version', async () => bearer(await forge({ sv: 7 }))],
+    [
+      'no membership generation (a token of an earlier version)',
+      async () => bearer(await forge({ mg: undefined })),
+    ],
+    [
+      'another membership generation',
+      async () => bearer(await forge({ mg: (claims['mg'] as number) + 1000 })),
+    ],
   ];
 
   it.each(cases)('%s → 401 invalid_token with a Bearer challenge', async (_case, make) => {

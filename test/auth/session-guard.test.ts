@@ -78,6 +78,7 @@ async function userWithToken(store: Store, jti = 'jti-1'): Promise<AccessTokenCl
     tenant_type: 'usertenant',
     email: user.email,
     sv: 0,
+    mg: (await store.readMembership(`t-${jti}`, user.id)).membership?.generation ?? 0,
     jti,
     iat: now,
     exp: now + 600,

@@ -47,6 +47,7 @@ function claimsWith(overrides: Record<string, unknown>): Record<string, unknown>
     tenant_type: 'orgtenant',
     email: 'u1@example.com',
     sv: 0,
+    mg: 1,
     jti: `j-${Math.random()}`,
     iat,
     exp: iat + settings.ttlSeconds,
@@ -143,6 +144,7 @@ describe('exp', () => {
       sessionVersion: 0,
       tenantId: 'acme',
       tenantType: 'orgtenant',
+      membershipGeneration: 1,
     });
     expect((await verifier().verify(token)).exp).toBe(claims.exp);
   });
@@ -158,6 +160,17 @@ describe('nbf', () => {
       "The token's nbf claim is not acceptable.",
     );
     expect((await verifier().verify(await sign({ nbf: now() + 10 }))).sub).toBe('u1');
+  });
+});
+
+describe('mg (the membership generation)', () => {
+  it('a token without one, as versions before generations issued, is refused (fail closed)', async () => {
+    expect(await refusal(await sign({ mg: undefined }))).toBe('The token lacks required claims.');
+  });
+
+  it('one that is not a positive integer is refused', async () => {
+    for (const mg of [0, -1, 1.5, '1', null]) await refusal(await sign({ mg }));
+    expect((await verifier().verify(await sign({ mg: 7 }))).mg).toBe(7);
   });
 });
 

@@ -21,6 +21,7 @@ const subject = {
   sessionVersion: 0,
   tenantId: 'acme',
   tenantType: 'orgtenant' as const,
+  membershipGeneration: 1,
 };
 
 describe('verified-token cache', () => {

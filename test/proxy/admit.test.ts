@@ -39,6 +39,7 @@ function principal(userId: string, tenantId: string, tenantType: TenantType): Pr
       tenant_type: tenantType,
       email: `${userId}@example.com`,
       sv: 1,
+      mg: 1,
       jti: `jti-${userId}`,
       iat: 0,
       exp: 60,

@@ -11,7 +11,11 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, bearer } from '../support/gateway.js';
-import { expectBearerChallenge, expectError } from '../support/expect-error.js';
+import {
+  expectBearerChallenge,
+  expectError,
+  expectNoCredentialsChallenge,
+} from '../support/expect-error.js';
 import {
   ALICE,
   BOB,
@@ -243,12 +247,17 @@ describe.each(INGRESSES)('$name', (ingress) => {
   describe('401 invalid_token with the bearer challenge', () => {
     it.each([
       ['no Authorization header', ''],
-      ['a bearer that is not a JWT', bearer('not-a-jwt')],
       ['Basic credentials instead of a bearer', basic(ALICE.email, ALICE.password)],
-    ])('%s', async (_case, authorization) => {
+    ])('%s: the challenge names no error (RFC 6750 §3.1)', async (_case, authorization) => {
       const original = forAcme(authorization);
       if (authorization === '') delete original.headers['authorization'];
       const res = await verify(original);
+      expectNoCredentialsChallenge(res);
+      await expectError(res, 401, 'invalid_token');
+    });
+
+    it('a bearer that is not a JWT', async () => {
+      const res = await verify(forAcme(bearer('not-a-jwt')));
       expectBearerChallenge(res);
       await expectError(res, 401, 'invalid_token');
     });

@@ -44,6 +44,7 @@ const ALICE: Principal = {
     tenant_type: 'orgtenant',
     email: 'alice@example.com',
     sv: 1,
+    mg: 1,
     jti: 'j1',
     iat: 0,
     exp: 60,

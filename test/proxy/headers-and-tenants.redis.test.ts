@@ -7,7 +7,11 @@ import { createServer, request, type IncomingHttpHeaders, type Server } from 'no
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, bearer, startTestGateway } from '../support/gateway.js';
-import { expectBearerChallenge, expectError } from '../support/expect-error.js';
+import {
+  expectBearerChallenge,
+  expectError,
+  NO_CREDENTIALS_CHALLENGE,
+} from '../support/expect-error.js';
 import {
   ALICE,
   BOB,
@@ -108,7 +112,8 @@ describe('step 1: bearer verification', () => {
     >[]) {
       const { res, upstream: got } = await through('/orders/1', headers);
       expect(res.status).toBe(401);
-      expect(res.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+      // No bearer credentials: the challenge names no error (RFC 6750 §3.1).
+      expect(res.headers['www-authenticate']).toBe(NO_CREDENTIALS_CHALLENGE);
       expect(JSON.parse(res.body).error).toBe('invalid_token');
       expect(got).toBeUndefined();
     }

@@ -132,7 +132,7 @@ describe('a request nginx refuses on the gateway’s verdict', () => {
     const res = await throughNginx('/orders/tenants/acme/items');
     expectStatus(res, 401);
     // auth_request passes the subrequest's WWW-Authenticate on to the client.
-    expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    expect(res.headers.get('www-authenticate')).toBe('Bearer realm="tenant-gateway"');
     await res.arrayBuffer();
     expect(upstream.seen).toHaveLength(0);
   });
@@ -142,6 +142,7 @@ describe('a request nginx refuses on the gateway’s verdict', () => {
       headers: { authorization: bearer('not-a-jwt') },
     });
     expectStatus(res, 401);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
     await res.arrayBuffer();
     expect(upstream.seen).toHaveLength(0);
   });

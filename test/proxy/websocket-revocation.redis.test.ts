@@ -150,6 +150,32 @@ describe('an open WebSocket through instance A', () => {
     inGlobex.ws.close();
   });
 
+  it('a member removed and added back: the old WebSocket stays closed, its token opens no new one', async () => {
+    const email = 'yolanda@example.com';
+    const who = { email, password: 'yolanda-password-1' };
+    await signUp(email, who.password);
+    const userId = (await b.gateway.store.findUserByEmail(email))?.id as string;
+    expect(await b.gateway.store.addMember('globex', userId)).toBe(true);
+    const old = (await tokenFor(a.url, who, 'globex')).access_token;
+    const opened = await open(a, old);
+    expect(await echo(opened.ws, 'before')).toBe('before');
+
+    expect(await b.gateway.store.removeMember('globex', userId)).toBe(true);
+    expect(await closeOf(opened)).toEqual({
+      code: 1008,
+      reason: "The user is no longer a member of the token's tenant.",
+    });
+    expect(await b.gateway.store.addMember('globex', userId)).toBe(true);
+
+    // On both instances, the old token's upgrade is refused; a new token's is not.
+    for (const gw of [a, b]) {
+      await expect(open(gw, old)).rejects.toThrow('upgrade refused: 401');
+      const renewed = await open(gw, (await tokenFor(gw.url, who, 'globex')).access_token);
+      expect(await echo(renewed.ws, 'again')).toBe('again');
+      renewed.ws.close();
+    }
+  });
+
   it('closes with 1008 when its token expires', async () => {
     const email = 'xavier@example.com';
     const tenantId = await signUp(email, 'xavier-password-1');
@@ -169,7 +195,15 @@ describe('an open WebSocket through instance A', () => {
     const { token } = await issueAccessToken(
       keyring,
       settings,
-      { userId, email, sessionVersion: 0, tenantId, tenantType: 'usertenant' },
+      {
+        userId,
+        email,
+        sessionVersion: 0,
+        tenantId,
+        tenantType: 'usertenant',
+        membershipGeneration: (await a.gateway.store.membershipForToken(tenantId, userId))
+          ?.generation as number,
+      },
       now - 625,
     );
     const opened = await open(a, token);

@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { bearer } from '../support/gateway.js';
+import { basic, bearer } from '../support/gateway.js';
 import {
   ALICE,
   BOB,
@@ -196,20 +196,22 @@ describe('an upstream that fails after the upgrade', () => {
 });
 
 describe('a refused upgrade gets an HTTP error response', () => {
-  it('no token: 401 invalid_token with the bearer challenge', async () => {
+  it.each([
+    ['no token', {}],
+    ['Basic credentials', { authorization: basic(ALICE.email, ALICE.password) }],
+  ])('%s: 401 invalid_token with the bearer challenge naming no error', async (_case, headers) => {
     const before = upstream.upgrades.length;
-    const refused = await refusal('/live/chat', {});
+    const refused = await refusal('/live/chat', headers);
     expectRefusal(refused, 401, 'invalid_token');
-    expect(refused.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+    // RFC 6750 §3.1: no credentials, no error code.
+    expect(refused.headers['www-authenticate']).toBe('Bearer realm="tenant-gateway"');
     expect(upstream.upgrades.length).toBe(before);
   });
 
-  it('a malformed token: 401 invalid_token', async () => {
-    expectRefusal(
-      await refusal('/live/chat', { authorization: bearer('nope') }),
-      401,
-      'invalid_token',
-    );
+  it('a malformed token: 401 invalid_token with the error in the challenge', async () => {
+    const refused = await refusal('/live/chat', { authorization: bearer('nope') });
+    expectRefusal(refused, 401, 'invalid_token');
+    expect(refused.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
   });
 
   it("another tenant's token on a route with a tenant path rule: 403 tenant_mismatch", async () => {

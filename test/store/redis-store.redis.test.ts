@@ -6,7 +6,7 @@ import { GatewayError } from '../../src/errors.js';
 import { createRedisKeys } from '../../src/store/redis-keys.js';
 import { defineStoreScripts, REMOVAL_STALE } from '../../src/store/redis-scripts.js';
 import { createRedisStore, redisUrlForDisplay } from '../../src/store/redis-store.js';
-import type { Store } from '../../src/store/types.js';
+import type { SessionEvent, Store } from '../../src/store/types.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 import { describeLeaseContract } from './store-contract-leases.js';
 import { describeStoreContract, newUser, type MakeStore } from './store-contract.js';
@@ -135,7 +135,9 @@ describe('Redis store specifics', () => {
     expect(written).toEqual(prefixed);
     expect(prefixed).toContain(`${keyPrefix}{dir}:user:${userId}`);
     expect(prefixed).toContain(`${keyPrefix}revoked:{${jti}}`);
-    expect(prefixed.size).toBe(10);
+    expect(prefixed).toContain(`${keyPrefix}{dir}:membership:acme:${userId}`);
+    expect(prefixed).toContain(`${keyPrefix}{dir}:generation`);
+    expect(prefixed.size).toBe(13);
   });
 
   it('keeps the identity directory in one cluster slot and spreads the deny-list', async () => {
@@ -148,7 +150,7 @@ describe('Redis store specifics', () => {
     const revoked = [...keys].filter((key) => key.startsWith(`${keyPrefix}revoked:`));
     const directory = [...keys].filter((key) => !revoked.includes(key));
     expect(revoked.map(hashTag)).toEqual([jti]);
-    expect(directory.length).toBeGreaterThanOrEqual(9);
+    expect(directory.length).toBeGreaterThanOrEqual(12);
     for (const key of directory) {
       expect(key.startsWith(`${keyPrefix}{dir}:`), key).toBe(true);
       expect(hashTag(key), key).toBe('dir');
@@ -175,11 +177,17 @@ describe('Redis store specifics', () => {
         let heard = 0;
         await published.subscribe(keys.sessionChannel);
         published.on('message', () => heard++);
-        const tenantKeys = [keys.tenant('acme'), keys.tenantMembers('acme'), keys.tenants];
-        const tenant = await redis.removeOrgTenant(
-          4,
-          ...tenantKeys,
+        const tenantKeys = [
+          keys.tenant('acme'),
+          keys.tenantMembers('acme'),
+          keys.tenants,
+          keys.generation,
           keys.userTenants(user.id),
+          keys.membership('acme', user.id),
+        ];
+        const tenant = await redis.removeOrgTenant(
+          tenantKeys.length,
+          ...tenantKeys,
           'acme',
           keys.sessionChannel,
           user.id,
@@ -192,7 +200,9 @@ describe('Redis store specifics', () => {
           keys.userTenants(user.id),
           keys.tenant(user.personalTenantId),
           keys.tenantMembers(user.personalTenantId),
+          keys.generation,
           keys.tenantMembers(user.personalTenantId),
+          keys.membership(user.personalTenantId, user.id),
         ];
         const stale = await redis.removeUser(
           userKeys.length,
@@ -218,6 +228,56 @@ describe('Redis store specifics', () => {
     }
   });
 
+  it('a membership stored before generations: no token of it is alive; the next token request gives it one', async () => {
+    const keyPrefix = freshPrefix();
+    const keys = createRedisKeys(keyPrefix);
+    const store = await createRedisStore({ url: server.url, keyPrefix });
+    const watcher = await createRedisStore({ url: server.url, keyPrefix });
+    const events: SessionEvent[] = [];
+    let live = false;
+    const stop = watcher.watchSessions({
+      onEvent: (e) => events.push(e),
+      onLive: (v) => (live = v),
+    });
+    try {
+      const user = await store.createUser(newUser());
+      await store.upsertTenant(
+        { tenantId: 'acme', type: 'orgtenant', name: 'A', cloudRegion: 'r', createdBy: 'a@b.c' },
+        1_700_000_000,
+      );
+      // What an earlier version's `member add` wrote: the two sets, no membership record.
+      await withClient(async (redis) => {
+        await redis.sadd(keys.userTenants(user.id), 'acme');
+        await redis.sadd(keys.tenantMembers('acme'), user.id);
+      });
+      expect(await store.isMember('acme', user.id)).toBe(true);
+      const before = await store.readMembership('acme', user.id);
+      expect(before.membership).toBeNull();
+      while (!live) await new Promise((resolve) => setTimeout(resolve, 10));
+
+      const given = await store.membershipForToken('acme', user.id);
+      expect(given?.generation).toBeGreaterThan(before.asOf);
+      expect(await store.membershipForToken('acme', user.id)).toEqual(given);
+      expect(await store.readMembership('acme', user.id)).toEqual({
+        membership: given,
+        asOf: given?.generation,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(events).toEqual([
+        {
+          kind: 'membership-added',
+          userId: user.id,
+          tenantId: 'acme',
+          generation: given?.generation,
+        },
+      ]);
+    } finally {
+      stop();
+      await watcher.close();
+      await store.close();
+    }
+  });
+
   it('builds every directory key with the {dir} tag and refuses a braced prefix', () => {
     const keys = createRedisKeys('tg:');
     const directory = [
@@ -226,6 +286,8 @@ describe('Redis store specifics', () => {
       keys.tenant('t'),
       keys.userTenants('u'),
       keys.tenantMembers('t'),
+      keys.membership('t', 'u{1}'),
+      keys.generation,
       keys.users,
       keys.tenants,
     ];

@@ -80,47 +80,64 @@ export function describeRemovalContract(current: () => Store): void {
       await store.addMember('acme', user.id);
       await store.addMember('globex', user.id);
       await store.addMember('globex', other.id);
+      const { asOf: before } = await store.readMembership('globex', other.id);
       const { events, stop } = await watchLive(store);
       try {
         await store.removeOrgTenant('globex');
         // No waiting: the instance that made the change must never act on the old state.
-        expect(events).toContainEqual({
+        const byTenant = events.find(
+          (e) => e.kind === 'membership-removed' && e.userId === user.id,
+        );
+        expect(byTenant).toEqual({
           kind: 'membership-removed',
-          userId: other.id,
+          userId: user.id,
           tenantId: 'globex',
+          generation: expect.any(Number),
         });
+        // One new generation for the whole removal, later than every membership it ended.
+        const tenantGone = (byTenant as { generation: number }).generation;
+        expect(tenantGone).toBeGreaterThan(before);
+        expect(events).toContainEqual({ ...byTenant, userId: other.id });
         await store.removeUser(user.id);
+        const userGone = (await store.readMembership('acme', user.id)).asOf;
+        expect(userGone).toBeGreaterThan(tenantGone);
         expect(events).toContainEqual({
           kind: 'membership-removed',
           userId: user.id,
           tenantId: user.personalTenantId,
+          generation: userGone,
         });
         // Nothing for what did not happen; an event may come twice, never anything else.
         expect(await store.removeUser(user.id)).toBeNull();
         expect(await store.removeOrgTenant('globex')).toBeNull();
         await sleep(100);
-        const ended = (userId: string, tenantId: string) => ({
+        const ended = (userId: string, tenantId: string, generation: number) => ({
           kind: 'membership-removed',
           userId,
           tenantId,
+          generation,
         });
-        const byTenant = [ended(user.id, 'globex'), ended(other.id, 'globex')].sort((x, y) =>
-          x.userId < y.userId ? -1 : 1,
-        );
-        const ofUser = [ended(user.id, 'acme'), ended(user.id, user.personalTenantId)].sort(
-          (x, y) => (x.tenantId < y.tenantId ? -1 : 1),
-        );
+        const ofTenant = [
+          ended(user.id, 'globex', tenantGone),
+          ended(other.id, 'globex', tenantGone),
+        ].sort((x, y) => (x.userId < y.userId ? -1 : 1));
+        const ofUser = [
+          ended(user.id, 'acme', userGone),
+          ended(user.id, user.personalTenantId, userGone),
+        ].sort((x, y) => (x.tenantId < y.tenantId ? -1 : 1));
         // On Cluster the additions above may still arrive over the cluster bus
         // after the watch began: late, never new.
         const added = [
-          { kind: 'membership-added', userId: user.id, tenantId: 'acme' },
-          { kind: 'membership-added', userId: user.id, tenantId: 'globex' },
-          { kind: 'membership-added', userId: other.id, tenantId: 'globex' },
+          { userId: user.id, tenantId: 'acme' },
+          { userId: user.id, tenantId: 'globex' },
+          { userId: other.id, tenantId: 'globex' },
         ];
-        const late = events.filter((e) => e.kind === 'membership-added');
-        for (const event of late) expect(added).toContainEqual(event);
+        for (const event of events.filter((e) => e.kind === 'membership-added')) {
+          expect(added).toContainEqual({ userId: event.userId, tenantId: event.tenantId });
+          expect(event.generation).toBeLessThanOrEqual(before);
+        }
         expect(distinct(events.filter((e) => e.kind !== 'membership-added'))).toEqual([
-          ...byTenant,
+          ...ofTenant,
           ...ofUser,
         ]);
       } finally {

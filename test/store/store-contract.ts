@@ -199,13 +199,29 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         const expected = { ...orgTenant('acme', changes), createdAt: NOW, modifiedAt: NOW + 10 };
         expect(updated).toEqual(expected);
         expect(await store.getTenant('acme')).toEqual(expected);
+      });
 
-        const retyped = await store.upsertTenant(
-          orgTenant('acme', { ...changes, type: 'usertenant' }),
-          NOW + 15,
+      it("refuses to change an existing tenant's type, writing nothing", async () => {
+        // Its members' tokens carry the type (tenant_type), and routes admit by it.
+        const created = await store.upsertTenant(orgTenant('acme'), NOW);
+        for (const changes of [
+          { type: 'usertenant' as const },
+          { type: 'usertenant' as const, name: 'Acme Inc', cloudRegion: 'us-east-1' },
+        ]) {
+          const err = await rejectionOf(store.upsertTenant(orgTenant('acme', changes), NOW + 15));
+          expect(err.code).toBe('invalid_request');
+          expect(err.message).toBe(
+            "A tenant's type cannot change: remove the tenant and create it again.",
+          );
+        }
+        expect(await store.getTenant('acme')).toEqual(created);
+        const user = await store.createUser(newUser());
+        const personal = await store.getTenant(user.personalTenantId);
+        const asOrg = { ...orgTenant(user.personalTenantId), name: 'Taken over' };
+        expect((await rejectionOf(store.upsertTenant(asOrg, NOW + 15))).code).toBe(
+          'invalid_request',
         );
-        expect(retyped).toMatchObject({ type: 'usertenant', createdAt: NOW, modifiedAt: NOW + 15 });
-        expect(await store.listTenants()).toHaveLength(1);
+        expect(await store.getTenant(user.personalTenantId)).toEqual(personal);
       });
 
       it('treats an unchanged upsert as a no-op', async () => {
@@ -295,6 +311,98 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
       });
     });
 
+    describe('membership generations', () => {
+      const generationOf = async (tenantId: string, userId: string) =>
+        (await store.readMembership(tenantId, userId)).membership?.generation;
+
+      it('a membership has a generation, the one a token is issued under', async () => {
+        const user = await store.createUser(newUser());
+        await store.upsertTenant(orgTenant('acme'), NOW);
+        const personal = await store.readMembership(user.personalTenantId, user.id);
+        expect(personal.membership?.generation).toBeGreaterThan(0);
+        expect(personal.asOf).toBeGreaterThanOrEqual(personal.membership?.generation as number);
+        expect(await store.membershipForToken(user.personalTenantId, user.id)).toEqual(
+          personal.membership,
+        );
+
+        expect(await store.addMember('acme', user.id)).toBe(true);
+        const acme = await store.membershipForToken('acme', user.id);
+        expect(acme?.generation).toBeGreaterThan(personal.membership?.generation as number);
+        expect(await store.readMembership('acme', user.id)).toEqual({
+          membership: acme,
+          asOf: acme?.generation,
+        });
+        // Adding again changes nothing.
+        expect(await store.addMember('acme', user.id)).toBe(true);
+        expect(await store.readMembership('acme', user.id)).toEqual({
+          membership: acme,
+          asOf: acme?.generation,
+        });
+      });
+
+      it('no membership, no generation: the state says as of when', async () => {
+        const user = await store.createUser(newUser());
+        await store.upsertTenant(orgTenant('acme'), NOW);
+        const { asOf } = await store.readMembership(user.personalTenantId, user.id);
+        for (const [tenantId, userId] of [
+          ['acme', user.id],
+          ['nope', user.id],
+          ['acme', 'u-nobody'],
+        ] as const) {
+          expect(await store.readMembership(tenantId, userId)).toEqual({ membership: null, asOf });
+          expect(await store.membershipForToken(tenantId, userId)).toBeNull();
+        }
+      });
+
+      it('a membership removed and added back has a new generation; the removal took one too', async () => {
+        const user = await store.createUser(newUser());
+        await store.upsertTenant(orgTenant('acme'), NOW);
+        await store.addMember('acme', user.id);
+        const first = (await generationOf('acme', user.id)) as number;
+        await store.removeMember('acme', user.id);
+        const removed = await store.readMembership('acme', user.id);
+        expect(removed.membership).toBeNull();
+        expect(removed.asOf).toBeGreaterThan(first);
+        await store.addMember('acme', user.id);
+        expect(await generationOf('acme', user.id)).toBeGreaterThan(removed.asOf);
+      });
+
+      it('a tenant removed and created again, or a user removed and signed up again, starts new generations', async () => {
+        const user = await store.createUser(newUser({ email: 'again@example.com' }));
+        await store.upsertTenant(orgTenant('acme'), NOW);
+        await store.addMember('acme', user.id);
+        const before = (await generationOf('acme', user.id)) as number;
+        await store.removeOrgTenant('acme');
+        await store.upsertTenant(orgTenant('acme'), NOW);
+        await store.addMember('acme', user.id);
+        const recreated = (await generationOf('acme', user.id)) as number;
+        expect(recreated).toBeGreaterThan(before);
+
+        await store.removeUser(user.id);
+        const again = await store.createUser(newUser({ email: 'again@example.com' }));
+        await store.addMember('acme', again.id);
+        expect(await generationOf('acme', again.id)).toBeGreaterThan(recreated);
+        expect(await generationOf(again.personalTenantId, again.id)).toBeGreaterThan(recreated);
+      });
+
+      it('generations only grow, whichever pair changes', async () => {
+        await store.upsertTenant(orgTenant('acme'), NOW);
+        let last = 0;
+        for (let i = 0; i < 3; i++) {
+          const user = await store.createUser(newUser());
+          for (const change of [
+            () => store.addMember('acme', user.id),
+            () => store.removeMember('acme', user.id),
+          ]) {
+            await change();
+            const { asOf } = await store.readMembership('acme', user.id);
+            expect(asOf).toBeGreaterThan(last);
+            last = asOf;
+          }
+        }
+      });
+    });
+
     describe('token revocation', () => {
       it('deny-lists a token id until its expiry', async () => {
         const inAMinute = Math.floor(Date.now() / 1000) + 60;
@@ -353,22 +461,22 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         const { events, stop } = await watchLive(store);
         try {
           expect(await store.addMember('acme', user.id)).toBe(true);
-          expect(events).toContainEqual({
-            kind: 'membership-added',
-            userId: user.id,
-            tenantId: 'acme',
-          });
+          const added = (await store.readMembership('acme', user.id)).membership?.generation;
+          const pair = { userId: user.id, tenantId: 'acme' };
+          expect(events).toContainEqual({ kind: 'membership-added', ...pair, generation: added });
           expect(await store.removeMember('acme', user.id)).toBe(true);
+          const removed = (await store.readMembership('acme', user.id)).asOf;
+          expect(removed).toBeGreaterThan(added as number);
           // No waiting: a removal must end access on the instance that made it at once.
           expect(events).toContainEqual({
             kind: 'membership-removed',
-            userId: user.id,
-            tenantId: 'acme',
+            ...pair,
+            generation: removed,
           });
           await sleep(100);
           expect(distinct(events)).toEqual([
-            { kind: 'membership-added', userId: user.id, tenantId: 'acme' },
-            { kind: 'membership-removed', userId: user.id, tenantId: 'acme' },
+            { kind: 'membership-added', ...pair, generation: added },
+            { kind: 'membership-removed', ...pair, generation: removed },
           ]);
         } finally {
           stop();

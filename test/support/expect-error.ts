@@ -25,6 +25,17 @@ export function expectBasicChallenge(res: Response): void {
   expect(res.headers.get('www-authenticate')).toBe('Basic realm="tenant-gateway"');
 }
 
+/** A bearer token was sent and failed: the challenge names the error (RFC 6750 §3.1). */
 export function expectBearerChallenge(res: Response): void {
   expect(res.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+}
+
+/**
+ * No bearer credentials at all (no Authorization header, or another scheme):
+ * the challenge names the realm and no error code (RFC 6750 §3.1).
+ */
+export const NO_CREDENTIALS_CHALLENGE = 'Bearer realm="tenant-gateway"';
+
+export function expectNoCredentialsChallenge(res: Response): void {
+  expect(res.headers.get('www-authenticate')).toBe(NO_CREDENTIALS_CHALLENGE);
 }
