@@ -203,7 +203,7 @@ configurable(
   program
     .command('health')
     .description(
-      "ask a running gateway's /healthz (admin listener, else listen); exit 0 when healthy",
+      "ask a running gateway's /healthz on its admin listener (listen with listen.opsEndpoints); exit 0 when healthy",
     )
     .option('--url <url>', 'ask this URL instead'),
 ).action(async (options: { url?: string }, command: Command) =>

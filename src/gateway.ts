@@ -182,9 +182,10 @@ export async function createGateway(
             return { ok: false, problems: problemsOf(err) };
           }
         };
-  const ops = createOpsHandler({
+  const adminOps = createOpsHandler({
     metrics,
     readiness,
+    listener: 'admin',
     ...(config.admin?.configReload && reloadFromFile ? { reload: reloadFromFile } : {}),
   });
 
@@ -213,7 +214,10 @@ export async function createGateway(
     metrics,
     recorder,
     api: api.callback(),
-    ...(config.admin === undefined ? { ops } : {}),
+    // Never on the public listener unless asked for (`listen.opsEndpoints`).
+    ...(config.listen.opsEndpoints
+      ? { ops: createOpsHandler({ metrics, readiness, listener: 'listen' }) }
+      : {}),
     forwardAuthHere: config.forwardAuth === undefined,
     bodyIdleMs: config.server.requestBodyIdleTimeoutMs,
     admit: createAdmit(core.authenticate),
@@ -264,7 +268,7 @@ export async function createGateway(
     adminServer = createServer(
       createAdminRequestHandler({
         recorder: createRequestRecorder({ ...recording, level: 'debug' }),
-        ops,
+        ops: adminOps,
       }),
     );
     adminServer.on('clientError', (err: NodeJS.ErrnoException, socket) =>

@@ -236,6 +236,32 @@ describe('--version and health', () => {
     },
     TIMEOUT,
   );
+
+  it(
+    'health without an admin listener in the config: exit 1 saying so (the public listener has no /healthz)',
+    async () => {
+      expect(await h.fails(['health', ...h.newCase().c])).toBe(
+        'error: the config has no admin listener (`admin: { host, port }`), so no /healthz to ask: add one, or pass --url\n',
+      );
+      expect(await h.fails(['health', ...h.newCase('admin: { port: 0 }').c])).toBe(
+        'error: admin.port is 0 (a free port chosen at each start): pass --url with the address serve printed\n',
+      );
+      // The explicit opt-in puts /healthz on listen: health asks there.
+      const port = await findFreePort();
+      const onListen = h.newCase();
+      writeFileSync(
+        onListen.config,
+        readFileSync(onListen.config, 'utf8').replace(
+          'listen: { host: 127.0.0.1, port: 0 }',
+          `listen: { host: 127.0.0.1, port: ${port}, opsEndpoints: true }`,
+        ),
+      );
+      expect(await h.fails(['health', ...onListen.c])).toBe(
+        `error: unhealthy: http://127.0.0.1:${port}/healthz: ECONNREFUSED\n`,
+      );
+    },
+    TIMEOUT,
+  );
 });
 
 describe('keys list and retire', () => {
@@ -689,7 +715,8 @@ describe('serve', () => {
   it(
     'listens, serves the JWKS and users made by the CLI, and exits 0 on SIGTERM',
     async () => {
-      const kase = h.newCase();
+      const adminPort = await findFreePort();
+      const kase = h.newCase(`admin: { host: 127.0.0.1, port: ${adminPort} }`);
       const key = await h.ok<{ kid: string }>(['keys', 'add', ...kase.c]);
       await Promise.all([
         h.ok(['seed', h.writeSeed(kase, SEED), ...kase.c]),
@@ -700,11 +727,21 @@ describe('serve', () => {
       const { base, stop } = await h.serve(kase);
       try {
         expect(Number(new URL(base).port)).toBeGreaterThan(0);
-        expect(await h.cli(['health', '--url', `${base}/healthz`, ...kase.c])).toEqual({
+        // Health is on the admin listener the config names, never on the public one.
+        const healthz = `http://127.0.0.1:${adminPort}/healthz`;
+        expect(await h.cli(['health', ...kase.c])).toEqual({
           code: 0,
-          stdout: `ok: ${base}/healthz\n`,
+          stdout: `ok: ${healthz}\n`,
           stderr: '',
         });
+        expect(await h.cli(['health', '--url', healthz, ...kase.c])).toEqual({
+          code: 0,
+          stdout: `ok: ${healthz}\n`,
+          stderr: '',
+        });
+        expect(await h.fails(['health', '--url', `${base}/healthz`, ...kase.c])).toBe(
+          `error: unhealthy: ${base}/healthz answered 404\n`,
+        );
 
         const jwks = await fetch(`${base}/.well-known/jwks.json`);
         expect(jwks.status).toBe(200);
