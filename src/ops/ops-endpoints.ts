@@ -30,7 +30,7 @@ export interface OpsDeps {
    */
   listener: 'admin' | 'listen';
   /** Present when `admin.configReload` is on: re-reads the config file. */
-  reload?: () => Promise<{ ok: true } | { ok: false; problems: string[] }>;
+  reload?: () => Promise<{ ok: true; needsRestart: string[] } | { ok: false; problems: string[] }>;
 }
 
 export function createOpsHandler(deps: OpsDeps): OpsHandler {
@@ -54,7 +54,9 @@ export function createOpsHandler(deps: OpsDeps): OpsHandler {
       return json(
         res,
         result.ok ? 200 : 400,
-        result.ok ? { reloaded: true } : { reloaded: false, problems: result.problems },
+        result.ok
+          ? { reloaded: true, needsRestart: result.needsRestart }
+          : { reloaded: false, problems: result.problems },
       );
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {

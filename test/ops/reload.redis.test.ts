@@ -209,8 +209,19 @@ describe('POST /config/reload', () => {
     const auth = { authorization: bearer(token) };
 
     rewrite({ admin, routes: [ORDERS(), INVOICES()] });
-    expect(await postReload(gw.adminUrl)).toEqual({ status: 200, body: { reloaded: true } });
+    expect(await postReload(gw.adminUrl)).toEqual({
+      status: 200,
+      body: { reloaded: true, needsRestart: [] },
+    });
     expect((await get(`${gw.url}/invoices/2`, auth)).status).toBe(200);
+    // A key the process cannot change is named in the answer, not only in the log.
+    gw.rewriteConfig(
+      readFileSync(gw.configPath, 'utf8').replace('ttlSeconds: 600', 'ttlSeconds: 900'),
+    );
+    expect(await postReload(gw.adminUrl)).toEqual({
+      status: 200,
+      body: { reloaded: true, needsRestart: ['tokens'] },
+    });
 
     rewrite({ admin, routes: [ORDERS(), BROKEN] });
     const from = gw.logLines().length;
