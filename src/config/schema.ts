@@ -7,7 +7,6 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { foldHeaderName, headerNameMatcher, IDENTITY_LIKE_HEADERS } from '../header-names.js';
 import { PROBE_PATHS } from '../ops/ops-paths.js';
-import { foldCase } from '../proxy/normalise-path.js';
 
 /** Accepts numbers, and strings of digits (values that came from `${ENV}`). */
 const integer = (min: number, max: number) =>
@@ -1037,11 +1036,17 @@ export const configSchema = z
 /**
  * A route prefix (trailing slashes trimmed) that is one of the probe paths:
  * the dispatcher answers that path before any route. In any letter case,
- * as the route table folds it, since a case-insensitive upstream reads
- * `/Metrics` as `/metrics`.
+ * since a case-insensitive upstream reads `/Metrics` as `/metrics`: folded
+ * as `foldCase` in `proxy/normalise-path.ts` folds it (`ſ` is `s`), not
+ * imported, so that loading a config loads nothing of the proxy.
  */
 function shadowedByOps(prefix: string): boolean {
-  return PROBE_PATHS.includes(foldCase(prefix));
+  const folded = prefix
+    .normalize('NFKC')
+    .toUpperCase()
+    .toLowerCase()
+    .replace(/\u0307/g, '');
+  return PROBE_PATHS.includes(folded);
 }
 
 const ANY_ADDRESS = new Set(['0.0.0.0', '::', '[::]']);

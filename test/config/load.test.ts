@@ -676,6 +676,7 @@ describe("the gateway's own paths", () => {
       route('/readyz/'),
       route('/Metrics'),
       route('/HEALTHZ/'),
+      route('/metricſ'), // a long s: Java's equalsIgnoreCase reads it as /metrics
       '  - { prefix: /metrics, hosts: [api.example.com], upstream: "http://127.0.0.1:9001" }',
     ].join('\n');
     expect(problemsOf(text)).toEqual([
@@ -684,6 +685,7 @@ describe("the gateway's own paths", () => {
       `routes[3].prefix: ${OPS_SHADOW}`,
       `routes[4].prefix: ${OPS_SHADOW}`,
       `routes[5].prefix: ${OPS_SHADOW}`,
+      `routes[6].prefix: ${OPS_SHADOW}`,
     ]);
   });
 
