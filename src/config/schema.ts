@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { foldHeaderName, headerNameMatcher, IDENTITY_LIKE_HEADERS } from '../header-names.js';
-import { PROBE_PATHS } from '../ops/ops-paths.js';
+import { PROBE_PATHS } from '../ops-paths.js';
 
 /** Accepts numbers, and strings of digits (values that came from `${ENV}`). */
 const integer = (min: number, max: number) =>

@@ -1,7 +1,7 @@
 /**
- * The paths of the operations endpoints, apart from their handler so that
- * config validation can refuse a route they would shadow (`config/schema.ts`)
- * without loading the serving path.
+ * The paths of the operations endpoints (`ops/ops-endpoints.ts`), below both
+ * `config`, which refuses a route they would shadow, and `ops`: validating
+ * a config loads nothing of the serving path.
  */
 
 /** Health, readiness and metrics: on the admin listener, and on `listen` with `listen.opsEndpoints`. */
