@@ -7,13 +7,13 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { readSeedFile } from '../auth/seed.js';
-import { checkServingFiles, loadConfigFiles, type LoadedConfig } from '../config/index.js';
+import { loadConfigFiles, type LoadedConfig } from '../config/index.js';
 import { createGateway, type Gateway } from '../gateway.js';
 import { createLogger } from '../ops/logger.js';
 import { startDemoUpstream } from './demo-upstream.js';
 
+/** Runs the gateway on a config loaded with the serving checks (`SERVING_CHECKS`). */
 export async function serve(loaded: LoadedConfig): Promise<void> {
-  checkServingFiles(loaded);
   const { config } = loaded;
   const log = createLogger(config.log);
   const { files } = loaded;

@@ -88,7 +88,7 @@ describe('config check', () => {
       const run = await h.cli(['config', 'check', bad.config]);
       expect(run.code).toBe(1);
       expect(run.stderr).toBe(
-        `error: invalid seed ${join(bad.dir, 'seed.yaml')}:\n  users[0].email: must be an e-mail address\n`,
+        `error: invalid configuration ${bad.config}:\n  seed: ${join(bad.dir, 'seed.yaml')}: users[0].email: must be an e-mail address\n`,
       );
     },
     TIMEOUT,
@@ -153,6 +153,82 @@ describe('config check', () => {
       const file = join(h.root, 'no-such.yaml');
       expect(await h.fails(['config', 'check', file])).toBe(
         `error: invalid configuration ${file}:\n  cannot read the file: ENOENT\n`,
+      );
+    },
+    TIMEOUT,
+  );
+});
+
+describe('every problem in one run (issue 30)', () => {
+  /** A config with one problem of each kind; its folder holds none of the files it names. */
+  function brokenEverywhere(): { file: string; dir: string; problems: string[] } {
+    const dir = mkdtempSync(join(h.root, 'case-'));
+    const file = join(dir, 'gateway.yaml');
+    writeFileSync(
+      file,
+      [
+        'listen: { host: 127.0.0.1, port: 0 }',
+        'lisen: { port: 1 }',
+        "store: { redis: { url: 'redis://:${REDIS_PASSWORD}@127.0.0.1:6379/0' } }",
+        'tokens: { keys: ./keys, ttlSeconds: "${TOKEN_TTL}" }',
+        'seed: ./seed.yaml',
+        'routes:',
+        "  - { prefix: /orders, upstream: 'https://127.0.0.1:9001', tls: { ca: ./orders-ca.pem } }",
+      ].join('\n'),
+    );
+    return {
+      file,
+      dir,
+      problems: [
+        'store.redis.url: environment variable REDIS_PASSWORD is not set',
+        'tokens.ttlSeconds: environment variable TOKEN_TTL is not set',
+        'lisen: unknown key (did you mean "listen"?)',
+        `routes[0].tls.ca: cannot read ${join(dir, 'orders-ca.pem')}`,
+        `tokens.keys: no readable directory ${join(dir, 'keys')} (every instance must share one; \`tenant-gateway keys add\` creates it with a key)`,
+        `seed: ${join(dir, 'seed.yaml')}: cannot read the file: ENOENT`,
+      ],
+    };
+  }
+
+  it(
+    'config check: unset variables, a bad key, and the missing TLS file, keys folder and seed, together',
+    async () => {
+      const { file, problems } = brokenEverywhere();
+      expect(await h.fails(['config', 'check', file])).toBe(
+        `error: invalid configuration ${file}:\n${problems.map((p) => `  ${p}\n`).join('')}`,
+      );
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'serve refuses the same config with the same list, before it starts anything',
+    async () => {
+      const { file, problems } = brokenEverywhere();
+      expect(await h.fails(['serve', '--config', file])).toBe(
+        `error: invalid configuration ${file}:\n${problems.map((p) => `  ${p}\n`).join('')}`,
+      );
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a seed with bad content is listed with the config’s own problems',
+    async () => {
+      const kase = h.newCase('seed: ./seed.yaml\nsignup: { enabled: maybe }');
+      writeFileSync(
+        join(kase.dir, 'seed.yaml'),
+        'users:\n  - { email: nope, password: "12345678" }',
+      );
+      rmSync(kase.keys, { recursive: true });
+      expect(await h.fails(['config', 'check', kase.config])).toBe(
+        [
+          `error: invalid configuration ${kase.config}:`,
+          '  signup.enabled: must be a boolean, not a string',
+          `  tokens.keys: no readable directory ${kase.keys} (every instance must share one; \`tenant-gateway keys add\` creates it with a key)`,
+          `  seed: ${join(kase.dir, 'seed.yaml')}: users[0].email: must be an e-mail address`,
+          '',
+        ].join('\n'),
       );
     },
     TIMEOUT,

@@ -595,6 +595,27 @@ describe('paths', () => {
     ).toThrow('routes[0].tls.ca: cannot read /etc/tenant-gateway/no-such-ca.pem');
   });
 
+  it('names an unreadable TLS file together with unset variables and bad keys (one run, every problem)', () => {
+    const text = [
+      'store: { redis: { url: "redis://:${REDIS_PASSWORD}@redis:6379/0", tls: { ca: ./no-redis-ca.pem } } }',
+      'routes:',
+      '  - { prefix: /a, upstream: "https://a", tls: { ca: ./no-such-ca.pem, cert: "${CERT}", key: ./k.pem } }',
+      'signup: { enabled: maybe }',
+      'lisen: {}',
+    ].join('\n');
+    expect(problemsOf(text)).toEqual([
+      'store.redis.url: environment variable REDIS_PASSWORD is not set',
+      'routes[0].tls.cert: environment variable CERT is not set',
+      'store.redis.tls: applies to a rediss:// url (this one is redis://)',
+      'signup.enabled: must be a boolean, not a string',
+      'lisen: unknown key (did you mean "listen"?)',
+      // store.redis.tls.ca is not looked for: its block is refused already.
+      'routes[0].tls.ca: cannot read /etc/tenant-gateway/no-such-ca.pem',
+      // routes[0].tls.cert is not looked for: its variable is unset, already said.
+      'routes[0].tls.key: cannot read /etc/tenant-gateway/k.pem',
+    ]);
+  });
+
   it('keeps absolute paths', () => {
     const config = parseConfigText('seed: /srv/seed.yaml\ntokens: { keys: /run/keys }', SOURCE, {});
     expect(config.seed).toBe('/srv/seed.yaml');
