@@ -32,8 +32,8 @@ COPY config/production.yaml ./config/
 # Numeric, so a runAsNonRoot policy can check it without reading /etc/passwd.
 USER 1000:1000
 EXPOSE 8080 9090
-# `health` reads the mounted config and asks /healthz on the listener it
-# names for it (admin, else listen).
+# `health` reads the mounted config and asks /healthz on its admin listener
+# (the config needs `admin`: /healthz is never on the public listen port).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "dist/cli.js", "health"]
 ENTRYPOINT ["node", "dist/cli.js"]

@@ -227,13 +227,16 @@ schema, so what it says is what \`tenant-gateway config check\` enforces.
 - Relative paths (\`seed\`, \`tokens.keys\`, TLS files) are resolved against the
   config file's folder.
 - Unknown keys are errors. Validation reports every problem at once, each with
-  its key path:
+  its key path: unset variables, unknown or invalid keys, unreadable TLS files
+  and, for \`serve\` and \`config check\`, a missing \`tokens.keys\` folder and
+  the seed file's problems:
 
 \`\`\`
 invalid configuration /etc/tenant-gateway/gateway.yaml:
+  listen.port: environment variable PORT is not set
   routes[1].upstream: must be an http(s) URL
   store.redis.keyprefix: unknown key (did you mean "keyPrefix"?)
-  listen.port: environment variable PORT is not set
+  tokens.keys: no readable directory /etc/tenant-gateway/keys (every instance must share one; \`tenant-gateway keys add\` creates it with a key)
 \`\`\`
 
 Key paths in the tables below are written as in those errors: \`a.b\` is key

@@ -2,12 +2,12 @@
 /** The command line (docs/command-line.md). Passwords are read from stdin or an env var, never argv. */
 import { Command } from 'commander';
 import { KeyLoadError } from './auth/keys.js';
-import { readSeedFile, SeedError } from './auth/seed.js';
+import { seedFileProblems, SeedError } from './auth/seed.js';
 import {
-  checkServingFiles,
   ConfigError,
   loadConfigFiles,
   type LoadedConfig,
+  type LoadOptions,
 } from './config/index.js';
 import { isGatewayError } from './errors.js';
 import { VERSION } from './version.js';
@@ -34,9 +34,15 @@ function configurable(command: Command): Command {
 }
 
 /** The configuration `command` runs with: --config, else $GATEWAY_CONFIG, else the defaults. */
-function configOf(command: Command): Promise<LoadedConfig> {
-  return resolveConfig(command.optsWithGlobals<ConfigOptions>().config);
+function configOf(command: Command, options: LoadOptions = {}): Promise<LoadedConfig> {
+  return resolveConfig(command.optsWithGlobals<ConfigOptions>().config, options);
 }
+
+/**
+ * What `serve` and `config check` also check before anything starts: the
+ * `tokens.keys` folder and the seed file, in the one list of problems.
+ */
+const SERVING_CHECKS: LoadOptions = { serving: { seedProblems: seedFileProblems } };
 
 const program = new Command('tenant-gateway')
   .description('Authenticating reverse proxy for multi-tenant APIs')
@@ -47,7 +53,7 @@ const program = new Command('tenant-gateway')
 // tracing) would add ~0.15 s to the start of every other command.
 configurable(program.command('serve').description('run the gateway')).action(
   async (_options: ConfigOptions, command: Command) => {
-    const loaded = await configOf(command);
+    const loaded = await configOf(command, SERVING_CHECKS);
     const { serve } = await import('./cli/serve.js');
     await serve(loaded);
   },
@@ -72,14 +78,10 @@ configurable(
   const env = process.env.GATEWAY_CONFIG;
   if (files.length === 0 && env !== undefined && env !== '') files.push(env);
   if (files.length === 0) throw new UsageError('name a config file or set GATEWAY_CONFIG');
-  const loaded = await loadConfigFiles(files);
-  checkServingFiles(loaded);
-  const { config, files: checked } = loaded;
+  // Every problem of the config, its variables, its files and its seed, in one run.
+  const { config, files: checked } = await loadConfigFiles(files, process.env, SERVING_CHECKS);
   process.stdout.write(`ok: ${checked.join(' + ')}\n`);
-  if (config.seed !== undefined) {
-    await readSeedFile(config.seed);
-    process.stdout.write(`ok: ${config.seed}\n`);
-  }
+  if (config.seed !== undefined) process.stdout.write(`ok: ${config.seed}\n`);
 });
 
 const user = program.command('user').description('manage users');
@@ -203,7 +205,7 @@ configurable(
   program
     .command('health')
     .description(
-      "ask a running gateway's /healthz (admin listener, else listen); exit 0 when healthy",
+      "ask a running gateway's /healthz on its admin listener (listen with listen.opsEndpoints); exit 0 when healthy",
     )
     .option('--url <url>', 'ask this URL instead'),
 ).action(async (options: { url?: string }, command: Command) =>

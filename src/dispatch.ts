@@ -2,7 +2,7 @@
  * The way a request travels, readable in one place:
  *
  *   socket → request id, access log, path normalisation
- *          → /healthz, /readyz, /metrics → ops (when no separate admin listener)
+ *          → /healthz, /readyz, /metrics → ops (only with listen.opsEndpoints; else admin listener only)
  *          → /1/..., /.well-known/...    → CORS (top-level `cors`) → Koa api (Basic or Bearer)
  *          → /auth/verify                → verdict only (forward-auth)
  *          → a route (host, then prefix) → CORS preflight answered, or
@@ -65,7 +65,7 @@ export interface DispatchDeps {
   bodyIdleMs: number;
   /** The Koa api's request handler. */
   api: Handler;
-  /** The ops endpoints when they share this listener; answers false for other paths. */
+  /** The probe endpoints when `listen.opsEndpoints` puts them on this listener; answers false for other paths. */
   ops?: (path: string, req: IncomingMessage, res: ServerResponse, scope: RequestScope) => boolean;
   admit: Admit;
   /** The routes' per-tenant and per-user token buckets. */

@@ -46,9 +46,10 @@ export interface Gateway {
   /** Starts listening; resolves with the bound addresses. */
   listen(): Promise<{ main: AddressInfo; admin?: AddressInfo; forwardAuth?: AddressInfo }>;
   /**
-   * Applies a new config: routes, tenant rules, identity headers, trusted
-   * proxies and signing keys change at once, without dropping connections.
-   * Keys that need a restart (listeners, store, limits, …) are reported.
+   * Applies a new config: routes, tenant rules, CORS, identity and stripped
+   * headers, trusted proxies, readiness and signing keys change at once,
+   * without dropping connections. Every other top-level key that changed
+   * keeps its old value and is reported in `needsRestart` (`ON_RELOAD`).
    */
   reload(config: GatewayConfig): Promise<{ needsRestart: string[] }>;
   /**
@@ -63,7 +64,8 @@ export interface Gateway {
   close(drainMs?: number): Promise<void>;
 }
 
-export type ReloadResult = { ok: true } | { ok: false; problems: string[] };
+/** How a reload from the file ended: applied (naming the keys that need a restart), or refused. */
+export type ReloadResult = { ok: true; needsRestart: string[] } | { ok: false; problems: string[] };
 
 export async function createGateway(
   config: GatewayConfig,
@@ -122,7 +124,7 @@ export async function createGateway(
   const readiness = createReadiness({
     store,
     keyring,
-    requireStore: config.readiness.requireStore,
+    requireStore: () => current.readiness.requireStore,
   });
   const forwarder = createForwarder(config.upstreamPool);
   for (const route of config.routes) {
@@ -175,16 +177,17 @@ export async function createGateway(
             if (needsRestart.length > 0)
               log.warn({ needsRestart }, 'config reloaded; some keys need a restart');
             else log.info({}, 'config reloaded');
-            return { ok: true };
+            return { ok: true, needsRestart };
           } catch (err) {
             metrics.configReload(false);
             log.error({ err }, 'config reload refused: the old config keeps serving');
             return { ok: false, problems: problemsOf(err) };
           }
         };
-  const ops = createOpsHandler({
+  const adminOps = createOpsHandler({
     metrics,
     readiness,
+    listener: 'admin',
     ...(config.admin?.configReload && reloadFromFile ? { reload: reloadFromFile } : {}),
   });
 
@@ -213,7 +216,10 @@ export async function createGateway(
     metrics,
     recorder,
     api: api.callback(),
-    ...(config.admin === undefined ? { ops } : {}),
+    // Never on the public listener unless asked for (`listen.opsEndpoints`).
+    ...(config.listen.opsEndpoints
+      ? { ops: createOpsHandler({ metrics, readiness, listener: 'listen' }) }
+      : {}),
     forwardAuthHere: config.forwardAuth === undefined,
     bodyIdleMs: config.server.requestBodyIdleTimeoutMs,
     admit: createAdmit(core.authenticate),
@@ -264,7 +270,7 @@ export async function createGateway(
     adminServer = createServer(
       createAdminRequestHandler({
         recorder: createRequestRecorder({ ...recording, level: 'debug' }),
-        ops,
+        ops: adminOps,
       }),
     );
     adminServer.on('clientError', (err: NodeJS.ErrnoException, socket) =>
@@ -341,28 +347,46 @@ function clientTimeouts(
   };
 }
 
-/** Config keys a reload cannot apply to a running process. */
-const RESTART_KEYS = [
-  'listen',
-  'admin',
-  'forwardAuth',
-  'store',
-  'seed',
+/**
+ * What a reload does with each top-level config key: applies it at once
+ * (`live`), or keeps the old value and names the key in `needsRestart`. The
+ * type makes a key added to the schema a compile error until it is decided
+ * here; test/ops/reload-keys.redis.test.ts shows each live key taking effect.
+ * docs/operations.md ("Reload") lists them.
+ */
+const ON_RELOAD: Readonly<Record<keyof GatewayConfig, 'live' | 'restart'>> = {
+  listen: 'restart',
+  admin: 'restart',
+  forwardAuth: 'restart',
+  store: 'restart',
+  seed: 'restart', // applied at start only
   // The token verifier and issuer keep the settings they were built with; the
   // key directory itself is re-read on every reload (same `tokens.keys`).
-  'tokens',
-  'revocation',
-  'signup',
-  'passwords',
-  'limits',
-  'audit',
-  'server',
-  'upstreamPool',
-  'rateLimits',
-  'log',
-  'shutdown',
-  'tracing',
-] as const;
+  tokens: 'restart',
+  revocation: 'restart',
+  signup: 'restart',
+  passwords: 'restart',
+  limits: 'restart',
+  audit: 'restart',
+  server: 'restart',
+  upstreamPool: 'restart',
+  rateLimits: 'restart',
+  trustedProxies: 'live',
+  identityHeaders: 'live',
+  stripHeaders: 'live',
+  routes: 'live',
+  cors: 'live',
+  log: 'restart',
+  tracing: 'restart',
+  readiness: 'live', // read at each /readyz
+  demo: 'restart', // the echo upstream is started by `serve`
+  shutdown: 'restart',
+};
+
+/** Config keys a reload cannot apply to a running process. */
+const RESTART_KEYS = (Object.keys(ON_RELOAD) as (keyof GatewayConfig)[]).filter(
+  (key) => ON_RELOAD[key] === 'restart',
+);
 
 function problemsOf(err: unknown): string[] {
   const problems = (err as { problems?: unknown }).problems;

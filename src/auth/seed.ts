@@ -97,6 +97,20 @@ export async function readSeedFile(file: string): Promise<SeedData> {
   return parseSeedText(text, file);
 }
 
+/**
+ * The problems of a seed file, none when it is good: what `serve` and
+ * `config check` report with the config's own (`ServingChecks`).
+ */
+export async function seedFileProblems(file: string): Promise<string[]> {
+  try {
+    await readSeedFile(file);
+    return [];
+  } catch (err) {
+    if (err instanceof SeedError) return err.problems;
+    throw err;
+  }
+}
+
 /** Parses and validates seed YAML; every problem is named by its key path. @throws SeedError */
 export function parseSeedText(text: string, source: string): SeedData {
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });

@@ -1,11 +1,21 @@
-import { defaultConfig, loadConfigFiles, type LoadedConfig } from '../config/index.js';
+import {
+  defaultConfig,
+  loadConfigFiles,
+  type LoadedConfig,
+  type LoadOptions,
+} from '../config/index.js';
 
 /**
  * `--config F` (repeatable: later files are layered on earlier ones), else
  * `GATEWAY_CONFIG`, else the built-in defaults.
  */
-export async function resolveConfig(flags: readonly string[] | undefined): Promise<LoadedConfig> {
-  if (flags !== undefined && flags.length > 0) return loadConfigFiles(flags);
+export async function resolveConfig(
+  flags: readonly string[] | undefined,
+  options: LoadOptions = {},
+): Promise<LoadedConfig> {
+  if (flags !== undefined && flags.length > 0) return loadConfigFiles(flags, process.env, options);
   const file = process.env.GATEWAY_CONFIG;
-  return file === undefined || file === '' ? defaultConfig() : loadConfigFiles([file]);
+  return file === undefined || file === ''
+    ? defaultConfig()
+    : loadConfigFiles([file], process.env, options);
 }

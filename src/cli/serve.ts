@@ -7,13 +7,13 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { readSeedFile } from '../auth/seed.js';
-import { checkServingFiles, loadConfigFiles, type LoadedConfig } from '../config/index.js';
+import { loadConfigFiles, type LoadedConfig } from '../config/index.js';
 import { createGateway, type Gateway } from '../gateway.js';
 import { createLogger } from '../ops/logger.js';
 import { startDemoUpstream } from './demo-upstream.js';
 
+/** Runs the gateway on a config loaded with the serving checks (`SERVING_CHECKS`). */
 export async function serve(loaded: LoadedConfig): Promise<void> {
-  checkServingFiles(loaded);
   const { config } = loaded;
   const log = createLogger(config.log);
   const { files } = loaded;
@@ -44,7 +44,8 @@ export async function serve(loaded: LoadedConfig): Promise<void> {
   );
   log.flush(); // the start is news now, not at the next flush
   const hint = (demo && (await demoLines(base, demo.url, loaded))) ?? (await tryLine(base, loaded));
-  process.stderr.write(`\ntenant-gateway listening on ${base}\n${hint}\n\n`);
+  const ops = opsLine(admin, config.listen.opsEndpoints ? base : undefined);
+  process.stderr.write(`\ntenant-gateway listening on ${base}\n${ops}\n${hint}\n\n`);
 
   process.on('SIGHUP', () => void reloadOnSignal(gateway, log));
   let stopping = false;
@@ -81,6 +82,15 @@ async function reloadOnSignal(gateway: Gateway, log: Logger) {
     return;
   }
   await gateway.reloadFromFile();
+}
+
+/** Where health and metrics are: the admin listener, never the public one unless asked for. */
+function opsLine(admin: AddressInfo | undefined, onListen: string | undefined): string {
+  const at = admin === undefined ? onListen : urlOf(admin);
+  if (at === undefined)
+    return 'health and metrics: not served (the config has no `admin` listener; see docs/operations.md)';
+  const where = admin === undefined ? 'listen.opsEndpoints' : 'the admin listener';
+  return `health and metrics: ${at}/healthz, ${at}/readyz, ${at}/metrics (${where})`;
 }
 
 function urlOf(address: AddressInfo): string {

@@ -1,5 +1,4 @@
 export {
-  checkServingFiles,
   ConfigError,
   defaultConfig,
   formatPath,
@@ -8,6 +7,6 @@ export {
   parseConfigText,
   validateConfig,
 } from './load.js';
-export type { LoadedConfig } from './load.js';
+export type { LoadedConfig, LoadOptions, ServingChecks } from './load.js';
 export { configSchema } from './schema.js';
 export type { CorsConfig, GatewayConfig, RedisConfig, RouteConfig } from './schema.js';

@@ -1,15 +1,19 @@
 /**
  * Reads the configuration once, at the edge: YAML → `${ENV}` expansion →
- * schema validation (every problem collected, each named by its key path) →
- * relative paths resolved against the file's folder.
+ * schema validation → the files it names on disk (`files.ts`) → relative
+ * paths resolved against the file's folder. Every problem of every step is
+ * collected into one ConfigError, each named by its key path: an unset
+ * variable never hides a bad key or a missing folder.
  */
-import { accessSync, constants, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { parseDocument, type YAMLError } from 'yaml';
 import { expandEnv, type ExpansionProblem } from './env.js';
+import { inBase, servingFileProblems, tlsFileProblems, type ServingChecks } from './files.js';
 import { describeIssue, formatPath, problemMessages } from './problems.js';
 import { configSchema, type GatewayConfig } from './schema.js';
+
+export type { ServingChecks } from './files.js';
 
 export { formatPath } from './problems.js';
 
@@ -29,12 +33,22 @@ export interface LoadedConfig {
   files: string[];
 }
 
+export interface LoadOptions {
+  /**
+   * For a process that serves (`serve`, `config check`): the `tokens.keys`
+   * folder and the seed file are checked too, their problems reported with
+   * the rest.
+   */
+  serving?: ServingChecks;
+}
+
 /** Loads and validates a YAML config file. @throws ConfigError */
 export function loadConfigFile(
   file: string,
   env: NodeJS.ProcessEnv = process.env,
+  options: LoadOptions = {},
 ): Promise<LoadedConfig> {
-  return loadConfigFiles([file], env);
+  return loadConfigFiles([file], env, options);
 }
 
 /**
@@ -48,6 +62,7 @@ export function loadConfigFile(
 export async function loadConfigFiles(
   files: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
+  options: LoadOptions = {},
 ): Promise<LoadedConfig> {
   const paths = files.map((f) => resolve(f));
   const layers: ParsedText[] = [];
@@ -63,7 +78,13 @@ export async function loadConfigFiles(
   const source = paths.join(' + ');
   const raw = layers.map((l) => l.raw).reduce(layer);
   const expansion = layers.flatMap((l) => l.expansion);
-  return { config: validate(raw, dirname(paths[0] as string), source, expansion), files: paths };
+  const baseDir = dirname(paths[0] as string);
+  const checked = check(raw, baseDir, expansion);
+  if (options.serving !== undefined) {
+    const onDisk = { baseDir, flagged: checked.flagged };
+    checked.problems.push(...(await servingFileProblems(raw, onDisk, options.serving)));
+  }
+  return { config: configOrThrow(checked, source), files: paths };
 }
 
 /** The built-in defaults: in-memory store, no routes, ephemeral signing key. */
@@ -82,7 +103,7 @@ export function parseConfigText(
   env: NodeJS.ProcessEnv = process.env,
 ): GatewayConfig {
   const { raw, expansion } = parseText(text, source, env);
-  return validate(raw, dirname(source), source, expansion);
+  return configOrThrow(check(raw, dirname(source), expansion), source);
 }
 
 interface ParsedText {
@@ -127,75 +148,73 @@ function layer(under: unknown, over: unknown): unknown {
   return merged;
 }
 
-/**
- * What only a process that serves must find on disk: the `tokens.keys`
- * directory it names. Missing, every replica would mint a key of its own
- * and refuse the others' tokens; `serve` and `config check` refuse it
- * (`tenant-gateway keys add` creates it). Omitted, the key is ephemeral
- * (the demo). @throws ConfigError
- */
-export function checkServingFiles(loaded: LoadedConfig): void {
-  const dir = loaded.config.tokens.keys;
-  if (dir === undefined) return;
-  let isDirectory = false;
-  try {
-    accessSync(dir, constants.R_OK | constants.X_OK);
-    isDirectory = statSync(dir).isDirectory();
-  } catch {
-    // reported below
-  }
-  if (!isDirectory) {
-    throw new ConfigError(loaded.files.join(' + ') || '(built-in defaults)', [
-      `tokens.keys: no readable directory ${dir} (every instance must share one; \`tenant-gateway keys add\` creates it with a key)`,
-    ]);
-  }
-}
-
 /** Validates an already-parsed config object. @throws ConfigError */
 export function validateConfig(raw: unknown, baseDir: string, source: string): GatewayConfig {
-  return validate(raw, baseDir, source, []);
+  return configOrThrow(check(raw, baseDir, []), source);
 }
 
-function validate(
-  raw: unknown,
-  baseDir: string,
-  source: string,
-  expansion: readonly ExpansionProblem[],
-): GatewayConfig {
+/** Every problem of a config, and the config when there are none. */
+interface Checked {
+  config: GatewayConfig | undefined;
+  problems: string[];
+  /** Key paths with a problem: files there are not looked for. */
+  flagged: Set<string>;
+}
+
+/**
+ * Expansion problems, schema problems and unreadable TLS files, all in one
+ * list; relative paths resolved against `baseDir` once there are none.
+ */
+function check(raw: unknown, baseDir: string, expansion: readonly ExpansionProblem[]): Checked {
   const problems = expansion.map((p) => `${formatPath(p.path)}: ${p.message}`);
+  const flagged = new Set(expansion.map((p) => formatPath(p.path)));
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ConfigError(source, [...problems, '(top level): must be a mapping of keys']);
+    return {
+      config: undefined,
+      problems: [...problems, '(top level): must be a mapping of keys'],
+      flagged,
+    };
   }
   const result = configSchema.safeParse(raw, { error: problemMessages });
   if (!result.success) {
     // A value whose variable is unset is already reported; its emptiness is not news.
-    const flagged = new Set(expansion.map((p) => formatPath(p.path)));
     const issues = result.error.issues.filter((issue) => !flagged.has(formatPath(issue.path)));
     problems.push(...issues.flatMap((issue) => describeIssue(issue, configSchema)));
+    for (const issue of result.error.issues) {
+      // An unknown key flags itself, not the mapping that holds it.
+      const paths =
+        issue.code === 'unrecognized_keys'
+          ? issue.keys.map((key) => [...issue.path, key])
+          : [issue.path];
+      for (const path of paths) flagged.add(formatPath(path));
+    }
   }
-  if (!result.success || problems.length > 0) throw new ConfigError(source, problems);
-  const config = result.data;
-  const inBase = (p: string) => (isAbsolute(p) ? p : resolve(baseDir, p));
-  if (config.seed !== undefined) config.seed = inBase(config.seed);
-  if (config.tokens.keys !== undefined) config.tokens.keys = inBase(config.tokens.keys);
-  const fileProblems: string[] = [];
-  config.routes.forEach((route, i) => {
+  problems.push(...tlsFileProblems(raw, { baseDir, flagged }));
+  if (!result.success || problems.length > 0) return { config: undefined, problems, flagged };
+  return { config: resolvePaths(result.data, baseDir), problems, flagged };
+}
+
+function configOrThrow(checked: Checked, source: string): GatewayConfig {
+  if (checked.config === undefined || checked.problems.length > 0)
+    throw new ConfigError(source, checked.problems);
+  return checked.config;
+}
+
+/** The config's file paths, relative to the config file, made absolute. */
+function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {
+  const at = (path: string) => inBase(baseDir, path);
+  if (config.seed !== undefined) config.seed = at(config.seed);
+  if (config.tokens.keys !== undefined) config.tokens.keys = at(config.tokens.keys);
+  for (const route of config.routes) {
     const tls = route.tls;
-    if (tls === undefined) return;
+    if (tls === undefined) continue;
     for (const name of ['ca', 'cert', 'key'] as const) {
       const file = tls[name];
-      if (file === undefined) continue;
-      tls[name] = inBase(file);
-      if (!readable(tls[name] as string))
-        fileProblems.push(`routes[${i}].tls.${name}: cannot read ${tls[name] as string}`);
+      if (file !== undefined) tls[name] = at(file);
     }
-  });
-  const redisTls = config.store.redis?.tls;
-  if (redisTls?.ca !== undefined) {
-    redisTls.ca = inBase(redisTls.ca);
-    if (!readable(redisTls.ca)) fileProblems.push(`store.redis.tls.ca: cannot read ${redisTls.ca}`);
   }
-  if (fileProblems.length > 0) throw new ConfigError(source, fileProblems);
+  const redisTls = config.store.redis?.tls;
+  if (redisTls?.ca !== undefined) redisTls.ca = at(redisTls.ca);
   return config;
 }
 
@@ -211,13 +230,4 @@ function describeYamlError(error: YAMLError, text: string): string {
     ? ' (inside { } or [ ], quote a ${VAR} reference: port: "${PORT}")'
     : '';
   return `YAML: ${message}${hint}`;
-}
-
-function readable(file: string): boolean {
-  try {
-    accessSync(file, constants.R_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -6,6 +6,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { foldHeaderName, headerNameMatcher, IDENTITY_LIKE_HEADERS } from '../header-names.js';
+import { PROBE_PATHS } from '../ops-paths.js';
 
 /** Accepts numbers, and strings of digits (values that came from `${ENV}`). */
 const integer = (min: number, max: number) =>
@@ -74,6 +75,13 @@ const listen = z
   .strictObject({
     host: hostName().default('0.0.0.0').describe('address the main listener binds to'),
     port: port().default(8080).describe('port of the main listener (0: any free port)'),
+    // Off by default: on the public port they would answer anyone and
+    // shadow an upstream's own /healthz or /metrics (issue 30).
+    opsEndpoints: boolean()
+      .default(false)
+      .describe(
+        'also answer `/healthz`, `/readyz` and `/metrics` here, for a platform that can probe only the serving port; anyone who reaches this listener then reads the metrics, and a route whose prefix is one of those paths is refused. Off: they are served on `admin` only',
+      ),
   })
   .meta({
     description:
@@ -90,7 +98,8 @@ const admin = z
       .describe('allow `POST /config/reload` on the admin listener'),
   })
   .meta({
-    description: 'Admin listener for health and metrics. Omitted: they are served on `listen`.',
+    description:
+      'Admin listener for `/healthz`, `/readyz`, `/metrics` (and `POST /config/reload`): keep it off the public network. Omitted: they are not served at all — never on `listen`, unless `listen.opsEndpoints` asks for it.',
     examples: [{ host: '0.0.0.0', port: 9090, configReload: true }],
   });
 
@@ -870,7 +879,7 @@ const RESERVED_PREFIXES = ['/1', '/.well-known', '/auth/verify'];
 
 export const configSchema = z
   .strictObject({
-    listen: listen.default({ host: '0.0.0.0', port: 8080 }),
+    listen: listen.default({ host: '0.0.0.0', port: 8080, opsEndpoints: false }),
     admin: admin.optional(),
     forwardAuth: forwardAuth.optional(),
     store: store.default({}),
@@ -935,6 +944,7 @@ export const configSchema = z
     (config, ctx) => {
       const routes: unknown = config.routes;
       const seen = new Map<string, number>();
+      const opsOnListen = (config.listen as { opsEndpoints?: unknown } | undefined)?.opsEndpoints;
       (Array.isArray(routes) ? routes : []).forEach((r: unknown, i) => {
         const raw = (r as { prefix?: unknown } | null)?.prefix;
         if (typeof raw !== 'string') return;
@@ -950,6 +960,13 @@ export const configSchema = z
           string,
           unknown
         >;
+        if (opsOnListen === true && upstream !== undefined && shadowedByOps(prefix)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['routes', i, 'prefix'],
+            message: `is a path the gateway answers itself with listen.opsEndpoints (${PROBE_PATHS.join(', ')}, in any letter case): the upstream would not see it; serve them on admin instead, or move the route`,
+          });
+        }
         if (rateLimit !== undefined && upstream === undefined) {
           ctx.addIssue({
             code: 'custom',
@@ -1015,6 +1032,22 @@ export const configSchema = z
     },
     { when: () => true },
   );
+
+/**
+ * A route prefix (trailing slashes trimmed) that is one of the probe paths:
+ * the dispatcher answers that path before any route. In any letter case,
+ * since a case-insensitive upstream reads `/Metrics` as `/metrics`: folded
+ * as `foldCase` in `proxy/normalise-path.ts` folds it (`ſ` is `s`), not
+ * imported, so that loading a config loads nothing of the proxy.
+ */
+function shadowedByOps(prefix: string): boolean {
+  const folded = prefix
+    .normalize('NFKC')
+    .toUpperCase()
+    .toLowerCase()
+    .replace(/\u0307/g, '');
+  return PROBE_PATHS.includes(folded);
+}
 
 const ANY_ADDRESS = new Set(['0.0.0.0', '::', '[::]']);
 

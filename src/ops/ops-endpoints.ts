@@ -1,13 +1,16 @@
 /**
  * The operations endpoints — `/healthz`, `/readyz`, `/metrics` and, when
- * enabled, `POST /config/reload` — on the admin listener, or on the main
- * listener when no admin listener is configured.
+ * enabled, `POST /config/reload` — on the admin listener. Without `admin`
+ * they are served nowhere, unless `listen.opsEndpoints` asks for the first
+ * three on the main listener (never `/config/reload`: whoever reaches the
+ * public port must not make the gateway re-read its config).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';
 import { sendError } from '../respond.js';
 import type { RequestScope } from '../scope.js';
 import type { Metrics } from './metrics.js';
+import { PROBE_PATHS, RELOAD_PATH } from '../ops-paths.js';
 import type { Readiness } from './readiness.js';
 
 export type OpsHandler = (
@@ -20,15 +23,20 @@ export type OpsHandler = (
 export interface OpsDeps {
   metrics: Metrics;
   readiness: Readiness;
+  /**
+   * `admin`: the admin listener, `/config/reload` included; `listen`: the
+   * main listener (`listen.opsEndpoints`), the probe paths only, so that
+   * `/config/reload` stays a path routes may have.
+   */
+  listener: 'admin' | 'listen';
   /** Present when `admin.configReload` is on: re-reads the config file. */
-  reload?: () => Promise<{ ok: true } | { ok: false; problems: string[] }>;
+  reload?: () => Promise<{ ok: true; needsRestart: string[] } | { ok: false; problems: string[] }>;
 }
 
-export const OPS_PATHS = ['/healthz', '/readyz', '/metrics', '/config/reload'];
-
 export function createOpsHandler(deps: OpsDeps): OpsHandler {
+  const paths = deps.listener === 'admin' ? [...PROBE_PATHS, RELOAD_PATH] : PROBE_PATHS;
   return (path, req, res, scope) => {
-    if (!OPS_PATHS.includes(path)) return false;
+    if (!paths.includes(path)) return false;
     scope.route = 'admin';
     serve(path, req, res).catch((err: unknown) => {
       if (!res.headersSent) sendError(res, err);
@@ -37,7 +45,7 @@ export function createOpsHandler(deps: OpsDeps): OpsHandler {
   };
 
   async function serve(path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (path === '/config/reload') {
+    if (path === RELOAD_PATH) {
       if (deps.reload === undefined)
         throw new GatewayError('not_found', 'Config reload is not enabled (admin.configReload).');
       if (req.method !== 'POST')
@@ -46,7 +54,9 @@ export function createOpsHandler(deps: OpsDeps): OpsHandler {
       return json(
         res,
         result.ok ? 200 : 400,
-        result.ok ? { reloaded: true } : { reloaded: false, problems: result.problems },
+        result.ok
+          ? { reloaded: true, needsRestart: result.needsRestart }
+          : { reloaded: false, problems: result.problems },
       );
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {

@@ -24,7 +24,8 @@ export interface Readiness {
 export function createReadiness(deps: {
   store: Store;
   keyring: KeyRing;
-  requireStore: boolean;
+  /** `readiness.requireStore`, read at each check so that a reload applies it. */
+  requireStore: () => boolean;
 }): Readiness {
   let draining = false;
   return {
@@ -37,7 +38,7 @@ export function createReadiness(deps: {
         await deps.store.ping();
       } catch {
         store = 'unreachable';
-        if (deps.requireStore) reasons.push('store unreachable');
+        if (deps.requireStore()) reasons.push('store unreachable');
       }
       return { ready: reasons.length === 0, reasons, store };
     },

@@ -14,6 +14,7 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lineSink, type Line } from '../support/log-sink.js';
 import {
+  adminUrlOf,
   basic,
   bearer,
   makeKeysDir,
@@ -77,6 +78,7 @@ tenants:
       trustedProxies: ['127.0.0.1/32'],
       limits: { login: { perEmail: 3, perIp: 1000, windowSeconds: 60 } },
       audit: { maxEventsPerStream: MAX_EVENTS },
+      admin: {}, // the failure counter is read from the admin listener's /metrics
     },
     { logTo: log.stream },
   );
@@ -305,7 +307,7 @@ describe('with Redis killed after the action', () => {
     const failures = async () =>
       Number(
         /^tenant_gateway_audit_write_failures_total (\d+)$/m.exec(
-          await (await fetch(`${gw.url}/metrics`)).text(),
+          await (await fetch(`${adminUrlOf(gw)}/metrics`)).text(),
         )?.[1],
       );
     expect(await failures()).toBe(0);

@@ -9,7 +9,7 @@
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayBehind, waitUntilTrusted } from '../support/gateway-behind.js';
-import { bearer, type TestGateway } from '../support/gateway.js';
+import { adminUrlOf, bearer, type TestGateway } from '../support/gateway.js';
 import {
   BOB,
   startIdentityFixture,
@@ -134,14 +134,22 @@ describe('lease mode', () => {
     const leaving = await startBehind(fx, relay);
     await leaving.close();
     await relay.close();
-    const before = total(await scrape(a.url), 'tenant_gateway_revocation_confirm_seconds_count', {
-      fenced: 'true',
-    });
+    const before = total(
+      await scrape(adminUrlOf(a)),
+      'tenant_gateway_revocation_confirm_seconds_count',
+      {
+        fenced: 'true',
+      },
+    );
     const { access_token: token } = await tokenFor(a.url, BOB, 'acme');
     expect((await logout(a, token)).status).toBe(204);
-    const after = total(await scrape(a.url), 'tenant_gateway_revocation_confirm_seconds_count', {
-      fenced: 'true',
-    });
+    const after = total(
+      await scrape(adminUrlOf(a)),
+      'tenant_gateway_revocation_confirm_seconds_count',
+      {
+        fenced: 'true',
+      },
+    );
     expect(after).toBe(before);
   }, 60_000);
 });
@@ -169,7 +177,7 @@ describe('lease mode, an instance deaf to events', () => {
       expect(relay.links.length).toBeGreaterThanOrEqual(2);
       relay.links[1]?.blackhole(true);
       const before = total(
-        await scrape(fx.gw.url),
+        await scrape(adminUrlOf(fx.gw)),
         'tenant_gateway_revocation_confirm_seconds_count',
         {
           fenced: 'true',
@@ -178,7 +186,7 @@ describe('lease mode, an instance deaf to events', () => {
       expect((await logout(fx.gw, token)).status).toBe(204);
       expect((await tenantOn(deaf, token)).status).toBe(401);
       const after = total(
-        await scrape(fx.gw.url),
+        await scrape(adminUrlOf(fx.gw)),
         'tenant_gateway_revocation_confirm_seconds_count',
         {
           fenced: 'true',

@@ -7,7 +7,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { createRemoteJWKSet, exportJWK, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basic, bearer } from '../support/gateway.js';
+import { adminUrlOf, basic, bearer, type TestGateway } from '../support/gateway.js';
 import {
   expectBasicChallenge,
   expectBearerChallenge,
@@ -211,9 +211,9 @@ describe('invalid_token', () => {
 });
 
 describe('unknown kids (issue 12)', () => {
-  /** `tenant_gateway_cache_lookups_total` of the verified-token cache, from /metrics. */
-  async function tokenCacheLookups(base: string): Promise<{ hit: number; miss: number }> {
-    const text = await (await fetch(`${base}/metrics`)).text();
+  /** `tenant_gateway_cache_lookups_total` of the verified-token cache, from the admin listener's /metrics. */
+  async function tokenCacheLookups(gw: TestGateway): Promise<{ hit: number; miss: number }> {
+    const text = await (await fetch(`${adminUrlOf(gw)}/metrics`)).text();
     const read = (result: string) => {
       const line = text
         .split('\n')
@@ -234,7 +234,7 @@ describe('unknown kids (issue 12)', () => {
     const use = (authorization: string) =>
       fetch(`${gw.url}/1/tenants/current`, { headers: { authorization } });
     expect((await use(bearer(token))).status).toBe(200);
-    const before = await tokenCacheLookups(gw.url);
+    const before = await tokenCacheLookups(gw);
 
     for (let i = 0; i < 5; i++) {
       const stranger = await forge(
@@ -248,7 +248,7 @@ describe('unknown kids (issue 12)', () => {
     expect(res.status).toBe(200);
     expect(((await res.json()) as { tenant_id?: string }).tenant_id).toBe('acme');
     // Five misses for the strangers; the genuine token was a hit, not verified again.
-    expect(await tokenCacheLookups(gw.url)).toEqual({
+    expect(await tokenCacheLookups(gw)).toEqual({
       hit: before.hit + 1,
       miss: before.miss + 5,
     });

@@ -20,7 +20,7 @@
  */
 import { ALICE, startIdentityFixture, BOB, tokenFor } from '../support/identity-fixture.js';
 import { parseSamples, total } from '../support/prometheus-text.js';
-import { bearer, type TestGateway } from '../support/gateway.js';
+import { adminUrlOf, bearer, type TestGateway } from '../support/gateway.js';
 import { driveLoad } from '../support/rate-load.js';
 import { startEchoUpstream } from '../support/upstream.js';
 import { positiveInt } from './env.js';
@@ -142,7 +142,7 @@ async function sparseTenant(gateways: readonly TestGateway[], redisPort: number)
   const calls = (counted.get('hgetall') ?? 0) / SPARSE_REQUESTS; // one per rate-limit script call
   let waited = 0;
   for (const gw of gateways) {
-    const samples = parseSamples(await (await fetch(`${gw.url}/metrics`)).text());
+    const samples = parseSamples(await (await fetch(`${adminUrlOf(gw)}/metrics`)).text());
     waited += total(samples, 'tenant_gateway_rate_limit_lease_waits_total', { route: '/sparse' });
   }
   const ms = (values: number[]) => {

@@ -88,7 +88,7 @@ describe('config check', () => {
       const run = await h.cli(['config', 'check', bad.config]);
       expect(run.code).toBe(1);
       expect(run.stderr).toBe(
-        `error: invalid seed ${join(bad.dir, 'seed.yaml')}:\n  users[0].email: must be an e-mail address\n`,
+        `error: invalid configuration ${bad.config}:\n  seed: ${join(bad.dir, 'seed.yaml')}: users[0].email: must be an e-mail address\n`,
       );
     },
     TIMEOUT,
@@ -153,6 +153,82 @@ describe('config check', () => {
       const file = join(h.root, 'no-such.yaml');
       expect(await h.fails(['config', 'check', file])).toBe(
         `error: invalid configuration ${file}:\n  cannot read the file: ENOENT\n`,
+      );
+    },
+    TIMEOUT,
+  );
+});
+
+describe('every problem in one run (issue 30)', () => {
+  /** A config with one problem of each kind; its folder holds none of the files it names. */
+  function brokenEverywhere(): { file: string; dir: string; problems: string[] } {
+    const dir = mkdtempSync(join(h.root, 'case-'));
+    const file = join(dir, 'gateway.yaml');
+    writeFileSync(
+      file,
+      [
+        'listen: { host: 127.0.0.1, port: 0 }',
+        'lisen: { port: 1 }',
+        "store: { redis: { url: 'redis://:${REDIS_PASSWORD}@127.0.0.1:6379/0' } }",
+        'tokens: { keys: ./keys, ttlSeconds: "${TOKEN_TTL}" }',
+        'seed: ./seed.yaml',
+        'routes:',
+        "  - { prefix: /orders, upstream: 'https://127.0.0.1:9001', tls: { ca: ./orders-ca.pem } }",
+      ].join('\n'),
+    );
+    return {
+      file,
+      dir,
+      problems: [
+        'store.redis.url: environment variable REDIS_PASSWORD is not set',
+        'tokens.ttlSeconds: environment variable TOKEN_TTL is not set',
+        'lisen: unknown key (did you mean "listen"?)',
+        `routes[0].tls.ca: cannot read ${join(dir, 'orders-ca.pem')}`,
+        `tokens.keys: no readable directory ${join(dir, 'keys')} (every instance must share one; \`tenant-gateway keys add\` creates it with a key)`,
+        `seed: ${join(dir, 'seed.yaml')}: cannot read the file: ENOENT`,
+      ],
+    };
+  }
+
+  it(
+    'config check: unset variables, a bad key, and the missing TLS file, keys folder and seed, together',
+    async () => {
+      const { file, problems } = brokenEverywhere();
+      expect(await h.fails(['config', 'check', file])).toBe(
+        `error: invalid configuration ${file}:\n${problems.map((p) => `  ${p}\n`).join('')}`,
+      );
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'serve refuses the same config with the same list, before it starts anything',
+    async () => {
+      const { file, problems } = brokenEverywhere();
+      expect(await h.fails(['serve', '--config', file])).toBe(
+        `error: invalid configuration ${file}:\n${problems.map((p) => `  ${p}\n`).join('')}`,
+      );
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'a seed with bad content is listed with the config’s own problems',
+    async () => {
+      const kase = h.newCase('seed: ./seed.yaml\nsignup: { enabled: maybe }');
+      writeFileSync(
+        join(kase.dir, 'seed.yaml'),
+        'users:\n  - { email: nope, password: "12345678" }',
+      );
+      rmSync(kase.keys, { recursive: true });
+      expect(await h.fails(['config', 'check', kase.config])).toBe(
+        [
+          `error: invalid configuration ${kase.config}:`,
+          '  signup.enabled: must be a boolean, not a string',
+          `  tokens.keys: no readable directory ${kase.keys} (every instance must share one; \`tenant-gateway keys add\` creates it with a key)`,
+          `  seed: ${join(kase.dir, 'seed.yaml')}: users[0].email: must be an e-mail address`,
+          '',
+        ].join('\n'),
       );
     },
     TIMEOUT,
@@ -231,6 +307,32 @@ describe('--version and health', () => {
       const port = await findFreePort(); // nothing listens there
       const kase = h.newCase(`admin: { host: 0.0.0.0, port: ${port} }`);
       expect(await h.fails(['health', ...kase.c])).toBe(
+        `error: unhealthy: http://127.0.0.1:${port}/healthz: ECONNREFUSED\n`,
+      );
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'health without an admin listener in the config: exit 1 saying so (the public listener has no /healthz)',
+    async () => {
+      expect(await h.fails(['health', ...h.newCase().c])).toBe(
+        'error: the config has no admin listener (`admin: { host, port }`), so no /healthz to ask: add one, or pass --url\n',
+      );
+      expect(await h.fails(['health', ...h.newCase('admin: { port: 0 }').c])).toBe(
+        'error: admin.port is 0 (a free port chosen at each start): pass --url with the address serve printed\n',
+      );
+      // The explicit opt-in puts /healthz on listen: health asks there.
+      const port = await findFreePort();
+      const onListen = h.newCase();
+      writeFileSync(
+        onListen.config,
+        readFileSync(onListen.config, 'utf8').replace(
+          'listen: { host: 127.0.0.1, port: 0 }',
+          `listen: { host: 127.0.0.1, port: ${port}, opsEndpoints: true }`,
+        ),
+      );
+      expect(await h.fails(['health', ...onListen.c])).toBe(
         `error: unhealthy: http://127.0.0.1:${port}/healthz: ECONNREFUSED\n`,
       );
     },
@@ -689,7 +791,8 @@ describe('serve', () => {
   it(
     'listens, serves the JWKS and users made by the CLI, and exits 0 on SIGTERM',
     async () => {
-      const kase = h.newCase();
+      const adminPort = await findFreePort();
+      const kase = h.newCase(`admin: { host: 127.0.0.1, port: ${adminPort} }`);
       const key = await h.ok<{ kid: string }>(['keys', 'add', ...kase.c]);
       await Promise.all([
         h.ok(['seed', h.writeSeed(kase, SEED), ...kase.c]),
@@ -700,11 +803,21 @@ describe('serve', () => {
       const { base, stop } = await h.serve(kase);
       try {
         expect(Number(new URL(base).port)).toBeGreaterThan(0);
-        expect(await h.cli(['health', '--url', `${base}/healthz`, ...kase.c])).toEqual({
+        // Health is on the admin listener the config names, never on the public one.
+        const healthz = `http://127.0.0.1:${adminPort}/healthz`;
+        expect(await h.cli(['health', ...kase.c])).toEqual({
           code: 0,
-          stdout: `ok: ${base}/healthz\n`,
+          stdout: `ok: ${healthz}\n`,
           stderr: '',
         });
+        expect(await h.cli(['health', '--url', healthz, ...kase.c])).toEqual({
+          code: 0,
+          stdout: `ok: ${healthz}\n`,
+          stderr: '',
+        });
+        expect(await h.fails(['health', '--url', `${base}/healthz`, ...kase.c])).toBe(
+          `error: unhealthy: ${base}/healthz answered 404\n`,
+        );
 
         const jwks = await fetch(`${base}/.well-known/jwks.json`);
         expect(jwks.status).toBe(200);

@@ -56,6 +56,18 @@ describe('npm start (config/gateway.yaml)', () => {
       expect(mismatch).toContain('"tenant_mismatch"');
       expect(anonymous).toMatch(/^HTTP\/1\.1 401 /);
       expect(anonymous).toContain('"invalid_token"');
+
+      // Health and metrics: where the banner says, on loopback, never on the public listener.
+      const admin = /^health and metrics: (http:\/\/127\.0\.0\.1:\d+)\/healthz, /m.exec(
+        banner,
+      )?.[1];
+      expect(admin, banner).toBeDefined();
+      expect((await fetch(`${admin as string}/healthz`)).status).toBe(200);
+      expect(await (await fetch(`${admin as string}/metrics`)).text()).toContain(
+        'tenant_gateway_build_info',
+      );
+      for (const path of ['/healthz', '/readyz', '/metrics'])
+        expect((await fetch(`http://127.0.0.1:${port}${path}`)).status, path).toBe(404);
     } finally {
       child.kill('SIGTERM');
     }

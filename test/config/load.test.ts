@@ -423,7 +423,7 @@ describe('defaults', () => {
   it('fills every default into an empty file', () => {
     const config = parseConfigText('', SOURCE, {});
     expect(config).toEqual({
-      listen: { host: '0.0.0.0', port: 8080 },
+      listen: { host: '0.0.0.0', port: 8080, opsEndpoints: false },
       store: {},
       tokens: {
         issuer: 'tenant-gateway',
@@ -488,7 +488,7 @@ describe('defaults', () => {
       SOURCE,
       {},
     );
-    expect(config.listen).toEqual({ host: '0.0.0.0', port: 8081 });
+    expect(config.listen).toEqual({ host: '0.0.0.0', port: 8081, opsEndpoints: false });
     expect(config.admin).toEqual({ host: '0.0.0.0', port: 9091, configReload: false });
     expect(config.store.redis).toEqual({
       url: 'redis://cache:6379/2',
@@ -595,6 +595,27 @@ describe('paths', () => {
     ).toThrow('routes[0].tls.ca: cannot read /etc/tenant-gateway/no-such-ca.pem');
   });
 
+  it('names an unreadable TLS file together with unset variables and bad keys (one run, every problem)', () => {
+    const text = [
+      'store: { redis: { url: "redis://:${REDIS_PASSWORD}@redis:6379/0", tls: { ca: ./no-redis-ca.pem } } }',
+      'routes:',
+      '  - { prefix: /a, upstream: "https://a", tls: { ca: ./no-such-ca.pem, cert: "${CERT}", key: ./k.pem } }',
+      'signup: { enabled: maybe }',
+      'lisen: {}',
+    ].join('\n');
+    expect(problemsOf(text)).toEqual([
+      'store.redis.url: environment variable REDIS_PASSWORD is not set',
+      'routes[0].tls.cert: environment variable CERT is not set',
+      'store.redis.tls: applies to a rediss:// url (this one is redis://)',
+      'signup.enabled: must be a boolean, not a string',
+      'lisen: unknown key (did you mean "listen"?)',
+      // store.redis.tls.ca is not looked for: its block is refused already.
+      'routes[0].tls.ca: cannot read /etc/tenant-gateway/no-such-ca.pem',
+      // routes[0].tls.cert is not looked for: its variable is unset, already said.
+      'routes[0].tls.key: cannot read /etc/tenant-gateway/k.pem',
+    ]);
+  });
+
   it('keeps absolute paths', () => {
     const config = parseConfigText('seed: /srv/seed.yaml\ntokens: { keys: /run/keys }', SOURCE, {});
     expect(config.seed).toBe('/srv/seed.yaml');
@@ -662,6 +683,54 @@ describe("the gateway's own paths", () => {
       "routes[1].prefix: is reserved for the gateway's own endpoints (/1, /.well-known, /auth/verify)",
       "routes[2].prefix: is reserved for the gateway's own endpoints (/1, /.well-known, /auth/verify)",
     ]);
+  });
+
+  const OPS_SHADOW =
+    'is a path the gateway answers itself with listen.opsEndpoints (/healthz, /readyz, /metrics, in any letter case): the upstream would not see it; serve them on admin instead, or move the route';
+
+  it('with listen.opsEndpoints, refuses a route whose prefix is a probe path, in any case, with or without a trailing slash', () => {
+    const text = [
+      'listen: { port: 8080, opsEndpoints: true }',
+      'routes:',
+      route('/orders'),
+      route('/healthz'),
+      route('/readyz/'),
+      route('/Metrics'),
+      route('/HEALTHZ/'),
+      route('/metricſ'), // a long s: Java's equalsIgnoreCase reads it as /metrics
+      '  - { prefix: /metrics, hosts: [api.example.com], upstream: "http://127.0.0.1:9001" }',
+    ].join('\n');
+    expect(problemsOf(text)).toEqual([
+      `routes[1].prefix: ${OPS_SHADOW}`,
+      `routes[2].prefix: ${OPS_SHADOW}`,
+      `routes[3].prefix: ${OPS_SHADOW}`,
+      `routes[4].prefix: ${OPS_SHADOW}`,
+      `routes[5].prefix: ${OPS_SHADOW}`,
+      `routes[6].prefix: ${OPS_SHADOW}`,
+    ]);
+  });
+
+  it('with listen.opsEndpoints, allows what they do not shadow: deeper paths, /config/reload, forward-auth-only routes, a catch-all /', () => {
+    const text = [
+      'listen: { port: 8080, opsEndpoints: "true" }',
+      'routes:',
+      route('/metrics/tenants'),
+      route('/healthzx'),
+      route('/config/reload'),
+      '  - { prefix: /readyz }',
+      route('/'),
+    ].join('\n');
+    const config = parseConfigText(text, SOURCE, {});
+    expect(config.listen.opsEndpoints).toBe(true);
+    expect(config.routes).toHaveLength(5);
+  });
+
+  it('without listen.opsEndpoints (the default) the probe paths are route prefixes like any other', () => {
+    const text = ['routes:', route('/healthz'), route('/readyz'), route('/metrics')].join('\n');
+    const config = parseConfigText(text, SOURCE, {});
+    expect(config.listen.opsEndpoints).toBe(false);
+    expect(config.admin).toBeUndefined();
+    expect(config.routes.map((r) => r.prefix)).toEqual(['/healthz', '/readyz', '/metrics']);
   });
 });
 

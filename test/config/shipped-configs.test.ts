@@ -131,11 +131,22 @@ describe('the gateway configs shipped in config/', () => {
     expect(config.listen.port).toBeGreaterThan(0);
   });
 
+  it.each(configs.map((c) => [c.label, c] as const))(
+    '%s serves health and metrics on an admin listener, never on the public one',
+    async (_label, shipped) => {
+      const config = await shipped.load(ENV);
+      expect(config.admin).toBeDefined();
+      expect(config.listen.opsEndpoints).toBe(false);
+    },
+  );
+
   it('config/gateway.yaml runs the demo: in-memory store, signup on, demo seed next to it', async () => {
     const { config } = await loadConfigFile(join(root, 'gateway.yaml'), {});
     expect(config.store.redis).toBeUndefined();
     expect(config.signup.enabled).toBe(true);
     expect(config.seed).toBe(join(root, 'demo-seed.yaml'));
+    // Loopback, on a free port: a busy 9090 (Prometheus's own) never stops `npm start`.
+    expect(config.admin).toEqual({ host: '127.0.0.1', port: 0, configReload: false });
     expect(readFileSync(config.seed as string, 'utf8')).toContain('users:');
   });
 

@@ -145,10 +145,11 @@ describe('SIGHUP', () => {
   });
 
   it('refuses a broken config, logs the key path of the problem, and keeps serving the old one', async () => {
-    const { gw, token, rewrite } = await startGateway({ routes: [ORDERS()] });
+    const admin = '{ host: 127.0.0.1, port: 0 }'; // where the reloads are counted
+    const { gw, token, rewrite } = await startGateway({ admin, routes: [ORDERS()] });
     const auth = { authorization: bearer(token) };
 
-    rewrite({ routes: [INVOICES(), BROKEN] });
+    rewrite({ admin, routes: [INVOICES(), BROKEN] });
     const outcome = await gw.sighup();
     expect(outcome.msg).toBe('config reload refused: the old config keeps serving');
     expect(outcome.level).toBe(50); // pino's error
@@ -162,13 +163,14 @@ describe('SIGHUP', () => {
     });
 
     // A fixed file is taken on the next SIGHUP.
-    rewrite({ routes: [ORDERS(), INVOICES()] });
+    rewrite({ admin, routes: [ORDERS(), INVOICES()] });
     const fixedAt = Math.floor(Date.now() / 1000);
     expect((await gw.sighup()).msg).toBe('config reloaded');
     expect((await get(`${gw.url}/invoices/1`, auth)).status).toBe(200);
 
     // Both counted, for the alert on a failed reload (issue 20).
-    const samples = await scrape(gw.url);
+    if (gw.adminUrl === undefined) throw new Error(`no admin address logged:\n${gw.output()}`);
+    const samples = await scrape(gw.adminUrl);
     expect(total(samples, 'tenant_gateway_config_reloads_total', { result: 'failure' })).toBe(1);
     expect(total(samples, 'tenant_gateway_config_reloads_total', { result: 'success' })).toBe(1);
     expect(
@@ -207,8 +209,19 @@ describe('POST /config/reload', () => {
     const auth = { authorization: bearer(token) };
 
     rewrite({ admin, routes: [ORDERS(), INVOICES()] });
-    expect(await postReload(gw.adminUrl)).toEqual({ status: 200, body: { reloaded: true } });
+    expect(await postReload(gw.adminUrl)).toEqual({
+      status: 200,
+      body: { reloaded: true, needsRestart: [] },
+    });
     expect((await get(`${gw.url}/invoices/2`, auth)).status).toBe(200);
+    // A key the process cannot change is named in the answer, not only in the log.
+    gw.rewriteConfig(
+      readFileSync(gw.configPath, 'utf8').replace('ttlSeconds: 600', 'ttlSeconds: 900'),
+    );
+    expect(await postReload(gw.adminUrl)).toEqual({
+      status: 200,
+      body: { reloaded: true, needsRestart: ['tokens'] },
+    });
 
     rewrite({ admin, routes: [ORDERS(), BROKEN] });
     const from = gw.logLines().length;

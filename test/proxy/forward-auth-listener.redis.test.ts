@@ -6,7 +6,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { bearer } from '../support/gateway.js';
+import { adminUrlOf, bearer } from '../support/gateway.js';
 import { expectError } from '../support/expect-error.js';
 import {
   ALICE,
@@ -64,12 +64,12 @@ it('the main listener no longer serves /auth/verify, and the forward-auth listen
 });
 
 it('its requests are recorded under route forward-auth', async () => {
-  const before = await scrape(fx.gw.url);
+  const before = await scrape(adminUrlOf(fx.gw));
   await ask(verifyUrl, '/auth/verify', { authorization: bearer(token), 'x-tenant-id': 'acme' });
   await new Promise((r) => setTimeout(r, 50));
   const labels = { route: 'forward-auth', code: '200', outcome: 'accepted' };
   expect(
-    total(await scrape(fx.gw.url), 'tenant_gateway_requests_total', labels) -
+    total(await scrape(adminUrlOf(fx.gw)), 'tenant_gateway_requests_total', labels) -
       total(before, 'tenant_gateway_requests_total', labels),
   ).toBe(1);
 });

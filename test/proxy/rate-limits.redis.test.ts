@@ -16,7 +16,7 @@ import { validateConfig } from '../../src/config/index.js';
 import { commandsBetween, readCommandCounts } from '../bench/redis-stats.js';
 import { expectError } from '../support/expect-error.js';
 import { startGatewayBehind } from '../support/gateway-behind.js';
-import { bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { adminUrlOf, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
 import {
   ALICE,
   BOB,
@@ -133,7 +133,7 @@ describe('one gateway', () => {
     expect(echo.counts.received - before).toBe(first.admitted);
     // The first was admitted before the bucket's first lease; those after it waited for it.
     const waits = total(
-      parseSamples(await (await fetch(`${fx.gw.url}/metrics`)).text()),
+      parseSamples(await (await fetch(`${adminUrlOf(fx.gw)}/metrics`)).text()),
       'tenant_gateway_rate_limit_lease_waits_total',
       { route: '/burst', limit: 'tenant' },
     );
@@ -188,7 +188,7 @@ describe('one gateway', () => {
   });
 
   it('counts the refusals as the outcome too_many_requests and in the decisions metric', async () => {
-    const samples = parseSamples(await (await fetch(`${fx.gw.url}/metrics`)).text());
+    const samples = parseSamples(await (await fetch(`${adminUrlOf(fx.gw)}/metrics`)).text());
     expect(
       total(samples, 'tenant_gateway_requests_total', {
         route: '/burst',
@@ -362,7 +362,7 @@ describe('a tenant sending less than one request per interval', () => {
       );
       // Well under one store round trip each, and none waited for a lease.
       for (const ms of took) expect(ms).toBeLessThan(1000);
-      const samples = parseSamples(await (await fetch(`${gw.url}/metrics`)).text());
+      const samples = parseSamples(await (await fetch(`${adminUrlOf(gw)}/metrics`)).text());
       const sparse = { route: '/sparse', limit: 'tenant' };
       expect(
         total(samples, 'tenant_gateway_rate_limit_decisions_total', {
@@ -397,7 +397,7 @@ async function limitsAlone(gw: TestGateway): Promise<void> {
   expect((await burst(gw, '/paused/x', aliceAcme, 40)).admitted).toBeGreaterThanOrEqual(20);
   const failures = async () =>
     total(
-      parseSamples(await (await fetch(`${gw.url}/metrics`)).text()),
+      parseSamples(await (await fetch(`${adminUrlOf(gw)}/metrics`)).text()),
       'tenant_gateway_rate_limit_reconcile_failures_total',
     );
   const failedBefore = await failures();

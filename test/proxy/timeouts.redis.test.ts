@@ -11,7 +11,7 @@
 import { connect, type Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { adminUrlOf, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
 import {
   ALICE,
   startIdentityFixture,
@@ -174,7 +174,7 @@ describe('a request body that stops is given up on', () => {
   }, 15_000);
 
   it('the stalled upload is counted once, as refused with reason request_timeout', async () => {
-    const samples = await scrape(gw.url);
+    const samples = await scrape(adminUrlOf(gw));
     expect(
       total(samples, 'tenant_gateway_requests_total', {
         route: '/echo',
@@ -199,7 +199,7 @@ describe('an upstream response body', () => {
     // Chunked framing never reached its last chunk: the client knows it was cut.
     expect(raw.text()).not.toContain('\r\n0\r\n\r\n');
     await waitFor(() => stalling.counts.aborted === 1, 5000);
-    const samples = await scrape(gw.url);
+    const samples = await scrape(adminUrlOf(gw));
     expect(
       total(samples, 'tenant_gateway_requests_total', {
         route: '/stall',
@@ -221,7 +221,7 @@ describe('an upstream response body', () => {
 describe('server.keepAliveTimeoutMs', () => {
   it('closes an idle keep-alive connection after the setting, not before it and not after Node’s old 5 s', async () => {
     const raw = await openRaw(gw.url);
-    raw.socket.write('GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n');
+    raw.socket.write('GET /.well-known/jwks.json HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n');
     await waitFor(() => raw.text().includes('\r\n\r\n'), 5000);
     const answeredAt = performance.now();
     let closedAt = 0;

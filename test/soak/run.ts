@@ -97,11 +97,12 @@ async function main(): Promise<void> {
     member: true,
   }));
   await writeSharedGatewayFiles(dir, users, { id: TENANT, name: 'Soak' });
-  const configFor = (port: number, file: string): string => {
+  const configFor = (port: number, adminPort: number, file: string): string => {
     writeFileSync(
       join(dir, file),
       stringify({
         listen: { host: '127.0.0.1', port },
+        admin: { host: '127.0.0.1', port: adminPort }, // /metrics, read below
         store: { redis: { url: redis.url, keyPrefix: 'soak:' } },
         seed: './seed.yaml',
         tokens: { keys: './keys', ttlSeconds: 3600 },
@@ -125,17 +126,21 @@ async function main(): Promise<void> {
     );
     return join(dir, file);
   };
-  const gateways: { url: string; proc: BenchProcess }[] = [];
+  const gateways: { url: string; adminUrl: string; proc: BenchProcess }[] = [];
   for (const name of ['a', 'b']) {
-    const port = await findFreePort();
+    const [port, adminPort] = [await findFreePort(), await findFreePort()];
     const proc = spawnNode(
       `gateway ${name}`,
-      ['dist/cli.js', 'serve', '--config', configFor(port, `${name}.yaml`)],
+      ['dist/cli.js', 'serve', '--config', configFor(port, adminPort, `${name}.yaml`)],
       PROJECT_ROOT,
     );
     teardown.add(() => proc.stop());
     await waitForPort(proc, port, 30_000);
-    gateways.push({ url: `http://127.0.0.1:${port}`, proc });
+    gateways.push({
+      url: `http://127.0.0.1:${port}`,
+      adminUrl: `http://127.0.0.1:${adminPort}`,
+      proc,
+    });
   }
   const cliConfig = join(dir, 'a.yaml');
   const pick = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)] as T;
@@ -311,7 +316,7 @@ async function main(): Promise<void> {
     }),
     loop(5000, async () => {
       for (const [index, gw] of gateways.entries()) {
-        const res = await request('metrics', `${gw.url}/metrics`);
+        const res = await request('metrics', `${gw.adminUrl}/metrics`);
         const metric = (name: string) =>
           Number(new RegExp(`^${name} (\\S+)`, 'm').exec(res.text)?.[1] ?? NaN);
         if (res.status === 200)

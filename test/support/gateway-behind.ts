@@ -3,7 +3,7 @@
  * relay (`tcp-relay.ts`: a slow or cut link), started and waited for until
  * it trusts its session cache — before that, every request reads the store.
  */
-import { startTestGateway, type TestGateway } from './gateway.js';
+import { adminUrlOf, startTestGateway, type TestGateway } from './gateway.js';
 import type { IdentityFixture } from './identity-fixture.js';
 import { scrape, total } from './prometheus-text.js';
 import type { TcpRelay } from './tcp-relay.js';
@@ -26,9 +26,10 @@ export async function startGatewayBehind(
 
 /** Until the gateway trusts its session cache: events live and, in lease mode, a lease held. */
 export async function waitUntilTrusted(gw: TestGateway): Promise<void> {
+  const adminUrl = adminUrlOf(gw);
   const deadline = Date.now() + 15_000;
   for (;;) {
-    if (total(await scrape(gw.url), 'tenant_gateway_session_events_live') === 1) return;
+    if (total(await scrape(adminUrl), 'tenant_gateway_session_events_live') === 1) return;
     if (Date.now() > deadline) throw new Error(`${gw.url} never trusted its session cache`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

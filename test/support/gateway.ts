@@ -14,16 +14,32 @@ import { createLogger } from '../../src/ops/logger.js';
 
 export interface TestGateway {
   url: string;
+  /** The admin listener (`/healthz`, `/readyz`, `/metrics`), when `raw` has `admin`. */
+  adminUrl: string | undefined;
   gateway: Gateway;
   close(): Promise<void>;
 }
 
+/**
+ * `raw`'s `listen` and `admin` (when it has one) are moved to free ports on
+ * 127.0.0.1; `listen.opsEndpoints` and the other `admin` keys are kept.
+ */
 export async function startTestGateway(
   raw: Record<string, unknown>,
   options: { logTo?: NodeJS.WritableStream } = {},
 ): Promise<TestGateway> {
+  const onFreePort = (key: string) => ({
+    ...(raw[key] as Record<string, unknown> | undefined),
+    host: '127.0.0.1',
+    port: 0,
+  });
   const config = validateConfig(
-    { ...raw, listen: { host: '127.0.0.1', port: 0 }, log: { level: 'silent' } },
+    {
+      ...raw,
+      listen: onFreePort('listen'),
+      ...(raw.admin === undefined ? {} : { admin: onFreePort('admin') }),
+      log: { level: 'silent' },
+    },
     process.cwd(),
     'test',
   );
@@ -32,8 +48,20 @@ export async function startTestGateway(
       ? pino({ level: 'silent' })
       : createLogger({ level: 'debug', destination: options.logTo });
   const gateway = await createGateway(config, log);
-  const { main } = await gateway.listen();
-  return { url: `http://127.0.0.1:${main.port}`, gateway, close: () => gateway.close() };
+  const { main, admin } = await gateway.listen();
+  return {
+    url: `http://127.0.0.1:${main.port}`,
+    adminUrl: admin === undefined ? undefined : `http://127.0.0.1:${admin.port}`,
+    gateway,
+    close: () => gateway.close(),
+  };
+}
+
+/** The admin listener's URL (health, readiness, metrics); throws when the config has no `admin`. */
+export function adminUrlOf(gw: TestGateway): string {
+  if (gw.adminUrl === undefined)
+    throw new Error(`the gateway at ${gw.url} has no admin listener: configure \`admin\``);
+  return gw.adminUrl;
 }
 
 /** A fresh key directory holding one Ed25519 key; returns the dir, the kid and the PEM. */

@@ -45,6 +45,9 @@ export async function startIdentityFixture(
     tokens: { keys: keys.dir, ttlSeconds: 600 },
     passwords: { bcryptCost: 4 },
     signup: { enabled: true },
+    // Health and metrics (`adminUrl`) on a listener of their own, as in production:
+    // the public one never serves them.
+    admin: {},
     ...overrides,
   };
   const gateways: TestGateway[] = [await startTestGateway(config)];
