@@ -24,7 +24,7 @@
  * (`confirmed-revocations.ts`).
  */
 import { LRUCache } from 'lru-cache';
-import { GatewayError } from '../errors.js';
+import { tokenRefused } from './token-refusals.js';
 import type { SessionEvent, SessionEventListener, Store } from '../store/types.js';
 import { holdRevocationLease, type RevocationLease } from './revocation-lease.js';
 import type { AccessTokenClaims } from './tokens.js';
@@ -72,19 +72,16 @@ interface SessionState {
 }
 
 function judge(claims: AccessTokenClaims, state: SessionState): void {
-  if (state.revoked) throw new GatewayError('invalid_token', 'The token has been revoked.');
+  if (state.revoked) throw tokenRefused('revoked', 'The token has been revoked.');
   if (state.version === UNKNOWN_USER)
-    throw new GatewayError('invalid_token', 'The token names an unknown user.');
+    throw tokenRefused('unknown_user', 'The token names an unknown user.');
   if (state.version !== claims.sv) {
-    throw new GatewayError('invalid_token', 'The session has ended (password changed).');
+    throw tokenRefused('session_ended', 'The session has ended (password changed).');
   }
   // A token is for one tenant: once its user leaves it, the token is as dead
   // as a revoked one (a 401, not the 403 that refuses to issue one).
   if (!state.member) {
-    throw new GatewayError(
-      'invalid_token',
-      "The user is no longer a member of the token's tenant.",
-    );
+    throw tokenRefused('membership_ended', "The user is no longer a member of the token's tenant.");
   }
 }
 

@@ -60,6 +60,7 @@ export function createAccessLog(log: Logger): AccessLog {
           num('status', settled.status) +
           text('outcome', settled.outcome) +
           text('reason', settled.reason === '' ? undefined : settled.reason) +
+          refusalText(settled) +
           num('durationMs', round(durationMs)) +
           num('upstreamMs', scope.upstreamMs === undefined ? undefined : round(scope.upstreamMs)) +
           num('upstreamStatus', scope.upstreamStatus) +
@@ -100,6 +101,14 @@ function lineWriter(log: Logger): (level: number, fields: string) => void {
 /** `,"key":"value"` with the value escaped as JSON; nothing for undefined. */
 function text(key: string, value: string | undefined): string {
   return value === undefined ? '' : `,"${key}":${JSON.stringify(value)}`;
+}
+
+/** What a refusal's error told the log: why a token was refused, the tenant a request named. */
+function refusalText(settled: Settled): string {
+  if (settled.outcome === 'accepted') return '';
+  return (
+    text('tokenRefusal', settled.tokenRefusal) + text('requestedTenant', settled.requestedTenant)
+  );
 }
 
 function num(key: string, value: number | undefined): string {

@@ -97,6 +97,25 @@ describe('the access line', () => {
     expect(parsed.original).not.toHaveProperty('host');
   });
 
+  it('carries why a token was refused', () => {
+    const { log, lines } = capture();
+    createAccessLog(log).write(
+      'info',
+      line({
+        settled: {
+          status: 401,
+          outcome: 'refused',
+          reason: 'invalid_token',
+          tokenRefusal: 'expired',
+        },
+      }),
+    );
+    expect(JSON.parse(lines[0] as string)).toMatchObject({
+      reason: 'invalid_token',
+      tokenRefusal: 'expired',
+    });
+  });
+
   it('cuts a user agent at 256 characters', () => {
     const { log, lines } = capture();
     const req = {
