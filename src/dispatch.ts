@@ -20,7 +20,7 @@ import { watchBodyIdle } from './body-idle.js';
 import { GatewayError, isGatewayError } from './errors.js';
 import type { Metrics } from './ops/metrics.js';
 import type { RequestRecorder } from './ops/request-recorder.js';
-import { anonymousAllowed, tenantChecks, type Admit } from './proxy/admit.js';
+import { anonymousAllowed, tenantChecks, type Admit, type Who } from './proxy/admit.js';
 import { isForwardAuthPath, originalHosts, originalRequestViews } from './proxy/forward-auth.js';
 import type { Cors } from './proxy/cors.js';
 import type { RateLimits } from './proxy/rate-limits.js';
@@ -41,6 +41,7 @@ import {
 import { requestView, type RequestView } from './proxy/tenant-match.js';
 import { takeRequestId } from './request-id.js';
 import { pathOf } from './ops/access-log.js';
+import { settledRefusal } from './ops/outcome.js';
 import { sendError, sendUpgradeError } from './respond.js';
 import type { RequestScope } from './scope.js';
 
@@ -119,7 +120,7 @@ export function createRequestHandler(deps: DispatchDeps) {
     if (anonymousAllowed(req.headers.authorization, checks)) {
       return send(req, res, scope, target, route, undefined);
     }
-    const admitted = admit(req.headers.authorization, checks);
+    const admitted = admit(req.headers.authorization, checks, scope);
     if (admitted instanceof Promise) {
       return admitted.then((principal) => limit(req, res, scope, target, route, principal));
     }
@@ -135,9 +136,6 @@ export function createRequestHandler(deps: DispatchDeps) {
     route: ProxiedRoute,
     principal: Principal,
   ): void | Promise<void> {
-    // Known from here on, so that a 429 is logged with whom it refused.
-    scope.userId = principal.userId;
-    scope.tenantId = principal.tenantId;
     if (route.rateLimit !== undefined) {
       const waiting = rateLimits.admit(route.rateLimit, principal);
       if (waiting !== undefined) {
@@ -180,9 +178,7 @@ export function createRequestHandler(deps: DispatchDeps) {
     );
     const principal = anonymousAllowed(req.headers.authorization, checks)
       ? undefined
-      : await admit(req.headers.authorization, checks);
-    scope.userId = principal?.userId;
-    scope.tenantId = principal?.tenantId;
+      : await admit(req.headers.authorization, checks, scope);
     res
       .writeHead(200, {
         ...deps.settings.headers.identityHeaders(principal),
@@ -274,17 +270,10 @@ export function createRequestHandler(deps: DispatchDeps) {
     const requestId = takeRequestId(req);
     const log = deps.log.child({ requestId });
     let routeLabel = 'none';
+    /** Who the upgrade acts for, once its token verified: a refusal after names them. */
+    const who: Who = {};
     const refuse = (err: unknown) => {
-      const code = isGatewayError(err) ? err.code : 'internal_error';
-      metrics.upgrade(routeLabel, code);
-      log.info(
-        {
-          path: pathOf(req.url),
-          route: routeLabel,
-          status: isGatewayError(err) ? err.status : 500,
-        },
-        'upgrade refused',
-      );
+      upgradeRefused(log, metrics, { path: pathOf(req.url), route: routeLabel, who }, err);
       sendUpgradeError(req, socket, err, requestId);
     };
     socket.on('error', () => socket.destroy());
@@ -310,7 +299,7 @@ export function createRequestHandler(deps: DispatchDeps) {
         deps.settings.headers.checkFraming(req);
         const checks = tenantChecks(deps.settings.routes, viewOf(req, target), route, hosts);
         if (anonymousAllowed(req.headers.authorization, checks)) return undefined;
-        return admit(req.headers.authorization, checks);
+        return admit(req.headers.authorization, checks, who);
       })
       .then((principal) => {
         // A WebSocket upgrade is one request to the route: it takes one token.
@@ -356,6 +345,36 @@ export function createRequestHandler(deps: DispatchDeps) {
   };
 
   return { onRequest, onUpgrade, onForwardAuthRequest };
+}
+
+/**
+ * Logs and counts a refused upgrade: its reason and, once the token
+ * verified, whom it refused (the upgrade path settles on its own: there is
+ * no response object to record).
+ */
+function upgradeRefused(
+  log: Logger,
+  metrics: Metrics,
+  upgrade: { path: string; route: string; who: Who },
+  err: unknown,
+): void {
+  const status = isGatewayError(err) ? err.status : 500;
+  const settled = settledRefusal(status, isGatewayError(err) ? err : { code: 'internal_error' });
+  metrics.upgrade(upgrade.route, settled.reason);
+  if (settled.tokenRefusal !== undefined) metrics.tokenRefused(settled.tokenRefusal);
+  log.info(
+    {
+      path: upgrade.path,
+      route: upgrade.route,
+      status,
+      reason: settled.reason,
+      tokenRefusal: settled.tokenRefusal,
+      userId: upgrade.who.userId,
+      tenantId: upgrade.who.tenantId,
+      requestedTenant: settled.requestedTenant,
+    },
+    'upgrade refused',
+  );
 }
 
 /** The admin listener: the ops endpoints and nothing else. */

@@ -54,17 +54,24 @@ export class GatewayError extends Error {
   readonly status: number;
   /** Extra response headers, e.g. `Retry-After` or `Allow`. */
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * For the log, never the client: what refines `code` — why a token was
+   * refused (`invalid_token`: a `TokenRefusal`), the tenant a refused
+   * request named (`tenant_mismatch`, `tenant_access_denied`).
+   */
+  readonly detail: string | undefined;
 
   constructor(
     code: ErrorCode,
     description: string,
-    options: { headers?: Record<string, string>; cause?: unknown } = {},
+    options: { headers?: Record<string, string>; cause?: unknown; detail?: string } = {},
   ) {
     super(description, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
     this.code = code;
     this.status = STATUS[code];
     this.headers = options.headers ?? {};
+    this.detail = options.detail;
   }
 }
 

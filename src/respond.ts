@@ -9,7 +9,14 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, ServerResponse, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { errorResponse, GatewayError, type ErrorCode, type ErrorResponse } from './errors.js';
+import {
+  errorResponse,
+  GatewayError,
+  isGatewayError,
+  type ErrorCode,
+  type ErrorResponse,
+} from './errors.js';
+import type { Refusal } from './scope.js';
 import { REQUEST_ID_HEADER, takeRequestId } from './request-id.js';
 
 /**
@@ -19,20 +26,24 @@ import { REQUEST_ID_HEADER, takeRequestId } from './request-id.js';
  * an answer written on the socket outside the response object.
  */
 const ANSWERED = Symbol('tenant-gateway.answered-error');
-type Answered = ServerResponse & { [ANSWERED]?: { code: ErrorCode; raw?: number } };
+type AnsweredError = Refusal & { raw?: number };
+type Answered = ServerResponse & { [ANSWERED]?: AnsweredError };
 
 export function sendError(res: ServerResponse, err: unknown): void {
   const rendered = errorResponse(err);
-  (res as Answered)[ANSWERED] = { code: rendered.code };
+  (res as Answered)[ANSWERED] = {
+    code: rendered.code,
+    detail: isGatewayError(err) ? err.detail : undefined,
+  };
   res.writeHead(rendered.status, rendered.headers).end(rendered.body);
 }
 
 /**
- * The CODE of the error `res` was answered with, and `raw`, the status of an
- * answer written on its socket instead (the request timed out while handled);
- * undefined when no error was answered.
+ * The CODE (and detail) of the error `res` was answered with, and `raw`, the
+ * status of an answer written on its socket instead (the request timed out
+ * while handled); undefined when no error was answered.
  */
-export function answeredError(res: ServerResponse): { code: ErrorCode; raw?: number } | undefined {
+export function answeredError(res: ServerResponse): AnsweredError | undefined {
   return (res as Answered)[ANSWERED];
 }
 

@@ -8,6 +8,13 @@ import type { Logger } from 'pino';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ErrorCode } from './errors.js';
 
+/** The error a request was answered with, as its outcome record reads it (a `GatewayError` is one). */
+export interface Refusal {
+  code: ErrorCode;
+  /** For the log: why a token was refused, the tenant a request named (`GatewayError.detail`). */
+  detail?: string | undefined;
+}
+
 /** An upstream call's span. */
 export interface UpstreamCall {
   /** The upstream's response head arrived with `status`. */
@@ -49,10 +56,10 @@ export interface RequestScope {
   userId?: string;
   tenantId?: string;
   /**
-   * The CODE of the error the api (Koa) answered; answers rendered by
-   * `sendError` carry their code on the response itself (`answeredError`).
+   * The error the api (Koa) answered; answers rendered by `sendError` carry
+   * theirs on the response itself (`answeredError`).
    */
-  refusal?: ErrorCode;
+  refusal?: Refusal;
   /** Time to the upstream's response head, or to the failure of a forwarded request. */
   upstreamMs?: number;
   /** The upstream's status, once its response head arrived. */

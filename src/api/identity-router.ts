@@ -169,7 +169,9 @@ export function createIdentityRouter(deps: IdentityRouterDeps): Router<ApiState>
     const principal = await bearer(ctx);
     const tenantId = ctx.params.tenant_id as string;
     if (tenantId !== 'current' && tenantId !== principal.tenantId) {
-      throw new GatewayError('tenant_mismatch', "The path names a tenant other than the token's.");
+      throw new GatewayError('tenant_mismatch', "The path names a tenant other than the token's.", {
+        detail: tenantId,
+      });
     }
     const tenant = await store.getTenant(principal.tenantId);
     if (tenant === null) throw new GatewayError('not_found', 'The tenant no longer exists.');

@@ -20,7 +20,7 @@ export function renderErrors(): ApiMiddleware {
       }
     } catch (err) {
       const error = toGatewayError(err);
-      ctx.state.scope.refusal = error.code;
+      ctx.state.scope.refusal = error;
       if (error.status >= 500) {
         ctx.state.scope.log.error({ err }, 'request failed');
       }

@@ -6,6 +6,7 @@
  * reason, and counted (`tenant_gateway_audit_write_failures_total`).
  */
 import type { Logger } from 'pino';
+import { lineSafe } from '../ops/line-safe.js';
 import type { AuditLog } from '../store/audit-log.js';
 import {
   auditEvent,
@@ -33,7 +34,8 @@ export function createAuditRecorder(deps: {
       const event = auditEvent(kind, actor, subject);
       log.info({ audit: event }, 'audit');
       try {
-        await streams.append(streamOf(event), JSON.stringify(event));
+        // One line, whatever an e-mail holds: `audit tail` prints it as it is stored.
+        await streams.append(streamOf(event), lineSafe(JSON.stringify(event)));
       } catch (err) {
         deps.onWriteFailure?.();
         // At error: the CLI logs errors only, and this line is then the event's one record.

@@ -174,7 +174,9 @@ export function createAccounts(deps: AccountDeps): Accounts {
         store.membershipForToken(tenantId, user.id),
       ]);
       if (tenant === null || membership === null) {
-        throw new GatewayError('tenant_access_denied', 'The user may not act for this tenant.');
+        throw new GatewayError('tenant_access_denied', 'The user may not act for this tenant.', {
+          detail: tenantId,
+        });
       }
       const { token, claims } = await issueAccessToken(keyring, tokens, {
         userId: user.id,

@@ -1,5 +1,6 @@
 /** Bearer token extraction (RFC 6750 §2.1): exactly one token in the Authorization header. */
-import { BASIC_REALM, GatewayError } from '../errors.js';
+import { BASIC_REALM } from '../errors.js';
+import { tokenRefused } from './token-refusals.js';
 
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 /** The header names the Bearer scheme (RFC 9110 §11.4: the scheme, then a space or nothing). */
@@ -19,12 +20,12 @@ const NO_CREDENTIALS = {
 /** @throws GatewayError `invalid_token` */
 export function parseBearerAuthorization(header: string | undefined): string {
   if (header === undefined || header === '') {
-    throw new GatewayError('invalid_token', 'A bearer token is required.', NO_CREDENTIALS);
+    throw tokenRefused('missing', 'A bearer token is required.', NO_CREDENTIALS);
   }
   const match = BEARER.exec(header);
   if (match === null) {
-    throw new GatewayError(
-      'invalid_token',
+    throw tokenRefused(
+      'not_bearer',
       'The Authorization header is not a bearer token.',
       BEARER_SCHEME.test(header) ? {} : NO_CREDENTIALS,
     );

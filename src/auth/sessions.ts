@@ -34,8 +34,8 @@
  * (`confirmed-revocations.ts`).
  */
 import { LRUCache } from 'lru-cache';
-import { GatewayError } from '../errors.js';
 import type { MembershipState, SessionEvent, SessionEventListener, Store } from '../store/types.js';
+import { tokenRefused } from './token-refusals.js';
 import { holdRevocationLease, type RevocationLease } from './revocation-lease.js';
 import type { AccessTokenClaims } from './tokens.js';
 
@@ -82,23 +82,20 @@ interface SessionState {
 }
 
 function judge(claims: AccessTokenClaims, state: SessionState): void {
-  if (state.revoked) throw new GatewayError('invalid_token', 'The token has been revoked.');
+  if (state.revoked) throw tokenRefused('revoked', 'The token has been revoked.');
   if (state.version === UNKNOWN_USER)
-    throw new GatewayError('invalid_token', 'The token names an unknown user.');
+    throw tokenRefused('unknown_user', 'The token names an unknown user.');
   if (state.version !== claims.sv) {
-    throw new GatewayError('invalid_token', 'The session has ended (password changed).');
+    throw tokenRefused('session_ended', 'The session has ended (password changed).');
   }
   // A token is for one membership: once it ends, the token is as dead as a
   // revoked one (a 401, not the 403 that refuses to issue one).
   const { membership } = state.membership;
   if (membership === null) {
-    throw new GatewayError(
-      'invalid_token',
-      "The user is no longer a member of the token's tenant.",
-    );
+    throw tokenRefused('membership_ended', "The user is no longer a member of the token's tenant.");
   }
   if (membership.generation !== claims.mg) {
-    throw new GatewayError('invalid_token', 'The membership the token was issued under has ended.');
+    throw tokenRefused('membership_ended', 'The membership the token was issued under has ended.');
   }
 }
 

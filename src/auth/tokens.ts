@@ -9,6 +9,7 @@ import { errors as joseErrors, jwtVerify, SignJWT, type JWTHeaderParameters } fr
 import { GatewayError } from '../errors.js';
 import type { TenantType } from '../store/types.js';
 import { isUsableKid, type KeySet, type SigningAlgorithm, type SigningKey } from './keys.js';
+import { tokenRefused, type TokenRefusal } from './token-refusals.js';
 
 export interface TokenSettings {
   issuer: string;
@@ -134,8 +135,10 @@ export async function verifyAccessToken(
     );
     payload = result.payload;
   } catch (err) {
-    if (err instanceof UnknownKeyError) throw err;
-    throw new GatewayError('invalid_token', describeJoseError(err), { cause: err });
+    // Ours, from the key lookup: already the refusal, with its reason.
+    if (err instanceof GatewayError) throw err;
+    const { reason, description } = joseRefusal(err);
+    throw tokenRefused(reason, description, { cause: err });
   }
   const claims = checkClaimShapes(payload);
   return {
@@ -151,17 +154,17 @@ export async function verifyAccessToken(
  */
 export class UnknownKeyError extends GatewayError {
   constructor() {
-    super('invalid_token', 'The token was not signed by a known key.');
+    super('invalid_token', NOT_OUR_KEY, { detail: 'unknown_kid' });
   }
 }
 
+const NOT_OUR_KEY = 'The token was not signed by a known key.';
+
 function keyFor(keys: KeySet, header: JWTHeaderParameters): SigningKey {
-  if (!isUsableKid(header.kid))
-    throw new GatewayError('invalid_token', 'The token was not signed by a known key.');
+  if (!isUsableKid(header.kid)) throw tokenRefused('unknown_kid', NOT_OUR_KEY);
   const key = keys.byKid.get(header.kid);
   if (key === undefined) throw new UnknownKeyError();
-  if (key.alg !== header.alg)
-    throw new GatewayError('invalid_token', 'The token was not signed by a known key.');
+  if (key.alg !== header.alg) throw tokenRefused('wrong_alg', NOT_OUR_KEY);
   return key;
 }
 
@@ -178,23 +181,45 @@ function checkClaimShapes(payload: Record<string, unknown>): AccessTokenClaims {
     (mg as number) > 0 &&
     typeof jti === 'string' &&
     typeof aud === 'string';
-  if (!ok) throw new GatewayError('invalid_token', 'The token lacks required claims.');
+  if (!ok) throw tokenRefused('claims', 'The token lacks required claims.');
   return payload as unknown as AccessTokenClaims;
 }
 
-/** Maps jose's error codes (never message text) to a description for the client. */
-function describeJoseError(err: unknown): string {
-  if (err instanceof GatewayError) return err.message;
-  if (err instanceof joseErrors.JWTExpired) return 'The token has expired.';
+/**
+ * Maps jose's errors by class and `code` (never message text) to the reason
+ * for the log and the description for the client.
+ */
+function joseRefusal(err: unknown): { reason: TokenRefusal; description: string } {
+  if (err instanceof joseErrors.JWTExpired)
+    return { reason: 'expired', description: 'The token has expired.' };
   if (err instanceof joseErrors.JWTClaimValidationFailed) {
-    return `The token's ${err.claim} claim is not acceptable.`;
+    return {
+      reason: err.reason === 'check_failed' ? (CLAIM_REFUSALS[err.claim] ?? 'claims') : 'claims',
+      description: `The token's ${err.claim} claim is not acceptable.`,
+    };
   }
   switch ((err as { code?: string }).code) {
     case 'ERR_JOSE_ALG_NOT_ALLOWED':
-      return 'The token is signed with an algorithm that is not accepted.';
+      return {
+        reason: 'wrong_alg',
+        description: 'The token is signed with an algorithm that is not accepted.',
+      };
     case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
-      return 'The token signature is not valid.';
+      return { reason: 'bad_signature', description: 'The token signature is not valid.' };
     default:
-      return 'The token is malformed.';
+      return { reason: 'malformed', description: 'The token is malformed.' };
   }
 }
+
+/**
+ * A claim jose checked and found wrong (`reason: 'check_failed'`); a claim
+ * missing or of the wrong type is `claims`. (`exp`, and `iat` older than
+ * the maximum age, are `JWTExpired`.)
+ */
+const CLAIM_REFUSALS: Partial<Record<string, TokenRefusal>> = {
+  iss: 'wrong_issuer',
+  aud: 'wrong_audience',
+  typ: 'wrong_type',
+  nbf: 'not_yet_valid',
+  iat: 'issued_in_future',
+};

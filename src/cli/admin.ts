@@ -16,6 +16,7 @@ import { createLogger } from '../ops/logger.js';
 import type { TenantRecord } from '../store/types.js';
 import { readSecret } from './read-secret.js';
 import { UsageError } from './usage-error.js';
+import { lineSafe } from '../ops/line-safe.js';
 
 function requireRedis(loaded: LoadedConfig): void {
   if (loaded.config.store.redis === undefined) {
@@ -49,7 +50,9 @@ function cliActor(): AuditActor {
   return { source: 'cli', actor: `cli:${name}` };
 }
 
-const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+/** Results as JSON; a user's name or e-mail holds no raw U+2028/U+2029 or C1 control for the terminal. */
+const print = (value: unknown) =>
+  process.stdout.write(`${lineSafe(JSON.stringify(value, null, 2))}\n`);
 
 export async function seedCommand(loaded: LoadedConfig, file: string): Promise<void> {
   requireRedis(loaded);

@@ -5,6 +5,7 @@
  * in-memory store's streams live inside the serving process.
  */
 import { eventMicros } from '../audit/events.js';
+import { terminalSafe } from '../ops/line-safe.js';
 import type { LoadedConfig } from '../config/index.js';
 import {
   compareEntryIds,
@@ -119,8 +120,13 @@ async function followUntilInterrupted(
   }
 }
 
+/**
+ * One line per entry, and nothing a terminal would act on: an entry written
+ * by an older gateway (or any other writer of the stream) may hold raw
+ * control characters, U+2028 or U+2029; they are printed escaped.
+ */
 function printEntry(entry: AuditEntry): void {
-  process.stdout.write(`${entry.event}\n`);
+  process.stdout.write(`${terminalSafe(entry.event)}\n`);
 }
 
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };

@@ -9,8 +9,10 @@
  * from the fixed fields directly and written to the process log's
  * destination, with the `level`, `time` and bindings of pino's lines.
  */
+import { Buffer } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import pino, { type Logger } from 'pino';
+import { lineSafe } from './line-safe.js';
 import type { Settled } from './outcome.js';
 import type { RequestScope } from '../scope.js';
 
@@ -55,18 +57,24 @@ export function createAccessLog(log: Logger): AccessLog {
         text('requestId', scope.requestId) +
           text('traceId', scope.trace?.traceId) +
           text('method', req.method) +
+          // Node's parser admits only printable ASCII in the request target (a
+          // raw byte of 0x7F or over is a 400 before any handler runs).
           text('path', pathOf(url)) +
           text('route', scope.route) +
           num('status', settled.status) +
           text('outcome', settled.outcome) +
           text('reason', settled.reason === '' ? undefined : settled.reason) +
+          refusalText(settled) +
           num('durationMs', round(durationMs)) +
           num('upstreamMs', scope.upstreamMs === undefined ? undefined : round(scope.upstreamMs)) +
           num('upstreamStatus', scope.upstreamStatus) +
           text('tenantId', scope.tenantId) +
           text('userId', scope.userId) +
-          text('clientIp', clientIp) +
-          text('userAgent', agent === undefined ? undefined : agent.slice(0, MAX_USER_AGENT)) +
+          headerText('clientIp', clientIp) +
+          headerText(
+            'userAgent',
+            agent === undefined ? undefined : agent.slice(0, MAX_USER_AGENT),
+          ) +
           num('bytesIn', bytesIn) +
           num('bytesOut', bytesOut) +
           originalOf(original),
@@ -97,9 +105,51 @@ function lineWriter(log: Logger): (level: number, fields: string) => void {
   };
 }
 
-/** `,"key":"value"` with the value escaped as JSON; nothing for undefined. */
+/**
+ * `,"key":"value"` with the value escaped as JSON; nothing for undefined.
+ * For values the gateway made or checked: ids, codes, a route's label, a
+ * method Node's parser accepted.
+ */
 function text(key: string, value: string | undefined): string {
   return value === undefined ? '' : `,"${key}":${JSON.stringify(value)}`;
+}
+
+/**
+ * {@link text} for a value a client chose (a tenant it named, decoded from a
+ * path or query: anything): with DEL, the C1 controls and U+2028/U+2029
+ * escaped too (`line-safe.ts`), so that it can neither split the line nor act
+ * on a terminal. Only the fields a client chooses are scanned, not the whole
+ * line (the rest are ids, codes, numbers and labels the gateway made or
+ * checked): this is the proxy's hot path.
+ */
+function clientText(key: string, value: string | undefined): string {
+  return value === undefined ? '' : `,"${key}":${lineSafe(JSON.stringify(value))}`;
+}
+
+/**
+ * {@link clientText} for a header value (user agent, forwarded address, the
+ * original request of forward-auth). Node's parser admits in one only tab,
+ * printable ASCII and 0x80–0xFF, read as U+0080–U+00FF: the only characters
+ * to escape are the C1 controls, none of them ASCII. So a value whose UTF-8
+ * length is its length (all ASCII: every real user agent) is written as it
+ * is. Counting that length (a V8 fast call) is what keeps the escaping cheap:
+ * a line costs ~0.9k instructions more than without escaping, against ~3.4k
+ * when a regular expression scanned these fields and ~8.8k for one scan of
+ * the whole line (callgrind, 100,000 lines).
+ */
+function headerText(key: string, value: string | undefined): string {
+  if (value === undefined) return '';
+  const json = JSON.stringify(value);
+  return `,"${key}":${Buffer.byteLength(value) === value.length ? json : lineSafe(json)}`;
+}
+
+/** What a refusal's error told the log: why a token was refused, the tenant a request named. */
+function refusalText(settled: Settled): string {
+  if (settled.outcome === 'accepted') return '';
+  return (
+    text('tokenRefusal', settled.tokenRefusal) +
+    clientText('requestedTenant', settled.requestedTenant)
+  );
 }
 
 function num(key: string, value: number | undefined): string {
@@ -109,7 +159,9 @@ function num(key: string, value: number | undefined): string {
 function originalOf(original: OriginalRequest | undefined): string {
   if (original === undefined) return '';
   const fields =
-    text('method', original.method) + text('host', original.host) + text('uri', original.uri);
+    headerText('method', original.method) +
+    headerText('host', original.host) +
+    headerText('uri', original.uri);
   return `,"original":{${fields.slice(1)}}`;
 }
 

@@ -3,7 +3,9 @@
  * are censored wherever they appear, and the code logs no request headers or
  * bodies beyond them in the first place.
  */
+import { createRequire } from 'node:module';
 import pino, { type Logger, type LoggerOptions } from 'pino';
+import { lineSafe, terminalSafe } from './line-safe.js';
 
 export const REDACTED_PATHS = [
   'password',
@@ -43,14 +45,34 @@ export function createLogger(options: {
     level: options.level,
     base: { service: 'tenant-gateway' },
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    // Every line pino writes, whatever it carries (an audit event's e-mail, an
+    // error's text): no raw U+2028/U+2029 or C1 control (`line-safe.ts`).
+    hooks: { streamWrite: lineSafe },
   };
-  if (options.pretty) {
-    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: false } } });
-  }
+  if (options.pretty) return pino(base, prettyTerminal());
   if (options.destination !== undefined)
     return pino(base, options.destination as pino.DestinationStream);
   const out = standardOutput(options.buffer ?? { bytes: 0, flushMs: 1000 });
-  return pino({ ...base, hooks: { logMethod: flushAfterFatal(out) } }, out);
+  return pino({ ...base, hooks: { ...base.hooks, logMethod: flushAfterFatal(out) } }, out);
+}
+
+/**
+ * `log.pretty`: pino-pretty, in this thread, to standard output. It turns a
+ * line's escapes back into the characters a client sent, so what it prints
+ * is escaped again for the terminal (every control character but the line
+ * feeds it lays its output out with).
+ */
+function prettyTerminal(): pino.DestinationStream {
+  // Loaded here only: every CLI command creates a logger, few are pretty.
+  const { prettyFactory } = createRequire(import.meta.url)(
+    'pino-pretty',
+  ) as typeof import('pino-pretty');
+  const pretty = prettyFactory({ colorize: false });
+  return {
+    write(line: string) {
+      process.stdout.write(terminalSafe(pretty(line), true));
+    },
+  };
 }
 
 /**

@@ -7,6 +7,7 @@
  * tenant or path. The list with meanings: `docs/operations.md`.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { TOKEN_REFUSALS, type TokenRefusal } from '../auth/token-refusals.js';
 import { BatchedHistogram, type Series } from './batched-histogram.js';
 import { createRequestMetrics, DURATION_BUCKETS, type RequestRecord } from './request-metrics.js';
 
@@ -50,6 +51,8 @@ export interface Metrics {
   /** A Basic login refused on the identity endpoints (never a proxied request's 429). */
   loginRefused(reason: 'invalid_credentials' | 'too_many_requests'): void;
   upgrade(route: string, refusal: string | undefined): void;
+  /** A bearer token refused (`invalid_token`), on any entry way: why. */
+  tokenRefused(reason: TokenRefusal): void;
   configReload(ok: boolean): void;
   sessionEvent(kind: string): void;
   /** One store call: its method name, duration and whether it answered. */
@@ -103,6 +106,14 @@ export function createMetrics(sources: MetricSources): Metrics {
     labelNames: ['reason'] as const,
     registers: [registry],
   });
+  const tokenRefusals = new Counter({
+    name: 'tenant_gateway_token_refusals_total',
+    help: 'Requests refused invalid_token (proxy, WebSocket upgrade, forward-auth, api) by why: missing, not_bearer, malformed, bad_signature, unknown_kid, wrong_alg, wrong_issuer, wrong_audience, wrong_type, expired, not_yet_valid, issued_in_future, claims, revoked, session_ended, membership_ended, unknown_user.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  // Every reason exported from the start: a series that first appears at 1 shows no increase.
+  for (const reason of TOKEN_REFUSALS) tokenRefusals.inc({ reason }, 0);
   const auditWriteFailures = new Counter({
     name: 'tenant_gateway_audit_write_failures_total',
     help: 'Audit events the store did not take (each is still in the log, with the reason).',
@@ -254,6 +265,7 @@ export function createMetrics(sources: MetricSources): Metrics {
     },
     tokenIssued: () => tokens.inc(),
     loginRefused: (reason) => loginFailures.inc({ reason }),
+    tokenRefused: (reason) => tokenRefusals.inc({ reason }),
     upgrade(route, refusal) {
       upgrades.inc({
         route,

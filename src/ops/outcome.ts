@@ -6,7 +6,8 @@
  * they cannot disagree.
  */
 import type { ServerResponse } from 'node:http';
-import type { RequestScope } from '../scope.js';
+import { tokenRefusalOf, type TokenRefusal } from '../auth/token-refusals.js';
+import type { Refusal, RequestScope } from '../scope.js';
 import type { ErrorCode } from '../errors.js';
 import { answeredError } from '../respond.js';
 
@@ -30,12 +31,19 @@ export interface Settled {
   status: number;
   outcome: Outcome;
   reason: OutcomeReason;
+  /** `invalid_token`: why the token was refused (a bounded list). */
+  tokenRefusal?: TokenRefusal;
+  /**
+   * `tenant_mismatch`, `tenant_access_denied`: the tenant the request named —
+   * client input, as read, cut at 64 characters.
+   */
+  requestedTenant?: string;
 }
 
 /** How a request ended, read from its scope and its closed response. */
 export function settle(scope: RequestScope, res: ServerResponse): Settled {
   const answered = answeredError(res);
-  if (answered?.raw !== undefined) return refusedOrFailed(answered.raw, answered.code);
+  if (answered?.raw !== undefined) return settledRefusal(answered.raw, answered);
   if (!res.writableFinished) {
     // Cut: the client never saw a complete answer.
     if (scope.upstreamBroke === true) {
@@ -46,14 +54,35 @@ export function settle(scope: RequestScope, res: ServerResponse): Settled {
     }
     return { status: CLIENT_CLOSED_STATUS, outcome: 'failed', reason: 'client_closed' };
   }
-  const refusal = answered?.code ?? scope.refusal;
-  if (refusal !== undefined) return refusedOrFailed(res.statusCode, refusal);
+  const refusal = answered ?? scope.refusal;
+  if (refusal !== undefined) return settledRefusal(res.statusCode, refusal);
   return { status: res.statusCode, outcome: 'accepted', reason: '' };
 }
 
-function refusedOrFailed(status: number, reason: ErrorCode): Settled {
-  return { status, outcome: status >= 500 ? 'failed' : 'refused', reason };
+/**
+ * A request answered with an error: refused (4xx) or failed (5xx), with
+ * what the error's detail tells the log. For the upgrade path too, which
+ * settles on its own.
+ */
+export function settledRefusal(status: number, refusal: Refusal): Settled {
+  const settled: Settled = {
+    status,
+    outcome: status >= 500 ? 'failed' : 'refused',
+    reason: refusal.code,
+  };
+  if (refusal.detail === undefined) return settled;
+  const tokenRefusal = tokenRefusalOf(refusal);
+  if (tokenRefusal !== undefined) settled.tokenRefusal = tokenRefusal;
+  else if (NAMES_A_TENANT.has(refusal.code))
+    settled.requestedTenant = refusal.detail.slice(0, MAX_REQUESTED_TENANT);
+  return settled;
 }
+
+/** A tenant id is at most 63 characters (a DNS label): a named one is cut after 64. */
+const MAX_REQUESTED_TENANT = 64;
+
+/** The refusals whose detail is the tenant the request named. */
+const NAMES_A_TENANT: ReadonlySet<ErrorCode> = new Set(['tenant_mismatch', 'tenant_access_denied']);
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 

@@ -79,6 +79,7 @@ export function createRequestRecorder(deps: RecorderDeps): RequestRecorder {
           bytesIn,
           bytesOut,
         });
+        if (settled.tokenRefusal !== undefined) metrics.tokenRefused(settled.tokenRefusal);
         scope.trace?.finish({
           route: scope.route,
           status: settled.status,

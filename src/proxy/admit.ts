@@ -37,25 +37,39 @@ export function tenantChecks(
 }
 
 /**
+ * Who a request acts for, written as soon as its token is verified: a
+ * refusal after that (tenant types, tenant rules, a rate limit) is logged
+ * with them. The request's scope is one.
+ */
+export interface Who {
+  userId?: string | undefined;
+  tenantId?: string | undefined;
+}
+
+/**
  * Admits when the bearer is good and every check names only the token's
  * tenant. Synchronous when `authenticate` is (a cached token): it may throw,
- * or return a promise that rejects.
+ * or return a promise that rejects. The principal goes to `who` before the
+ * tenant checks run.
  */
 export type Admit = (
   authorization: string | undefined,
   checks: readonly TenantCheck[],
+  who: Who,
 ) => Principal | Promise<Principal>;
 
 export function createAdmit(authenticate: Authenticate): Admit {
-  return (authorization, checks) => {
+  return (authorization, checks, who) => {
     const authenticated = authenticate(authorization);
     return authenticated instanceof Promise
-      ? authenticated.then((principal) => matchTenant(principal, checks))
-      : matchTenant(authenticated, checks);
+      ? authenticated.then((principal) => matchTenant(principal, checks, who))
+      : matchTenant(authenticated, checks, who);
   };
 }
 
-function matchTenant(principal: Principal, checks: readonly TenantCheck[]): Principal {
+function matchTenant(principal: Principal, checks: readonly TenantCheck[], who: Who): Principal {
+  who.userId = principal.userId;
+  who.tenantId = principal.tenantId;
   for (const { view, route } of checks) {
     if (route === undefined) continue;
     if (route.tenantTypes !== undefined && !route.tenantTypes.has(principal.tenantType)) {

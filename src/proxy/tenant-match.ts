@@ -133,13 +133,16 @@ export function compileTenantRules(rules: TenantRules | undefined): TenantRule {
   };
 }
 
-function mismatch(): GatewayError {
-  return new GatewayError('tenant_mismatch', "The request names a tenant other than the token's.");
+/** @param named the tenant the request named, for the log (client input, as read) */
+function mismatch(named: string | undefined): GatewayError {
+  return new GatewayError('tenant_mismatch', "The request names a tenant other than the token's.", {
+    detail: named,
+  });
 }
 
 /** A reading names `named`: it must be the token's tenant, spelled the same. */
 function expectTenant(named: string | undefined, tenantId: string): void {
-  if (named !== tenantId) throw mismatch();
+  if (named !== tenantId) throw mismatch(named);
 }
 
 /**
@@ -152,7 +155,7 @@ function fromHeader(name: string): TenantPlace {
   return (view, tenantId) => {
     const values = view.headerValues(wanted);
     if (values.length === 0) return;
-    if (values.length > 1) throw mismatch();
+    if (values.length > 1) throw mismatch(values.map(trimOws).join(', '));
     expectTenant(trimOws(values[0] as string), tenantId);
   };
 }
@@ -232,7 +235,7 @@ function fromQuery(name: string): TenantPlace {
     let found = false;
     for (const [key, value] of new URLSearchParams(query)) {
       if (!matches(key)) continue;
-      if (found) throw mismatch();
+      if (found) throw mismatch(value);
       found = true;
       expectTenant(value, tenantId);
     }

@@ -7,9 +7,11 @@
  */
 import { spawn } from 'node:child_process';
 import { userInfo } from 'node:os';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { basic } from '../support/gateway.js';
 import { eventMicros } from '../../src/audit/events.js';
 import { CLI, startCliHarness, type Case, type CliHarness } from './harness.js';
 
@@ -227,6 +229,64 @@ describe('audit tail', () => {
       expect(await h.fails(['audit', 'tail', '--config', config])).toMatch(
         /^error: audit tail needs store\.redis: the in-memory store keeps its audit streams inside the serving process/,
       );
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'prints no raw control character, U+2028 or U+2029: one line per event, nothing for the terminal',
+    async () => {
+      const own = h.newCase('signup: { enabled: true }');
+      await h.addKey(own);
+      // What a client can put in an event (the user of a refused login) and in a
+      // tenant's name (signup), through a served gateway.
+      const user = 'x\u2028{"event"\u2029\u0085\u009b[31m@example.com';
+      const name = 'N\u2028{"event":"forged"}\u009b[2J';
+      const served = await h.serve(own);
+      try {
+        const refused = await fetch(`${served.base}/1/token?tenant_id=acme`, {
+          headers: { authorization: basic(user, 'wrong-password-1') },
+        });
+        expect(refused.status).toBe(401);
+        const signup = await fetch(`${served.base}/1/users`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: 'named@example.com', password: PASSWORD, name }),
+        });
+        expect(signup.status).toBe(201);
+      } finally {
+        await served.stop();
+      }
+      // Entries another writer left in the stream: an older gateway's (raw C1 and
+      // U+2028 in valid JSON), and text that is not JSON at all (ESC, CR, LF).
+      const older = `{"time":"2026-01-01T00:00:00.000000Z","event":"login_failed","source":"api","actor":"o\u2028\u009b[31m@example.com"}`;
+      const foreign = 'not json \u001b[2J\r\u001b]0;title\u0007\nsecond line';
+      const prefix = /keyPrefix: "([^"]+)"/.exec(readFileSync(own.config, 'utf8'))?.[1] as string;
+      const redis = new Redis(h.env().TG_TEST_REDIS_URL as string);
+      try {
+        await redis.xadd(`${prefix}audit:users`, '*', 'event', older);
+        await redis.xadd(`${prefix}audit:users`, '*', 'event', foreign);
+      } finally {
+        redis.disconnect();
+      }
+
+      const run = await h.cli(['audit', 'tail', ...own.c]);
+      expect(run).toMatchObject({ code: 0, stderr: '' });
+      expect(run.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/);
+      const lines = run.stdout.split('\n').filter((l) => l !== '');
+      const events = lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Event);
+      expect(events.find((e) => e['user_email'] === user)).toMatchObject({
+        event: 'login_failed',
+        source: 'api',
+      });
+      expect(events.find((e) => e['actor'] === 'o\u2028\u009b[31m@example.com')).toBeDefined();
+      expect(lines).toContain('not json \\u001b[2J\\u000d\\u001b]0;title\\u0007\\u000asecond line');
+
+      // `tenant list` prints the personal tenant's name (the signup name) as JSON.
+      const tenants = await h.cli(['tenant', 'list', ...own.c]);
+      expect(tenants).toMatchObject({ code: 0, stderr: '' });
+      expect(tenants.stdout).not.toMatch(/[\u007f-\u009f\u2028\u2029]/);
+      expect((JSON.parse(tenants.stdout) as { name: string }[]).map((t) => t.name)).toContain(name);
     },
     TIMEOUT,
   );

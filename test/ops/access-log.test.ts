@@ -97,6 +97,62 @@ describe('the access line', () => {
     expect(parsed.original).not.toHaveProperty('host');
   });
 
+  it('escapes U+2028, U+2029, DEL and C1 controls in what a client chose: one line, the same values', () => {
+    const { log, lines } = capture();
+    // A header value as Node hands it over, one character per byte: C1
+    // controls, and U+00E2 U+0080 U+00A8 for the UTF-8 of U+2028 (Node
+    // refuses DEL and the C0 controls but tab there).
+    const header = `{"event":"forged"}\u0085\u009b[31m${Buffer.from('\u2028').toString('latin1')}`;
+    // A tenant named in a path or query, decoded: anything.
+    const forged = '\u2028{"event":"forged"}\u2029\u0085\u009b[31m\u007f';
+    createAccessLog(log).write(
+      'info',
+      line(
+        {
+          req: { method: 'GET', headers: { 'user-agent': header } } as unknown as IncomingMessage,
+          clientIp: header,
+          settled: {
+            status: 403,
+            outcome: 'refused',
+            reason: 'tenant_mismatch',
+            requestedTenant: forged,
+          },
+          original: { method: header, host: header, uri: header },
+        },
+        { userId: 'u-1', tenantId: 'acme' },
+      ),
+    );
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).not.toMatch(/[\u007f-\u009f\u2028\u2029]/);
+    expect(JSON.parse(lines[0] as string)).toMatchObject({
+      userAgent: header,
+      clientIp: header,
+      requestedTenant: forged,
+      original: { method: header, host: header, uri: header },
+      userId: 'u-1',
+      tenantId: 'acme',
+    });
+  });
+
+  it('carries why a token was refused', () => {
+    const { log, lines } = capture();
+    createAccessLog(log).write(
+      'info',
+      line({
+        settled: {
+          status: 401,
+          outcome: 'refused',
+          reason: 'invalid_token',
+          tokenRefusal: 'expired',
+        },
+      }),
+    );
+    expect(JSON.parse(lines[0] as string)).toMatchObject({
+      reason: 'invalid_token',
+      tokenRefusal: 'expired',
+    });
+  });
+
   it('cuts a user agent at 256 characters', () => {
     const { log, lines } = capture();
     const req = {

@@ -160,6 +160,11 @@ describe('the dashboard’s numbers are the traffic’s', () => {
     expect(totals.bad_gateway).toBe(12);
     expect(totals.invalid_token).toBe(12);
     expect(totals.invalid_credentials).toBe(12);
+    // The 401s came with no token at all; every other reason is exported, at 0.
+    const why = await byLabel('sum by (reason) (tenant_gateway_token_refusals_total)', 'reason');
+    expect(why.missing).toBe(12);
+    expect(Object.values(why).reduce((a, b) => a + b, 0)).toBe(12);
+    expect(Object.keys(why).length).toBeGreaterThan(10);
   });
 
   it('the gateway-made 5xx ratio is the 502s over every request', async () => {

@@ -16,9 +16,10 @@ import type { RouteConfig } from '../../src/config/index.js';
 import { GatewayError } from '../../src/errors.js';
 import {
   anonymousAllowed,
-  createAdmit,
+  createAdmit as createAdmitWriting,
   tenantChecks,
   type TenantCheck,
+  type Who,
 } from '../../src/proxy/admit.js';
 import { compileRoutes, type CompiledRoute } from '../../src/proxy/routes.js';
 import type { RouteTable } from '../../src/proxy/route-table.js';
@@ -117,6 +118,12 @@ async function settled(result: Principal | Promise<Principal>): Promise<string> 
   }
 }
 
+/** The admission, writing who it admits to a scope of its own (tested on its own below). */
+const createAdmit =
+  (authenticate: Authenticate) =>
+  (authorization: string | undefined, checks: readonly TenantCheck[]) =>
+    createAdmitWriting(authenticate)(authorization, checks, {});
+
 const syncAdmit = (who: Principal) => createAdmit(stubAuthenticate(() => who).authenticate);
 const asyncAdmit = (who: Principal) =>
   createAdmit(stubAuthenticate(() => Promise.resolve(who)).authenticate);
@@ -163,6 +170,43 @@ describe('createAdmit: authentication', () => {
     const view = requestView([], '/nowhere', '');
     expect(syncAdmit(BOB)(TOKEN, [{ view, route: undefined }])).toBe(BOB);
     expect(syncAdmit(BOB)(TOKEN, [])).toBe(BOB);
+  });
+});
+
+describe('createAdmit: who a refusal names', () => {
+  it('writes the principal before the tenant checks, so a refusal after names them', async () => {
+    for (const authenticate of [() => ALICE, () => Promise.resolve(ALICE)]) {
+      const who: Who = {};
+      const admit = createAdmitWriting(stubAuthenticate(authenticate).authenticate);
+      let refusal: unknown;
+      try {
+        await admit(TOKEN, checksFor('/orders/tenants/globex/1'), who);
+      } catch (err) {
+        refusal = err;
+      }
+      expect(refusal).toMatchObject({ code: 'tenant_mismatch', detail: 'globex' });
+      expect(who).toEqual({ userId: 'alice', tenantId: 'acme' });
+    }
+    const who: Who = {};
+    expect(() =>
+      createAdmitWriting(stubAuthenticate(() => BOB).authenticate)(
+        TOKEN,
+        checksFor('/billing/invoices'),
+        who,
+      ),
+    ).toThrow(expect.objectContaining({ code: 'forbidden' }));
+    expect(who).toEqual({ userId: 'bob', tenantId: 'u-bob' });
+  });
+
+  it('names nobody when the token was refused', () => {
+    const who: Who = {};
+    const admit = createAdmitWriting(
+      stubAuthenticate(() => {
+        throw new GatewayError('invalid_token', 'bad token');
+      }).authenticate,
+    );
+    expect(() => admit(TOKEN, checksFor('/orders/1'), who)).toThrow();
+    expect(who).toEqual({});
   });
 });
 
