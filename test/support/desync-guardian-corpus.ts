@@ -1,5 +1,5 @@
 /**
- * The request corpus of aws/http-desync-guardian (https://github.com/aws/http-desync-guardian,
+ * The request corpus of aws/http-desync-guardian (a GitHub repository:
  * `tests/*.yaml` at commit 7dd6f37171f0a8428d259f2631aee5e7b01a1d64; Apache License 2.0):
  * every case transcribed as written there — request line, header lines, and the tier its
  * authors give it — with what the gateway does with it (`verdict`), proved by
