@@ -28,6 +28,7 @@ import type { Forwarder } from './proxy/forwarder.js';
 import type { LiveWebSockets } from './proxy/live-websockets.js';
 import type { HeaderPolicy } from './proxy/header-policy.js';
 import { normaliseTarget, type NormalisedTarget } from './proxy/normalise-path.js';
+import { checkTransferCoding } from './proxy/transfer-coding.js';
 import type { RouteTable } from './proxy/route-table.js';
 import {
   ANY_HOST,
@@ -212,6 +213,13 @@ export function createRequestHandler(deps: DispatchDeps) {
     // suspect, and its answer would never be read. Never forwarded.
     if ((req.socket as ClosingSocket)[CLOSING] === true) return undefined;
     const scope = openScope(req, res, recorder);
+    if (req.headers['transfer-encoding'] !== undefined && below11(req)) {
+      // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 message means faulty
+      // framing; the message is answered, then the connection closes, and
+      // nothing pipelined behind it is read.
+      res.shouldKeepAlive = false;
+      (req.socket as ClosingSocket)[CLOSING] = true;
+    }
     const fail = (err: unknown) => {
       if (!isGatewayError(err) || err.status >= 500) scope.log.warn({ err }, 'request failed');
       const socket = req.socket as ClosingSocket | null;
@@ -238,6 +246,12 @@ export function createRequestHandler(deps: DispatchDeps) {
       const cors = deps.settings.apiCors;
       if (cors?.preflight(req, res)) return;
       cors?.decorate(req, res);
+      try {
+        // The API reads bodies itself: a coding it does not implement would be read as JSON.
+        checkTransferCoding(req.headers['transfer-encoding']);
+      } catch (err) {
+        return fail(err);
+      }
       req.url = urlOf(target);
       return deps.api(req, res);
     }
@@ -410,6 +424,11 @@ function urlOf(target: NormalisedTarget): string {
 /** The URL the upstream sees: the route's prefix stripped or rewritten, the query as sent. */
 function forwardedUrl(route: CompiledRoute, target: NormalisedTarget): string {
   return urlOf({ ...target, path: upstreamPathOf(route, target.path) });
+}
+
+/** HTTP/1.0, or a line Node read as HTTP/0.9. */
+function below11(req: IncomingMessage): boolean {
+  return req.httpVersionMajor < 1 || (req.httpVersionMajor === 1 && req.httpVersionMinor === 0);
 }
 
 function isApiPath(path: string): boolean {

@@ -21,6 +21,7 @@ export type ErrorCode =
   | 'too_many_requests'
   | 'headers_too_large'
   | 'internal_error'
+  | 'not_implemented'
   | 'bad_gateway'
   | 'unavailable'
   | 'gateway_timeout';
@@ -41,6 +42,7 @@ const STATUS: Record<ErrorCode, number> = {
   too_many_requests: 429,
   headers_too_large: 431,
   internal_error: 500,
+  not_implemented: 501,
   bad_gateway: 502,
   unavailable: 503,
   gateway_timeout: 504,

@@ -1,10 +1,13 @@
 /**
  * Header names as upstream frameworks see them: case-insensitive, and with
  * `_` and `-` folded together (CGI, WSGI, Rack and several proxies map both
- * to one name), so `X_User_Id` counts as `X-User-Id`.
+ * to one name), so `X_User_Id` counts as `X-User-Id`; a run of them counts as
+ * one (normalisers that collapse delimiters read `Transfer---Encoding` and
+ * `Transfer___Encoding` as `Transfer-Encoding`: aws/http-desync-guardian
+ * calls such names ambiguous).
  */
 export function foldHeaderName(name: string): string {
-  return name.toLowerCase().replace(/_/g, '-');
+  return name.toLowerCase().replace(/[-_]+/g, '-');
 }
 
 /**

@@ -21,6 +21,7 @@ import type { GatewayConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
 import { REQUEST_ID_HEADER } from '../request-id.js';
 import { foldHeaderName, headerNameMatcher, IDENTITY_LIKE_HEADERS } from '../header-names.js';
+import { checkTransferCoding } from './transfer-coding.js';
 import type { TrustCheck } from './trusted-proxies.js';
 
 export type IdentityHeaderNames = GatewayConfig['identityHeaders'];
@@ -79,21 +80,18 @@ const CONNECTION_NAMES_PROTECTED = new GatewayError(
   'The Connection header may not name Content-Length, Transfer-Encoding, Host or a header the gateway sets.',
   CLOSE,
 );
-const UNSUPPORTED_TRANSFER_ENCODING = new GatewayError(
-  'invalid_request',
-  'The only Transfer-Encoding the gateway accepts is chunked.',
-  CLOSE,
-);
 /** Names whose strip decision was made once; bounded, client-chosen names are unbounded. */
 const DECIDED_NAMES_MAX = 4096;
 
 export interface HeaderPolicy {
   /**
-   * Refuses (400 `invalid_request`, connection closed) a request the gateway
-   * cannot forward unambiguously: a `Transfer-Encoding` other than `chunked`,
-   * or a `Connection` naming `Content-Length`, `Transfer-Encoding`, `Host`, an
-   * identity header or another header the gateway sets. Runs before anything
-   * else looks at a proxied, forward-auth or upgrade request.
+   * Refuses, closing the connection, a request the gateway cannot forward
+   * unambiguously: a transfer coding other than `chunked` (501
+   * `not_implemented`, or 400 when the body cannot be framed: see
+   * `transfer-coding.ts`), or a `Connection` naming `Content-Length`,
+   * `Transfer-Encoding`, `Host`, an identity header or another header the
+   * gateway sets (400 `invalid_request`). Runs before anything else looks at
+   * a proxied, forward-auth or upgrade request.
    * @throws GatewayError
    */
   checkFraming(req: IncomingMessage): void;
@@ -162,11 +160,10 @@ export function createHeaderPolicy(
 
   return {
     checkFraming(req) {
-      const { connection, 'transfer-encoding': encoding } = req.headers;
+      const { connection } = req.headers;
       // Node refused every other malformed framing already (CL with TE,
-      // duplicate or non-numeric CL, TE not ending in chunked).
-      if (encoding !== undefined && encoding.toLowerCase() !== 'chunked')
-        throw UNSUPPORTED_TRANSFER_ENCODING;
+      // duplicate or non-numeric CL, most TE not ending in chunked).
+      checkTransferCoding(req.headers['transfer-encoding']);
       if (connection === undefined || connection === 'keep-alive' || connection === 'close') return;
       // Node joins repeated Connection lines with ", ".
       for (const token of connection.split(',')) {
@@ -238,7 +235,7 @@ export function createHeaderPolicy(
         if (upgrade !== undefined)
           out.upgrade = upgrade.toLowerCase() === 'websocket' ? 'websocket' : upgrade;
       } else if (encoding !== undefined) {
-        // `checkFraming` let only `chunked` through; Node has decoded it.
+        // `checkFraming` let only `chunked` alone through; Node has decoded it.
         out['transfer-encoding'] = 'chunked';
       } else if (length !== undefined) {
         // Node accepted exactly one, all digits, and reads exactly that many bytes.

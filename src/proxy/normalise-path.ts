@@ -5,8 +5,13 @@
  *
  * - percent-encoded unreserved characters are decoded (RFC 3986 §6.2.2.2), so
  *   `/%6frders` is `/orders`; other escapes are kept, upper-cased;
- * - encoded slashes and backslashes (`%2f`, `%5c`), raw backslashes, NUL and
- *   control characters are refused: frameworks disagree on what they mean;
+ * - encoded slashes and backslashes (`%2f`, `%5c`), raw backslashes, raw
+ *   control characters and encoded ones but `%09` are refused: frameworks
+ *   disagree on what they mean. `%00` ends the path for C-string code;
+ *   `%0D`/`%0A` become line breaks where an upstream writes the decoded path
+ *   into a request line or header (nginx's `$uri`); the others are
+ *   whitespace to Java's `trim` and not to JavaScript's. `%09`, a tab, is
+ *   whitespace to every trim, like `%20`, and kept as sent;
  * - `.` and `..` segments are resolved (RFC 3986 §5.2.4), never above `/`;
  * - a segment that some upstream reads as `.` or `..` but that is not one
  *   (`..;`, `..;x=1`, `%2e%2e%3b`, `..%20`, `.;`) is refused: Tomcat drops
@@ -52,7 +57,7 @@ export function normaliseTarget(rawUrl: string | undefined): NormalisedTarget {
       throw new GatewayError('invalid_request', 'The path has a malformed percent-escape.');
     const code = parseInt(hex, 16);
     const char = String.fromCharCode(code);
-    if (code < 0x20 || code === 0x7f || char === '/' || char === '\\') {
+    if ((code < 0x20 && code !== 0x09) || code === 0x7f || char === '/' || char === '\\') {
       throw new GatewayError(
         'invalid_request',
         'The path contains an encoded slash, backslash or control character.',

@@ -51,13 +51,9 @@ export class RateBucket {
     this.taken += 1;
   }
 
-  /**
-   * Whole seconds (at least 1) until one token is back: by its own refill,
-   * or by the next reconcile (`leaseMs` away at most) when leased.
-   */
-  retryAfterSeconds(leaseMs: number): number {
-    const ms = this.ratePerMs > 0 ? (1 - this.tokens) / this.ratePerMs : leaseMs;
-    return Math.max(1, Math.ceil(ms / 1000));
+  /** Milliseconds until a refilling bucket has one token (0 when it has one now). */
+  msUntilToken(now: number): number {
+    return Math.max(0, 1 - this.available(now)) / this.ratePerMs;
   }
 
   /** Refills by itself from now on (the store is out of reach, or there is none). */

@@ -14,10 +14,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Principal } from '../auth/authenticate.js';
-import { GatewayError } from '../errors.js';
 import type { RateLease, RateLeaseRequest, Store } from '../store/types.js';
 import { RateBucket } from './rate-bucket.js';
 import type { RateLimitSide, RatePolicy, RouteRateLimit } from './rate-policy.js';
+import {
+  secondsUntilToken,
+  tooManyRequests,
+  type LastLease,
+  type ReconcileSchedule,
+  type Refusal,
+} from './rate-refusal.js';
 
 /**
  * Past this many buckets the oldest go first. Each needs a valid token for
@@ -87,7 +93,7 @@ interface PolicyState {
 }
 
 /** What the last reconcile said of a bucket: the instances sharing it, and the shared tokens. */
-const lastLeaseOf = new WeakMap<RateBucket, SharedView & { instances: number }>();
+const lastLeaseOf = new WeakMap<RateBucket, LastLease>();
 /** How a new bucket's waiters are released. */
 const releaseOf = new WeakMap<RateBucket, () => void>();
 
@@ -96,6 +102,8 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
   const now = deps.now ?? (() => performance.now());
   const states = new Map<string, PolicyState>();
   const holder = { id: randomUUID(), silentAfterMs: 4 * intervalMs };
+  /** When reconciles run, for the wait a 429 tells. */
+  const schedule: ReconcileSchedule = { lastTickAt: now(), intervalMs, answerMs: 0 };
   /** Buckets whose reconcile is under way: never asked for twice at once. */
   const settling = new WeakSet<RateBucket>();
   let size = 0;
@@ -218,18 +226,22 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
     decide(limit, principal, at);
   }
 
-  /** Every bucket has a token: each gives one. Else the first empty one refuses, none gives. */
+  /** Every bucket has a token: each gives one. Else each empty one refuses, none gives. */
   function decide(limit: RouteRateLimit, principal: Principal, at: number): void {
     const { policies } = limit;
+    let refused: [Refusal, ...Refusal[]] | undefined;
     for (const policy of policies) {
       const state = stateOf(policy);
       const bucket = bucketOf(state, subjectOf(policy, principal), at);
-      if (bucket.available(at) < 1) {
-        bucket.refused++;
-        state.limited++;
-        throw tooManyRequests(limit, policy, bucket.retryAfterSeconds(intervalMs));
-      }
+      if (bucket.available(at) >= 1) continue;
+      bucket.refused++;
+      state.limited++;
+      const lease = lastLeaseOf.get(bucket);
+      const refusal = { policy, seconds: secondsUntilToken(policy, bucket, lease, schedule, at) };
+      if (refused === undefined) refused = [refusal];
+      else refused.push(refusal);
     }
+    if (refused !== undefined) throw tooManyRequests(limit, refused);
     for (const policy of policies) {
       const state = stateOf(policy);
       (state.buckets.get(subjectOf(policy, principal)) as RateBucket).take();
@@ -281,6 +293,7 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
       granted = [];
     }
     const after = now();
+    if (granted.length > 0) schedule.answerMs = after - at;
     asking.forEach(({ state, subject, bucket }, i) => {
       settling.delete(bucket);
       const request = requests[i] as RateLeaseRequest;
@@ -332,6 +345,7 @@ export function createRateLimits(deps: RateLimitDeps): RateLimits {
   }
 
   const timer = setInterval(() => {
+    schedule.lastTickAt = now();
     if (ticking) return;
     ticking = true;
     settle(false).finally(() => (ticking = false));
@@ -383,22 +397,4 @@ function leaseRequest(
 /** The shared tokens `seen` saw, refilled until `at` (never past `burst`). */
 function refilled(policy: RatePolicy, seen: SharedView, at: number): number {
   return Math.min(policy.burst, seen.shared + ((at - seen.at) * policy.ratePerSecond) / 1000);
-}
-
-function tooManyRequests(
-  limit: RouteRateLimit,
-  policy: RatePolicy,
-  retryAfter: number,
-): GatewayError {
-  return new GatewayError(
-    'too_many_requests',
-    `This ${policy.limit} sends more than ${policy.ratePerSecond} requests per second to this route; retry after ${retryAfter} s.`,
-    {
-      headers: {
-        'retry-after': String(retryAfter),
-        'ratelimit-policy': limit.policyHeader,
-        ratelimit: `"${policy.limit}";r=0;t=${retryAfter}`,
-      },
-    },
-  );
 }

@@ -477,12 +477,39 @@ describe('checkFraming', () => {
     expect(check(lines)).toBeUndefined();
   });
 
-  it.each(['gzip, chunked', 'gzip', 'identity'])(
-    'refuses Transfer-Encoding %s and closes the connection',
+  it.each([
+    'gzip',
+    'identity',
+    'chunked;x=1',
+    'chunked ;',
+    'xchunked',
+    '\xa0chunked',
+    'chunked, chunked',
+    'chunked;x, chunked',
+    'gzip, chunked, gzip',
+    ' , ',
+  ])(
+    'refuses Transfer-Encoding %j, whose body cannot be framed, and closes the connection',
     (encoding) => {
       const err = check([['Transfer-Encoding', encoding]]);
       expect(err?.code).toBe('invalid_request');
       expect(err?.status).toBe(400);
+      expect(err?.headers).toEqual({ connection: 'close' });
+    },
+  );
+
+  it.each([
+    'gzip, chunked',
+    'GZIP , Chunked',
+    'deflate,\tidentity, chunked',
+    'gzip;q=1,, chunked',
+    'x-custom, chunked',
+  ])(
+    'answers Transfer-Encoding %j, a coding before a final chunked, 501 and closes the connection',
+    (encoding) => {
+      const err = check([['Transfer-Encoding', encoding]]);
+      expect(err?.code).toBe('not_implemented');
+      expect(err?.status).toBe(501);
       expect(err?.headers).toEqual({ connection: 'close' });
     },
   );

@@ -31,6 +31,9 @@ describe('normaliseTarget', () => {
     ['/orders/%c3%a9', '/orders/%C3%A9'],
     ['/orders/..', '/'],
     ['/orders/x/..', '/orders/'],
+    // A tab is whitespace like %20: kept as sent (aws/http-desync-guardian: "%09 in URI is OK").
+    ['/path-%09-uri', '/path-%09-uri'],
+    ['/orders/a%09b', '/orders/a%09b'],
   ])('%s → %s', (input, expected) => {
     expect(path(input)).toBe(expected);
   });
@@ -46,6 +49,14 @@ describe('normaliseTarget', () => {
     '/orders\\..\\admin',
     '/orders/%00',
     '/orders/%0a',
+    '/orders/%0D',
+    '/orders/%0d%0aHost:%20evil',
+    '/orders/%01',
+    '/orders/%0B',
+    '/orders/%1f',
+    '/orders/%7F',
+    '/orders/..%09/admin',
+    '/orders/%09../admin',
     '/orders/%zz',
     '/orders/%',
     'orders/1',

@@ -1,5 +1,5 @@
 /**
- * The in-process token bucket on a fake clock: refill, cap, Retry-After,
+ * The in-process token bucket on a fake clock: refill, cap, the wait for a token,
  * the switch between refilling alone and being fed by leases.
  */
 import { describe, expect, it } from 'vitest';
@@ -20,14 +20,13 @@ describe('RateBucket', () => {
     expect(bucket.taken).toBe(20);
   });
 
-  it('tells whole seconds, at least 1, until a token is back', () => {
-    const slow = new RateBucket(0.5 / 1000, 1, 0, 0);
-    expect(slow.retryAfterSeconds(250)).toBe(2);
-    const fast = new RateBucket(100 / 1000, 1, 0, 0);
-    expect(fast.retryAfterSeconds(250)).toBe(1);
-    // Leased: the next reconcile may bring tokens.
-    const leased = new RateBucket(0, 1, 0, 0);
-    expect(leased.retryAfterSeconds(2500)).toBe(3);
+  it('tells the milliseconds until a token is back by its own refill', () => {
+    const slow = new RateBucket(0.25 / 1000, 1, 0, 0);
+    expect(slow.msUntilToken(0)).toBe(4000);
+    expect(slow.msUntilToken(1000)).toBeCloseTo(3000);
+    expect(slow.msUntilToken(4000)).toBe(0);
+    const fast = new RateBucket(100 / 1000, 1, 0, 0.5);
+    expect(fast.msUntilToken(0)).toBeCloseTo(5);
   });
 
   it('fed by leases it does not refill by itself; alone again it refills from what it has', () => {

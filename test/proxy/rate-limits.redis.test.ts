@@ -32,6 +32,8 @@ import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js
 
 const CLUSTER = { requestsPerSecond: 100, burst: 100 };
 const SPACED = { requestsPerSecond: 2, burst: 2 };
+/** One token every 4 s. */
+const SLOW = { requestsPerSecond: 0.25, burst: 1 };
 const INSTANCES = 10;
 /** What the rate-limit and revocation-lease scripts run, and the calls themselves. */
 const SCRIPT_COMMANDS = [
@@ -87,6 +89,7 @@ beforeAll(async () => {
         upstream: echo.url,
         rateLimit: { perTenant: { requestsPerSecond: 20, burst: 20 } },
       },
+      { prefix: '/obey', upstream: echo.url, rateLimit: { perTenant: SLOW } },
       {
         prefix: '/reload',
         upstream: echo.url,
@@ -207,6 +210,34 @@ describe('one gateway', () => {
     expect(decisions('limited')).toBeGreaterThan(0);
     expect(samples.some((s) => 'tenant' in s.labels || 'user' in s.labels)).toBe(false);
   });
+});
+
+describe('a client that obeys Retry-After', () => {
+  for (const store of ['memory', 'redis'] as const) {
+    it(`is admitted at its next try, though the refill takes longer than a reconcile (${store} store)`, async () => {
+      // The memory store: buckets refilling in process; Redis: leased from the shared bucket.
+      const gw =
+        store === 'redis' ? fx.gw : await startTestGateway({ ...fx.config, store: undefined });
+      try {
+        const token = (await tokenFor(gw.url, ALICE, 'acme')).access_token;
+        const first = await get(gw, '/obey/x', token);
+        await first.arrayBuffer();
+        expect(first.status).toBe(200);
+        const refused = await get(gw, '/obey/x', token);
+        await expectError(refused, 429, 'too_many_requests');
+        // The bucket's one token comes back 4 s after it was taken: as the policy says.
+        expect(refused.headers.get('ratelimit-policy')).toBe('"tenant";q=1;w=4');
+        expect(refused.headers.get('retry-after')).toBe('4');
+        expect(refused.headers.get('ratelimit')).toBe('"tenant";r=0;t=4');
+        await delay(4000);
+        const next = await get(gw, '/obey/x', token);
+        await next.arrayBuffer();
+        expect(next.status).toBe(200);
+      } finally {
+        if (gw !== fx.gw) await gw.close();
+      }
+    }, 30_000);
+  }
 });
 
 describe('a config reload', () => {

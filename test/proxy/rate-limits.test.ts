@@ -75,6 +75,32 @@ describe('in process (no shared store)', () => {
     limits.close();
   });
 
+  it('when both sides are empty, tells the longer wait in Retry-After and each side its own', () => {
+    const { limits, clock } = limiter();
+    const slowUser = compileRateLimit('/api', {
+      perTenant: { requestsPerSecond: 1, burst: 1 },
+      perUser: { requestsPerSecond: 0.25, burst: 1 },
+    })!;
+    limits.admit(slowUser, who('acme', 'alice'));
+    expect(refusal(() => limits.admit(slowUser, who('acme', 'alice'))).headers).toEqual({
+      'retry-after': '4',
+      'ratelimit-policy': '"tenant";q=1;w=1, "user";q=1;w=4',
+      ratelimit: '"tenant";r=0;t=1, "user";r=0;t=4',
+    });
+    expect(limits.drainDecisions()).toEqual([
+      { route: '/api', limit: 'tenant', admitted: 1, limited: 1, waited: 0 },
+      { route: '/api', limit: 'user', admitted: 1, limited: 1, waited: 0 },
+    ]);
+    // The tenant's token is back after 1 s, the user's only after 4.
+    clock.ms = 1000;
+    expect(refusal(() => limits.admit(slowUser, who('acme', 'alice'))).headers.ratelimit).toBe(
+      '"user";r=0;t=3',
+    );
+    clock.ms = 4000;
+    expect(limits.admit(slowUser, who('acme', 'alice'))).toBeUndefined();
+    limits.close();
+  });
+
   it('forgets buckets that are full again, and no others', async () => {
     const { limits, clock } = limiter();
     limits.admit(both, who('acme', 'alice'));

@@ -78,6 +78,8 @@ const SEGMENT_SUFFIX = fc.constantFrom(
   '%20',
   '%20%20',
   '.%20',
+  '%09',
+  '%20%09',
   '%2e',
   '+',
 );
@@ -88,7 +90,7 @@ const segmentSpelling = (text: string) =>
     .tuple(
       fc.oneof(anyCase(text), someEncoded(text), fc.constant(text)),
       SEGMENT_SUFFIX,
-      fc.constantFrom('', '', '', '%20'),
+      fc.constantFrom('', '', '', '%20', '%09'),
     )
     .map(([body, suffix, lead]) => `${lead}${body}${suffix}`);
 
@@ -101,6 +103,8 @@ const NOISE_SEGMENT = fc.constantFrom(
   '..;x=1',
   '%2e%2e%3b',
   '..%20',
+  '..%09',
+  '%09',
   '.;',
   '...',
   ';x',
@@ -182,6 +186,17 @@ const PATH_READERS: Record<string, PathReader> = {
   spring: (p) =>
     tenantOf(
       resolveDots(p.split('/').map((s) => safeDecode(s).split(';')[0] as string)),
+      ignoreCase,
+    ),
+  // A matcher that trims each decoded segment (Java's `trim`, JavaScript's `trim`), case-insensitive.
+  trimming: (p) =>
+    tenantOf(
+      resolveDots(
+        p
+          .split('/')
+          .map((s) => safeDecode(s).trim())
+          .filter((s) => s !== ''),
+      ),
       ignoreCase,
     ),
   // IIS: decoded, trailing dots and spaces trimmed, case-insensitive.

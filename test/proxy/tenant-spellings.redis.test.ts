@@ -97,6 +97,22 @@ const PATH_ROWS: Row[] = [
   { spelling: 'tenant with ;params', target: '/orders/tenants/globex;x=1', expect: MISMATCH },
   { spelling: 'tenant with %3B params', target: '/orders/tenants/globex%3Bx', expect: MISMATCH },
   { spelling: 'tenant with %20', target: '/orders/tenants/globex%20', expect: MISMATCH },
+  // A tab is forwarded like a space (docs/security.md): trimmed by permissive readers, kept by strict ones.
+  { spelling: 'tenant with %09', target: '/orders/tenants/globex%09', expect: MISMATCH },
+  {
+    spelling: 'own tenant with %09 (two readings)',
+    target: '/orders/tenants/acme%09',
+    expect: MISMATCH,
+  },
+  { spelling: 'literal with %09', target: '/orders/tenants%09/globex', expect: MISMATCH },
+  { spelling: 'own tenant after %09 between', target: '/orders/%09/tenants/acme', expect: INVALID },
+  {
+    spelling: 'own tenant, %09 in a later segment',
+    target: '/orders/tenants/acme/a%09b',
+    expect: 200,
+  },
+  { spelling: '.. with %09', target: '/orders/tenants/acme/..%09/globex', expect: INVALID },
+  { spelling: 'tenant with %0A', target: '/orders/tenants/acme%0A', expect: INVALID },
   {
     spelling: 'tenant with trailing dot',
     target: '/orders/tenants/globex./items',
