@@ -389,8 +389,13 @@ describe('a refused token says why in the log and the metric, and nothing more t
         status: 401,
         body: `${JSON.stringify({ error: 'invalid_token', error_description: description })}\n`,
       });
-      // The challenge for a request without credentials is another change's (RFC 6750 §3.1).
-      if (reason !== 'missing') expect(answer.challenge).toBe('Bearer error="invalid_token"');
+      // A request without bearer credentials (none, or another scheme) is challenged with the
+      // realm alone (RFC 6750 §3.1); a bearer that fails, with the error code.
+      expect(answer.challenge).toBe(
+        authorization !== undefined && /^Bearer(?:[ \t]|$)/i.test(authorization)
+          ? 'Bearer error="invalid_token"'
+          : 'Bearer realm="tenant-gateway"',
+      );
       expect(await lineOf(answer.requestId, way.msg), way.name).toMatchObject({
         status: 401,
         reason: 'invalid_token',
