@@ -294,6 +294,25 @@ describe.each(renders)('kubectl kustomize $name', ({ overlay, objects }) => {
     expect(selectionProblems(objects())).toEqual([]);
   });
 
+  it('bounds the gateway’s memory: a limit, V8’s old space as a share of it, a fixed bcrypt pool', async () => {
+    // Issue 30: what grows with the machine rather than the load (the young
+    // generation, one bcrypt thread per core of the node) is fixed, and V8
+    // collects before the limit is reached (docs/deploying.md, "Memory").
+    const container = gatewayContainer(objects()) as Container & {
+      env: { name: string; value?: string }[];
+      resources: { requests: { memory: string }; limits: { memory: string } };
+    };
+    const mib = (q: string) => Number(/^(\d+)Mi$/.exec(q)?.[1]);
+    expect(mib(container.resources.limits.memory)).toBeGreaterThanOrEqual(
+      mib(container.resources.requests.memory),
+    );
+    const nodeOptions = container.env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+    const share = Number(/--max-old-space-size-percentage=(\d+)/.exec(nodeOptions)?.[1]);
+    expect(share).toBeGreaterThan(0);
+    expect(share).toBeLessThanOrEqual(50);
+    expect((await renderedConfig(objects())).passwords.workers).toBeGreaterThan(0);
+  });
+
   it('no Service exposes the admin port', () => {
     for (const service of ofKind(objects(), 'Service'))
       for (const p of service.spec.ports) {
