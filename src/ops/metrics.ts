@@ -9,6 +9,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { TOKEN_REFUSALS, type TokenRefusal } from '../auth/token-refusals.js';
 import { BatchedHistogram, type Series } from './batched-histogram.js';
+import { registerMemoryLimits } from './memory-limits.js';
 import { createRequestMetrics, DURATION_BUCKETS, type RequestRecord } from './request-metrics.js';
 
 export type { RequestRecord } from './request-metrics.js';
@@ -81,6 +82,7 @@ export function createMetrics(sources: MetricSources): Metrics {
     labelNames: ['version', 'node_version'] as const,
     registers: [registry],
   }).set({ version: sources.version, node_version: process.version }, 1);
+  registerMemoryLimits(registry);
   new Gauge({
     name: 'tenant_gateway_requests_in_flight',
     help: 'Requests on the main listener whose response has not closed.',

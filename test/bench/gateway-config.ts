@@ -43,8 +43,12 @@ export interface GatewayFiles {
  */
 export function writeGatewayFiles(options: {
   port: number;
+  /** An admin listener (/metrics, /healthz) on 127.0.0.1 at this port; none when omitted. */
+  adminPort?: number;
   redisUrl: string;
   upstream: string;
+  /** bcrypt worker threads; default {@link PASSWORD_WORKERS}. */
+  passwordWorkers?: number;
 }): GatewayFiles {
   const dir = mkdtempSync(join(tmpdir(), 'tg-bench-gateway-'));
   const keys = join(dir, 'keys');
@@ -79,11 +83,14 @@ export function writeGatewayFiles(options: {
     configFile,
     stringify({
       listen: { host: '127.0.0.1', port: options.port },
+      ...(options.adminPort === undefined
+        ? {}
+        : { admin: { host: '127.0.0.1', port: options.adminPort } }),
       store: { redis: { url: options.redisUrl, keyPrefix: 'bench:' } },
       seed: seedFile,
       // Long enough for the soak: the token must not expire mid-run.
       tokens: { keys, ttlSeconds: 86_400, issuer: TOKEN_ISSUER, audience: TOKEN_AUDIENCE },
-      passwords: { bcryptCost: 10, workers: PASSWORD_WORKERS },
+      passwords: { bcryptCost: 10, workers: options.passwordWorkers ?? PASSWORD_WORKERS },
       // Nor queue-limited (issue 12's 429 past a few queued logins per e-mail
       // or address): the storm's logins all come from one user on one address.
       limits: {

@@ -155,6 +155,19 @@ export function rssMb(pid: number): number {
 }
 
 /**
+ * Peak resident set size of a process in MB, from `VmHWM` in
+ * `/proc/<pid>/status`: the most the kernel has held for it since it
+ * started, what a container's memory limit is held against. Sampling
+ * `VmRSS` can miss a peak between two reads; this cannot.
+ */
+export function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /^VmHWM:\s+(\d+)\s+kB$/m.exec(status);
+  if (match === null) throw new Error(`no VmHWM in /proc/${pid}/status`);
+  return Number(match[1]) / 1024;
+}
+
+/**
  * Runs the registered clean-ups once, in reverse order: on `run()`, or on
  * SIGINT/SIGTERM (then exits 130/143).
  */

@@ -61,6 +61,7 @@ export function formatReport(r: BenchResults): string {
   out.push(
     `tenant-gateway benchmark — ${machine.cores} cores (os.availableParallelism; ${machine.cpus} CPUs listed), Node ${machine.node}, ${machine.platform}`,
     `cpu: ${machine.cpu}`,
+    `gateway: dist/cli.js serve with the image's Node flags (its Dockerfile's ENTRYPOINT): ${settings.gatewayNodeFlags.join(' ') || 'none'}`,
     `load: autocannon, ${settings.connections} connections, pipelining 1, one target at a time; each run warmed up ${settings.warmupSeconds} s, then ${settings.seconds} s measured (scenario 1b: paced-load.ts, see there)`,
     settings.pinned
       ? 'placement: load generator and upstream on CPU 0, each proxy on CPU 1 (main threads; BENCH_PIN=1)'
@@ -79,7 +80,7 @@ export function formatReport(r: BenchResults): string {
     `Redis commands per proxied request: ${redis.perRequest.toFixed(4)} (${counted} counted commands / ${total(throughput, 'gateway').completed} requests, over the measured gateway runs)`,
     `  counted: ${describeCounts(redis.counted)}`,
     `  excluded (${redis.excludedPatterns.join(', ')}): ${describeCounts(redis.excluded)}`,
-    `gateway RSS: ${mb(throughput.rssMb.before)} before scenario 1, ${mb(throughput.rssMb.after)} after (${signed(throughput.rssMb.after - throughput.rssMb.before)} MB)`,
+    `gateway RSS: ${mb(throughput.rssMb.before)} before scenario 1, ${mb(throughput.rssMb.after)} after (${signed(throughput.rssMb.after - throughput.rssMb.before)} MB); peak ${mb(throughput.rssMb.peak)} (VmHWM: the most it ever held, against a container's memory limit)`,
     `  for comparison, bare http-proxy-3 RSS: ${mb(throughput.bareRssMb.before)} before, ${mb(throughput.bareRssMb.after)} after (${signed(throughput.bareRssMb.after - throughput.bareRssMb.before)} MB)`,
     '',
     `Scenario 1b — latency at a fixed ${r.latency.rate} req/s per target (open loop, evenly paced, 10 kept-alive connections each, same request), both targets interleaved request by request for ${r.latency.secondP99Ms.gateway.length} s`,
@@ -95,6 +96,7 @@ export function formatReport(r: BenchResults): string {
       runRow({ ...storm.token, name: 'GET /1/token, during storm' }),
       runRow({ ...storm.tokenAlone, name: 'GET /1/token, alone' }),
     ]),
+    `gateway peak RSS (VmHWM) after the storm: ${mb(storm.peakRssMb)}`,
     `login ceiling: ${storm.ceiling.threads} pool threads ÷ ${storm.ceiling.compareMs.toFixed(1)} ms per bcryptjs compare (cost ${storm.ceiling.cost}, median of 5, plain node) = ${storm.ceiling.loginsPerSecond.toFixed(1)} logins/s`,
     '',
   );
@@ -108,7 +110,7 @@ export function formatReport(r: BenchResults): string {
         runRow({ ...soak.first, name: 'first 50,000' }),
         runRow({ ...soak.rest, name: 'next 950,000' }),
       ]),
-      `gateway RSS: ${mb(soak.rssMb.after50k)} after 50,000, ${mb(soak.rssMb.after1M)} after 1,000,000 (${signed(soak.rssMb.after1M - soak.rssMb.after50k)} MB)`,
+      `gateway RSS: ${mb(soak.rssMb.after50k)} after 50,000, ${mb(soak.rssMb.after1M)} after 1,000,000 (${signed(soak.rssMb.after1M - soak.rssMb.after50k)} MB); peak ${mb(soak.rssMb.peak)} (VmHWM)`,
       `  RSS after every 50,000 (MB): ${soak.rssMb.every50k.map((v) => v.toFixed(0)).join(' ')}`,
       '',
     );

@@ -49,7 +49,12 @@ export interface ThroughputScenario {
     excluded: Record<string, number>;
     perRequest: number;
   };
-  rssMb: { before: number; after: number };
+  /**
+   * The gateway's RSS before and after its runs, and its peak (`VmHWM`: the
+   * most the kernel held for it since it started, what a container's memory
+   * limit is held against) at the end of the scenario.
+   */
+  rssMb: { before: number; after: number; peak: number };
   /** The bare proxy's RSS around its run: what plain Node proxying grows by, for comparison. */
   bareRssMb: { before: number; after: number };
 }
@@ -125,6 +130,8 @@ export interface StormScenario {
   /** The token endpoint under the same login load, with no proxied load beside it. */
   tokenAlone: LoadResult;
   ceiling: LoginCeiling;
+  /** The gateway's peak RSS (`VmHWM`) after the storm: the most it ever held, storm included. */
+  peakRssMb: number;
 }
 
 /** Scenario 3 (BENCH_SOAK=1): gateway RSS over a million proxied requests. */
@@ -136,6 +143,8 @@ export interface SoakScenario {
     after1M: number;
     /** After every 50,000 requests, from the first 50,000 to 1,000,000. */
     every50k: number[];
+    /** The most the soak's gateway ever held (`VmHWM`). */
+    peak: number;
   };
 }
 
@@ -183,6 +192,8 @@ export interface BenchResults {
     processes: number;
     /** Whether the load generator and each proxy had a CPU of their own (see run.ts). */
     pinned: boolean;
+    /** The Node flags the gateway ran with: the image's (its Dockerfile's ENTRYPOINT). */
+    gatewayNodeFlags: string[];
   };
   throughput: ThroughputScenario;
   latency: LatencyScenario;

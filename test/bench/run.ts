@@ -6,7 +6,9 @@
  * processes, drives each with autocannon one at a time, and prints what the
  * gateway costs beside them — throughput, latency, CPU per request, Redis
  * commands, memory — then the same load during a login storm, and
- * (BENCH_SOAK=1) memory over a million requests.
+ * (BENCH_SOAK=1) memory over a million requests. The gateway runs with the
+ * image's Node flags (image-flags.ts), and its peak RSS is reported beside
+ * the rest: what a container's memory limit is held against.
  *
  * Environment: BENCH_SECONDS (measured seconds per target, default 10; also
  * the number of 1 s latency rounds),
@@ -41,6 +43,7 @@ import {
 } from './processes.js';
 import { readRedisPid } from './redis-stats.js';
 import { formatReport } from './report.js';
+import { imageNodeFlags } from './image-flags.js';
 import { childPids } from './cpu-usage.js';
 import { haproxyPeer, nginxPeer, type Peer } from './peers.js';
 import { failedRuns, TARGETS, type BenchResults, type TargetKey } from './results.js';
@@ -62,6 +65,8 @@ const settings = {
   rounds: Math.min(positiveInt('BENCH_ROUNDS', 5), seconds),
   processes: positiveInt('BENCH_PROCESSES', 3),
   pinned: pinLoadGenerator(),
+  // What the image runs: its ENTRYPOINT's Node flags (the young generation's size).
+  gatewayNodeFlags: imageNodeFlags(),
 };
 const teardown = createTeardown();
 const gatewayLog: BenchResults['gatewayLog'] = [];
@@ -145,7 +150,7 @@ async function startWorld(): Promise<BenchWorld> {
   const gatewayStart = async (): Promise<Started> => {
     const proc = spawnNode(
       'gateway',
-      ['dist/cli.js', 'serve', '--config', files.configFile],
+      [...settings.gatewayNodeFlags, 'dist/cli.js', 'serve', '--config', files.configFile],
       PROJECT_ROOT,
       keepWarning,
     );

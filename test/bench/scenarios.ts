@@ -8,7 +8,7 @@ import { basicAuthorization, BENCH_TENANT } from './gateway-config.js';
 import { drive, summarize, type LoadResult, type LoadTarget } from './load.js';
 import { drivePaced, type PacedRun } from './paced-load.js';
 import type { LoginCeiling } from './login-ceiling.js';
-import { rssMb, type BenchProcess } from './processes.js';
+import { peakRssMb, rssMb, type BenchProcess } from './processes.js';
 import { commandsBetween, EXCLUDED_COMMANDS, readCommandCounts } from './redis-stats.js';
 import type {
   LatencyScenario,
@@ -144,7 +144,11 @@ export async function throughputScenario(
         excluded: Object.fromEntries(excluded),
         perRequest: countedTotal / Math.max(1, gatewayCompleted),
       },
-      rssMb: { before: rssBefore.gateway, after: rssMb(world.pid('gateway')) },
+      rssMb: {
+        before: rssBefore.gateway,
+        after: rssMb(world.pid('gateway')),
+        peak: peakRssMb(world.pid('gateway')),
+      },
       bareRssMb: { before: rssBefore.bare, after: rssMb(world.pid('bare')) },
     },
     warmups,
@@ -195,6 +199,7 @@ export async function stormScenario(
       token: during.result(),
       tokenAlone: alone.result(),
       ceiling,
+      peakRssMb: peakRssMb(world.pid('gateway')),
     },
     warmups: [aloneWarmup, ...stormWarmups],
   };
@@ -224,6 +229,7 @@ export async function soakScenario(world: BenchWorld): Promise<SoakScenario> {
       after50k: series[SOAK_FIRST / SOAK_STEP - 1] as number,
       after1M: series.at(-1) as number,
       every50k: series,
+      peak: peakRssMb(world.pid('gateway')),
     },
   };
 }

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { imageNodeFlags } from '../bench/image-flags.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
@@ -68,7 +69,15 @@ describe('Dockerfile', () => {
   it('its HEALTHCHECK is the CLI’s health verb, which reads the mounted config', () => {
     const check = instructions.find((l) => l.startsWith('HEALTHCHECK '));
     expect(check).toMatch(/CMD \["node", "dist\/cli\.js", "health"\]$/);
-    expect(instructions).toContain('ENTRYPOINT ["node", "dist/cli.js"]');
+    expect(instructions).toContain(
+      'ENTRYPOINT ["node", "--max-semi-space-size=16", "dist/cli.js"]',
+    );
     expect(dockerfile).toMatch(/GATEWAY_CONFIG=\/etc\/tenant-gateway\/gateway\.yaml/);
+  });
+
+  it('starts Node with the young generation bounded, as the benchmarks run it', () => {
+    // Issue 30: Node 22 and 24 size it from the memory they see (64 MB on a
+    // large host, 2 MB under a small limit); the image fixes it.
+    expect(imageNodeFlags()).toEqual(['--max-semi-space-size=16']);
   });
 });

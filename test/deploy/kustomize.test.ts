@@ -15,14 +15,15 @@
  * API server), so the fields the gateway relies on are asserted by name.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { Ajv } from 'ajv';
-import { afterAll, describe, expect, it } from 'vitest';
-import { parse, parseAllDocuments } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { loadConfigFiles } from '../../src/config/index.js';
 import { findExecutable, onPath } from '../support/executables.js';
+import { selectionProblems } from './pod-selection.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const KUSTOMIZE = join(ROOT, 'deploy/kustomize');
@@ -162,13 +163,32 @@ const portNames = (objects: Obj[]) =>
     containersOf(objects).flatMap((c) => (c.ports ?? []).map((p) => [p.name, p.containerPort])),
   );
 
+/** The config in the render's ConfigMap, layered as the gateway container's args read it, validated. */
+async function renderedConfig(objects: Obj[]) {
+  const configMap = one(objects, 'ConfigMap');
+  const dir = mkdtempSync(join(temp, 'config-'));
+  for (const [file, text] of Object.entries(configMap.data ?? {}))
+    writeFileSync(join(dir, file), text);
+  const args = gatewayContainer(objects).args ?? [];
+  expect(args[0]).toBe('serve');
+  const files = args.flatMap((a, i) =>
+    args[i - 1] === '--config' ? [join(dir, basename(a))] : [],
+  );
+  expect(files.length).toBeGreaterThanOrEqual(2);
+  return (await loadConfigFiles(files, { REDIS_PASSWORD: 'from-the-secret' })).config;
+}
+
+async function expectValidObjects(objects: Obj[]) {
+  for (const obj of objects) {
+    const Model = await modelOf(obj);
+    expect(() => new Model(obj).validate(), `${obj.kind} ${obj.metadata.name}`).not.toThrow();
+  }
+}
+
 describe.each(renders)('kubectl kustomize $name', ({ overlay, objects }) => {
   it('renders objects that each pass the Kubernetes (or their CRD’s) schema', async () => {
     expect(objects().length).toBeGreaterThan(5);
-    for (const obj of objects()) {
-      const Model = await modelOf(obj);
-      expect(() => new Model(obj).validate(), `${obj.kind} ${obj.metadata.name}`).not.toThrow();
-    }
+    await expectValidObjects(objects());
   });
 
   it('has what production needs: Deployment, Service, ConfigMap, PDB, HPA, NetworkPolicy, PodMonitor, PrometheusRule', () => {
@@ -187,17 +207,8 @@ describe.each(renders)('kubectl kustomize $name', ({ overlay, objects }) => {
   });
 
   it('the config in its ConfigMap, layered as the Deployment reads it, passes the gateway’s validator', async () => {
-    const configMap = one(objects(), 'ConfigMap');
-    const dir = mkdtempSync(join(temp, 'config-'));
-    for (const [file, text] of Object.entries(configMap.data ?? {}))
-      writeFileSync(join(dir, file), text);
+    const config = await renderedConfig(objects());
     const args = gatewayContainer(objects()).args ?? [];
-    expect(args[0]).toBe('serve');
-    const files = args.flatMap((a, i) =>
-      args[i - 1] === '--config' ? [join(dir, basename(a))] : [],
-    );
-    expect(files.length).toBeGreaterThanOrEqual(2);
-    const { config } = await loadConfigFiles(files, { REDIS_PASSWORD: 'from-the-secret' });
     expect(config.tokens.keys).toBe('/etc/tenant-gateway/keys');
     expect(config.admin?.port).toBe(ADMIN_PORT);
     // Trusted proxies narrowed: nothing as wide as 10.0.0.0/8.
@@ -295,6 +306,32 @@ describe.each(renders)('kubectl kustomize $name', ({ overlay, objects }) => {
             expect(serviceNamed(path.backend.service.name)).toBeDefined();
   });
 
+  it('every budget, policy, Service, monitor and autoscaler selects the gateway’s pods and nothing else; no replicas where an HPA scales', () => {
+    // Issue 30: a PDB without a selector protected nothing, a NetworkPolicy
+    // with `podSelector: {}` governed every pod of the namespace, and the
+    // Deployment's `replicas` reset the HPA's count at every apply.
+    expect(selectionProblems(objects())).toEqual([]);
+  });
+
+  it('bounds the gateway’s memory: a limit, V8’s old space as a share of it, a fixed bcrypt pool', async () => {
+    // Issue 30: what grows with the machine rather than the load (the young
+    // generation, one bcrypt thread per core of the node) is fixed, and V8
+    // collects before the limit is reached (docs/deploying.md, "Memory").
+    const container = gatewayContainer(objects()) as Container & {
+      env: { name: string; value?: string }[];
+      resources: { requests: { memory: string }; limits: { memory: string } };
+    };
+    const mib = (q: string) => Number(/^(\d+)Mi$/.exec(q)?.[1]);
+    expect(mib(container.resources.limits.memory)).toBeGreaterThanOrEqual(
+      mib(container.resources.requests.memory),
+    );
+    const nodeOptions = container.env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+    const share = Number(/--max-old-space-size-percentage=(\d+)/.exec(nodeOptions)?.[1]);
+    expect(share).toBeGreaterThan(0);
+    expect(share).toBeLessThanOrEqual(50);
+    expect((await renderedConfig(objects())).passwords.workers).toBeGreaterThan(0);
+  });
+
   it('no Service exposes the admin port', () => {
     for (const service of ofKind(objects(), 'Service'))
       for (const p of service.spec.ports) {
@@ -353,5 +390,104 @@ describe.each(renders)('kubectl kustomize $name', ({ overlay, objects }) => {
   it('Traefik: no deprecated trustForwardHeader', () => {
     for (const m of ofKind(objects(), 'Middleware'))
       expect(m.spec.forwardAuth).not.toHaveProperty('trustForwardHeader');
+  });
+});
+
+/**
+ * Issue 30: the supported way to deploy — a kustomization of the
+ * operator's own naming an overlay as a resource, with patches — exactly as
+ * docs/deploying.md writes it, laid out as it says (this repository beside
+ * the operator's folder, in a temporary folder outside deploy/), rendered
+ * by plain `kubectl kustomize` (no --load-restrictor).
+ */
+describe('your own kustomization naming an overlay, as docs/deploying.md shows it', () => {
+  const docs = readFileSync(join(ROOT, 'docs/deploying.md'), 'utf8');
+  /** The text of the fenced YAML block whose first line is `# <title>`. */
+  const block = (title: string): string => {
+    const found = [...docs.matchAll(/^```yaml\n# ([^\n]+)\n([\s\S]*?)^```$/gm)].find(
+      (m) => m[1] === title,
+    );
+    if (found === undefined) throw new Error(`docs/deploying.md: no yaml block "# ${title}"`);
+    return found[2] as string;
+  };
+  const own = join(temp, 'your-deploy-repo/apps/tenant-gateway');
+  let kustomization: string;
+  let overlayYaml: string;
+  beforeAll(() => {
+    mkdirSync(own, { recursive: true });
+    symlinkSync(ROOT, join(temp, 'your-deploy-repo/tenant-gateway'));
+    kustomization = block('apps/tenant-gateway/kustomization.yaml');
+    overlayYaml = block('apps/tenant-gateway/overlay.yaml');
+    writeFileSync(join(own, 'overlay.yaml'), overlayYaml);
+  });
+  const renderWith = (text: string): Obj[] => {
+    writeFileSync(join(own, 'kustomization.yaml'), text);
+    return render(own);
+  };
+
+  it('renders from outside deploy/ with every patch applied, and the gateway’s objects stay scoped to its pods', async () => {
+    expect(kustomization).toContain('- ../../tenant-gateway/deploy/kustomize/overlays/gateway');
+    const objs = renderWith(kustomization);
+    await expectValidObjects(objs);
+    const container = gatewayContainer(objs) as Container & {
+      image: string;
+      resources: { requests: Record<string, string>; limits: Record<string, string> };
+    };
+    expect(container.image).toBe('registry.internal/platform/tenant-gateway:0.1.0');
+    expect(one(objs, 'HorizontalPodAutoscaler').spec.maxReplicas).toBe(20);
+    // A strategic merge by container name: the request changed, the rest kept.
+    expect(container.resources.requests.cpu).toBe('500m');
+    expect(container.resources.limits.memory).toBe(
+      (
+        (parse(readFileSync(join(KUSTOMIZE, 'base/deployment.yaml'), 'utf8')) as Obj).spec.template
+          .spec.containers[0] as { resources: { limits: { memory: string } } }
+      ).resources.limits.memory,
+    );
+    // Your overlay.yaml replaced the overlay's; the shared layer is the package's.
+    const configMap = one(objs, 'ConfigMap');
+    expect(configMap.data?.['overlay.yaml']).toBe(overlayYaml);
+    expect(configMap.data?.['gateway.yaml']).toBe(
+      readFileSync(join(KUSTOMIZE, 'base/gateway.yaml'), 'utf8'),
+    );
+    const volume = podOf(objs).volumes.find((v: { name: string }) => v.name === 'config');
+    expect(volume.configMap.name).toBe(configMap.metadata.name);
+    const config = await renderedConfig(objs);
+    expect(config.routes.map((r) => r.prefix)).toEqual(['/billing']);
+    expect(selectionProblems(objs)).toEqual([]);
+  });
+
+  it('the docs’ egress policy, added beside the overlay, passes the schema and selects the gateway’s pods only', async () => {
+    writeFileSync(join(own, 'egress.yaml'), block('apps/tenant-gateway/egress.yaml'));
+    const base = parse(kustomization) as { resources: string[] };
+    const objs = renderWith(stringify({ ...base, resources: [...base.resources, 'egress.yaml'] }));
+    await expectValidObjects(objs);
+    expect(selectionProblems(objs)).toEqual([]);
+    const egress = one(objs, 'NetworkPolicy', 'tenant-gateway-egress');
+    expect(egress.spec.policyTypes).toEqual(['Egress']);
+    // DNS is listed: an egress policy refuses every destination it does not name.
+    const ports = (egress.spec.egress as { ports: { protocol: string; port: number }[] }[]).flatMap(
+      (rule) => rule.ports,
+    );
+    expect(ports).toContainEqual({ protocol: 'UDP', port: 53 });
+  });
+
+  it('with the Sentinel component and the docs’ patch, the store layer is the operator’s', async () => {
+    const base = parse(kustomization) as { patches: unknown[] };
+    const sentinel = parse(block('in apps/tenant-gateway/kustomization.yaml')) as {
+      components: string[];
+      patches: unknown[];
+    };
+    const objs = renderWith(
+      stringify({
+        ...base,
+        components: sentinel.components,
+        patches: [...base.patches, ...sentinel.patches],
+      }),
+    );
+    await expectValidObjects(objs);
+    const config = await renderedConfig(objs);
+    expect(config.store.redis?.url).toBeUndefined();
+    expect(config.store.redis?.sentinel?.name).toBe('payments');
+    expect(config.store.redis?.sentinel?.nodes).toHaveLength(3);
   });
 });

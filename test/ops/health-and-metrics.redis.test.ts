@@ -4,9 +4,12 @@
  * text with its counters moving; on a separate admin listener.
  */
 import type { AddressInfo } from 'node:net';
+import { totalmem } from 'node:os';
+import { getHeapStatistics } from 'node:v8';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { startEchoUpstream, type Upstream } from '../support/upstream.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { memoryLimitBytes } from '../../src/ops/memory-limits.js';
 import { basic, bearer, startTestGateway } from '../support/gateway.js';
 import {
   ALICE,
@@ -139,6 +142,30 @@ describe('metrics', () => {
     expect(second).toBe(first);
     expect((await fetch(`${fx.gw.url}/api/y`, { headers: auth })).status).toBe(200);
     expect(sample(await metrics(), 'tenant_gateway_requests_total', labels)).toBe(first + 1);
+  });
+
+  it('exports the memory the process may use and V8’s heap limit, for the memory alerts to compare with', async () => {
+    // Issue 30: an RSS alert needs the container's limit, a heap alert V8's.
+    const families = await metrics();
+    const limit = sample(families, 'tenant_gateway_memory_limit_bytes');
+    expect(limit).toBe(memoryLimitBytes());
+    expect(limit).toBeLessThanOrEqual(totalmem());
+    expect(limit).toBeGreaterThan(sample(families, 'process_resident_memory_bytes'));
+    const heap = sample(families, 'tenant_gateway_heap_limit_bytes');
+    expect(heap).toBe(getHeapStatistics().heap_size_limit);
+    expect(heap).toBeGreaterThan(sample(families, 'nodejs_heap_size_used_bytes'));
+  });
+});
+
+describe('memoryLimitBytes', () => {
+  it('is the cgroup’s limit when there is one, else the machine’s RAM', () => {
+    const ram = 24 * 2 ** 30;
+    expect(memoryLimitBytes(256 * 2 ** 20, ram)).toBe(256 * 2 ** 20);
+    // Unconstrained: Node 20 reports the cgroup's "max", Node 24 may report 0.
+    expect(memoryLimitBytes(2 ** 64, ram)).toBe(ram);
+    expect(memoryLimitBytes(0, ram)).toBe(ram);
+    // A limit above the RAM limits nothing.
+    expect(memoryLimitBytes(32 * 2 ** 30, ram)).toBe(ram);
   });
 });
 

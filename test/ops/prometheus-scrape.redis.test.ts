@@ -230,6 +230,10 @@ const expected: Record<string, { measure: (v: number) => boolean; fires: boolean
   TenantGatewaySigningKeyOld: { measure: (age) => age >= 0 && age < 3600, fires: false },
   // The refused reload above.
   TenantGatewayConfigReloadFailed: { measure: (n) => n > 0, fires: true },
+  // The process's RSS over the memory it may use, its heap over V8's limit:
+  // both series found and joined, a small share of either limit.
+  TenantGatewayMemoryNearLimit: { measure: (share) => share > 0 && share < 0.85, fires: false },
+  TenantGatewayHeapNearLimit: { measure: (share) => share > 0 && share < 0.85, fires: false },
 };
 
 describe('every alert expression of deploy/prometheus/tenant-gateway-alerts.yaml', () => {

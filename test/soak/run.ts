@@ -36,10 +36,12 @@ import WebSocket from 'ws';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { positiveInt } from '../bench/env.js';
+import { imageNodeFlags } from '../bench/image-flags.js';
 import {
   createTeardown,
   findFreePort,
   PROJECT_ROOT,
+  peakRssMb,
   rssMb,
   runMain,
   sleep,
@@ -131,7 +133,14 @@ async function main(): Promise<void> {
     const [port, adminPort] = [await findFreePort(), await findFreePort()];
     const proc = spawnNode(
       `gateway ${name}`,
-      ['dist/cli.js', 'serve', '--config', configFor(port, adminPort, `${name}.yaml`)],
+      // The image's Node flags: the memory watched is the image's.
+      [
+        ...imageNodeFlags(),
+        'dist/cli.js',
+        'serve',
+        '--config',
+        configFor(port, adminPort, `${name}.yaml`),
+      ],
       PROJECT_ROOT,
     );
     teardown.add(() => proc.stop());
@@ -323,7 +332,8 @@ async function main(): Promise<void> {
           samples.push({
             at: Date.now(),
             gateway: index,
-            rssMb: metric('process_resident_memory_bytes') / 1e6,
+            // MB as rssMb() and the peak count them (2^20 bytes).
+            rssMb: metric('process_resident_memory_bytes') / 2 ** 20,
             fds: metric('process_open_fds'),
           });
         else samples.push({ at: Date.now(), gateway: index, rssMb: rssMb(gw.proc.pid), fds: NaN });
@@ -388,8 +398,9 @@ async function main(): Promise<void> {
     const last = mine.slice(-quarter);
     const rss = [median(first.map((s) => s.rssMb)), median(last.map((s) => s.rssMb))];
     const fds = [median(first.map((s) => s.fds)), median(last.map((s) => s.fds))];
+    const peak = peakRssMb(gateways[index]?.proc.pid as number);
     flat.push(
-      `gateway ${index === 0 ? 'a' : 'b'}: RSS ${rss[0]?.toFixed(1)} → ${rss[1]?.toFixed(1)} MB, open fds ${fds[0]} → ${fds[1]}`,
+      `gateway ${index === 0 ? 'a' : 'b'}: RSS ${rss[0]?.toFixed(1)} → ${rss[1]?.toFixed(1)} MB (peak ${peak.toFixed(1)} MB), open fds ${fds[0]} → ${fds[1]}`,
     );
     if ((rss[1] as number) - (rss[0] as number) > RSS_GROWTH_MB)
       violations.push(`gateway ${index}: RSS grew by more than ${RSS_GROWTH_MB} MB`);
@@ -405,7 +416,7 @@ async function main(): Promise<void> {
     byKind.set(a.kind, statuses);
   }
   const lines = [
-    `soak: ${SECONDS} s, 2 gateways on one Redis (restarted at ${outage === undefined ? '—' : `${Math.round((outage.from - startedAt) / 1000)} s`}), Node ${process.version}`,
+    `soak: ${SECONDS} s, 2 gateways on one Redis (restarted at ${outage === undefined ? '—' : `${Math.round((outage.from - startedAt) / 1000)} s`}), Node ${process.version} ${imageNodeFlags().join(' ')}`,
     `${'kind'.padEnd(16)} answers by status`,
     ...[...byKind].map(
       ([kind, statuses]) =>
