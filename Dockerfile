@@ -39,6 +39,6 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
 # The young generation at 16 MB per semi-space, whatever memory V8 sees: on a
 # large host Node 24 takes 32 MB (25–30 MB more RSS under load than Node 20
 # and 22, which take 16), under a container's limit every version takes 1 MB,
-# about a quarter more CPU per request. Measured: test/bench/README.md, "Memory".
+# about a quarter more CPU per request. Measured: bench/README.md, "Memory".
 ENTRYPOINT ["node", "--max-semi-space-size=16", "dist/cli.js"]
 CMD ["serve"]

@@ -20,16 +20,20 @@ import { watchBodyIdle } from './body-idle.js';
 import { GatewayError, isGatewayError } from './errors.js';
 import type { Metrics } from './ops/metrics.js';
 import type { RequestRecorder } from './ops/request-recorder.js';
-import { anonymousAllowed, tenantChecks, type Admit, type Who } from './proxy/admit.js';
-import { isForwardAuthPath, originalHosts, originalRequestViews } from './proxy/forward-auth.js';
-import type { Cors } from './proxy/cors.js';
-import type { RateLimits } from './proxy/rate-limits.js';
-import type { Forwarder } from './proxy/forwarder.js';
-import type { LiveWebSockets } from './proxy/live-websockets.js';
-import type { HeaderPolicy } from './proxy/header-policy.js';
-import { normaliseTarget, type NormalisedTarget } from './proxy/normalise-path.js';
-import { checkTransferCoding } from './proxy/transfer-coding.js';
-import type { RouteTable } from './proxy/route-table.js';
+import { anonymousAllowed, tenantChecks, type Admit, type Who } from './proxy/decide/admit.js';
+import {
+  isForwardAuthPath,
+  originalHosts,
+  originalRequestViews,
+} from './proxy/decide/verify-request.js';
+import type { Cors } from './proxy/decide/cors.js';
+import type { RouteRateLimits } from './proxy/decide/route-rate-limits.js';
+import type { Forwarder } from './proxy/forward/forwarder.js';
+import type { LiveWebSockets } from './proxy/forward/live-websockets.js';
+import type { HeaderPolicy } from './proxy/decide/header-policy.js';
+import { normaliseTarget, type NormalisedTarget } from './proxy/decide/normalise-path.js';
+import { checkTransferCoding } from './proxy/decide/transfer-coding.js';
+import type { RouteTable } from './proxy/decide/route-table.js';
 import {
   ANY_HOST,
   hostnamesOf,
@@ -38,8 +42,8 @@ import {
   upstreamPathOf,
   type CompiledRoute,
   type ProxiedRoute,
-} from './proxy/routes.js';
-import { requestView, type RequestView } from './proxy/tenant-match.js';
+} from './proxy/decide/routes.js';
+import { requestView, type RequestView } from './proxy/decide/tenant-match.js';
 import { takeRequestId } from './request-id.js';
 import { pathOf } from './ops/access-log.js';
 import { settledRefusal } from './ops/outcome.js';
@@ -71,7 +75,7 @@ export interface DispatchDeps {
   ops?: (path: string, req: IncomingMessage, res: ServerResponse, scope: RequestScope) => boolean;
   admit: Admit;
   /** The routes' per-tenant and per-user token buckets. */
-  rateLimits: RateLimits;
+  rateLimits: RouteRateLimits;
   forwarder: Forwarder;
   /** Keeps each open WebSocket's token alive, or closes it (revocation, expiry, …). */
   liveWebSockets?: LiveWebSockets;
@@ -138,7 +142,7 @@ export function createRequestHandler(deps: DispatchDeps) {
     principal: Principal,
   ): void | Promise<void> {
     if (route.rateLimit !== undefined) {
-      const waiting = rateLimits.admit(route.rateLimit, principal);
+      const waiting = rateLimits.take(route.rateLimit, principal);
       if (waiting !== undefined) {
         return waiting.then(() => send(req, res, scope, target, route, principal));
       }
@@ -318,7 +322,7 @@ export function createRequestHandler(deps: DispatchDeps) {
       .then((principal) => {
         // A WebSocket upgrade is one request to the route: it takes one token.
         if (principal === undefined || route.rateLimit === undefined) return principal;
-        const waiting = rateLimits.admit(route.rateLimit, principal);
+        const waiting = rateLimits.take(route.rateLimit, principal);
         return waiting === undefined ? principal : waiting.then(() => principal);
       })
       .then((principal) => {

@@ -5,28 +5,8 @@
  * {@link errorResponse}.
  */
 
-export type ErrorCode =
-  | 'invalid_request'
-  | 'invalid_credentials'
-  | 'invalid_token'
-  | 'tenant_access_denied'
-  | 'tenant_mismatch'
-  | 'forbidden'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'request_timeout'
-  | 'user_exists'
-  | 'payload_too_large'
-  | 'expectation_failed'
-  | 'too_many_requests'
-  | 'headers_too_large'
-  | 'internal_error'
-  | 'not_implemented'
-  | 'bad_gateway'
-  | 'unavailable'
-  | 'gateway_timeout';
-
-const STATUS: Record<ErrorCode, number> = {
+/** Every CODE the gateway answers with, and its HTTP status: the one list (OpenAPI reads it too). */
+const STATUS = {
   invalid_request: 400,
   invalid_credentials: 401,
   invalid_token: 401,
@@ -46,7 +26,12 @@ const STATUS: Record<ErrorCode, number> = {
   bad_gateway: 502,
   unavailable: 503,
   gateway_timeout: 504,
-};
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof STATUS;
+
+/** Every error CODE, in the order of their statuses. */
+export const ERROR_CODES = Object.keys(STATUS) as readonly ErrorCode[];
 
 /** The realm named in `WWW-Authenticate` for Basic challenges. */
 export const BASIC_REALM = 'tenant-gateway';

@@ -22,15 +22,15 @@ import { createRequestRecorder } from './ops/request-recorder.js';
 import { createTracing } from './ops/tracing.js';
 import { createOpsHandler } from './ops/ops-endpoints.js';
 import { createReadiness } from './ops/readiness.js';
-import { createAdmit } from './proxy/admit.js';
-import { createRateLimits } from './proxy/rate-limits.js';
-import { createForwarder } from './proxy/forwarder.js';
-import { originalRequestForLog } from './proxy/forward-auth.js';
-import { createLiveWebSockets } from './proxy/live-websockets.js';
-import { compileCors } from './proxy/cors.js';
-import { createHeaderPolicy } from './proxy/header-policy.js';
-import { compileRoutes } from './proxy/routes.js';
-import { clientAddress, createTrustCheck } from './proxy/trusted-proxies.js';
+import { createAdmit } from './proxy/decide/admit.js';
+import { createRouteRateLimits } from './proxy/decide/route-rate-limits.js';
+import { createForwarder } from './proxy/forward/forwarder.js';
+import { originalRequestForLog } from './proxy/decide/verify-request.js';
+import { createLiveWebSockets } from './proxy/forward/live-websockets.js';
+import { compileCors } from './proxy/decide/cors.js';
+import { createHeaderPolicy } from './proxy/decide/header-policy.js';
+import { compileRoutes } from './proxy/decide/routes.js';
+import { clientAddress, createTrustCheck } from './proxy/decide/trusted-proxies.js';
 import { answerClientError, answerExpectation, type ClientErrorAnswer } from './respond.js';
 import type { Store } from './store/types.js';
 import { VERSION } from './version.js';
@@ -135,7 +135,7 @@ export async function createGateway(
       );
   }
   // Buckets live on across reloads: a route's are keyed by its label, rate and burst.
-  const rateLimits = createRateLimits({
+  const rateLimits = createRouteRateLimits({
     leases: store.leaseRates?.bind(store),
     intervalMs: config.rateLimits.reconcileIntervalMs,
     log,

@@ -6,7 +6,7 @@ export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
     include: ['test/**/*.test.ts'],
-    exclude: ['test/bench/**', 'node_modules/**'],
+    exclude: ['bench/**', 'node_modules/**'],
     globalSetup: ['test/temp-root.ts'],
     pool: 'forks',
     maxWorkers: 2,

@@ -7,30 +7,10 @@
  * running gateway, validates every answer against the schemas below, and
  * fails on any status that is not listed.
  */
+import { ERROR_CODES } from '../errors.js';
 import { VERSION } from '../version.js';
 
 type Json = Record<string, unknown>;
-
-const ERROR_CODES = [
-  'invalid_request',
-  'invalid_credentials',
-  'invalid_token',
-  'tenant_access_denied',
-  'tenant_mismatch',
-  'forbidden',
-  'not_found',
-  'method_not_allowed',
-  'request_timeout',
-  'user_exists',
-  'payload_too_large',
-  'expectation_failed',
-  'too_many_requests',
-  'headers_too_large',
-  'internal_error',
-  'bad_gateway',
-  'unavailable',
-  'gateway_timeout',
-];
 
 const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: Json): Json => ({ 'application/json': { schema } });

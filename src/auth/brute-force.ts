@@ -60,17 +60,17 @@ export interface BruteForceGuard {
 
 export function createBruteForceGuard(store: Store, limits: BruteForceLimits): BruteForceGuard {
   const { login, signup } = limits;
-  const byEmail = store.rateLimiter({
+  const byEmail = store.loginCounter({
     name: 'login-email',
     points: login.perEmail,
     windowSeconds: login.windowSeconds,
   });
-  const byIp = store.rateLimiter({
+  const byIp = store.loginCounter({
     name: 'login-ip',
     points: login.perIp,
     windowSeconds: login.windowSeconds,
   });
-  const signups = store.rateLimiter({
+  const signups = store.loginCounter({
     name: 'signup-ip',
     points: signup.perIp,
     windowSeconds: signup.windowSeconds,

@@ -497,7 +497,7 @@ const corsOrigin = z
   .meta({ typeName: 'origin' });
 
 /**
- * CORS for browser apps (`proxy/cors.ts`): the gateway answers preflights
+ * CORS for browser apps (`proxy/decide/cors.ts`): the gateway answers preflights
  * itself, before authentication, and puts the CORS headers on every answer.
  */
 const cors = z
@@ -594,7 +594,7 @@ const route = z.strictObject({
   prefix: plainPath().describe(
     'path prefix the route serves, plain (no `..`, `//`, `%`); one route per prefix and host',
   ),
-  // Chosen by host, then by prefix: see `proxy/route-table.ts`.
+  // Chosen by host, then by prefix: see `proxy/decide/route-table.ts`.
   hosts: z
     .array(hostPattern)
     .min(1, 'must name at least one host (omit the key to serve any host)')
@@ -1037,7 +1037,7 @@ export const configSchema = z
  * A route prefix (trailing slashes trimmed) that is one of the probe paths:
  * the dispatcher answers that path before any route. In any letter case,
  * since a case-insensitive upstream reads `/Metrics` as `/metrics`: folded
- * as `foldCase` in `proxy/normalise-path.ts` folds it (`ſ` is `s`), not
+ * as `foldCase` in `proxy/decide/normalise-path.ts` folds it (`ſ` is `s`), not
  * imported, so that loading a config loads nothing of the proxy.
  */
 function shadowedByOps(prefix: string): boolean {

@@ -3,7 +3,7 @@
  * by prom-client's registry when `/metrics` is scraped. prom-client's own
  * `observe` validates and hashes the label values on every call (with the
  * labelled counters, 14k instructions of a proxied request, counted with
- * callgrind: `test/bench/README.md`); here a caller takes a {@link Series}
+ * callgrind: `bench/README.md`); here a caller takes a {@link Series}
  * once per label set and observing is a bucket search and three additions,
  * with no allocation.
  *

@@ -3,7 +3,7 @@ export { createMemoryStore } from './memory-store.js';
 export { createRedisStore, type RedisStoreOptions } from './redis-store.js';
 export { redisForDisplay, redisUrlForDisplay } from './redis-connection.js';
 export { normaliseEmail } from './normalise.js';
-export type { RateLimiter, RateLimitSpec } from './rate-limits.js';
+export type { LoginCounter, LoginCounterSpec } from './login-counters.js';
 export {
   tenantStream,
   USER_STREAM,

@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors.js';
 import { compareIds, normaliseEmail, revocationDeadlineMs, tenantTypeFixed } from './normalise.js';
 import { memoryAuditLogs } from './memory-audit.js';
-import { memoryRateLimiters } from './rate-limits.js';
+import { memoryLoginCounters } from './login-counters.js';
 import type {
   Membership,
   MembershipState,
@@ -310,7 +310,7 @@ export function createMemoryStore(): Store {
       return true;
     },
 
-    rateLimiter: memoryRateLimiters(),
+    loginCounter: memoryLoginCounters(),
 
     auditLog: memoryAuditLogs(ensureOpen),
 

@@ -2,11 +2,11 @@ import { attempt } from './redis-attempt.js';
 import { GatewayError } from '../errors.js';
 import { compareIds, normaliseEmail, revocationDeadlineMs, tenantTypeFixed } from './normalise.js';
 import { connectRedis, type RedisConnectionOptions } from './redis-connection.js';
-import { redisRateLimiters } from './rate-limits.js';
+import { redisLoginCounters } from './login-counters.js';
 import { redisAuditLogs } from './redis-audit.js';
 import { redisRateLeases } from './redis-rate-leases.js';
 import { createRedisKeys } from './redis-keys.js';
-import { redisLeases } from './redis-leases.js';
+import { redisLeases } from './redis-revocation-leases.js';
 import { redisTopology } from './redis-topology.js';
 import { watchSessionEvents } from './redis-session-events.js';
 import {
@@ -316,7 +316,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
 
     revocationLeases: redisLeases(redis, keys),
 
-    rateLimiter: redisRateLimiters(redis, options.keyPrefix),
+    loginCounter: redisLoginCounters(redis, options.keyPrefix),
 
     // A blocking read must end before the command timeout fails it.
     auditLog: redisAuditLogs(

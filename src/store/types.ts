@@ -6,7 +6,7 @@
  */
 
 import type { AuditLog, AuditLogSpec } from './audit-log.js';
-import type { RateLimiter, RateLimitSpec } from './rate-limits.js';
+import type { LoginCounter, LoginCounterSpec } from './login-counters.js';
 
 export type TenantType = 'usertenant' | 'orgtenant';
 
@@ -287,7 +287,7 @@ export interface Store {
   readonly revocationLeases?: RevocationLeases;
 
   /** A brute-force counter kept in this store (shared by every instance on it). */
-  rateLimiter(spec: RateLimitSpec): RateLimiter;
+  loginCounter(spec: LoginCounterSpec): LoginCounter;
 
   /** The audit streams kept in this store (shared by every instance on it), bounded by `spec`. */
   auditLog(spec: AuditLogSpec): AuditLog;

@@ -161,7 +161,7 @@ describe.each<Backend>(['redis', 'memory'])('rate limiter reservations (%s)', (b
   });
 
   const limiter = (points: number) =>
-    store.rateLimiter({ name: `rl-${randomUUID()}`, points, windowSeconds: 60 });
+    store.loginCounter({ name: `rl-${randomUUID()}`, points, windowSeconds: 60 });
 
   it('grants exactly `points` of many concurrent reservations, and a refund gives one back', async () => {
     const rl = limiter(7);

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { imageNodeFlags } from '../bench/image-flags.js';
+import { imageNodeFlags } from '../../bench/image-flags.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');

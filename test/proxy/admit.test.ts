@@ -20,10 +20,10 @@ import {
   tenantChecks,
   type TenantCheck,
   type Who,
-} from '../../src/proxy/admit.js';
-import { compileRoutes, type CompiledRoute } from '../../src/proxy/routes.js';
-import type { RouteTable } from '../../src/proxy/route-table.js';
-import { requestView } from '../../src/proxy/tenant-match.js';
+} from '../../src/proxy/decide/admit.js';
+import { compileRoutes, type CompiledRoute } from '../../src/proxy/decide/routes.js';
+import type { RouteTable } from '../../src/proxy/decide/route-table.js';
+import { requestView } from '../../src/proxy/decide/tenant-match.js';
 import type { TenantType } from '../../src/store/types.js';
 
 function principal(userId: string, tenantId: string, tenantType: TenantType): Principal {

@@ -11,7 +11,7 @@ import { IncomingMessage, ServerResponse, type IncomingHttpHeaders } from 'node:
 import { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { CorsConfig } from '../../src/config/index.js';
-import { compileCors, type Cors } from '../../src/proxy/cors.js';
+import { compileCors, type Cors } from '../../src/proxy/decide/cors.js';
 
 const APP = 'https://app.example.com';
 

@@ -18,8 +18,8 @@ import {
   type HeaderPolicy,
   type IdentityHeaderNames,
   type StripHeaders,
-} from '../../src/proxy/header-policy.js';
-import { createTrustCheck } from '../../src/proxy/trusted-proxies.js';
+} from '../../src/proxy/decide/header-policy.js';
+import { createTrustCheck } from '../../src/proxy/decide/trusted-proxies.js';
 
 const NAMES: IdentityHeaderNames = {
   tenantId: 'X-Tenant-Id',

@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { hostnameOf } from '../../src/proxy/host-name.js';
+import { hostnameOf } from '../../src/proxy/decide/host-name.js';
 
 /** The value is refused with 400 `invalid_request`. */
 function expectRefused(value: string): void {

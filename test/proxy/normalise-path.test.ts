@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { normaliseTarget } from '../../src/proxy/normalise-path.js';
+import { normaliseTarget } from '../../src/proxy/decide/normalise-path.js';
 
 const path = (url: string) => normaliseTarget(url).path;
 const refusal = (url: string) => {

@@ -13,7 +13,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/config/index.js';
-import { commandsBetween, readCommandCounts } from '../bench/redis-stats.js';
+import { commandsBetween, readCommandCounts } from '../../bench/redis-stats.js';
 import { expectError } from '../support/expect-error.js';
 import { startGatewayBehind } from '../support/gateway-behind.js';
 import { adminUrlOf, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';

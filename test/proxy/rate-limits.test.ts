@@ -11,19 +11,19 @@ import { describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/auth/authenticate.js';
 import { isGatewayError, type GatewayError } from '../../src/errors.js';
 import {
-  createRateLimits,
-  type RateLimitDeps,
-  type RateLimits,
-} from '../../src/proxy/rate-limits.js';
-import { compileRateLimit, type RouteRateLimit } from '../../src/proxy/rate-policy.js';
+  createRouteRateLimits,
+  type RouteRateLimitDeps,
+  type RouteRateLimits,
+} from '../../src/proxy/decide/route-rate-limits.js';
+import { compileRateLimit, type RouteRateLimit } from '../../src/proxy/decide/rate-policy.js';
 import type { RateLeaseRequest } from '../../src/store/types.js';
 
 const who = (tenantId: string, userId: string) => ({ tenantId, userId }) as Principal;
 
-function limiter(leases: RateLimitDeps['leases'] = undefined) {
+function limiter(leases: RouteRateLimitDeps['leases'] = undefined) {
   const clock = { ms: 0 };
   let failures = 0;
-  const limits = createRateLimits({
+  const limits = createRouteRateLimits({
     leases,
     intervalMs: 60_000, // reconciles only when the test asks
     log: pino({ level: 'silent' }),
@@ -51,9 +51,9 @@ const both = compileRateLimit('/api', {
 describe('in process (no shared store)', () => {
   it('takes a token from each side or from neither, and refuses with 429 and its headers', () => {
     const { limits, clock } = limiter();
-    expect(limits.admit(both, who('acme', 'alice'))).toBeUndefined();
-    expect(limits.admit(both, who('acme', 'alice'))).toBeUndefined();
-    const err = refusal(() => limits.admit(both, who('acme', 'alice')));
+    expect(limits.take(both, who('acme', 'alice'))).toBeUndefined();
+    expect(limits.take(both, who('acme', 'alice'))).toBeUndefined();
+    const err = refusal(() => limits.take(both, who('acme', 'alice')));
     expect(err.code).toBe('too_many_requests');
     expect(err.headers).toEqual({
       'retry-after': '1',
@@ -61,12 +61,12 @@ describe('in process (no shared store)', () => {
       ratelimit: '"user";r=0;t=1',
     });
     // Alice's refusal took nothing from the tenant: Bob has its third token.
-    expect(limits.admit(both, who('acme', 'bob'))).toBeUndefined();
-    expect(refusal(() => limits.admit(both, who('acme', 'carol'))).headers.ratelimit).toBe(
+    expect(limits.take(both, who('acme', 'bob'))).toBeUndefined();
+    expect(refusal(() => limits.take(both, who('acme', 'carol'))).headers.ratelimit).toBe(
       '"tenant";r=0;t=1',
     );
     clock.ms = 1000;
-    expect(limits.admit(both, who('acme', 'alice'))).toBeUndefined();
+    expect(limits.take(both, who('acme', 'alice'))).toBeUndefined();
     expect(limits.drainDecisions()).toEqual([
       { route: '/api', limit: 'tenant', admitted: 4, limited: 1, waited: 0 },
       { route: '/api', limit: 'user', admitted: 4, limited: 1, waited: 0 },
@@ -81,8 +81,8 @@ describe('in process (no shared store)', () => {
       perTenant: { requestsPerSecond: 1, burst: 1 },
       perUser: { requestsPerSecond: 0.25, burst: 1 },
     })!;
-    limits.admit(slowUser, who('acme', 'alice'));
-    expect(refusal(() => limits.admit(slowUser, who('acme', 'alice'))).headers).toEqual({
+    limits.take(slowUser, who('acme', 'alice'));
+    expect(refusal(() => limits.take(slowUser, who('acme', 'alice'))).headers).toEqual({
       'retry-after': '4',
       'ratelimit-policy': '"tenant";q=1;w=1, "user";q=1;w=4',
       ratelimit: '"tenant";r=0;t=1, "user";r=0;t=4',
@@ -93,17 +93,17 @@ describe('in process (no shared store)', () => {
     ]);
     // The tenant's token is back after 1 s, the user's only after 4.
     clock.ms = 1000;
-    expect(refusal(() => limits.admit(slowUser, who('acme', 'alice'))).headers.ratelimit).toBe(
+    expect(refusal(() => limits.take(slowUser, who('acme', 'alice'))).headers.ratelimit).toBe(
       '"user";r=0;t=3',
     );
     clock.ms = 4000;
-    expect(limits.admit(slowUser, who('acme', 'alice'))).toBeUndefined();
+    expect(limits.take(slowUser, who('acme', 'alice'))).toBeUndefined();
     limits.close();
   });
 
   it('forgets buckets that are full again, and no others', async () => {
     const { limits, clock } = limiter();
-    limits.admit(both, who('acme', 'alice'));
+    limits.take(both, who('acme', 'alice'));
     expect(limits.size()).toBe(2);
     await limits.reconcile(); // active since the last: kept
     clock.ms = 200; // the tenant's bucket is full again (10/s), the user's not yet (1/s)
@@ -123,7 +123,7 @@ describe('with a shared store', () => {
   /** A store granting `grant` of a shared bucket left at `shared`, recording what it is asked. */
   function store(lease: { grant: number; instances: number; shared: number }) {
     const asked: RateLeaseRequest[] = [];
-    const leases: RateLimitDeps['leases'] = async (_holder, requests) => {
+    const leases: RouteRateLimitDeps['leases'] = async (_holder, requests) => {
       asked.push(...requests);
       return requests.map(() => lease);
     };
@@ -133,8 +133,8 @@ describe('with a shared store', () => {
   it('a new bucket admits one request at once, charged by its first lease; the next waits for that lease', async () => {
     const { asked, leases } = store({ grant: 2, instances: 3, shared: 4 });
     const { limits } = limiter(leases);
-    expect(limits.admit(tenantOnly, alice)).toBeUndefined();
-    const waiting = limits.admit(tenantOnly, alice);
+    expect(limits.take(tenantOnly, alice)).toBeUndefined();
+    const waiting = limits.take(tenantOnly, alice);
     expect(waiting).toBeInstanceOf(Promise);
     await waiting;
     expect(asked).toEqual([
@@ -151,8 +151,8 @@ describe('with a shared store', () => {
       { route: '/t', limit: 'tenant', admitted: 2, limited: 0, waited: 1 },
     ]);
     // The grant of 2: one went to the request that waited, one is left.
-    expect(limits.admit(tenantOnly, alice)).toBeUndefined();
-    expect(refusal(() => limits.admit(tenantOnly, alice)).code).toBe('too_many_requests');
+    expect(limits.take(tenantOnly, alice)).toBeUndefined();
+    expect(refusal(() => limits.take(tenantOnly, alice)).code).toBe('too_many_requests');
     await limits.reconcile();
     expect(asked.at(-1)).toMatchObject({ held: 0, charge: 0, leaving: false });
     limits.close();
@@ -162,7 +162,7 @@ describe('with a shared store', () => {
     // The shared bucket is in debt after the first lease: -0.5, refilled at 5/s.
     const { asked, leases } = store({ grant: 0, instances: 2, shared: -0.5 });
     const { limits, clock } = limiter(leases);
-    limits.admit(tenantOnly, alice);
+    limits.take(tenantOnly, alice);
     await limits.reconcile(); // the first lease
     clock.ms = 100;
     await limits.reconcile(); // idle: gives back nothing, forgotten; the store says -0.5 still
@@ -170,7 +170,7 @@ describe('with a shared store', () => {
     expect(asked.at(-1)).toMatchObject({ held: 0, charge: 0, leaving: true });
     // 0.2 s later the refill has brought 1 token of the 1.5 needed: no token before a lease.
     clock.ms = 300;
-    const waiting = limits.admit(tenantOnly, alice);
+    const waiting = limits.take(tenantOnly, alice);
     expect(waiting).toBeInstanceOf(Promise);
     await expect(waiting).rejects.toMatchObject({ code: 'too_many_requests' });
     // Used (refused) since the last reconcile: kept; then idle: forgotten, the store says -0.5.
@@ -182,14 +182,14 @@ describe('with a shared store', () => {
     expect(limits.size()).toBe(0);
     // 0.35 s later the shared bucket is past 1 token again: admitted at once.
     clock.ms = 850;
-    expect(limits.admit(tenantOnly, alice)).toBeUndefined();
+    expect(limits.take(tenantOnly, alice)).toBeUndefined();
     limits.close();
   });
 
   it('gives back what it holds when it closes', async () => {
     const { asked, leases } = store({ grant: 4, instances: 1, shared: 5 });
     const { limits } = limiter(leases);
-    limits.admit(tenantOnly, alice);
+    limits.take(tenantOnly, alice);
     await limits.reconcile();
     await limits.close();
     expect(asked.at(-1)).toMatchObject({ held: 4, charge: 0, leaving: true });
@@ -203,7 +203,7 @@ describe('with a shared store', () => {
       return requests.map(() => ({ grant: 0, instances: 4, shared: 0 }));
     });
     const rate8 = compileRateLimit('/t', { perTenant: { requestsPerSecond: 8, burst: 8 } })!;
-    limits.admit(rate8, alice);
+    limits.take(rate8, alice);
     await limits.reconcile(); // the first lease counts 4 instances, and grants nothing
     expect(admitted(limits, rate8, alice, 1)).toBe(0); // used since: kept at the next
     up = false;
@@ -220,7 +220,7 @@ describe('with a shared store', () => {
       throw new Error('store down');
     });
     const rate8 = compileRateLimit('/t', { perTenant: { requestsPerSecond: 8, burst: 8 } })!;
-    limits.admit(rate8, alice);
+    limits.take(rate8, alice);
     await limits.reconcile();
     expect(failures()).toBe(1);
     // Alone at the whole rate (no count of instances yet): 7 of its 8 left at once.
@@ -232,11 +232,11 @@ describe('with a shared store', () => {
 });
 
 /** How many of `n` requests at one instant are admitted. */
-function admitted(limits: RateLimits, limit: RouteRateLimit, principal: Principal, n: number) {
+function admitted(limits: RouteRateLimits, limit: RouteRateLimit, principal: Principal, n: number) {
   let count = 0;
   for (let i = 0; i < n; i++) {
     try {
-      if (limits.admit(limit, principal) !== undefined) throw new Error('waits for a lease');
+      if (limits.take(limit, principal) !== undefined) throw new Error('waits for a lease');
       count++;
     } catch (err) {
       if (!isGatewayError(err)) throw err;

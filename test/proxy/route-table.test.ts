@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRouteTable } from '../../src/proxy/route-table.js';
+import { createRouteTable } from '../../src/proxy/decide/route-table.js';
 
 describe('route table', () => {
   const table = createRouteTable([

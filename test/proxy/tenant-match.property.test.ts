@@ -14,11 +14,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RouteConfig } from '../../src/config/index.js';
 import { GatewayError } from '../../src/errors.js';
-import { normaliseTarget } from '../../src/proxy/normalise-path.js';
-import { createRouteTable } from '../../src/proxy/route-table.js';
-import { tenantChecks } from '../../src/proxy/admit.js';
-import { compileRoutes } from '../../src/proxy/routes.js';
-import { compileTenantRules, requestView } from '../../src/proxy/tenant-match.js';
+import { normaliseTarget } from '../../src/proxy/decide/normalise-path.js';
+import { createRouteTable } from '../../src/proxy/decide/route-table.js';
+import { tenantChecks } from '../../src/proxy/decide/admit.js';
+import { compileRoutes } from '../../src/proxy/decide/routes.js';
+import { compileTenantRules, requestView } from '../../src/proxy/decide/tenant-match.js';
 
 const TOKEN_TENANT = 'acme';
 const TENANT = fc.oneof(

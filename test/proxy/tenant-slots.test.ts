@@ -12,7 +12,7 @@ import {
   type SlotHolder,
   type SlotLimits,
   tenantShare,
-} from '../../src/proxy/tenant-slots.js';
+} from '../../src/proxy/forward/tenant-slots.js';
 
 /** A request for a slot; `id` tells apart two of one tenant in `toEqual`. */
 interface Request extends SlotHolder {

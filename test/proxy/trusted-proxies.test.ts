@@ -7,7 +7,7 @@
  * not itself trusted — never an entry the client wrote further left.
  */
 import { describe, expect, it } from 'vitest';
-import { clientAddress, createTrustCheck } from '../../src/proxy/trusted-proxies.js';
+import { clientAddress, createTrustCheck } from '../../src/proxy/decide/trusted-proxies.js';
 
 describe('createTrustCheck', () => {
   it('with nothing configured trusts no one, loopback included', () => {

@@ -9,8 +9,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { RouteConfig } from '../../src/config/index.js';
-import { normaliseTarget } from '../../src/proxy/normalise-path.js';
-import { compileRoutes, upstreamPathOf } from '../../src/proxy/routes.js';
+import { normaliseTarget } from '../../src/proxy/decide/normalise-path.js';
+import { compileRoutes, upstreamPathOf } from '../../src/proxy/decide/routes.js';
 
 const base = { upstream: 'http://127.0.0.1:1', timeoutMs: 1000, stripAuthorization: false };
 const routes = compileRoutes([

@@ -504,7 +504,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
 
     describe('rate limiters', () => {
       it('count attempts per key, report the wait past the limit, and reset', async () => {
-        const limiter = store.rateLimiter({
+        const limiter = store.loginCounter({
           name: `rl-${randomUUID()}`,
           points: 2,
           windowSeconds: 60,

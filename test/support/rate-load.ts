@@ -1,7 +1,7 @@
 /**
  * Drives one path on several gateways as hard as a few keep-alive
  * connections each allow, and counts the answers: the rate-limit suite and
- * `test/bench/rate-limits.ts` share it.
+ * `bench/rate-limits.ts` share it.
  */
 import { Pool } from 'undici';
 import { bearer } from './gateway.js';

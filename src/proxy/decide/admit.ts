@@ -1,0 +1,99 @@
+/**
+ * The admission decision for proxied traffic, forward-auth and WebSocket
+ * upgrades alike: authenticate the bearer, then the route's tenant types and
+ * tenant rules. One function, so the three can never give different verdicts.
+ */
+import type { Authenticate, Principal } from '../../auth/authenticate.js';
+import { GatewayError } from '../../errors.js';
+import { ANY_HOST, type CompiledRoute } from './routes.js';
+import type { RouteTable } from './route-table.js';
+import type { RequestView } from './tenant-match.js';
+
+/** One reading of a request and the route it falls under (none: token only). */
+export interface TenantCheck {
+  view: RequestView;
+  route: CompiledRoute | undefined;
+}
+
+/**
+ * The tenant checks one reading of a request must pass: the rules of the
+ * route it is forwarded under (`route`; none: the token only), and those of
+ * the route a permissive upstream would read its path as under (`/ORDERS/…`
+ * falling to a catch-all is still under `/orders`'s rules), for each host.
+ */
+export function tenantChecks(
+  routes: RouteTable<CompiledRoute>,
+  view: RequestView,
+  route: CompiledRoute | undefined,
+  hosts: readonly (string | undefined)[] = ANY_HOST,
+): TenantCheck[] {
+  const checks: TenantCheck[] = [{ view, route }];
+  for (const host of hosts) {
+    const lenient = routes.matchLenient(view.path, host);
+    if (lenient !== undefined && !checks.some((check) => check.route === lenient))
+      checks.push({ view, route: lenient });
+  }
+  return checks;
+}
+
+/**
+ * Who a request acts for, written as soon as its token is verified: a
+ * refusal after that (tenant types, tenant rules, a rate limit) is logged
+ * with them. The request's scope is one.
+ */
+export interface Who {
+  userId?: string | undefined;
+  tenantId?: string | undefined;
+}
+
+/**
+ * Admits when the bearer is good and every check names only the token's
+ * tenant. Synchronous when `authenticate` is (a cached token): it may throw,
+ * or return a promise that rejects. The principal goes to `who` before the
+ * tenant checks run.
+ */
+export type Admit = (
+  authorization: string | undefined,
+  checks: readonly TenantCheck[],
+  who: Who,
+) => Principal | Promise<Principal>;
+
+export function createAdmit(authenticate: Authenticate): Admit {
+  return (authorization, checks, who) => {
+    const authenticated = authenticate(authorization);
+    return authenticated instanceof Promise
+      ? authenticated.then((principal) => matchTenant(principal, checks, who))
+      : matchTenant(authenticated, checks, who);
+  };
+}
+
+function matchTenant(principal: Principal, checks: readonly TenantCheck[], who: Who): Principal {
+  who.userId = principal.userId;
+  who.tenantId = principal.tenantId;
+  for (const { view, route } of checks) {
+    if (route === undefined) continue;
+    if (route.tenantTypes !== undefined && !route.tenantTypes.has(principal.tenantType)) {
+      throw new GatewayError(
+        'forbidden',
+        `This route admits only ${[...route.tenantTypes].join(', ')} tenants.`,
+      );
+    }
+    route.checkTenant(view, principal.tenantId);
+  }
+  return principal;
+}
+
+/**
+ * A request may go on without identity when it carries no bearer token and
+ * every reading of it falls under a public route (`auth: none`): a reading
+ * a permissive upstream would take as a protected route's path, or one under
+ * no route at all, needs the token. Another scheme (`Basic` for the
+ * upstream's own use) is not a bearer token: it passes through untouched.
+ */
+export function anonymousAllowed(
+  authorization: string | undefined,
+  checks: readonly TenantCheck[],
+): boolean {
+  if (authorization !== undefined && /^bearer(\s|$)/i.test(authorization.trimStart())) return false;
+  return checks.length > 0 && checks.every((check) => check.route?.auth === 'none');
+}

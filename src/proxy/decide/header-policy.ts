@@ -1,0 +1,259 @@
+/**
+ * What the upstream sees: every client-supplied identity
+ * header is removed first — in any letter case and in the `_` spellings that
+ * upstream frameworks fold into the same name — then the verified ones are
+ * injected. `X-Forwarded-*` from the client is believed only from trusted
+ * proxies; the forward-auth headers a client sends carry no weight and are
+ * dropped; hop-by-hop headers (and any header the client lists in
+ * `Connection`) never cross the proxy, nor do the identity-like headers of
+ * other auth proxies and CDNs (config `stripHeaders`).
+ *
+ * Framing is the gateway's own (no request smuggling): the
+ * client's `Content-Length` and `Transfer-Encoding` never cross either; the
+ * forwarded request carries the framing Node parsed, and a request whose
+ * `Connection` would remove framing or identity headers is refused
+ * (RFC 9112 §6.3, RFC 9110 §7.6.1).
+ */
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type { Principal } from '../../auth/authenticate.js';
+import type { GatewayConfig } from '../../config/index.js';
+import { GatewayError } from '../../errors.js';
+import { REQUEST_ID_HEADER } from '../../request-id.js';
+import { foldHeaderName, headerNameMatcher, IDENTITY_LIKE_HEADERS } from '../../header-names.js';
+import { checkTransferCoding } from './transfer-coding.js';
+import type { TrustCheck } from './trusted-proxies.js';
+
+export type IdentityHeaderNames = GatewayConfig['identityHeaders'];
+
+/**
+ * Config `stripHeaders`: names (any spelling, `prefix*` allowed) stripped on
+ * top of {@link IDENTITY_LIKE_HEADERS}, and names of that list let through.
+ */
+export interface StripHeaders {
+  add: readonly string[];
+  keep: readonly string[];
+}
+
+/** Forward-auth inputs: meaningful only on `/auth/verify`, never on proxied traffic. */
+const FORWARD_AUTH_HEADERS = [
+  'x-original-uri',
+  'x-original-url',
+  'x-original-method',
+  'x-forwarded-uri',
+  'x-forwarded-method',
+];
+const FORWARDED_HEADERS = [
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-forwarded-port',
+  'x-forwarded-prefix',
+  'x-real-ip',
+];
+/**
+ * Hop-by-hop headers (RFC 9110 §7.6.1), and `Expect`: Node has answered
+ * `100 Continue` already, so the expectation is met at this hop.
+ */
+const HOP_BY_HOP = [
+  'expect',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'upgrade',
+];
+/** The client's framing: the gateway frames every forwarded request itself. */
+const FRAMING = ['content-length', 'transfer-encoding'];
+const TWO_HOST_LINES = new GatewayError('invalid_request', 'The request has two Host lines.');
+
+/** The headers the gateway sets on every forwarded request, besides the identity ones. */
+const ASSERTED = [REQUEST_ID_HEADER, 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host'];
+
+/** Sent with every framing refusal: the rest of the connection cannot be trusted either. */
+const CLOSE = { headers: { connection: 'close' } };
+const CONNECTION_NAMES_PROTECTED = new GatewayError(
+  'invalid_request',
+  'The Connection header may not name Content-Length, Transfer-Encoding, Host or a header the gateway sets.',
+  CLOSE,
+);
+/** Names whose strip decision was made once; bounded, client-chosen names are unbounded. */
+const DECIDED_NAMES_MAX = 4096;
+
+export interface HeaderPolicy {
+  /**
+   * Refuses, closing the connection, a request the gateway cannot forward
+   * unambiguously: a transfer coding other than `chunked` (501
+   * `not_implemented`, or 400 when the body cannot be framed: see
+   * `transfer-coding.ts`), or a `Connection` naming `Content-Length`,
+   * `Transfer-Encoding`, `Host`, an identity header or another header the
+   * gateway sets (400 `invalid_request`). Runs before anything else looks at
+   * a proxied, forward-auth or upgrade request.
+   * @throws GatewayError
+   */
+  checkFraming(req: IncomingMessage): void;
+  /**
+   * The hosts the request is addressed to, as the upstream will be told:
+   * its Host and, from a trusted proxy, each `X-Forwarded-Host` entry (from
+   * anyone else that header is replaced by Host). For routes that name hosts.
+   * @throws GatewayError `invalid_request` for two Host lines (RFC 9112 §3.2)
+   */
+  routingHosts(req: IncomingMessage): string[];
+  /**
+   * The verdict's headers: a principal's identity by the configured names;
+   * empty values for an anonymous request (they overwrite a client's).
+   */
+  identityHeaders(principal: Principal | undefined): Record<string, string>;
+  /**
+   * Rewrites `req.headers` in place for forwarding, framing included: a
+   * chunked body → `Transfer-Encoding: chunked`, a known length →
+   * `Content-Length`, no body → neither; an upgrade carries no body and a
+   * clean `Connection: upgrade` + `Upgrade: websocket`.
+   */
+  rewrite(
+    req: IncomingMessage,
+    /** Undefined on a public route without a token: identity headers are only stripped. */
+    principal: Principal | undefined,
+    options: { requestId: string; stripAuthorization: boolean; upgrade: boolean },
+  ): void;
+}
+
+export function createHeaderPolicy(
+  names: IdentityHeaderNames,
+  trusted: TrustCheck,
+  stripHeaders: StripHeaders = { add: [], keep: [] },
+): HeaderPolicy {
+  const identity = Object.values(names).map(foldHeaderName);
+  // X-Forwarded-* is always replaced: a trusted proxy's values are read before the strip.
+  const strip = new Set([
+    ...identity,
+    REQUEST_ID_HEADER,
+    ...FORWARD_AUTH_HEADERS,
+    ...HOP_BY_HOP,
+    ...FORWARDED_HEADERS,
+    ...FRAMING,
+  ]);
+  const identityLike = headerNameMatcher([...IDENTITY_LIKE_HEADERS, ...stripHeaders.add]);
+  const kept = headerNameMatcher(stripHeaders.keep);
+  // `Connection` may not remove what the upstream needs to frame and trust the request.
+  const protectedNames = new Set([...FRAMING, 'host', ...identity, ...ASSERTED]);
+  const decided = new Map<string, boolean>();
+  /** Whether a client header (lower-case, as Node gives it) is dropped whatever the request. */
+  const stripped = (name: string): boolean => {
+    let drop = decided.get(name);
+    if (drop === undefined) {
+      const folded = foldHeaderName(name);
+      drop = strip.has(folded) || (identityLike(folded) && !kept(folded));
+      if (decided.size < DECIDED_NAMES_MAX) decided.set(name, drop);
+    }
+    return drop;
+  };
+  const lower = {
+    tenantId: names.tenantId.toLowerCase(),
+    tenantType: names.tenantType.toLowerCase(),
+    userId: names.userId.toLowerCase(),
+    userEmail: names.userEmail.toLowerCase(),
+  };
+
+  return {
+    checkFraming(req) {
+      const { connection } = req.headers;
+      // Node refused every other malformed framing already (CL with TE,
+      // duplicate or non-numeric CL, most TE not ending in chunked).
+      checkTransferCoding(req.headers['transfer-encoding']);
+      if (connection === undefined || connection === 'keep-alive' || connection === 'close') return;
+      // Node joins repeated Connection lines with ", ".
+      for (const token of connection.split(',')) {
+        if (protectedNames.has(foldHeaderName(token.trim()))) throw CONNECTION_NAMES_PROTECTED;
+      }
+    },
+    routingHosts(req) {
+      const hosts: string[] = [];
+      const raw = req.rawHeaders;
+      let hostLines = 0;
+      for (let i = 0; i < raw.length; i += 2) {
+        if ((raw[i] as string).toLowerCase() !== 'host') continue;
+        if (++hostLines > 1) throw TWO_HOST_LINES;
+        hosts.push(raw[i + 1] as string);
+      }
+      const forwarded = req.headers['x-forwarded-host'];
+      if (typeof forwarded === 'string' && trusted(req.socket.remoteAddress)) {
+        for (const entry of forwarded.split(',')) if (entry.trim() !== '') hosts.push(entry);
+      }
+      return hosts;
+    },
+    identityHeaders: (p) => ({
+      [names.tenantId]: p?.tenantId ?? '',
+      [names.tenantType]: p?.tenantType ?? '',
+      [names.userId]: p?.userId ?? '',
+      [names.userEmail]: p?.email ?? '',
+    }),
+    rewrite(req, principal, options) {
+      const headers = req.headers;
+      const peer = req.socket.remoteAddress;
+      const fromTrusted = trusted(peer);
+      const { host, connection, upgrade } = headers;
+      const { 'transfer-encoding': encoding, 'content-length': length } = headers;
+      const clientFor = fromTrusted ? headers['x-forwarded-for'] : undefined;
+      const clientProto = fromTrusted ? headers['x-forwarded-proto'] : undefined;
+      const clientHost = fromTrusted ? headers['x-forwarded-host'] : undefined;
+      const listed = listedIn(connection);
+
+      // A new object rather than `delete`: deleting properties turns an object
+      // into a slow dictionary, and undici walks these headers once more.
+      const out: IncomingHttpHeaders = {};
+      // Node has lower-cased every name: only `_` spellings need folding.
+      for (const name in headers) {
+        if (
+          !stripped(name) &&
+          (listed === undefined || !listed.has(foldHeaderName(name))) &&
+          !(options.stripAuthorization && name === 'authorization')
+        ) {
+          out[name] = headers[name];
+        }
+      }
+      if (principal !== undefined) {
+        out[lower.tenantId] = principal.tenantId;
+        out[lower.tenantType] = principal.tenantType;
+        out[lower.userId] = principal.userId;
+        out[lower.userEmail] = principal.email;
+      }
+      out[REQUEST_ID_HEADER] = options.requestId;
+      out['x-forwarded-for'] =
+        clientFor === undefined ? (peer ?? '') : `${String(clientFor)}, ${peer ?? ''}`;
+      out['x-forwarded-proto'] =
+        clientProto ?? ((req.socket as TLSSocket).encrypted ? 'https' : 'http');
+      const forwardedHost = clientHost ?? host;
+      if (forwardedHost !== undefined) out['x-forwarded-host'] = forwardedHost;
+      if (options.upgrade) {
+        // Only the upgrade itself crosses: the client's Connection may name other headers.
+        out.connection = 'upgrade';
+        // Anything but websocket is left for the forwarder to refuse.
+        if (upgrade !== undefined)
+          out.upgrade = upgrade.toLowerCase() === 'websocket' ? 'websocket' : upgrade;
+      } else if (encoding !== undefined) {
+        // `checkFraming` let only `chunked` alone through; Node has decoded it.
+        out['transfer-encoding'] = 'chunked';
+      } else if (length !== undefined) {
+        // Node accepted exactly one, all digits, and reads exactly that many bytes.
+        out['content-length'] = length;
+      }
+      req.headers = out;
+    },
+  };
+}
+
+/** Headers a client names in `Connection` are hop-by-hop too (RFC 9110 §7.6.1). */
+function listedIn(connection: string | undefined): Set<string> | undefined {
+  if (connection === undefined || connection === 'keep-alive' || connection === 'close')
+    return undefined;
+  return new Set(
+    connection
+      .split(',')
+      .map((h) => foldHeaderName(h.trim()))
+      .filter((h) => h !== ''),
+  );
+}

@@ -1,0 +1,99 @@
+/**
+ * Forwarding on undici: one `Pool` per upstream origin
+ * (keep-alive, pipelining 1), HTTP exchanges on its dispatch API
+ * (`forward-http.ts`), WebSocket upgrades on the same pools
+ * (`forward-upgrade.ts`). Each origin's connections are shared between
+ * tenants by its slots (`tenant-slots.ts`): a request waits for a free one
+ * within its route's timeout, and a tenant past its share is refused with
+ * 429. The route's timeout is a 504, a refused or broken upstream a 502; no
+ * upstream failure can reach the process as an unhandled error.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { GatewayError } from '../../errors.js';
+import { REQUEST_ID_HEADER } from '../../request-id.js';
+import { sendUpgradeError } from '../../respond.js';
+import type { RequestScope } from '../../scope.js';
+import { abandonExchange, forwardHttp, type ForwardTarget } from './forward-http.js';
+import { forwardUpgrade } from './forward-upgrade.js';
+import type { SlotLimits } from './tenant-slots.js';
+import { createUpstreamPools, type UpstreamTls } from './upstream-pools.js';
+
+export type { ForwardTarget } from './forward-http.js';
+
+export interface Forwarder {
+  /** Forwards; records the upstream's time to response headers on `scope`. */
+  web(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, scope: RequestScope): void;
+  /**
+   * Forwards an upgrade. `opened` is called with the upstream's socket once
+   * the upstream accepted, just before the 101 goes to the client.
+   */
+  ws(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    target: ForwardTarget,
+    log: Logger,
+    opened?: (upstream: Duplex) => void,
+  ): void;
+  /** Aborts the upstream request answering `res`, if any (the gateway answers it instead). */
+  abandon(res: ServerResponse): void;
+  /** Keeps the connections to these upstreams; closes the others' once idle (config reload). */
+  retainUpstreams(upstreams: Iterable<{ upstream: string; tls?: UpstreamTls | undefined }>): void;
+  /** Proxied WebSockets still open. */
+  openWebSockets(): number;
+  /** Destroys proxied WebSockets and upstream connections. */
+  close(): void;
+}
+
+/**
+ * @param pool connections per upstream origin and each tenant's share
+ *   (config `upstreamPool`).
+ */
+export function createForwarder(pool: SlotLimits = { maxConnections: 512 }): Forwarder {
+  const pools = createUpstreamPools({ limits: pool });
+  /** Client sockets of proxied WebSockets: the HTTP server no longer tracks them. */
+  const webSockets = new Set<Duplex>();
+
+  return {
+    web(req, res, target, scope) {
+      forwardHttp(req, res, pools.target(target.upstream, target.tls), target, scope);
+    },
+    ws(req, socket, head, target, log, opened) {
+      // The header policy has set the request's id on the forwarded headers.
+      const requestId = req.headers[REQUEST_ID_HEADER] as string | undefined;
+      if (!isWebSocketUpgrade(req)) {
+        sendUpgradeError(
+          req,
+          socket,
+          new GatewayError('invalid_request', 'Only WebSocket upgrades (GET) are proxied.'),
+          requestId,
+        );
+        return;
+      }
+      webSockets.add(socket);
+      socket.once('close', () => webSockets.delete(socket));
+      forwardUpgrade(
+        { req, socket, head, requestId, log },
+        pools.target(target.upstream, target.tls),
+        target.upstream,
+        target.timeoutMs,
+        opened ?? noop,
+      );
+    },
+    abandon: abandonExchange,
+    retainUpstreams: (upstreams) => pools.retain(upstreams),
+    openWebSockets: () => webSockets.size,
+    close() {
+      for (const socket of webSockets) socket.destroy();
+      pools.destroy().catch(() => {});
+    },
+  };
+}
+
+function noop(): void {}
+
+function isWebSocketUpgrade(req: IncomingMessage): boolean {
+  return req.method === 'GET' && req.headers.upgrade?.toLowerCase() === 'websocket';
+}

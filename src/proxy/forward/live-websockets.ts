@@ -1,0 +1,219 @@
+/**
+ * Open proxied WebSockets and the tokens that opened them. A WebSocket is
+ * authenticated once, at its upgrade; this keeps that verdict true for as
+ * long as it stays open. Each one is judged
+ * again by the session guard — the same verdict a request would get — when a
+ * session event could have changed it, and closed with 1008 (policy
+ * violation, RFC 6455 §7.4.1) once its token is revoked, its user's password
+ * changes, the membership it was issued under ends, or the token expires.
+ *
+ * Outage policy (fail closed, without closing on every blip): while event
+ * delivery is down the guard can no longer hear of a change, so every open
+ * WebSocket is re-checked against the store every {@link RECHECK_MS}, and
+ * once more when delivery returns. A dead token is closed with 1008; with
+ * the store unreachable too, nothing can be proven and the WebSocket is
+ * closed with 1013 (try again later), as an HTTP request would get a 503.
+ */
+import type { Duplex } from 'node:stream';
+import * as ws from 'ws';
+import type { SessionGuard } from '../../auth/sessions.js';
+import type { AccessTokenClaims } from '../../auth/tokens.js';
+import { isGatewayError } from '../../errors.js';
+import type { SessionEvent } from '../../store/types.js';
+
+export interface LiveWebSockets {
+  /**
+   * Watches a WebSocket the upstream has just accepted, until either side
+   * closes it. Call before the gateway writes its 101: the first check waits
+   * for the next turn of the event loop.
+   */
+  track(client: Duplex, upstream: Duplex, claims: AccessTokenClaims): void;
+  /** WebSockets being watched. */
+  size(): number;
+  /** Stops watching (the sockets themselves are the forwarder's to close). */
+  close(): void;
+}
+
+/** RFC 6455 §7.4.1: the endpoint received a message that violates its policy. */
+const POLICY_VIOLATION = 1008;
+/** IANA WebSocket close code registry: a temporary condition, try again later. */
+const TRY_AGAIN_LATER = 1013;
+/** While event delivery is down, how often every open WebSocket is re-checked against the store. */
+const RECHECK_MS = 5000;
+/** How long a client gets to answer our close frame before its socket is destroyed. */
+const CLOSING_HANDSHAKE_MS = 1000;
+/** setTimeout's longest delay; a later expiry is reached in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** `ws` frames WebSocket messages for us; its Sender is exported but absent from @types/ws. */
+const { Sender } = ws as unknown as {
+  Sender: {
+    frame(
+      data: Buffer,
+      options: { fin: boolean; opcode: number; mask: boolean; readOnly: boolean; rsv1: boolean },
+    ): Buffer[];
+  };
+};
+
+/** An unmasked close frame, as a server sends it (RFC 6455 §5.5.1). */
+function closeFrame(code: number, reason: string): Buffer {
+  // A control frame's payload is at most 125 bytes: the code and 123 of reason.
+  const text = Buffer.byteLength(reason) <= 123 ? reason : '';
+  const payload = Buffer.alloc(2 + Buffer.byteLength(text));
+  payload.writeUInt16BE(code, 0);
+  payload.write(text, 2);
+  return Buffer.concat(
+    Sender.frame(payload, { fin: true, opcode: 0x08, mask: false, readOnly: false, rsv1: false }),
+  );
+}
+
+interface Watched {
+  client: Duplex;
+  upstream: Duplex;
+  claims: AccessTokenClaims;
+  expiry: NodeJS.Timeout | undefined;
+  closing: boolean;
+}
+
+export function createLiveWebSockets(deps: {
+  sessions: SessionGuard;
+  clockSkewSeconds: number;
+}): LiveWebSockets {
+  const { sessions } = deps;
+  const all = new Set<Watched>();
+  const byUser = new Map<string, Set<Watched>>();
+  const byJti = new Map<string, Set<Watched>>();
+  let rechecks: NodeJS.Timeout | undefined;
+
+  const index = (map: Map<string, Set<Watched>>, key: string, w: Watched): void => {
+    const set = map.get(key) ?? new Set<Watched>();
+    set.add(w);
+    map.set(key, set);
+  };
+  const unindex = (map: Map<string, Set<Watched>>, key: string, w: Watched): void => {
+    const set = map.get(key);
+    if (set === undefined) return;
+    set.delete(w);
+    if (set.size === 0) map.delete(key);
+  };
+
+  function forget(w: Watched): void {
+    if (!all.delete(w)) return;
+    unindex(byUser, w.claims.sub, w);
+    unindex(byJti, w.claims.jti, w);
+    clearTimeout(w.expiry);
+  }
+
+  /**
+   * Ends the WebSocket: our close frame to the client, then the upstream's
+   * connection cut. The upstream's frames stop being relayed first. Frames
+   * are not parsed here (the proxy relays bytes), so a frame the upstream was
+   * in the middle of sending when the verdict came is cut short, and that
+   * client sees a protocol error instead of our 1008: the WebSocket ends
+   * either way.
+   */
+  function close(w: Watched, code: number, reason: string): void {
+    if (w.closing) return;
+    w.closing = true;
+    forget(w);
+    const { client, upstream } = w;
+    upstream.unpipe(client);
+    client.unpipe(upstream);
+    if (!client.destroyed) {
+      client.resume(); // the client's answer (its own close frame) is read and dropped
+      client.end(closeFrame(code, reason));
+      setTimeout(() => client.destroy(), CLOSING_HANDSHAKE_MS).unref();
+    }
+    upstream.destroy();
+  }
+
+  function refuse(w: Watched, err: unknown): void {
+    if (isGatewayError(err) && err.code === 'invalid_token') {
+      close(w, POLICY_VIOLATION, err.message);
+    } else {
+      close(w, TRY_AGAIN_LATER, 'The session state cannot be checked.');
+    }
+  }
+
+  /** Judges the token again: from the guard's cache when it can tell, else from the store. */
+  function check(w: Watched): void {
+    if (w.closing || !all.has(w)) return;
+    try {
+      if (sessions.aliveFromCache(w.claims)) return;
+    } catch (err) {
+      refuse(w, err);
+      return;
+    }
+    sessions.assertAlive(w.claims).then(undefined, (err: unknown) => refuse(w, err));
+  }
+
+  const checkAll = (): void => {
+    for (const w of [...all]) check(w);
+  };
+
+  function armExpiry(w: Watched): void {
+    const delay = (w.claims.exp + deps.clockSkewSeconds) * 1000 - Date.now();
+    if (delay > MAX_TIMER_MS) {
+      w.expiry = setTimeout(armExpiry, MAX_TIMER_MS, w);
+    } else {
+      // The verifier accepts a token until exp + skew: so does an open WebSocket.
+      w.expiry = setTimeout(
+        close,
+        Math.max(0, delay),
+        w,
+        POLICY_VIOLATION,
+        'The token has expired.',
+      );
+    }
+    w.expiry.unref();
+  }
+
+  function affectedBy(event: SessionEvent): Set<Watched> | undefined {
+    switch (event.kind) {
+      case 'token-revoked':
+        return byJti.get(event.jti);
+      case 'session-ended':
+      case 'membership-removed':
+      // A new membership ends the tokens of any earlier one of the pair.
+      case 'membership-added':
+        return byUser.get(event.userId);
+    }
+  }
+
+  const unwatch = sessions.watch({
+    onEvent(event) {
+      const affected = affectedBy(event);
+      if (affected !== undefined) for (const w of [...affected]) check(w);
+    },
+    onLive(live) {
+      clearInterval(rechecks);
+      rechecks = undefined;
+      if (live) {
+        // Whatever happened while delivery was down is in the store: look.
+        checkAll();
+        return;
+      }
+      rechecks = setInterval(checkAll, RECHECK_MS);
+      rechecks.unref();
+    },
+  });
+
+  return {
+    track(client, upstream, claims) {
+      const w: Watched = { client, upstream, claims, expiry: undefined, closing: false };
+      all.add(w);
+      index(byUser, claims.sub, w);
+      index(byJti, claims.jti, w);
+      client.once('close', () => forget(w));
+      armExpiry(w);
+      // An event may have come between the upgrade's admission and now.
+      setImmediate(check, w);
+    },
+    size: () => all.size,
+    close() {
+      unwatch();
+      clearInterval(rechecks);
+      for (const w of [...all]) forget(w);
+    },
+  };
+}
