@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { REDIS_DEFAULTS } from '../config/schema/store.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 
 /** Options of {@link connectRedis}: the `store.redis` config. */
@@ -28,14 +29,17 @@ export interface RedisConnectionOptions {
   password?: string | undefined;
   /** TLS (a `rediss://` URL turns it on too): `ca` is a PEM file's path. */
   tls?: { ca?: string | undefined; servername?: string | undefined } | undefined;
-  /** How long one command may take before it fails. Default 1000 ms. */
+  /** How long one command may take before it fails. Default: `store.redis.commandTimeoutMs`'s. */
   commandTimeoutMs?: number;
-  /** How long start-up keeps trying to reach Redis. Default 5000 ms. */
+  /** How long start-up keeps trying to reach Redis. Default: `store.redis.connectTimeoutMs`'s. */
   connectTimeoutMs?: number;
 }
 
-const DEFAULT_COMMAND_TIMEOUT_MS = 1000;
-const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+/** How long one command may take before it fails: as given, or the config's default. */
+export function commandTimeoutOf(options: RedisConnectionOptions): number {
+  return options.commandTimeoutMs ?? REDIS_DEFAULTS.commandTimeoutMs;
+}
+
 /** Reconnect backoff: 100 ms more per attempt, capped so recovery is quick. */
 const MAX_RECONNECT_DELAY_MS = 1000;
 
@@ -46,7 +50,7 @@ const MAX_RECONNECT_DELAY_MS = 1000;
  * @throws GatewayError `unavailable` naming where without any password.
  */
 export async function connectRedis(options: RedisConnectionOptions): Promise<Redis> {
-  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const connectTimeoutMs = options.connectTimeoutMs ?? REDIS_DEFAULTS.connectTimeoutMs;
   let lastError: unknown;
   let redis: Redis | undefined;
   try {
@@ -74,7 +78,7 @@ function createClient(options: RedisConnectionOptions, connectTimeoutMs: number)
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    commandTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+    commandTimeout: commandTimeoutOf(options),
     connectTimeout: connectTimeoutMs,
     // A command that timed out was reported as failed; replaying it after a
     // reconnect could apply a write (a password change) the caller gave up on.

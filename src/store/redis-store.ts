@@ -1,7 +1,7 @@
 import { attempt } from './redis-attempt.js';
 import { GatewayError } from '../errors.js';
 import { compareIds, normaliseEmail, revocationDeadlineMs, tenantTypeFixed } from './normalise.js';
-import { connectRedis, type RedisConnectionOptions } from './redis-connection.js';
+import { commandTimeoutOf, connectRedis, type RedisConnectionOptions } from './redis-connection.js';
 import { redisLoginCounters } from './login-counters.js';
 import { redisAuditLogs } from './redis-audit.js';
 import { redisRateLeases } from './redis-rate-leases.js';
@@ -319,11 +319,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     loginCounter: redisLoginCounters(redis, options.keyPrefix),
 
     // A blocking read must end before the command timeout fails it.
-    auditLog: redisAuditLogs(
-      redis,
-      keys,
-      Math.max(50, Math.floor((options.commandTimeoutMs ?? 1000) / 2)),
-    ),
+    auditLog: redisAuditLogs(redis, keys, Math.max(50, Math.floor(commandTimeoutOf(options) / 2))),
 
     watchSessions(listener) {
       watchers.add(listener);

@@ -5,6 +5,7 @@
 import type { Redis } from 'ioredis';
 import { GatewayError } from '../errors.js';
 import { attempt } from './redis-attempt.js';
+import { commandTimeoutOf } from './redis-connection.js';
 import type { RedisStoreOptions } from './redis-store.js';
 import type { RedisTopology } from './redis-topology.js';
 
@@ -21,7 +22,7 @@ export function replicatedWrites(
   options: RedisStoreOptions,
 ): (key: string) => Promise<void> {
   if (options.sentinel === undefined && options.cluster === undefined) return async () => {};
-  const waitMs = Math.max(25, Math.floor((options.commandTimeoutMs ?? 1000) / 2));
+  const waitMs = Math.max(25, Math.floor(commandTimeoutOf(options) / 2));
   return async (key) => {
     // WAIT counts the replicas of the node it is sent to: the one that took the write.
     const acknowledged = await attempt(async () => {

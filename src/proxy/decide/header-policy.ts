@@ -18,6 +18,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { Principal } from '../../auth/authenticate.js';
 import type { GatewayConfig } from '../../config/index.js';
+import { STRIP_HEADERS_DEFAULTS } from '../../config/schema/headers.js';
 import { GatewayError } from '../../errors.js';
 import { REQUEST_ID_HEADER } from '../../request-id.js';
 import { foldHeaderName, headerNameMatcher, IDENTITY_LIKE_HEADERS } from '../../header-names.js';
@@ -124,7 +125,7 @@ export interface HeaderPolicy {
 export function createHeaderPolicy(
   names: IdentityHeaderNames,
   trusted: TrustCheck,
-  stripHeaders: StripHeaders = { add: [], keep: [] },
+  stripHeaders: StripHeaders = STRIP_HEADERS_DEFAULTS,
 ): HeaderPolicy {
   const identity = Object.values(names).map(foldHeaderName);
   // X-Forwarded-* is always replaced: a trusted proxy's values are read before the strip.

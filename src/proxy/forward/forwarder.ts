@@ -11,6 +11,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import { UPSTREAM_POOL_DEFAULTS } from '../../config/schema/limits.js';
 import { GatewayError } from '../../errors.js';
 import { REQUEST_ID_HEADER } from '../../request-id.js';
 import { sendUpgradeError } from '../../respond.js';
@@ -51,7 +52,7 @@ export interface Forwarder {
  * @param pool connections per upstream origin and each tenant's share
  *   (config `upstreamPool`).
  */
-export function createForwarder(pool: SlotLimits = { maxConnections: 512 }): Forwarder {
+export function createForwarder(pool: SlotLimits = UPSTREAM_POOL_DEFAULTS): Forwarder {
   const pools = createUpstreamPools({ limits: pool });
   /** Client sockets of proxied WebSockets: the HTTP server no longer tracks them. */
   const webSockets = new Set<Duplex>();
