@@ -51,7 +51,6 @@ export interface Metrics {
   tokenIssued(): void;
   /** A Basic login refused on the identity endpoints (never a proxied request's 429). */
   loginRefused(reason: 'invalid_credentials' | 'too_many_requests'): void;
-  upgrade(route: string, refusal: string | undefined): void;
   /** A bearer token refused (`invalid_token`), on any entry way: why. */
   tokenRefused(reason: TokenRefusal): void;
   configReload(ok: boolean): void;
@@ -93,7 +92,7 @@ export function createMetrics(sources: MetricSources): Metrics {
   });
   const upgrades = new Counter({
     name: 'tenant_gateway_websocket_upgrades_total',
-    help: 'WebSocket upgrade requests by route and outcome.',
+    help: 'WebSocket upgrade requests by route, outcome (accepted: the upstream answered; refused; failed) and reason, as in tenant_gateway_requests_total, which counts them too.',
     labelNames: ['route', 'outcome', 'reason'] as const,
     registers: [registry],
   });
@@ -263,19 +262,13 @@ export function createMetrics(sources: MetricSources): Metrics {
     registry,
     request(record) {
       requests.record(record);
+      if (record.upgrade === true)
+        upgrades.inc({ route: record.route, outcome: record.outcome, reason: record.reason });
       if (record.reason === 'unavailable') storeErrors.inc();
     },
     tokenIssued: () => tokens.inc(),
     loginRefused: (reason) => loginFailures.inc({ reason }),
     tokenRefused: (reason) => tokenRefusals.inc({ reason }),
-    upgrade(route, refusal) {
-      upgrades.inc({
-        route,
-        outcome: refusal === undefined ? 'accepted' : 'refused',
-        reason: refusal ?? '',
-      });
-      if (refusal === 'unavailable') storeErrors.inc();
-    },
     configReload(ok) {
       reloads.inc({ result: ok ? 'success' : 'failure' });
       if (ok) lastReload.setToCurrentTime();
