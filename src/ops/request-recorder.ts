@@ -53,18 +53,18 @@ type Carrying = { [SCOPE]?: Scope };
 
 class Recorder implements RequestRecorder {
   readonly access: AccessLog;
-  #open = 0;
+  private pending = 0;
 
   constructor(readonly deps: RecorderDeps) {
     this.access = createAccessLog(deps.log);
   }
 
   inFlight(): number {
-    return this.#open;
+    return this.pending;
   }
 
   open(req: IncomingMessage, res: ServerResponse): RequestScope {
-    this.#open++;
+    this.pending++;
     const scope = new Scope(this, req, req.socket);
     res.setHeader(REQUEST_ID_HEADER, scope.requestId);
     (res as ServerResponse & Carrying)[SCOPE] = scope;
@@ -73,7 +73,7 @@ class Recorder implements RequestRecorder {
   }
 
   openUpgrade(req: IncomingMessage, socket: Duplex): UpgradeScope {
-    this.#open++;
+    this.pending++;
     const scope = new UpgradeRecord(this, req, socket);
     (socket as Duplex & Carrying)[SCOPE] = scope;
     socket.on('close', upgradeSocketClosed);
@@ -82,15 +82,15 @@ class Recorder implements RequestRecorder {
 
   /** Writes the request's record; never throws (telemetry must not break a request's other handlers). */
   ended(scope: Scope, settled: Settled, upgrade: boolean): void {
-    this.#open--;
+    this.pending--;
     try {
-      this.#record(scope, settled, upgrade);
+      this.record(scope, settled, upgrade);
     } catch (err) {
       this.deps.log.error({ err }, 'recording a request failed');
     }
   }
 
-  #record(scope: Scope, settled: Settled, upgrade: boolean): void {
+  private record(scope: Scope, settled: Settled, upgrade: boolean): void {
     const { metrics, level } = this.deps;
     const req = scope.req;
     const durationMs = performance.now() - scope.started;
