@@ -5,9 +5,9 @@
  *          → /healthz, /readyz, /metrics → ops (only with listen.opsEndpoints; else admin listener only)
  *          → /1/..., /.well-known/...    → CORS (top-level `cors`) → Koa api (Basic or Bearer)
  *          → /auth/verify                → verdict only (forward-auth)
- *          → a route (host, then prefix) → CORS preflight answered, or
- *                                          authenticate (public routes: only a token that
- *                                          comes) → match tenant → rewrite headers → forward
+ *          → a route (host, then prefix) → CORS preflight answered, or the verdict
+ *                                          (framing → tenant checks → anonymous? → admit
+ *                                          → rate limit) → rewrite headers → forward
  *          → nothing                     → 404
  *
  * Upgrade (WebSocket) requests take the same path. What admits a request is
@@ -51,7 +51,13 @@ export interface ProxySettings {
 }
 
 export interface DispatchDeps {
+  /**
+   * Not read since issue 31: each request logs through its scope, and the
+   * recorder counts every request, upgrades included. Kept so that the
+   * composition root's wiring stays as it is; to be dropped with it.
+   */
   log: Logger;
+  /** Not read since issue 31 (see `log`). */
   metrics: Metrics;
   /** Opens each request's scope and records its outcome. */
   recorder: RequestRecorder;
