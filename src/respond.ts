@@ -16,7 +16,7 @@ import {
   type ErrorCode,
   type ErrorResponse,
 } from './errors.js';
-import type { Refusal } from './scope.js';
+import type { Refusal, UpgradeScope } from './scope.js';
 import { REQUEST_ID_HEADER, takeRequestId } from './request-id.js';
 
 /**
@@ -47,11 +47,15 @@ export function answeredError(res: ServerResponse): AnsweredError | undefined {
   return (res as Answered)[ANSWERED];
 }
 
+/**
+ * The error answer to an upgrade, on its socket, which then closes; the
+ * upgrade's scope records it. Nothing when the client has left.
+ */
 export function sendUpgradeError(
   req: IncomingMessage,
   socket: Duplex,
   err: unknown,
-  requestId?: string,
+  scope: UpgradeScope,
 ): void {
   if (!socket.writable || socket.destroyed) return;
   const res = new ServerResponse(req);
@@ -61,7 +65,8 @@ export function sendUpgradeError(
     res.detachSocket(socket as Socket);
     socket.end();
   });
-  if (requestId !== undefined) res.setHeader(REQUEST_ID_HEADER, requestId);
+  res.setHeader(REQUEST_ID_HEADER, scope.requestId);
+  scope.answered(res);
   sendError(res, err);
 }
 

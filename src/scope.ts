@@ -5,7 +5,7 @@
  * which the access log line and the metrics are both derived.
  */
 import type { Logger } from 'pino';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { ErrorCode } from './errors.js';
 
 /** The error a request was answered with, as its outcome record reads it (a `GatewayError` is one). */
@@ -70,4 +70,21 @@ export interface RequestScope {
   bytesIn?: number;
   /** Undefined when tracing is off. */
   readonly trace?: RequestTrace | undefined;
+}
+
+/**
+ * A WebSocket upgrade's scope. An upgrade has no response object of its own:
+ * its record is written when its exchange ends — the upstream's `101` went
+ * to the client, or an HTTP answer went on its socket — or when the client
+ * left before either; the WebSocket's life after the `101` is not the request's.
+ */
+export interface UpgradeScope extends RequestScope {
+  /**
+   * An HTTP answer on the upgrade's socket (a refusal, the upstream's
+   * failure, or the upstream's own answer other than `101`): recorded once
+   * written whole, or when the socket closes first.
+   */
+  answered(res: ServerResponse): void;
+  /** The upstream's `101` went to the client: recorded now. */
+  switched(): void;
 }

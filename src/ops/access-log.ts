@@ -35,6 +35,11 @@ export interface AccessLine {
   /** The client as the trusted-proxy rules resolve it. */
   clientIp: string;
   original: OriginalRequest | undefined;
+  /**
+   * The line's `msg`: `request`, or for a WebSocket upgrade `upgrade`
+   * (accepted) and `upgrade refused` (refused or failed). Default `request`.
+   */
+  msg?: 'request' | 'upgrade' | 'upgrade refused' | undefined;
 }
 
 export interface AccessLog {
@@ -50,10 +55,12 @@ export function createAccessLog(log: Logger): AccessLog {
   const out = lineWriter(log);
   return {
     enabled: (level) => log.isLevelEnabled(level),
-    write(level, { req, url, scope, settled, durationMs, bytesIn, bytesOut, clientIp, original }) {
+    write(level, line) {
+      const { req, url, scope, settled, durationMs, bytesIn, bytesOut, clientIp, original } = line;
       const agent = req.headers['user-agent'];
       out(
         LEVELS[level],
+        line.msg ?? 'request',
         text('requestId', scope.requestId) +
           text('traceId', scope.trace?.traceId) +
           text('method', req.method) +
@@ -90,17 +97,17 @@ type Destination = { write(line: string): unknown };
 
 /**
  * Writes a line as pino would — `level`, `time`, the logger's bindings
- * (`"service":…`), the fields, `"msg":"request"` — to the logger's own
+ * (`"service":…`), the fields, `"msg"` — to the logger's own
  * destination (the batched standard output, a test's stream, or
  * pino-pretty's worker, which reads JSON lines).
  */
-function lineWriter(log: Logger): (level: number, fields: string) => void {
+function lineWriter(log: Logger): (level: number, msg: string, fields: string) => void {
   const internals = log as unknown as Record<symbol, unknown>;
   const destination = internals[pino.symbols.streamSym] as Destination;
   const bindings = internals[pino.symbols.chindingsSym] as string;
-  return (level, fields) => {
+  return (level, msg, fields) => {
     destination.write(
-      `{"level":${level},"time":${Date.now()}${bindings}${fields},"msg":"request"}\n`,
+      `{"level":${level},"time":${Date.now()}${bindings}${fields},"msg":"${msg}"}\n`,
     );
   };
 }

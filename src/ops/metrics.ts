@@ -51,7 +51,6 @@ export interface Metrics {
   tokenIssued(): void;
   /** A Basic login refused on the identity endpoints (never a proxied request's 429). */
   loginRefused(reason: 'invalid_credentials' | 'too_many_requests'): void;
-  upgrade(route: string, refusal: string | undefined): void;
   /** A bearer token refused (`invalid_token`), on any entry way: why. */
   tokenRefused(reason: TokenRefusal): void;
   configReload(ok: boolean): void;
@@ -75,7 +74,58 @@ export function createMetrics(sources: MetricSources): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
   const requests = createRequestMetrics(registry);
+  registerGauges(registry, sources);
+  registerCacheLookups(registry, sources);
+  registerRateLimits(registry, sources);
+  const counters = registerCounters(registry);
+  const store = registerStoreMetrics(registry);
+  const passwordWait = new BatchedHistogram(
+    'tenant_gateway_password_wait_seconds',
+    'Time a bcrypt job waited before a worker thread took it.',
+    [],
+    DURATION_BUCKETS,
+    registry,
+  ).series();
+  const reloads = registerReloads(registry);
+  const confirmations = new Histogram({
+    name: 'tenant_gateway_revocation_confirm_seconds',
+    help: 'Time a revocation made here waited for every lease holder (lease mode), by whether a silent holder had to be fenced.',
+    labelNames: ['fenced'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
 
+  return {
+    registry,
+    request(record) {
+      requests.record(record);
+      if (record.upgrade === true)
+        counters.upgrades.inc({
+          route: record.route,
+          outcome: record.outcome,
+          reason: record.reason,
+        });
+      if (record.reason === 'unavailable') store.errors.inc();
+    },
+    tokenIssued: () => counters.tokens.inc(),
+    loginRefused: (reason) => counters.loginFailures.inc({ reason }),
+    tokenRefused: (reason) => counters.tokenRefusals.inc({ reason }),
+    configReload(ok) {
+      reloads.count.inc({ result: ok ? 'success' : 'failure' });
+      if (ok) reloads.last.setToCurrentTime();
+    },
+    sessionEvent: (kind) => counters.sessionEvents.inc({ kind }),
+    storeCall: (operation, seconds, ok) => store.call(operation, seconds, ok),
+    passwordWait: (seconds) => passwordWait.observe(seconds),
+    revocationConfirmed: (seconds, fenced) =>
+      confirmations.observe({ fenced: fenced ? 'true' : 'false' }, seconds),
+    auditWriteFailure: () => counters.auditWriteFailures.inc(),
+    rateLimitReconcileFailed: () => counters.reconcileFailures.inc(),
+  };
+}
+
+/** The gauges read from the gateway's parts when scraped, and the build's. */
+function registerGauges(registry: Registry, sources: MetricSources): void {
   new Gauge({
     name: 'tenant_gateway_build_info',
     help: 'Always 1; the labels name the running build.',
@@ -91,9 +141,45 @@ export function createMetrics(sources: MetricSources): Metrics {
       this.set(sources.inFlight());
     },
   });
+  new Gauge({
+    name: 'tenant_gateway_store_up',
+    help: '1 when the store answered a ping at this scrape, else 0.',
+    registers: [registry],
+    async collect() {
+      this.set((await answers(sources.pingStore(), STORE_PING_TIMEOUT_MS)) ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'tenant_gateway_password_queue_depth',
+    help: 'bcrypt jobs (logins, password changes, signups) queued or running.',
+    registers: [registry],
+    collect() {
+      this.set(sources.passwordQueueDepth());
+    },
+  });
+  new Gauge({
+    name: 'tenant_gateway_signing_key_age_seconds',
+    help: 'Age of the key that signs new tokens (from its kid when it is a timestamp, else its file time).',
+    registers: [registry],
+    collect() {
+      this.set(Math.max(0, (Date.now() - sources.signingKeyCreatedAt()) / 1000));
+    },
+  });
+  new Gauge({
+    name: 'tenant_gateway_session_events_live',
+    help: '1 while session invalidation events are delivered (the session cache is trusted), else 0.',
+    registers: [registry],
+    collect() {
+      this.set(sources.sessionCache().live ? 1 : 0);
+    },
+  });
+}
+
+/** The counters the gateway increments as things happen. */
+function registerCounters(registry: Registry) {
   const upgrades = new Counter({
     name: 'tenant_gateway_websocket_upgrades_total',
-    help: 'WebSocket upgrade requests by route and outcome.',
+    help: 'WebSocket upgrade requests by route, outcome (accepted: the upstream answered; refused; failed) and reason, as in tenant_gateway_requests_total, which counts them too.',
     labelNames: ['route', 'outcome', 'reason'] as const,
     registers: [registry],
   });
@@ -121,43 +207,60 @@ export function createMetrics(sources: MetricSources): Metrics {
     help: 'Audit events the store did not take (each is still in the log, with the reason).',
     registers: [registry],
   });
-  const storeErrors = new Counter({
+  const reconcileFailures = new Counter({
+    name: 'tenant_gateway_rate_limit_reconcile_failures_total',
+    help: 'Rate-limit reconciles that could not reach the store; meanwhile each instance limits alone at its last known share.',
+    registers: [registry],
+  });
+  reconcileFailures.inc(0);
+  const sessionEvents = new Counter({
+    name: 'tenant_gateway_session_events_total',
+    help: 'Session events this instance received, by kind (session-ended, token-revoked, membership-removed, membership-added).',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  return {
+    upgrades,
+    tokens,
+    loginFailures,
+    tokenRefusals,
+    auditWriteFailures,
+    reconcileFailures,
+    sessionEvents,
+  };
+}
+
+/** Store errors, and each store call's duration by operation and result. */
+function registerStoreMetrics(registry: Registry) {
+  const errors = new Counter({
     name: 'tenant_gateway_store_errors_total',
     help: 'Requests answered 503 unavailable because the store was unreachable.',
     registers: [registry],
   });
-  new Gauge({
-    name: 'tenant_gateway_store_up',
-    help: '1 when the store answered a ping at this scrape, else 0.',
-    registers: [registry],
-    async collect() {
-      this.set((await answers(sources.pingStore(), STORE_PING_TIMEOUT_MS)) ? 1 : 0);
-    },
-  });
-  const storeCalls = new BatchedHistogram(
+  const calls = new BatchedHistogram(
     'tenant_gateway_store_command_duration_seconds',
     'Store calls (one or a few Redis commands each) by operation and result (ok, error).',
     ['operation', 'result'],
     DURATION_BUCKETS,
     registry,
   );
-  const storeSeries = new Map<string, Series>();
-  new Gauge({
-    name: 'tenant_gateway_password_queue_depth',
-    help: 'bcrypt jobs (logins, password changes, signups) queued or running.',
-    registers: [registry],
-    collect() {
-      this.set(sources.passwordQueueDepth());
+  const series = new Map<string, Series>();
+  return {
+    errors,
+    call(operation: string, seconds: number, ok: boolean): void {
+      const key = ok ? operation : `${operation} error`;
+      let one = series.get(key);
+      if (one === undefined) {
+        one = calls.series(operation, ok ? 'ok' : 'error');
+        series.set(key, one);
+      }
+      one.observe(seconds);
     },
-  });
-  const passwordWait = new BatchedHistogram(
-    'tenant_gateway_password_wait_seconds',
-    'Time a bcrypt job waited before a worker thread took it.',
-    [],
-    DURATION_BUCKETS,
-    registry,
-  ).series();
-  const reloads = new Counter({
+  };
+}
+
+function registerReloads(registry: Registry) {
+  const count = new Counter({
     name: 'tenant_gateway_config_reloads_total',
     help: 'Config reloads (SIGHUP or POST /config/reload) by result (success, failure).',
     labelNames: ['result'] as const,
@@ -165,21 +268,25 @@ export function createMetrics(sources: MetricSources): Metrics {
   });
   // Both results exported from the start: a series that first appears at 1
   // shows Prometheus no increase, and the first refused reload would alert nobody.
-  for (const result of ['success', 'failure']) reloads.inc({ result }, 0);
-  const lastReload = new Gauge({
+  for (const result of ['success', 'failure']) count.inc({ result }, 0);
+  const last = new Gauge({
     name: 'tenant_gateway_config_last_reload_success_timestamp_seconds',
     help: 'Unix time of the last config (re)load that took effect; the start counts.',
     registers: [registry],
   });
-  lastReload.setToCurrentTime();
-  new Gauge({
-    name: 'tenant_gateway_signing_key_age_seconds',
-    help: 'Age of the key that signs new tokens (from its kid when it is a timestamp, else its file time).',
-    registers: [registry],
-    collect() {
-      this.set(Math.max(0, (Date.now() - sources.signingKeyCreatedAt()) / 1000));
-    },
-  });
+  last.setToCurrentTime();
+  return { count, last };
+}
+
+/** The in-process caches' lookups, counted since start by the caches themselves. */
+function registerCacheLookups(registry: Registry, sources: MetricSources): void {
+  /** A counter is handed the increase since the last scrape. */
+  const seenTotals = new Map<string, number>();
+  function reportTotal(counter: Counter<string>, labels: Record<string, string>, total: number) {
+    const key = `${labels.cache} ${labels.result}`;
+    counter.inc(labels, total - (seenTotals.get(key) ?? 0));
+    seenTotals.set(key, total);
+  }
   new Counter({
     name: 'tenant_gateway_cache_lookups_total',
     help: 'Lookups in the in-process caches by cache (verified_tokens, sessions) and result (hit, miss).',
@@ -194,23 +301,14 @@ export function createMetrics(sources: MetricSources): Metrics {
       reportTotal(this, { cache: 'sessions', result: 'miss' }, session.misses);
     },
   });
-  new Gauge({
-    name: 'tenant_gateway_session_events_live',
-    help: '1 while session invalidation events are delivered (the session cache is trusted), else 0.',
-    registers: [registry],
-    collect() {
-      this.set(sources.sessionCache().live ? 1 : 0);
-    },
-  });
-  /** The caches count since start: a counter is handed the increase since the last scrape. */
-  const seenTotals = new Map<string, number>();
-  function reportTotal(counter: Counter<string>, labels: Record<string, string>, total: number) {
-    const key = `${labels.cache} ${labels.result}`;
-    counter.inc(labels, total - (seenTotals.get(key) ?? 0));
-    seenTotals.set(key, total);
-  }
-  // Counted by the limiter in plain numbers per route and side, handed over at scrape time
-  // (one hand-over for both counters: the waits are registered after, so read after).
+}
+
+/**
+ * The routes' rate limits: counted by the limiter in plain numbers per route
+ * and side, handed over at scrape time (one hand-over for both counters: the
+ * waits are registered after, so read after).
+ */
+function registerRateLimits(registry: Registry, sources: MetricSources): void {
   const waits = new Counter({
     name: 'tenant_gateway_rate_limit_lease_waits_total',
     help: "Requests that waited for their bucket's first lease from the store (one store round trip in their latency), by route and limit.",
@@ -239,63 +337,6 @@ export function createMetrics(sources: MetricSources): Metrics {
       this.set(sources.rateLimitBuckets());
     },
   });
-  const reconcileFailures = new Counter({
-    name: 'tenant_gateway_rate_limit_reconcile_failures_total',
-    help: 'Rate-limit reconciles that could not reach the store; meanwhile each instance limits alone at its last known share.',
-    registers: [registry],
-  });
-  reconcileFailures.inc(0);
-  const sessionEvents = new Counter({
-    name: 'tenant_gateway_session_events_total',
-    help: 'Session events this instance received, by kind (session-ended, token-revoked, membership-removed, membership-added).',
-    labelNames: ['kind'] as const,
-    registers: [registry],
-  });
-  const confirmations = new Histogram({
-    name: 'tenant_gateway_revocation_confirm_seconds',
-    help: 'Time a revocation made here waited for every lease holder (lease mode), by whether a silent holder had to be fenced.',
-    labelNames: ['fenced'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
-
-  return {
-    registry,
-    request(record) {
-      requests.record(record);
-      if (record.reason === 'unavailable') storeErrors.inc();
-    },
-    tokenIssued: () => tokens.inc(),
-    loginRefused: (reason) => loginFailures.inc({ reason }),
-    tokenRefused: (reason) => tokenRefusals.inc({ reason }),
-    upgrade(route, refusal) {
-      upgrades.inc({
-        route,
-        outcome: refusal === undefined ? 'accepted' : 'refused',
-        reason: refusal ?? '',
-      });
-      if (refusal === 'unavailable') storeErrors.inc();
-    },
-    configReload(ok) {
-      reloads.inc({ result: ok ? 'success' : 'failure' });
-      if (ok) lastReload.setToCurrentTime();
-    },
-    sessionEvent: (kind) => sessionEvents.inc({ kind }),
-    storeCall(operation, seconds, ok) {
-      const key = ok ? operation : `${operation} error`;
-      let series = storeSeries.get(key);
-      if (series === undefined) {
-        series = storeCalls.series(operation, ok ? 'ok' : 'error');
-        storeSeries.set(key, series);
-      }
-      series.observe(seconds);
-    },
-    passwordWait: (seconds) => passwordWait.observe(seconds),
-    revocationConfirmed: (seconds, fenced) =>
-      confirmations.observe({ fenced: fenced ? 'true' : 'false' }, seconds),
-    auditWriteFailure: () => auditWriteFailures.inc(),
-    rateLimitReconcileFailed: () => reconcileFailures.inc(),
-  };
 }
 
 async function answers(ping: Promise<void>, timeoutMs: number): Promise<boolean> {

@@ -27,6 +27,8 @@ export interface RequestRecord {
   upstreamSeconds: number | undefined;
   bytesIn: number;
   bytesOut: number;
+  /** A WebSocket upgrade (counted in `tenant_gateway_websocket_upgrades_total` too). */
+  upgrade?: boolean;
 }
 
 const OUTCOMES: readonly Outcome[] = ['accepted', 'refused', 'failed'];

@@ -1,16 +1,20 @@
 /**
- * Opens each request's scope and, when its response closes, settles it into
+ * Opens each request's scope and, when the request ends, settles it into
  * the one outcome record (`outcome.ts`) that the metrics and the access log
  * line are both read from, so the two can never disagree (a 502 counted as
  * accepted in one and failed in the other, a cut upload counted twice).
+ * WebSocket upgrades too: one line shape, one metric path; an upgrade ends
+ * when its exchange does (see {@link UpgradeScope}), its line says
+ * `"msg":"upgrade"` (accepted) or `"msg":"upgrade refused"` (not).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { REQUEST_ID_HEADER, takeRequestId } from '../request-id.js';
-import type { RequestScope, RequestTrace } from '../scope.js';
-import { createAccessLog, pathOf, type OriginalRequest } from './access-log.js';
+import type { RequestScope, RequestTrace, UpgradeScope } from '../scope.js';
+import { createAccessLog, pathOf, type AccessLog, type OriginalRequest } from './access-log.js';
 import type { Metrics } from './metrics.js';
-import { methodLabel, settle } from './outcome.js';
+import { CLIENT_CLOSED_STATUS, methodLabel, settle, type Settled } from './outcome.js';
 import { traceOf } from './tracing.js';
 
 export interface RecorderDeps {
@@ -33,79 +37,109 @@ export interface RecorderDeps {
 export interface RequestRecorder {
   /** Opens the request's scope; the record is written when `res` closes. */
   open(req: IncomingMessage, res: ServerResponse): RequestScope;
-  /** Requests whose response has not closed yet. */
+  /** Opens a WebSocket upgrade's scope; the record is written when its exchange ends. */
+  openUpgrade(req: IncomingMessage, socket: Duplex): UpgradeScope;
+  /** Requests (upgrades included) whose record has not been written yet. */
   inFlight(): number;
 }
 
 export function createRequestRecorder(deps: RecorderDeps): RequestRecorder {
-  const { metrics, level } = deps;
-  const access = createAccessLog(deps.log);
-  let open = 0;
+  return new Recorder(deps);
+}
 
-  return {
-    inFlight: () => open,
-    open(req, res) {
-      open++;
-      const requestId = takeRequestId(req);
-      const scope = new Scope(requestId, deps.log, traceOf(req));
-      res.setHeader(REQUEST_ID_HEADER, requestId);
-      const started = performance.now();
-      const url = req.url;
-      // undici takes `req.socket` once it has read the body: kept here.
-      const socket = req.socket;
-      const writtenBefore = socket.bytesWritten;
-      res.once('close', () => {
-        open--;
-        try {
-          record();
-        } catch (err) {
-          // Telemetry must never break a request's other close handlers (its upstream slot).
-          deps.log.error({ err }, 'recording a request failed');
-        }
-      });
-      const record = () => {
-        const settled = settle(scope, res);
-        const durationMs = performance.now() - started;
-        const bytesIn = scope.bytesIn ?? bodyLength(req);
-        const bytesOut = socket.bytesWritten - writtenBefore;
-        metrics.request({
-          route: scope.route,
-          method: methodLabel(req.method),
-          status: settled.status,
-          outcome: settled.outcome,
-          reason: settled.reason,
-          seconds: durationMs / 1000,
-          upstreamSeconds: scope.upstreamMs === undefined ? undefined : scope.upstreamMs / 1000,
-          bytesIn,
-          bytesOut,
-        });
-        if (settled.tokenRefusal !== undefined) metrics.tokenRefused(settled.tokenRefusal);
-        scope.trace?.finish({
-          route: scope.route,
-          status: settled.status,
-          outcome: settled.outcome,
-          reason: settled.reason,
-          userId: scope.userId,
-          tenantId: scope.tenantId,
-        });
-        // The line is built only when it will be written: the proxy path runs for every request.
-        if (!access.enabled(level)) return;
-        access.write(level, {
-          req,
-          url,
-          scope,
-          settled,
-          durationMs,
-          bytesIn,
-          bytesOut,
-          clientIp: deps.clientIp(socket.remoteAddress, req),
-          original:
-            scope.route === 'forward-auth' ? deps.originalRequest(req, pathOf(url)) : undefined,
-        });
-      };
-      return scope;
-    },
-  };
+/** The scope rides on the response (or the upgrade's socket): shared listeners find it without a closure. */
+const SCOPE = Symbol('tenant-gateway.recorded-scope');
+type Carrying = { [SCOPE]?: Scope };
+
+class Recorder implements RequestRecorder {
+  readonly access: AccessLog;
+  private pending = 0;
+
+  constructor(readonly deps: RecorderDeps) {
+    this.access = createAccessLog(deps.log);
+  }
+
+  inFlight(): number {
+    return this.pending;
+  }
+
+  open(req: IncomingMessage, res: ServerResponse): RequestScope {
+    this.pending++;
+    const scope = new Scope(this, req, req.socket);
+    res.setHeader(REQUEST_ID_HEADER, scope.requestId);
+    (res as ServerResponse & Carrying)[SCOPE] = scope;
+    res.on('close', responseClosed);
+    return scope;
+  }
+
+  openUpgrade(req: IncomingMessage, socket: Duplex): UpgradeScope {
+    this.pending++;
+    const scope = new UpgradeRecord(this, req, socket);
+    (socket as Duplex & Carrying)[SCOPE] = scope;
+    socket.on('close', upgradeSocketClosed);
+    return scope;
+  }
+
+  /** Writes the request's record; never throws (telemetry must not break a request's other handlers). */
+  ended(scope: Scope, settled: Settled, upgrade: boolean): void {
+    this.pending--;
+    try {
+      this.record(scope, settled, upgrade);
+    } catch (err) {
+      this.deps.log.error({ err }, 'recording a request failed');
+    }
+  }
+
+  private record(scope: Scope, settled: Settled, upgrade: boolean): void {
+    const { metrics, level } = this.deps;
+    const req = scope.req;
+    const durationMs = performance.now() - scope.started;
+    const bytesIn = scope.bytesIn ?? bodyLength(req);
+    const bytesOut = scope.socket.bytesWritten - scope.writtenBefore;
+    metrics.request({
+      route: scope.route,
+      method: methodLabel(req.method),
+      status: settled.status,
+      outcome: settled.outcome,
+      reason: settled.reason,
+      seconds: durationMs / 1000,
+      upstreamSeconds: scope.upstreamMs === undefined ? undefined : scope.upstreamMs / 1000,
+      bytesIn,
+      bytesOut,
+      upgrade,
+    });
+    if (settled.tokenRefusal !== undefined) metrics.tokenRefused(settled.tokenRefusal);
+    scope.trace?.finish({
+      route: scope.route,
+      status: settled.status,
+      outcome: settled.outcome,
+      reason: settled.reason,
+      userId: scope.userId,
+      tenantId: scope.tenantId,
+    });
+    // The line is built only when it will be written: the proxy path runs for every request.
+    if (!this.access.enabled(level)) return;
+    this.access.write(level, {
+      req,
+      url: scope.url,
+      scope,
+      settled,
+      durationMs,
+      bytesIn,
+      bytesOut,
+      clientIp: this.deps.clientIp(scope.socket.remoteAddress, req),
+      original:
+        scope.route === 'forward-auth'
+          ? this.deps.originalRequest(req, pathOf(scope.url))
+          : undefined,
+      msg: upgrade ? (settled.outcome === 'accepted' ? 'upgrade' : 'upgrade refused') : 'request',
+    });
+  }
+}
+
+function responseClosed(this: ServerResponse & Carrying): void {
+  const scope = this[SCOPE] as Scope;
+  scope.recorder.ended(scope, settle(scope, this), false);
 }
 
 /** A body the gateway did not count itself (its own endpoints): its length, once read whole. */
@@ -113,6 +147,9 @@ function bodyLength(req: IncomingMessage): number {
   const length = req.headers['content-length'];
   return length === undefined || !req.complete ? 0 : Number(length) || 0;
 }
+
+/** The socket's counters, as `net.Socket` has them (an upgrade's socket is typed a `Duplex`). */
+type CountedSocket = { readonly bytesWritten: number; readonly remoteAddress?: string | undefined };
 
 /** A scope whose child logger is made on first use: most requests never log. */
 class Scope implements RequestScope {
@@ -124,19 +161,79 @@ class Scope implements RequestScope {
   upstreamStatus?: number;
   upstreamBroke?: boolean;
   bytesIn?: number;
+  readonly requestId: string;
+  readonly trace: RequestTrace | undefined;
+  readonly started = performance.now();
+  /** As it arrived: the dispatcher rewrites `req.url` for the upstream. */
+  readonly url: string | undefined;
+  /** Kept here: undici takes `req.socket` once it has read the body. */
+  readonly socket: CountedSocket;
+  readonly writtenBefore: number;
   #log: Logger | undefined;
 
   constructor(
-    readonly requestId: string,
-    private readonly base: Logger,
-    readonly trace: RequestTrace | undefined,
-  ) {}
+    readonly recorder: Recorder,
+    readonly req: IncomingMessage,
+    socket: CountedSocket,
+  ) {
+    this.requestId = takeRequestId(req);
+    this.trace = traceOf(req);
+    this.url = req.url;
+    this.socket = socket;
+    this.writtenBefore = socket.bytesWritten;
+  }
 
   get log(): Logger {
-    return (this.#log ??= this.base.child(
+    return (this.#log ??= this.recorder.deps.log.child(
       this.trace === undefined
         ? { requestId: this.requestId }
         : { requestId: this.requestId, traceId: this.trace.traceId },
     ));
   }
+}
+
+/** The upstream's `101` reached the client. */
+const SWITCHED: Settled = { status: 101, outcome: 'accepted', reason: '' };
+/** The client left before an answer began. */
+const CLIENT_LEFT: Settled = {
+  status: CLIENT_CLOSED_STATUS,
+  outcome: 'failed',
+  reason: 'client_closed',
+};
+
+class UpgradeRecord extends Scope implements UpgradeScope {
+  /** The HTTP answer on the socket, once one began. */
+  answer: ServerResponse | undefined = undefined;
+  #ended = false;
+
+  constructor(recorder: Recorder, req: IncomingMessage, socket: Duplex) {
+    super(recorder, req, socket as Duplex & CountedSocket);
+  }
+
+  answered(res: ServerResponse): void {
+    this.answer = res;
+    (res as ServerResponse & Carrying)[SCOPE] = this;
+    res.on('finish', answerFinished);
+  }
+
+  switched(): void {
+    this.end(SWITCHED);
+  }
+
+  end(settled: Settled): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.recorder.ended(this, settled, true);
+  }
+}
+
+function answerFinished(this: ServerResponse & Carrying): void {
+  const scope = this[SCOPE] as UpgradeRecord;
+  scope.end(settle(scope, this));
+}
+
+/** The socket closed: an answer cut short, or none begun (the client left). */
+function upgradeSocketClosed(this: Duplex & Carrying): void {
+  const scope = this[SCOPE] as UpgradeRecord;
+  scope.end(scope.answer === undefined ? CLIENT_LEFT : settle(scope, scope.answer));
 }

@@ -127,124 +127,162 @@ export function createHeaderPolicy(
   trusted: TrustCheck,
   stripHeaders: StripHeaders = STRIP_HEADERS_DEFAULTS,
 ): HeaderPolicy {
-  const identity = Object.values(names).map(foldHeaderName);
-  // X-Forwarded-* is always replaced: a trusted proxy's values are read before the strip.
-  const strip = new Set([
-    ...identity,
-    REQUEST_ID_HEADER,
-    ...FORWARD_AUTH_HEADERS,
-    ...HOP_BY_HOP,
-    ...FORWARDED_HEADERS,
-    ...FRAMING,
-  ]);
-  const identityLike = headerNameMatcher([...IDENTITY_LIKE_HEADERS, ...stripHeaders.add]);
-  const kept = headerNameMatcher(stripHeaders.keep);
-  // `Connection` may not remove what the upstream needs to frame and trust the request.
-  const protectedNames = new Set([...FRAMING, 'host', ...identity, ...ASSERTED]);
-  const decided = new Map<string, boolean>();
-  /** Whether a client header (lower-case, as Node gives it) is dropped whatever the request. */
-  const stripped = (name: string): boolean => {
-    let drop = decided.get(name);
-    if (drop === undefined) {
-      const folded = foldHeaderName(name);
-      drop = strip.has(folded) || (identityLike(folded) && !kept(folded));
-      if (decided.size < DECIDED_NAMES_MAX) decided.set(name, drop);
-    }
-    return drop;
-  };
-  const lower = {
-    tenantId: names.tenantId.toLowerCase(),
-    tenantType: names.tenantType.toLowerCase(),
-    userId: names.userId.toLowerCase(),
-    userEmail: names.userEmail.toLowerCase(),
-  };
+  return new Policy(names, trusted, stripHeaders);
+}
 
-  return {
-    checkFraming(req) {
-      const { connection } = req.headers;
-      // Node refused every other malformed framing already (CL with TE,
-      // duplicate or non-numeric CL, most TE not ending in chunked).
-      checkTransferCoding(req.headers['transfer-encoding']);
-      if (connection === undefined || connection === 'keep-alive' || connection === 'close') return;
-      // Node joins repeated Connection lines with ", ".
-      for (const token of connection.split(',')) {
-        if (protectedNames.has(foldHeaderName(token.trim()))) throw CONNECTION_NAMES_PROTECTED;
-      }
-    },
-    routingHosts(req) {
-      const hosts: string[] = [];
-      const raw = req.rawHeaders;
-      let hostLines = 0;
-      for (let i = 0; i < raw.length; i += 2) {
-        if ((raw[i] as string).toLowerCase() !== 'host') continue;
-        if (++hostLines > 1) throw TWO_HOST_LINES;
-        hosts.push(raw[i + 1] as string);
-      }
-      const forwarded = req.headers['x-forwarded-host'];
-      if (typeof forwarded === 'string' && trusted(req.socket.remoteAddress)) {
-        for (const entry of forwarded.split(',')) if (entry.trim() !== '') hosts.push(entry);
-      }
-      return hosts;
-    },
-    identityHeaders: (p) => ({
+type RewriteOptions = Parameters<HeaderPolicy['rewrite']>[2];
+
+class Policy implements HeaderPolicy {
+  /** Dropped whatever the request: identity, forwarding, forward-auth, hop-by-hop, framing. */
+  private readonly strip: Set<string>;
+  private readonly identityLike: (folded: string) => boolean;
+  private readonly kept: (folded: string) => boolean;
+  /** What `Connection` may not remove: what the upstream needs to frame and trust the request. */
+  private readonly protectedNames: Set<string>;
+  /** Names whose strip decision was made once. */
+  private readonly decided = new Map<string, boolean>();
+  /** The identity headers' names, lower-cased as Node gives header names. */
+  private readonly lower: IdentityHeaderNames;
+
+  constructor(
+    private readonly names: IdentityHeaderNames,
+    private readonly trusted: TrustCheck,
+    stripHeaders: StripHeaders,
+  ) {
+    const identity = Object.values(names).map(foldHeaderName);
+    // X-Forwarded-* is always replaced: a trusted proxy's values are read before the strip.
+    this.strip = new Set([
+      ...identity,
+      REQUEST_ID_HEADER,
+      ...FORWARD_AUTH_HEADERS,
+      ...HOP_BY_HOP,
+      ...FORWARDED_HEADERS,
+      ...FRAMING,
+    ]);
+    this.identityLike = headerNameMatcher([...IDENTITY_LIKE_HEADERS, ...stripHeaders.add]);
+    this.kept = headerNameMatcher(stripHeaders.keep);
+    this.protectedNames = new Set([...FRAMING, 'host', ...identity, ...ASSERTED]);
+    this.lower = {
+      tenantId: names.tenantId.toLowerCase(),
+      tenantType: names.tenantType.toLowerCase(),
+      userId: names.userId.toLowerCase(),
+      userEmail: names.userEmail.toLowerCase(),
+    };
+  }
+
+  checkFraming(req: IncomingMessage): void {
+    const { connection } = req.headers;
+    // Node refused every other malformed framing already (CL with TE,
+    // duplicate or non-numeric CL, most TE not ending in chunked).
+    checkTransferCoding(req.headers['transfer-encoding']);
+    if (connection === undefined || connection === 'keep-alive' || connection === 'close') return;
+    // Node joins repeated Connection lines with ", ".
+    for (const token of connection.split(',')) {
+      if (this.protectedNames.has(foldHeaderName(token.trim()))) throw CONNECTION_NAMES_PROTECTED;
+    }
+  }
+
+  routingHosts(req: IncomingMessage): string[] {
+    const hosts: string[] = [];
+    const raw = req.rawHeaders;
+    let hostLines = 0;
+    for (let i = 0; i < raw.length; i += 2) {
+      if ((raw[i] as string).toLowerCase() !== 'host') continue;
+      if (++hostLines > 1) throw TWO_HOST_LINES;
+      hosts.push(raw[i + 1] as string);
+    }
+    const forwarded = req.headers['x-forwarded-host'];
+    if (typeof forwarded === 'string' && this.trusted(req.socket.remoteAddress)) {
+      for (const entry of forwarded.split(',')) if (entry.trim() !== '') hosts.push(entry);
+    }
+    return hosts;
+  }
+
+  identityHeaders(p: Principal | undefined): Record<string, string> {
+    const { names } = this;
+    return {
       [names.tenantId]: p?.tenantId ?? '',
       [names.tenantType]: p?.tenantType ?? '',
       [names.userId]: p?.userId ?? '',
       [names.userEmail]: p?.email ?? '',
-    }),
-    rewrite(req, principal, options) {
-      const headers = req.headers;
-      const peer = req.socket.remoteAddress;
-      const fromTrusted = trusted(peer);
-      const { host, connection, upgrade } = headers;
-      const { 'transfer-encoding': encoding, 'content-length': length } = headers;
-      const clientFor = fromTrusted ? headers['x-forwarded-for'] : undefined;
-      const clientProto = fromTrusted ? headers['x-forwarded-proto'] : undefined;
-      const clientHost = fromTrusted ? headers['x-forwarded-host'] : undefined;
-      const listed = listedIn(connection);
+    };
+  }
 
-      // A new object rather than `delete`: deleting properties turns an object
-      // into a slow dictionary, and undici walks these headers once more.
-      const out: IncomingHttpHeaders = {};
-      // Node has lower-cased every name: only `_` spellings need folding.
-      for (const name in headers) {
-        if (
-          !stripped(name) &&
-          (listed === undefined || !listed.has(foldHeaderName(name))) &&
-          !(options.stripAuthorization && name === 'authorization')
-        ) {
-          out[name] = headers[name];
-        }
+  rewrite(req: IncomingMessage, principal: Principal | undefined, options: RewriteOptions): void {
+    const headers = req.headers;
+    const peer = req.socket.remoteAddress;
+    const fromTrusted = this.trusted(peer);
+    const out = this.passed(headers, options.stripAuthorization);
+    if (principal !== undefined) {
+      const lower = this.lower;
+      out[lower.tenantId] = principal.tenantId;
+      out[lower.tenantType] = principal.tenantType;
+      out[lower.userId] = principal.userId;
+      out[lower.userEmail] = principal.email;
+    }
+    out[REQUEST_ID_HEADER] = options.requestId;
+    const clientFor = fromTrusted ? headers['x-forwarded-for'] : undefined;
+    const clientProto = fromTrusted ? headers['x-forwarded-proto'] : undefined;
+    const clientHost = fromTrusted ? headers['x-forwarded-host'] : undefined;
+    out['x-forwarded-for'] =
+      clientFor === undefined ? (peer ?? '') : `${String(clientFor)}, ${peer ?? ''}`;
+    out['x-forwarded-proto'] =
+      clientProto ?? ((req.socket as TLSSocket).encrypted ? 'https' : 'http');
+    const forwardedHost = clientHost ?? headers.host;
+    if (forwardedHost !== undefined) out['x-forwarded-host'] = forwardedHost;
+    frame(out, headers, options.upgrade);
+    req.headers = out;
+  }
+
+  /**
+   * The client's headers that cross: a new object rather than `delete`
+   * (deleting properties turns an object into a slow dictionary, and undici
+   * walks these headers once more).
+   */
+  private passed(headers: IncomingHttpHeaders, stripAuthorization: boolean): IncomingHttpHeaders {
+    const listed = listedIn(headers.connection);
+    const out: IncomingHttpHeaders = {};
+    // Node has lower-cased every name: only `_` spellings need folding.
+    for (const name in headers) {
+      if (
+        !this.stripped(name) &&
+        (listed === undefined || !listed.has(foldHeaderName(name))) &&
+        !(stripAuthorization && name === 'authorization')
+      ) {
+        out[name] = headers[name];
       }
-      if (principal !== undefined) {
-        out[lower.tenantId] = principal.tenantId;
-        out[lower.tenantType] = principal.tenantType;
-        out[lower.userId] = principal.userId;
-        out[lower.userEmail] = principal.email;
-      }
-      out[REQUEST_ID_HEADER] = options.requestId;
-      out['x-forwarded-for'] =
-        clientFor === undefined ? (peer ?? '') : `${String(clientFor)}, ${peer ?? ''}`;
-      out['x-forwarded-proto'] =
-        clientProto ?? ((req.socket as TLSSocket).encrypted ? 'https' : 'http');
-      const forwardedHost = clientHost ?? host;
-      if (forwardedHost !== undefined) out['x-forwarded-host'] = forwardedHost;
-      if (options.upgrade) {
-        // Only the upgrade itself crosses: the client's Connection may name other headers.
-        out.connection = 'upgrade';
-        // Anything but websocket is left for the forwarder to refuse.
-        if (upgrade !== undefined)
-          out.upgrade = upgrade.toLowerCase() === 'websocket' ? 'websocket' : upgrade;
-      } else if (encoding !== undefined) {
-        // `checkFraming` let only `chunked` alone through; Node has decoded it.
-        out['transfer-encoding'] = 'chunked';
-      } else if (length !== undefined) {
-        // Node accepted exactly one, all digits, and reads exactly that many bytes.
-        out['content-length'] = length;
-      }
-      req.headers = out;
-    },
-  };
+    }
+    return out;
+  }
+
+  /** Whether a client header (lower-case, as Node gives it) is dropped whatever the request. */
+  private stripped(name: string): boolean {
+    let drop = this.decided.get(name);
+    if (drop === undefined) {
+      const folded = foldHeaderName(name);
+      drop = this.strip.has(folded) || (this.identityLike(folded) && !this.kept(folded));
+      if (this.decided.size < DECIDED_NAMES_MAX) this.decided.set(name, drop);
+    }
+    return drop;
+  }
+}
+
+/** The forwarded request's framing, the gateway's own: from what Node parsed, never the client's headers. */
+function frame(out: IncomingHttpHeaders, headers: IncomingHttpHeaders, upgrade: boolean): void {
+  const { 'transfer-encoding': encoding, 'content-length': length } = headers;
+  if (upgrade) {
+    // Only the upgrade itself crosses: the client's Connection may name other headers.
+    out.connection = 'upgrade';
+    // Anything but websocket is left for the forwarder to refuse.
+    if (headers.upgrade !== undefined)
+      out.upgrade = headers.upgrade.toLowerCase() === 'websocket' ? 'websocket' : headers.upgrade;
+  } else if (encoding !== undefined) {
+    // `checkFraming` let only `chunked` alone through; Node has decoded it.
+    out['transfer-encoding'] = 'chunked';
+  } else if (length !== undefined) {
+    // Node accepted exactly one, all digits, and reads exactly that many bytes.
+    out['content-length'] = length;
+  }
 }
 
 /** Headers a client names in `Connection` are hop-by-hop too (RFC 9110 §7.6.1). */

@@ -98,20 +98,111 @@ const lastLeaseOf = new WeakMap<RateBucket, LastLease>();
 const releaseOf = new WeakMap<RateBucket, () => void>();
 
 export function createRouteRateLimits(deps: RouteRateLimitDeps): RouteRateLimits {
-  const { leases, intervalMs } = deps;
-  const now = deps.now ?? (() => performance.now());
-  const states = new Map<string, PolicyState>();
-  const holder = { id: randomUUID(), silentAfterMs: 4 * intervalMs };
-  /** When reconciles run, for the wait a 429 tells. */
-  const schedule: ReconcileSchedule = { lastTickAt: now(), intervalMs, answerMs: 0 };
-  /** Buckets whose reconcile is under way: never asked for twice at once. */
-  const settling = new WeakSet<RateBucket>();
-  let size = 0;
-  let ticking = false;
-  let newSoon = false;
+  return new RouteBuckets(deps);
+}
 
-  function stateOf(policy: RatePolicy): PolicyState {
-    let state = states.get(policy.key);
+/** The buckets of every route's policies, and their reconcile with the shared store. */
+class RouteBuckets implements RouteRateLimits {
+  private readonly leases: Store['leaseRates'];
+  private readonly now: () => number;
+  private readonly states = new Map<string, PolicyState>();
+  private readonly holder: { id: string; silentAfterMs: number };
+  /** When reconciles run, for the wait a 429 tells. */
+  private readonly schedule: ReconcileSchedule;
+  /** Buckets whose reconcile is under way: never asked for twice at once. */
+  private readonly settling = new WeakSet<RateBucket>();
+  private readonly timer: NodeJS.Timeout;
+  private held = 0;
+  private ticking = false;
+  private newSoon = false;
+
+  constructor(private readonly deps: RouteRateLimitDeps) {
+    const { intervalMs } = deps;
+    this.leases = deps.leases;
+    this.now = deps.now ?? (() => performance.now());
+    this.holder = { id: randomUUID(), silentAfterMs: 4 * intervalMs };
+    this.schedule = { lastTickAt: this.now(), intervalMs, answerMs: 0 };
+    this.timer = setInterval(() => this.tick(), intervalMs);
+    this.timer.unref();
+  }
+
+  take(limit: RouteRateLimit, principal: Principal): void | Promise<void> {
+    const at = this.now();
+    const { policies } = limit;
+    let waiting: Promise<void>[] | undefined;
+    for (const policy of policies) {
+      const state = this.stateOf(policy);
+      const bucket = this.bucketOf(state, subjectOf(policy, principal), at);
+      if (bucket.ready !== undefined && bucket.available(at) < 1) {
+        state.waited++;
+        (waiting ??= []).push(bucket.ready);
+      }
+    }
+    if (waiting !== undefined)
+      return Promise.all(waiting).then(() => this.decide(limit, principal, this.now()));
+    this.decide(limit, principal, at);
+  }
+
+  drainDecisions(): RateDecisions[] {
+    const out: RateDecisions[] = [];
+    for (const state of this.states.values()) {
+      const { admitted, limited, waited } = state;
+      if (admitted + limited + waited === 0) continue;
+      const { route, limit } = state.policy;
+      out.push({ route, limit, admitted, limited, waited });
+      state.admitted = 0;
+      state.limited = 0;
+      state.waited = 0;
+    }
+    return out;
+  }
+
+  size(): number {
+    return this.held;
+  }
+
+  reconcile(): Promise<void> {
+    return this.settle(false);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.giveBack();
+  }
+
+  private tick(): void {
+    this.schedule.lastTickAt = this.now();
+    if (this.ticking) return;
+    this.ticking = true;
+    void this.settle(false).finally(() => (this.ticking = false));
+  }
+
+  /** Every bucket has a token: each gives one. Else each empty one refuses, none gives. */
+  private decide(limit: RouteRateLimit, principal: Principal, at: number): void {
+    const { policies } = limit;
+    let refused: [Refusal, ...Refusal[]] | undefined;
+    for (const policy of policies) {
+      const state = this.stateOf(policy);
+      const bucket = this.bucketOf(state, subjectOf(policy, principal), at);
+      if (bucket.available(at) >= 1) continue;
+      bucket.refused++;
+      state.limited++;
+      const lease = lastLeaseOf.get(bucket);
+      const seconds = secondsUntilToken(policy, bucket, lease, this.schedule, at);
+      const refusal = { policy, seconds };
+      if (refused === undefined) refused = [refusal];
+      else refused.push(refusal);
+    }
+    if (refused !== undefined) throw tooManyRequests(limit, refused);
+    for (const policy of policies) {
+      const state = this.stateOf(policy);
+      (state.buckets.get(subjectOf(policy, principal)) as RateBucket).take();
+      state.admitted++;
+    }
+  }
+
+  private stateOf(policy: RatePolicy): PolicyState {
+    let state = this.states.get(policy.key);
     if (state === undefined) {
       state = {
         policy,
@@ -121,131 +212,49 @@ export function createRouteRateLimits(deps: RouteRateLimitDeps): RouteRateLimits
         limited: 0,
         waited: 0,
       };
-      states.set(policy.key, state);
+      this.states.set(policy.key, state);
     }
     return state;
   }
 
-  function bucketOf(state: PolicyState, subject: string, at: number): RateBucket {
+  private bucketOf(state: PolicyState, subject: string, at: number): RateBucket {
     let bucket = state.buckets.get(subject);
     if (bucket !== undefined) return bucket;
-    if (size >= MAX_BUCKETS) evictOldest(state, at);
+    if (this.held >= MAX_BUCKETS) this.evictOldest(state, at);
     const { ratePerSecond, burst } = state.policy;
-    if (leases === undefined) bucket = new RateBucket(ratePerSecond / 1000, burst, at);
+    if (this.leases === undefined) bucket = new RateBucket(ratePerSecond / 1000, burst, at);
     else {
-      bucket = awaitingLease(new RateBucket(0, burst, at, 0));
+      bucket = this.awaitingLease(new RateBucket(0, burst, at, 0));
       if (mayAdmitBeforeLease(state, subject, at)) bucket.tokens = bucket.uncharged = 1;
     }
     state.buckets.set(subject, bucket);
-    size++;
+    this.held++;
     return bucket;
   }
 
-  /**
-   * Whether a bucket new here may admit one request before its first lease:
-   * yes unless, when this instance last forgot it, the shared bucket was
-   * short of a token that its refill has not brought back since.
-   */
-  function mayAdmitBeforeLease(state: PolicyState, subject: string, at: number): boolean {
-    const seen = state.short.get(subject);
-    if (seen === undefined) return true;
-    if (refilled(state.policy, seen, at) < 1) return false;
-    state.short.delete(subject);
-    return true;
-  }
-
-  /**
-   * Remembers a forgotten bucket's shared tokens if they are short of one
-   * (`seen` undefined: nothing learnt, what was remembered stays).
-   */
-  function forget(state: PolicyState, subject: string, seen: SharedView | undefined): void {
-    if (seen === undefined) return;
-    state.short.delete(subject); // re-inserted last: the oldest go first
-    if (seen.shared >= 1) return;
-    state.short.set(subject, seen);
-    const oldest = state.short.keys().next();
-    if (state.short.size > MAX_BUCKETS && oldest.done !== true) state.short.delete(oldest.value);
-  }
-
-  /**
-   * The shared tokens as this instance knows them when it forgets `bucket`:
-   * as its last lease left them, less what it admitted uncharged, plus what
-   * it holds when it gives that back (an idle bucket does, an evicted one not).
-   */
-  function lastSeen(bucket: RateBucket, at: number, givesBack: boolean): SharedView | undefined {
-    const seen = lastLeaseOf.get(bucket);
-    if (seen === undefined && bucket.uncharged === 0) return undefined;
-    const held = givesBack ? Math.max(0, bucket.available(at)) : 0;
-    return { shared: (seen?.shared ?? 0) + held - bucket.uncharged, at: seen?.at ?? at };
-  }
-
-  function awaitingLease(bucket: RateBucket): RateBucket {
+  private awaitingLease(bucket: RateBucket): RateBucket {
     bucket.ready = new Promise((resolve) => releaseOf.set(bucket, resolve));
-    if (!newSoon) {
-      newSoon = true;
+    if (!this.newSoon) {
+      this.newSoon = true;
       setImmediate(() => {
-        newSoon = false;
-        void settle(true);
+        this.newSoon = false;
+        void this.settle(true);
       });
     }
     return bucket;
   }
 
-  function evictOldest(preferred: PolicyState, at: number): void {
-    for (const state of [preferred, ...states.values()]) {
+  private evictOldest(preferred: PolicyState, at: number): void {
+    for (const state of [preferred, ...this.states.values()]) {
       const first = state.buckets.entries().next();
       if (first.done === true) continue;
       const [subject, bucket] = first.value;
       state.buckets.delete(subject);
-      size--;
+      this.held--;
       forget(state, subject, lastSeen(bucket, at, false));
       // Its waiters decide now, on a bucket of their own (refused until it is leased).
       releaseOf.get(bucket)?.();
       return;
-    }
-  }
-
-  function subjectOf(policy: RatePolicy, principal: Principal): string {
-    return policy.limit === 'tenant' ? principal.tenantId : principal.userId;
-  }
-
-  function take(limit: RouteRateLimit, principal: Principal): void | Promise<void> {
-    const at = now();
-    const { policies } = limit;
-    let waiting: Promise<void>[] | undefined;
-    for (const policy of policies) {
-      const state = stateOf(policy);
-      const bucket = bucketOf(state, subjectOf(policy, principal), at);
-      if (bucket.ready !== undefined && bucket.available(at) < 1) {
-        state.waited++;
-        (waiting ??= []).push(bucket.ready);
-      }
-    }
-    if (waiting !== undefined)
-      return Promise.all(waiting).then(() => decide(limit, principal, now()));
-    decide(limit, principal, at);
-  }
-
-  /** Every bucket has a token: each gives one. Else each empty one refuses, none gives. */
-  function decide(limit: RouteRateLimit, principal: Principal, at: number): void {
-    const { policies } = limit;
-    let refused: [Refusal, ...Refusal[]] | undefined;
-    for (const policy of policies) {
-      const state = stateOf(policy);
-      const bucket = bucketOf(state, subjectOf(policy, principal), at);
-      if (bucket.available(at) >= 1) continue;
-      bucket.refused++;
-      state.limited++;
-      const lease = lastLeaseOf.get(bucket);
-      const refusal = { policy, seconds: secondsUntilToken(policy, bucket, lease, schedule, at) };
-      if (refused === undefined) refused = [refusal];
-      else refused.push(refusal);
-    }
-    if (refused !== undefined) throw tooManyRequests(limit, refused);
-    for (const policy of policies) {
-      const state = stateOf(policy);
-      (state.buckets.get(subjectOf(policy, principal)) as RateBucket).take();
-      state.admitted++;
     }
   }
 
@@ -254,126 +263,153 @@ export function createRouteRateLimits(deps: RouteRateLimitDeps): RouteRateLimits
    * its share, each idle one gives back what it holds and is forgotten.
    * `onlyNew`: just the buckets waiting for a first lease.
    */
-  async function settle(onlyNew: boolean): Promise<void> {
-    const at = now();
-    const requests: RateLeaseRequest[] = [];
-    const asking: { state: PolicyState; subject: string; bucket: RateBucket }[] = [];
-    for (const state of states.values()) {
-      const { policy } = state;
-      for (const [subject, bucket] of state.buckets) {
-        const isNew = bucket.ready !== undefined;
-        if ((onlyNew && !isNew) || settling.has(bucket)) continue;
-        const active = isNew || bucket.taken + bucket.refused > 0;
-        bucket.taken = 0;
-        bucket.refused = 0;
-        if (!active) {
-          // Idle: a refilling bucket that is full again is as good as none.
-          if (bucket.ratePerMs > 0 && !bucket.full(at)) continue;
-          state.buckets.delete(subject);
-          size--;
-          forget(state, subject, lastSeen(bucket, at, true));
-        }
-        if (leases === undefined) continue;
-        requests.push(leaseRequest(policy, subject, bucket, at, !active));
-        asking.push({ state, subject, bucket });
-        settling.add(bucket);
-      }
-      for (const [subject, seen] of state.short)
-        if (refilled(policy, seen, at) >= 1) state.short.delete(subject);
-      const { buckets, short, admitted, limited, waited } = state;
-      if (buckets.size + short.size + admitted + limited + waited === 0) states.delete(policy.key);
-    }
-    if (leases === undefined || requests.length === 0) return;
+  private async settle(onlyNew: boolean): Promise<void> {
+    const at = this.now();
+    const asking: Asking[] = [];
+    for (const state of this.states.values()) this.collect(state, onlyNew, at, asking);
+    const leases = this.leases;
+    if (leases === undefined || asking.length === 0) return;
+    const requests = asking.map((a) => a.request);
     let granted: (RateLease | undefined)[];
     try {
-      granted = await leases(holder, requests);
+      granted = await leases(this.holder, requests);
     } catch (err) {
-      deps.onReconcileFailure();
-      deps.log.warn({ err }, 'rate limits: the store could not be reached; limiting in process');
+      this.deps.onReconcileFailure();
+      this.deps.log.warn(
+        { err },
+        'rate limits: the store could not be reached; limiting in process',
+      );
       granted = [];
     }
-    const after = now();
-    if (granted.length > 0) schedule.answerMs = after - at;
-    asking.forEach(({ state, subject, bucket }, i) => {
-      settling.delete(bucket);
-      const request = requests[i] as RateLeaseRequest;
+    const after = this.now();
+    if (granted.length > 0) this.schedule.answerMs = after - at;
+    asking.forEach(({ state, subject, bucket, request }, i) => {
+      this.settling.delete(bucket);
       const lease = granted[i];
       if (!request.leaving) apply(bucket, request, lease, after);
       else if (lease !== undefined) forget(state, subject, { shared: lease.shared, at: after });
     });
   }
 
-  function apply(
-    bucket: RateBucket,
-    request: RateLeaseRequest,
-    lease: RateLease | undefined,
-    at: number,
-  ) {
-    const isNew = bucket.ready !== undefined;
-    if (lease === undefined) {
-      // Alone until the store answers again, at this instance's last known share
-      // (what it admitted before a lease comes out of that share, and is charged later).
-      const instances = lastLeaseOf.get(bucket)?.instances ?? 1;
-      const spent = isNew ? bucket.uncharged - bucket.tokens : 0;
-      bucket.refillAlone(request.ratePerSecond / 1000 / instances, request.burst / instances, at);
-      if (isNew) bucket.tokens = Math.max(0, bucket.capacity - spent);
-    } else {
-      lastLeaseOf.set(bucket, { instances: lease.instances, shared: lease.shared, at });
-      bucket.uncharged -= request.charge;
-      bucket.lease(lease.grant, at);
+  /** A policy's turn in a reconcile: its buckets' lease requests into `asking`, idle ones forgotten. */
+  private collect(state: PolicyState, onlyNew: boolean, at: number, asking: Asking[]): void {
+    const { policy } = state;
+    for (const [subject, bucket] of state.buckets) {
+      const isNew = bucket.ready !== undefined;
+      if ((onlyNew && !isNew) || this.settling.has(bucket)) continue;
+      const active = isNew || bucket.taken + bucket.refused > 0;
+      bucket.taken = 0;
+      bucket.refused = 0;
+      if (!active) {
+        // Idle: a refilling bucket that is full again is as good as none.
+        if (bucket.ratePerMs > 0 && !bucket.full(at)) continue;
+        state.buckets.delete(subject);
+        this.held--;
+        forget(state, subject, lastSeen(bucket, at, true));
+      }
+      if (this.leases === undefined) continue;
+      const request = leaseRequest(policy, subject, bucket, at, !active);
+      asking.push({ state, subject, bucket, request });
+      this.settling.add(bucket);
     }
-    if (isNew) {
-      bucket.ready = undefined;
-      releaseOf.get(bucket)?.();
-    }
+    for (const [subject, seen] of state.short)
+      if (refilled(policy, seen, at) >= 1) state.short.delete(subject);
+    const { buckets, short, admitted, limited, waited } = state;
+    if (buckets.size + short.size + admitted + limited + waited === 0)
+      this.states.delete(policy.key);
   }
 
   /** Every bucket leaves (best effort: a holding not given back is written off later). */
-  async function giveBack(): Promise<void> {
-    if (leases === undefined) return;
-    const at = now();
+  private async giveBack(): Promise<void> {
+    if (this.leases === undefined) return;
+    const at = this.now();
     const requests: RateLeaseRequest[] = [];
-    for (const { policy, buckets } of states.values()) {
+    for (const { policy, buckets } of this.states.values()) {
       for (const [subject, bucket] of buckets) {
         if (bucket.ready !== undefined) continue;
         requests.push(leaseRequest(policy, subject, bucket, at, true));
       }
     }
-    states.clear();
-    size = 0;
-    if (requests.length > 0) await leases(holder, requests).catch(() => undefined);
+    this.states.clear();
+    this.held = 0;
+    if (requests.length > 0) await this.leases(this.holder, requests).catch(() => undefined);
   }
+}
 
-  const timer = setInterval(() => {
-    schedule.lastTickAt = now();
-    if (ticking) return;
-    ticking = true;
-    settle(false).finally(() => (ticking = false));
-  }, intervalMs);
-  timer.unref();
+/** A bucket asking for its share in a reconcile. */
+interface Asking {
+  state: PolicyState;
+  subject: string;
+  bucket: RateBucket;
+  request: RateLeaseRequest;
+}
 
-  return {
-    take,
-    drainDecisions() {
-      const out: RateDecisions[] = [];
-      for (const state of states.values()) {
-        const { admitted, limited, waited } = state;
-        if (admitted + limited + waited === 0) continue;
-        const { route, limit } = state.policy;
-        out.push({ route, limit, admitted, limited, waited });
-        state.admitted = 0;
-        state.limited = 0;
-        state.waited = 0;
-      }
-      return out;
-    },
-    size: () => size,
-    reconcile: () => settle(false),
-    async close() {
-      clearInterval(timer);
-      await giveBack();
-    },
-  };
+function subjectOf(policy: RatePolicy, principal: Principal): string {
+  return policy.limit === 'tenant' ? principal.tenantId : principal.userId;
+}
+
+/**
+ * Whether a bucket new here may admit one request before its first lease:
+ * yes unless, when this instance last forgot it, the shared bucket was
+ * short of a token that its refill has not brought back since.
+ */
+function mayAdmitBeforeLease(state: PolicyState, subject: string, at: number): boolean {
+  const seen = state.short.get(subject);
+  if (seen === undefined) return true;
+  if (refilled(state.policy, seen, at) < 1) return false;
+  state.short.delete(subject);
+  return true;
+}
+
+/**
+ * Remembers a forgotten bucket's shared tokens if they are short of one
+ * (`seen` undefined: nothing learnt, what was remembered stays).
+ */
+function forget(state: PolicyState, subject: string, seen: SharedView | undefined): void {
+  if (seen === undefined) return;
+  state.short.delete(subject); // re-inserted last: the oldest go first
+  if (seen.shared >= 1) return;
+  state.short.set(subject, seen);
+  const oldest = state.short.keys().next();
+  if (state.short.size > MAX_BUCKETS && oldest.done !== true) state.short.delete(oldest.value);
+}
+
+/**
+ * The shared tokens as this instance knows them when it forgets `bucket`:
+ * as its last lease left them, less what it admitted uncharged, plus what
+ * it holds when it gives that back (an idle bucket does, an evicted one not).
+ */
+function lastSeen(bucket: RateBucket, at: number, givesBack: boolean): SharedView | undefined {
+  const seen = lastLeaseOf.get(bucket);
+  if (seen === undefined && bucket.uncharged === 0) return undefined;
+  const held = givesBack ? Math.max(0, bucket.available(at)) : 0;
+  return { shared: (seen?.shared ?? 0) + held - bucket.uncharged, at: seen?.at ?? at };
+}
+
+/** A lease answered (or, `lease` undefined, the store did not): the bucket refilled by it. */
+function apply(
+  bucket: RateBucket,
+  request: RateLeaseRequest,
+  lease: RateLease | undefined,
+  at: number,
+): void {
+  const isNew = bucket.ready !== undefined;
+  if (lease === undefined) {
+    // Alone until the store answers again, at this instance's last known share
+    // (what it admitted before a lease comes out of that share, and is charged later).
+    const instances = lastLeaseOf.get(bucket)?.instances ?? 1;
+    const spent = isNew ? bucket.uncharged - bucket.tokens : 0;
+    bucket.refillAlone(request.ratePerSecond / 1000 / instances, request.burst / instances, at);
+    if (isNew) bucket.tokens = Math.max(0, bucket.capacity - spent);
+  } else {
+    lastLeaseOf.set(bucket, { instances: lease.instances, shared: lease.shared, at });
+    bucket.uncharged -= request.charge;
+    bucket.lease(lease.grant, at);
+  }
+  if (isNew) {
+    bucket.ready = undefined;
+    releaseOf.get(bucket)?.();
+  }
 }
 
 /** A bucket's turn in a reconcile: what it still holds, and whether it leaves. */

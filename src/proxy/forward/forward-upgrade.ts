@@ -10,9 +10,9 @@
 import { ServerResponse, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { sendUpgradeError } from '../../respond.js';
+import type { UpgradeScope } from '../../scope.js';
 import { dropHopByHop } from './response-headers.js';
 import { clientLeft, errorCode, upstreamError, upstreamTimeout } from './upstream-error.js';
 import { upstreamPath, type UpstreamTarget } from './upstream-pools.js';
@@ -23,9 +23,8 @@ export interface UpgradeRequest {
   socket: Duplex;
   /** Bytes the client sent after the upgrade request's head. */
   head: Buffer;
-  /** The request id, echoed on a refusal. */
-  requestId: string | undefined;
-  log: Logger;
+  /** Told how the exchange ended (the `101`, or the answer on the socket); its log and request id. */
+  scope: UpgradeScope;
 }
 
 /**
@@ -93,6 +92,7 @@ class UpgradeExchange implements Dispatcher.DispatchHandler {
     this.opened(upstreamSocket);
     // Header values are latin1 strings (undici decodes them so): written back byte for byte.
     socket.write(responseHead(statusCode, 'Switching Protocols', headers), 'latin1');
+    this.request.scope.switched();
     if (head.length > 0) upstreamSocket.write(head);
     // A clean close ends the client's side after what is in flight (the pipe
     // ends it too); a broken one cuts it, so the client sees 1006.
@@ -128,6 +128,7 @@ class UpgradeExchange implements Dispatcher.DispatchHandler {
     });
     res.on('drain', () => controller.resume());
     this.response = res;
+    this.request.scope.answered(res);
     dropHopByHop(headers);
     if (statusMessage) res.writeHead(statusCode, statusMessage, headers);
     else res.writeHead(statusCode, headers);
@@ -144,14 +145,14 @@ class UpgradeExchange implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
     this.stopTimer();
     if (this.cancelled !== undefined) return;
-    const { req, socket, log, requestId } = this.request;
+    const { req, socket, scope } = this.request;
     if (this.response !== undefined) {
-      log.warn({ code: errorCode(err), upstream: this.upstream }, 'websocket upstream broke');
+      scope.log.warn({ code: errorCode(err), upstream: this.upstream }, 'websocket upstream broke');
       socket.destroy();
       return;
     }
-    log.warn({ code: errorCode(err), upstream: this.upstream }, 'websocket upstream failed');
-    sendUpgradeError(req, socket, upstreamError(err), requestId);
+    scope.log.warn({ code: errorCode(err), upstream: this.upstream }, 'websocket upstream failed');
+    sendUpgradeError(req, socket, upstreamError(err), scope);
   }
 
   stopTimer(): void {
@@ -174,9 +175,12 @@ function expire(exchange: UpgradeExchange): void {
   if (exchange.cancelled !== undefined || exchange.response !== undefined) return;
   const reason = upstreamTimeout();
   exchange.cancel(reason);
-  const { req, socket, log, requestId } = exchange.request;
-  log.warn({ code: errorCode(reason), upstream: exchange.upstream }, 'websocket upstream failed');
-  sendUpgradeError(req, socket, upstreamError(reason), requestId);
+  const { req, socket, scope } = exchange.request;
+  scope.log.warn(
+    { code: errorCode(reason), upstream: exchange.upstream },
+    'websocket upstream failed',
+  );
+  sendUpgradeError(req, socket, upstreamError(reason), scope);
 }
 
 function responseHead(statusCode: number, reason: string, headers: IncomingHttpHeaders): string {

@@ -10,12 +10,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Logger } from 'pino';
 import { UPSTREAM_POOL_DEFAULTS } from '../../config/schema/limits.js';
 import { GatewayError } from '../../errors.js';
-import { REQUEST_ID_HEADER } from '../../request-id.js';
 import { sendUpgradeError } from '../../respond.js';
-import type { RequestScope } from '../../scope.js';
+import type { RequestScope, UpgradeScope } from '../../scope.js';
 import { abandonExchange, forwardHttp, type ForwardTarget } from './forward-http.js';
 import { forwardUpgrade } from './forward-upgrade.js';
 import type { SlotLimits } from './tenant-slots.js';
@@ -27,15 +25,16 @@ export interface Forwarder {
   /** Forwards; records the upstream's time to response headers on `scope`. */
   web(req: IncomingMessage, res: ServerResponse, target: ForwardTarget, scope: RequestScope): void;
   /**
-   * Forwards an upgrade. `opened` is called with the upstream's socket once
-   * the upstream accepted, just before the 101 goes to the client.
+   * Forwards an upgrade; `scope` is told how its exchange ended. `opened` is
+   * called with the upstream's socket once the upstream accepted, just before
+   * the 101 goes to the client.
    */
   ws(
     req: IncomingMessage,
     socket: Duplex,
     head: Buffer,
     target: ForwardTarget,
-    log: Logger,
+    scope: UpgradeScope,
     opened?: (upstream: Duplex) => void,
   ): void;
   /** Aborts the upstream request answering `res`, if any (the gateway answers it instead). */
@@ -61,22 +60,20 @@ export function createForwarder(pool: SlotLimits = UPSTREAM_POOL_DEFAULTS): Forw
     web(req, res, target, scope) {
       forwardHttp(req, res, pools.target(target.upstream, target.tls), target, scope);
     },
-    ws(req, socket, head, target, log, opened) {
-      // The header policy has set the request's id on the forwarded headers.
-      const requestId = req.headers[REQUEST_ID_HEADER] as string | undefined;
+    ws(req, socket, head, target, scope, opened) {
       if (!isWebSocketUpgrade(req)) {
         sendUpgradeError(
           req,
           socket,
           new GatewayError('invalid_request', 'Only WebSocket upgrades (GET) are proxied.'),
-          requestId,
+          scope,
         );
         return;
       }
       webSockets.add(socket);
       socket.once('close', () => webSockets.delete(socket));
       forwardUpgrade(
-        { req, socket, head, requestId, log },
+        { req, socket, head, scope },
         pools.target(target.upstream, target.tls),
         target.upstream,
         target.timeoutMs,

@@ -67,7 +67,9 @@ function closeFrame(code: number, reason: string): Buffer {
   );
 }
 
+/** One open WebSocket being watched. */
 interface Watched {
+  owner: WebSocketWatch;
   client: Duplex;
   upstream: Duplex;
   claims: AccessTokenClaims;
@@ -79,141 +81,152 @@ export function createLiveWebSockets(deps: {
   sessions: SessionGuard;
   clockSkewSeconds: number;
 }): LiveWebSockets {
-  const { sessions } = deps;
-  const all = new Set<Watched>();
-  const byUser = new Map<string, Set<Watched>>();
-  const byJti = new Map<string, Set<Watched>>();
-  let rechecks: NodeJS.Timeout | undefined;
+  return new WebSocketWatch(deps.sessions, deps.clockSkewSeconds);
+}
 
-  const index = (map: Map<string, Set<Watched>>, key: string, w: Watched): void => {
-    const set = map.get(key) ?? new Set<Watched>();
-    set.add(w);
-    map.set(key, set);
-  };
-  const unindex = (map: Map<string, Set<Watched>>, key: string, w: Watched): void => {
-    const set = map.get(key);
-    if (set === undefined) return;
-    set.delete(w);
-    if (set.size === 0) map.delete(key);
-  };
+class WebSocketWatch implements LiveWebSockets {
+  readonly all = new Set<Watched>();
+  readonly byUser = new Map<string, Set<Watched>>();
+  readonly byJti = new Map<string, Set<Watched>>();
+  #rechecks: NodeJS.Timeout | undefined;
+  readonly #unwatch: () => void;
 
-  function forget(w: Watched): void {
-    if (!all.delete(w)) return;
-    unindex(byUser, w.claims.sub, w);
-    unindex(byJti, w.claims.jti, w);
+  constructor(
+    readonly sessions: SessionGuard,
+    readonly clockSkewSeconds: number,
+  ) {
+    this.#unwatch = sessions.watch({
+      onEvent: (event) => this.#onEvent(event),
+      onLive: (live) => this.#onLive(live),
+    });
+  }
+
+  track(client: Duplex, upstream: Duplex, claims: AccessTokenClaims): void {
+    const w: Watched = { owner: this, client, upstream, claims, expiry: undefined, closing: false };
+    this.all.add(w);
+    index(this.byUser, claims.sub, w);
+    index(this.byJti, claims.jti, w);
+    client.once('close', () => this.forget(w));
+    armExpiry(w);
+    // An event may have come between the upgrade's admission and now.
+    setImmediate(check, w);
+  }
+
+  size(): number {
+    return this.all.size;
+  }
+
+  close(): void {
+    this.#unwatch();
+    clearInterval(this.#rechecks);
+    for (const w of [...this.all]) this.forget(w);
+  }
+
+  forget(w: Watched): void {
+    if (!this.all.delete(w)) return;
+    unindex(this.byUser, w.claims.sub, w);
+    unindex(this.byJti, w.claims.jti, w);
     clearTimeout(w.expiry);
   }
 
-  /**
-   * Ends the WebSocket: our close frame to the client, then the upstream's
-   * connection cut. The upstream's frames stop being relayed first. Frames
-   * are not parsed here (the proxy relays bytes), so a frame the upstream was
-   * in the middle of sending when the verdict came is cut short, and that
-   * client sees a protocol error instead of our 1008: the WebSocket ends
-   * either way.
-   */
-  function close(w: Watched, code: number, reason: string): void {
-    if (w.closing) return;
-    w.closing = true;
-    forget(w);
-    const { client, upstream } = w;
-    upstream.unpipe(client);
-    client.unpipe(upstream);
-    if (!client.destroyed) {
-      client.resume(); // the client's answer (its own close frame) is read and dropped
-      client.end(closeFrame(code, reason));
-      setTimeout(() => client.destroy(), CLOSING_HANDSHAKE_MS).unref();
-    }
-    upstream.destroy();
-  }
-
-  function refuse(w: Watched, err: unknown): void {
-    if (isGatewayError(err) && err.code === 'invalid_token') {
-      close(w, POLICY_VIOLATION, err.message);
-    } else {
-      close(w, TRY_AGAIN_LATER, 'The session state cannot be checked.');
-    }
-  }
-
-  /** Judges the token again: from the guard's cache when it can tell, else from the store. */
-  function check(w: Watched): void {
-    if (w.closing || !all.has(w)) return;
-    try {
-      if (sessions.aliveFromCache(w.claims)) return;
-    } catch (err) {
-      refuse(w, err);
-      return;
-    }
-    sessions.assertAlive(w.claims).then(undefined, (err: unknown) => refuse(w, err));
-  }
-
-  const checkAll = (): void => {
-    for (const w of [...all]) check(w);
+  readonly checkAll = (): void => {
+    for (const w of [...this.all]) check(w);
   };
 
-  function armExpiry(w: Watched): void {
-    const delay = (w.claims.exp + deps.clockSkewSeconds) * 1000 - Date.now();
-    if (delay > MAX_TIMER_MS) {
-      w.expiry = setTimeout(armExpiry, MAX_TIMER_MS, w);
-    } else {
-      // The verifier accepts a token until exp + skew: so does an open WebSocket.
-      w.expiry = setTimeout(
-        close,
-        Math.max(0, delay),
-        w,
-        POLICY_VIOLATION,
-        'The token has expired.',
-      );
-    }
-    w.expiry.unref();
+  #onEvent(event: SessionEvent): void {
+    const affected = this.#affectedBy(event);
+    if (affected !== undefined) for (const w of [...affected]) check(w);
   }
 
-  function affectedBy(event: SessionEvent): Set<Watched> | undefined {
+  #onLive(live: boolean): void {
+    clearInterval(this.#rechecks);
+    this.#rechecks = undefined;
+    if (live) {
+      // Whatever happened while delivery was down is in the store: look.
+      this.checkAll();
+      return;
+    }
+    this.#rechecks = setInterval(this.checkAll, RECHECK_MS);
+    this.#rechecks.unref();
+  }
+
+  #affectedBy(event: SessionEvent): Set<Watched> | undefined {
     switch (event.kind) {
       case 'token-revoked':
-        return byJti.get(event.jti);
+        return this.byJti.get(event.jti);
       case 'session-ended':
       case 'membership-removed':
       // A new membership ends the tokens of any earlier one of the pair.
       case 'membership-added':
-        return byUser.get(event.userId);
+        return this.byUser.get(event.userId);
     }
   }
+}
 
-  const unwatch = sessions.watch({
-    onEvent(event) {
-      const affected = affectedBy(event);
-      if (affected !== undefined) for (const w of [...affected]) check(w);
-    },
-    onLive(live) {
-      clearInterval(rechecks);
-      rechecks = undefined;
-      if (live) {
-        // Whatever happened while delivery was down is in the store: look.
-        checkAll();
-        return;
-      }
-      rechecks = setInterval(checkAll, RECHECK_MS);
-      rechecks.unref();
-    },
-  });
+function index(map: Map<string, Set<Watched>>, key: string, w: Watched): void {
+  const set = map.get(key) ?? new Set<Watched>();
+  set.add(w);
+  map.set(key, set);
+}
 
-  return {
-    track(client, upstream, claims) {
-      const w: Watched = { client, upstream, claims, expiry: undefined, closing: false };
-      all.add(w);
-      index(byUser, claims.sub, w);
-      index(byJti, claims.jti, w);
-      client.once('close', () => forget(w));
-      armExpiry(w);
-      // An event may have come between the upgrade's admission and now.
-      setImmediate(check, w);
-    },
-    size: () => all.size,
-    close() {
-      unwatch();
-      clearInterval(rechecks);
-      for (const w of [...all]) forget(w);
-    },
-  };
+function unindex(map: Map<string, Set<Watched>>, key: string, w: Watched): void {
+  const set = map.get(key);
+  if (set === undefined) return;
+  set.delete(w);
+  if (set.size === 0) map.delete(key);
+}
+
+/**
+ * Ends the WebSocket: our close frame to the client, then the upstream's
+ * connection cut. The upstream's frames stop being relayed first. Frames
+ * are not parsed here (the proxy relays bytes), so a frame the upstream was
+ * in the middle of sending when the verdict came is cut short, and that
+ * client sees a protocol error instead of our 1008: the WebSocket ends
+ * either way.
+ */
+function close(w: Watched, code: number, reason: string): void {
+  if (w.closing) return;
+  w.closing = true;
+  w.owner.forget(w);
+  const { client, upstream } = w;
+  upstream.unpipe(client);
+  client.unpipe(upstream);
+  if (!client.destroyed) {
+    client.resume(); // the client's answer (its own close frame) is read and dropped
+    client.end(closeFrame(code, reason));
+    setTimeout(() => client.destroy(), CLOSING_HANDSHAKE_MS).unref();
+  }
+  upstream.destroy();
+}
+
+function refuse(w: Watched, err: unknown): void {
+  if (isGatewayError(err) && err.code === 'invalid_token') {
+    close(w, POLICY_VIOLATION, err.message);
+  } else {
+    close(w, TRY_AGAIN_LATER, 'The session state cannot be checked.');
+  }
+}
+
+/** Judges the token again: from the guard's cache when it can tell, else from the store. */
+function check(w: Watched): void {
+  if (w.closing || !w.owner.all.has(w)) return;
+  const { sessions } = w.owner;
+  try {
+    if (sessions.aliveFromCache(w.claims)) return;
+  } catch (err) {
+    refuse(w, err);
+    return;
+  }
+  sessions.assertAlive(w.claims).then(undefined, (err: unknown) => refuse(w, err));
+}
+
+function armExpiry(w: Watched): void {
+  const delay = (w.claims.exp + w.owner.clockSkewSeconds) * 1000 - Date.now();
+  if (delay > MAX_TIMER_MS) {
+    w.expiry = setTimeout(armExpiry, MAX_TIMER_MS, w);
+  } else {
+    // The verifier accepts a token until exp + skew: so does an open WebSocket.
+    w.expiry = setTimeout(close, Math.max(0, delay), w, POLICY_VIOLATION, 'The token has expired.');
+  }
+  w.expiry.unref();
 }

@@ -1,0 +1,212 @@
+/**
+ * The admission pipeline. Every admission decision lives here: a new kind of
+ * credential or a new check is one change in this file, and applies to the
+ * three entry ways at once — proxied HTTP (`proxy/entry-http.ts`), WebSocket
+ * upgrades (`proxy/entry-upgrade.ts`) and forward-auth's `/auth/verify`
+ * (`proxy/entry-verify.ts`). They only adapt what they read to
+ * {@link decide}'s input and its verdict to their output; none of them
+ * imports a check of its own (`test/proxy/one-pipeline.test.ts` holds them
+ * to it).
+ *
+ * The steps, in order:
+ *
+ *   route      the route the request is forwarded under ({@link routeFor}:
+ *              one for every host it is addressed to, else refused)
+ *   framing    a request the gateway cannot frame unambiguously is refused
+ *              (`header-policy.ts` `checkFraming`)
+ *   readings   the tenant checks: each reading of the request under the
+ *              route it falls under, and under the route a permissive
+ *              upstream would read its path as (`admit.ts` `tenantChecks`);
+ *              forward-auth reads every source of the original request
+ *              (`verify-request.ts`)
+ *   anonymous? no bearer token, every reading under a public route: no
+ *              principal, no limit (`anonymousAllowed`)
+ *   admit      the bearer verified, then each check's tenant types and
+ *              tenant rules (`admit.ts`); the principal is written to the
+ *              request's scope first, so a later refusal names it
+ *   limit      the route's per-tenant and per-user token buckets
+ *              (`route-rate-limits.ts`); forward-auth takes none — the
+ *              ingress, not the gateway, forwards that request
+ *   inject     forwarded requests: identity headers set after every client
+ *              copy is stripped, the URL the upstream sees
+ *              ({@link rewriteForUpstream}); forward-auth: the identity
+ *              headers of its 200 ({@link verifiedHeaders})
+ *
+ * A refusal is a thrown or rejected `GatewayError` at the step that refused.
+ * The verdict comes without an await when the token and its session are
+ * cached and no bucket waits for a lease (the steady state): nothing here
+ * allocates a closure on that path.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Principal } from '../../auth/authenticate.js';
+import { GatewayError } from '../../errors.js';
+import { anonymousAllowed, tenantChecks, type Admit, type TenantCheck, type Who } from './admit.js';
+import type { HeaderPolicy } from './header-policy.js';
+import type { NormalisedTarget } from './normalise-path.js';
+import type { RouteRateLimit } from './rate-policy.js';
+import type { RouteRateLimits } from './route-rate-limits.js';
+import type { RouteTable } from './route-table.js';
+import {
+  ANY_HOST,
+  hostnamesOf,
+  proxiedRoute,
+  routeOf,
+  upstreamPathOf,
+  type CompiledRoute,
+  type ProxiedRoute,
+} from './routes.js';
+import { requestView } from './tenant-match.js';
+import { originalHosts, originalRequestViews } from './verify-request.js';
+
+/** The rules a verdict reads; a config reload replaces them between requests. */
+export interface AdmissionSettings {
+  routes: RouteTable<CompiledRoute>;
+  headers: HeaderPolicy;
+}
+
+/** What admits: the bearer's check and the routes' buckets, made once at start. */
+export interface Admission {
+  admit: Admit;
+  /** The routes' per-tenant and per-user token buckets. */
+  rateLimits: RouteRateLimits;
+  /** Read on every request: a reload replaces what it holds. */
+  settings: AdmissionSettings;
+}
+
+/** Who the request acts for: undefined when anonymous (a public route, no bearer token). */
+export type Verdict = Principal | undefined;
+
+/**
+ * The hostnames a request is addressed to, when some route names hosts
+ * (else {@link ANY_HOST}): its Host and a trusted proxy's `X-Forwarded-Host`.
+ * @throws GatewayError `invalid_request` for two Host lines or a malformed host
+ */
+export function hostsOf(
+  settings: AdmissionSettings,
+  req: IncomingMessage,
+): readonly (string | undefined)[] {
+  return settings.routes.byHost ? hostnamesOf(settings.headers.routingHosts(req)) : ANY_HOST;
+}
+
+/**
+ * The route a request for `path`, addressed to `hosts`, falls under; the
+ * entry way names it in the request's scope, then takes it as a proxy target
+ * ({@link proxiedRoute}: a forward-auth-only route is refused there).
+ * @throws GatewayError `not_found` (with `noRoute` as its message) when none
+ *   does; `invalid_request` when the hosts select different routes
+ */
+export function routeFor(
+  settings: AdmissionSettings,
+  path: string,
+  hosts: readonly (string | undefined)[],
+  noRoute: string,
+): CompiledRoute {
+  const route = routeOf(settings.routes, path, hosts);
+  if (route === undefined) throw new GatewayError('not_found', noRoute);
+  return route;
+}
+
+export { proxiedRoute };
+
+/**
+ * The verdict on one request, for every entry way.
+ *
+ * @param who the request's scope: the principal's ids are written to it as
+ *   soon as the token verified
+ * @param route the route the request is forwarded under (HTTP, upgrade), from
+ *   {@link routeFor}; undefined for forward-auth, whose readings of the
+ *   original request each select theirs
+ * @param hosts the hosts `route` was selected for ({@link hostsOf})
+ * @returns the principal (undefined: anonymous), or a promise of it when the
+ *   token, its session or a bucket's first lease is not at hand
+ * @throws GatewayError the refusal, from the step that refused (or rejects with it)
+ */
+export function decide(
+  admission: Admission,
+  req: IncomingMessage,
+  target: NormalisedTarget,
+  who: Who,
+  route?: ProxiedRoute,
+  hosts: readonly (string | undefined)[] = ANY_HOST,
+): Verdict | Promise<Verdict> {
+  const { routes, headers } = admission.settings;
+  headers.checkFraming(req);
+  const checks =
+    route === undefined
+      ? originalRequestChecks(routes, req, target)
+      : tenantChecks(routes, requestView(req.rawHeaders, target.path, target.query), route, hosts);
+  const authorization = req.headers.authorization;
+  if (anonymousAllowed(authorization, checks)) return undefined;
+  const admitted = admission.admit(authorization, checks, who);
+  // Forward-auth takes no token from the route's buckets: the ingress forwards.
+  const rateLimit = route?.rateLimit;
+  if (rateLimit === undefined) return admitted;
+  if (admitted instanceof Promise) {
+    return admitted.then((principal) => limit(admission.rateLimits, rateLimit, principal));
+  }
+  return limit(admission.rateLimits, rateLimit, admitted);
+}
+
+/**
+ * Forward-auth's checks: every reading of the request the ingress asks about
+ * (each path source it sent, each host source), each under the route it
+ * falls under (`verify-request.ts` explains why every source counts).
+ */
+function originalRequestChecks(
+  routes: RouteTable<CompiledRoute>,
+  req: IncomingMessage,
+  target: NormalisedTarget,
+): TenantCheck[] {
+  const views = originalRequestViews(req, target.path, target.query);
+  const hosts = routes.byHost ? hostnamesOf(originalHosts(req, target.path)) : ANY_HOST;
+  return views.flatMap((view) =>
+    tenantChecks(routes, view, routeOf(routes, view.path, hosts), hosts),
+  );
+}
+
+/** One token from each of the route's buckets (a WebSocket upgrade is one request too). */
+function limit(
+  rateLimits: RouteRateLimits,
+  rateLimit: RouteRateLimit,
+  principal: Principal,
+): Principal | Promise<Principal> {
+  const waiting = rateLimits.take(rateLimit, principal);
+  return waiting === undefined ? principal : waiting.then(() => principal);
+}
+
+/**
+ * The verdict applied to a request the gateway forwards: every client copy of
+ * an identity (and hop-by-hop, forwarding, framing) header stripped, the
+ * principal's identity injected, the URL set to what the upstream sees (the
+ * route's prefix replaced as configured, the query as sent).
+ */
+export function rewriteForUpstream(
+  headers: HeaderPolicy,
+  req: IncomingMessage,
+  target: NormalisedTarget,
+  route: ProxiedRoute,
+  principal: Verdict,
+  requestId: string,
+  upgrade: boolean,
+): void {
+  headers.rewrite(req, principal, {
+    requestId,
+    stripAuthorization: route.stripAuthorization,
+    upgrade,
+  });
+  req.url = urlOf(upstreamPathOf(route, target.path), target.query);
+}
+
+/** Forward-auth's 200: the principal's identity headers (empty values when anonymous). */
+export function verifiedHeaders(headers: HeaderPolicy, principal: Verdict): Record<string, string> {
+  return {
+    ...headers.identityHeaders(principal),
+    'cache-control': 'no-store',
+    'content-length': '0',
+  };
+}
+
+/** A path and its query as a request target. */
+export function urlOf(path: string, query: string): string {
+  return query === '' ? path : `${path}?${query}`;
+}
