@@ -24,7 +24,6 @@ import {
   type GatewayProcess,
 } from '../support/gateway-process.js';
 import { startPrometheus, type QuerySample, type TestPrometheus } from '../support/prometheus.js';
-import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 import {
   refusedUpstream,
   startEchoUpstream,
@@ -56,7 +55,6 @@ const alerts = (
 const asGrafanaSends = (expr: string) =>
   expr.replaceAll('$__rate_interval', '30s').replaceAll('$route', '.*');
 
-let redis: TestRedisServer;
 let echo: CountingUpstream;
 let refused: Upstream;
 let gw: GatewayProcess;
@@ -88,15 +86,10 @@ async function traffic(rounds: number): Promise<void> {
 }
 
 beforeAll(async () => {
-  [redis, echo, refused] = await Promise.all([
-    startRedisServer(),
-    startEchoUpstream(),
-    refusedUpstream(),
-  ]);
+  [echo, refused] = await Promise.all([startEchoUpstream(), refusedUpstream()]);
   const config = `
 listen: { host: 127.0.0.1, port: 0 }
 admin: { host: 127.0.0.1, port: 0 }
-store: { redis: { url: "${redis.url}", keyPrefix: "scrape:" } }
 seed: ./seed.yaml
 passwords: { bcryptCost: 4 }
 limits: { login: { perEmail: 1000, perIp: 1000 } }
@@ -123,7 +116,7 @@ routes:
 afterAll(async () => {
   await prometheus?.stop();
   await stopGatewayProcesses();
-  await Promise.all([redis?.stop(), echo?.close(), refused?.close()]);
+  await Promise.all([echo?.close(), refused?.close()]);
 });
 
 /** The values of a query's series, keyed by the labels named. */

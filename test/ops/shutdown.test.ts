@@ -9,7 +9,7 @@ import { request, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { bearer, uniquePrefix } from '../support/gateway.js';
+import { bearer } from '../support/gateway.js';
 import {
   OPERATOR,
   SEED_YAML,
@@ -20,7 +20,6 @@ import {
   signingKeyFile,
 } from '../support/gateway-process.js';
 import { tokenFor } from '../support/identity-fixture.js';
-import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 import {
   startSlowUpstream,
   startUpstream,
@@ -34,23 +33,19 @@ import {
 const BODY = Buffer.alloc(256 * 1024, 'report line\n');
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 
-let redis: TestRedisServer;
 let websockets: WebSocketUpstream;
 beforeAll(async () => {
-  [redis, websockets] = await Promise.all([startRedisServer(), startWebSocketUpstream()]);
+  websockets = await startWebSocketUpstream();
 });
 afterEach(() => stopGatewayProcesses());
 afterAll(async () => {
   await websockets?.close();
-  await redis?.stop();
 });
 
 function configText(drainSeconds: number, slowUpstream: string): string {
   return `
 listen: { host: 127.0.0.1, port: 0 }
 admin: { host: 127.0.0.1, port: 0 }
-store:
-  redis: { url: "${redis.url}", keyPrefix: "${uniquePrefix()}" }
 seed: ./seed.yaml
 tokens: { keys: ./keys, ttlSeconds: 600 }
 passwords: { bcryptCost: 4 }
