@@ -21,7 +21,7 @@ import { makeKeysDir, uniquePrefix } from '../support/gateway.js';
 import { findFreePort } from '../support/ports.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 
-const CHILD = resolve(import.meta.dirname, 'start-child.ts');
+const CHILD = resolve(import.meta.dirname, 'start-child.mjs');
 /** Every step of a start, in order (`createGateway`, then `listen`). */
 const STEPS = [
   'metrics',
@@ -60,6 +60,7 @@ afterEach(() => {
 });
 
 beforeAll(async () => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
   redis = await startRedisServer();
   client = new Redis(redis.url);
   dir = mkdtempSync(join(tmpdir(), 'tg-failed-start-'));
@@ -110,7 +111,7 @@ interface Started {
 }
 
 function startInChild(raw: Record<string, unknown>, failAt = ''): Promise<Started> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD], {
+  const child = spawn(process.execPath, [CHILD], {
     env: {
       PATH: process.env['PATH'] ?? '',
       TG_CONFIG: JSON.stringify(raw),
@@ -271,7 +272,6 @@ describe('real faults', () => {
 it(
   'serve: a listener that cannot bind exits 1 with the reason on stderr, no stack, no hang',
   async () => {
-    if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
     const holder = await hold(ports.listen);
     try {
       const config = join(dir, 'serve.yaml');

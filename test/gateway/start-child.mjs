@@ -1,21 +1,22 @@
 /**
- * A gateway started in a process of its own, for failed-start.redis.test.ts
- * (run with `node --import tsx`). `TG_CONFIG` is the raw config (JSON),
+ * A gateway started in a process of its own, for failed-start.redis.test.ts:
+ * the built one (`dist/`, as `serve` runs it; `npm run build` first). `TG_CONFIG` is the raw config (JSON),
  * `TG_FAIL_AT` the named step that throws (empty: none). Prints `step <name>`
  * before each step, then `started` (and closes the gateway) or `start failed:
  * <message>`; then it waits for its stdin to end, so the test can look at the
- * ports and at Redis while it still runs, and must then exit on its own: a
- * socket, timer, thread or connection left open would keep it alive.
+ * ports, at Redis and at its thread count while it still runs; it must then
+ * exit on its own (a socket or connection left open would keep it alive).
  */
 import { readdirSync } from 'node:fs';
 import pino from 'pino';
-import { validateConfig } from '../../src/config/index.js';
-import { createGateway } from '../../src/gateway.js';
+import { validateConfig } from '../../dist/config/index.js';
+import { createGateway } from '../../dist/gateway.js';
 
-const raw = JSON.parse(process.env['TG_CONFIG'] ?? '{}') as Record<string, unknown>;
+/** @type {Record<string, unknown>} */
+const raw = JSON.parse(process.env['TG_CONFIG'] ?? '{}');
 const failAt = process.env['TG_FAIL_AT'] ?? '';
 
-async function main(): Promise<void> {
+async function main() {
   const config = validateConfig(raw, process.cwd(), 'test');
   try {
     const gateway = await createGateway(config, pino({ level: 'silent' }), {
@@ -28,7 +29,7 @@ async function main(): Promise<void> {
     process.stdout.write('started\n');
     await gateway.close();
   } catch (err) {
-    process.stdout.write(`start failed: ${(err as Error).message}\n`);
+    process.stdout.write(`start failed: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exitCode = 3;
   }
   // Threads of this process once the failed start has settled: a worker left running is one more.
