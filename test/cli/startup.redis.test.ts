@@ -12,7 +12,7 @@ import { startCliHarness, type CliHarness } from './harness.js';
 const HOOK = resolve(import.meta.dirname, '../support/loaded-modules.mjs');
 /** Packages and modules of the serving path. */
 const SERVING =
-  /\/node_modules\/(koa|@koa|@opentelemetry|prom-client|undici|ws)\/|\/dist\/(gateway|dispatch|api\/app|cli\/serve)\.js$|\/dist\/(proxy|ops\/(metrics|tracing))/;
+  /\/node_modules\/(koa|@koa|@opentelemetry|prom-client|undici|ws)\/|\/dist\/(gateway|dispatch|api\/app|cli\/serve)\.js$|\/dist\/(gateway\/|proxy|ops\/(metrics|tracing))/;
 
 let h: CliHarness;
 
