@@ -5,10 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import bcrypt from 'bcryptjs';
-import PQueue from 'p-queue';
-import { Piscina } from 'piscina';
 import { GatewayError } from '../errors.js';
 import { basicCanCarryPassword } from './basic.js';
+import { BcryptPool } from './bcrypt-pool.js';
 
 export interface PasswordHasher {
   hash(password: string): Promise<string>;
@@ -89,13 +88,8 @@ export interface BcryptPoolOptions {
 /**
  * bcrypt in a worker-thread pool (piscina) sized to the cores: a login costs
  * ~90 ms of CPU at cost 10, which on the event loop would stall every proxied
- * request for that long.
- *
- * Work waits in a FIFO queue (p-queue) in front of the pool, which is handed
- * no more tasks than it has threads. Piscina's own queue reorders tasks that
- * carry an AbortSignal: under a steady stream of logins on one thread some
- * waited 10 s and more while later ones were served (measured with the
- * bench's login storm; its `stricterFIFO` option made the order LIFO).
+ * request for that long. The pool, and the FIFO queue in front of it, are
+ * `bcrypt-pool.ts`.
  *
  * The pool (and its first thread) starts here, unless `lazy`.
  */
@@ -103,61 +97,11 @@ export async function createBcryptHasher(
   options: BcryptPoolOptions,
 ): Promise<PasswordHasher & { close(): Promise<void> }> {
   const { cost } = options;
-  const threads = options.threads ?? defaultPasswordThreads();
-  let pool: Piscina | undefined;
-  const poolOf = (): Piscina => {
-    if (pool !== undefined) return pool;
-    pool = new Piscina({
-      filename: new URL('./bcrypt-worker.js', import.meta.url).href,
-      minThreads: 1,
-      maxThreads: threads,
-      idleTimeout: 60_000,
-    });
-    pool.on('error', (err: Error) => options.onPoolError?.(err));
-    return pool;
-  };
-  const queue = new PQueue({ concurrency: threads });
-  const onWait = options.onWait;
-  /** Runs `job` when a thread is free, telling `onWait` how long that took. */
-  const queued = <T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> => {
-    const added = performance.now();
-    return queue.add(
-      () => {
-        onWait?.((performance.now() - added) / 1000);
-        return job();
-      },
-      signal === undefined ? {} : { signal },
-    );
-  };
+  const pool = new BcryptPool(options.threads ?? defaultPasswordThreads(), options);
   const hash = (password: string): Promise<string> =>
-    queued(() => poolOf().run({ password, cost }, { name: 'hash' }));
-  const compare = async (
-    password: string,
-    against: string,
-    signal?: AbortSignal,
-  ): Promise<boolean> => {
-    const end = options.step?.('password.verify');
-    try {
-      // Queued: dropped by the queue when the signal fires. Running: the
-      // pool ends the worker, so the thread is free at once.
-      const ok = await queued(
-        () =>
-          poolOf().run({ password, hash: against }, { name: 'compare', signal: signal ?? null }),
-        signal,
-      );
-      end?.();
-      return ok;
-    } catch (err) {
-      end?.(err);
-      if ((err as Error).name === 'AbortError') {
-        throw new GatewayError(
-          'invalid_request',
-          'The client went away before the password was checked.',
-        );
-      }
-      throw err;
-    }
-  };
+    pool.run({ password, cost }, { name: 'hash' });
+  const compare = (password: string, against: string, signal?: AbortSignal) =>
+    compareIn(pool, options.step, password, against, signal);
   // Compared against when the e-mail is unknown, so that a miss costs the same
   // bcrypt work as a hit and response times do not reveal which e-mails exist.
   let dummy: Promise<string> | undefined;
@@ -174,10 +118,38 @@ export async function createBcryptHasher(
       return ok && stored !== undefined;
     },
     needsRehash: (stored) => bcrypt.getRounds(stored) < cost,
-    queueDepth: () => queue.size + queue.pending,
-    // close(), not destroy(): a login still hashing finishes instead of failing.
-    close: async () => {
-      await pool?.close();
-    },
+    queueDepth: () => pool.depth(),
+    close: () => pool.close(),
   };
+}
+
+/** Whether `password` matches `against`, in a span when traced. @throws `invalid_request` when aborted */
+async function compareIn(
+  pool: BcryptPool,
+  step: BcryptPoolOptions['step'],
+  password: string,
+  against: string,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const end = step?.('password.verify');
+  try {
+    // Queued: dropped by the queue when the signal fires. Running: the
+    // pool ends the worker, so the thread is free at once.
+    const ok = await pool.run<boolean>(
+      { password, hash: against },
+      { name: 'compare', signal: signal ?? null },
+      signal,
+    );
+    end?.();
+    return ok;
+  } catch (err) {
+    end?.(err);
+    if ((err as Error).name === 'AbortError') {
+      throw new GatewayError(
+        'invalid_request',
+        'The client went away before the password was checked.',
+      );
+    }
+    throw err;
+  }
 }
