@@ -182,6 +182,7 @@ describe('Redis store specifics', () => {
           keys.tenantMembers('acme'),
           keys.tenants,
           keys.generation,
+          keys.tenantClients('acme'),
           keys.userTenants(user.id),
           keys.membership('acme', user.id),
         ];
@@ -190,7 +191,9 @@ describe('Redis store specifics', () => {
           ...tenantKeys,
           'acme',
           keys.sessionChannel,
+          1,
           user.id,
+          0,
         );
         const userKeys = [
           keys.user(user.id),
@@ -223,6 +226,81 @@ describe('Redis store specifics', () => {
       // Through the store, which reads again: both go.
       expect(await store.removeOrgTenant('acme')).toEqual([user.id, late.id].sort());
       expect(await store.removeUser(user.id)).toEqual([user.personalTenantId]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a membership stored before roles reads as admin for the tenant’s creator, else member', async () => {
+    const keyPrefix = freshPrefix();
+    const keys = createRedisKeys(keyPrefix);
+    const store = await createRedisStore({ url: server.url, keyPrefix });
+    try {
+      const creator = await store.createUser(newUser({ email: 'boss@example.com' }));
+      const other = await store.createUser(newUser());
+      await store.upsertTenant(
+        {
+          tenantId: 'acme',
+          type: 'orgtenant',
+          name: 'A',
+          cloudRegion: 'r',
+          createdBy: ' Boss@Example.com',
+        },
+        1_700_000_000,
+      );
+      await store.addMember('acme', creator.id, 'member');
+      await store.addMember('acme', other.id, 'admin');
+      // What a version before roles wrote: the membership hash without `role`.
+      await withClient(async (redis) => {
+        await redis.hdel(keys.membership('acme', creator.id), 'role');
+        await redis.hdel(keys.membership('acme', other.id), 'role');
+        await redis.hdel(keys.membership(creator.personalTenantId, creator.id), 'role');
+      });
+      expect(await store.getMemberRole('acme', creator.id)).toBe('admin');
+      expect(await store.getMemberRole('acme', other.id)).toBe('member');
+      expect(await store.getMemberRole(creator.personalTenantId, creator.id)).toBe('admin');
+      // Setting the role it reads as changes nothing; another one takes a generation.
+      const before = await store.membershipForToken('acme', other.id);
+      expect(await store.setMemberRole('acme', other.id, 'member')).toBe(false);
+      expect(await store.membershipForToken('acme', other.id)).toEqual(before);
+      expect(await store.setMemberRole('acme', other.id, 'admin')).toBe(true);
+      expect(await store.getMemberRole('acme', other.id)).toBe('admin');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps clients and keys in the directory’s slot, their secrets as digests only', async () => {
+    const keyPrefix = freshPrefix();
+    const store = await createRedisStore({ url: server.url, keyPrefix });
+    try {
+      await store.upsertTenant(
+        { tenantId: 'acme', type: 'orgtenant', name: 'A', cloudRegion: 'r', createdBy: 'a@b.c' },
+        1_700_000_000,
+      );
+      const secret = 'tgs_the-secret-itself';
+      await store.createClient({
+        clientId: 'tgc_slot',
+        tenantId: 'acme',
+        name: 'n',
+        scopes: ['a:b'],
+        secretDigest: 'digest-of-secret',
+        createdAt: 1_700_000_000,
+      });
+      await store.createApiKey({
+        keyId: 'tgkid_slot',
+        clientId: 'tgc_slot',
+        digest: 'digest-of-key',
+        createdAt: 1_700_000_000,
+      });
+      const keys = await withClient((redis) => scanKeys(redis, `${keyPrefix}*`));
+      for (const key of keys) expect(hashTag(key), key).toBe('dir');
+      expect(keys).toContain(`${keyPrefix}{dir}:client:tgc_slot`);
+      expect(keys).toContain(`${keyPrefix}{dir}:api-key:tgkid_slot`);
+      const values = await withClient(async (redis) =>
+        JSON.stringify(await redis.hgetall(`${keyPrefix}{dir}:client:tgc_slot`)),
+      );
+      expect(values).not.toContain(secret);
     } finally {
       await store.close();
     }
