@@ -16,10 +16,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Logger } from 'pino';
 import { watchBodyIdle } from './body-idle.js';
 import { GatewayError, isGatewayError } from './errors.js';
-import type { Metrics } from './ops/metrics.js';
 import type { RequestRecorder } from './ops/request-recorder.js';
 import type { Admit } from './proxy/decide/admit.js';
 import type { Cors } from './proxy/decide/cors.js';
@@ -51,14 +49,6 @@ export interface ProxySettings {
 }
 
 export interface DispatchDeps {
-  /**
-   * Not read since issue 31: each request logs through its scope, and the
-   * recorder counts every request, upgrades included. Kept so that the
-   * composition root's wiring stays as it is; to be dropped with it.
-   */
-  log: Logger;
-  /** Not read since issue 31 (see `log`). */
-  metrics: Metrics;
   /** Opens each request's scope and records its outcome. */
   recorder: RequestRecorder;
   /** Whether `/auth/verify` is on this listener; false when it has a listener of its own. */

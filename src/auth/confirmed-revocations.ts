@@ -1,7 +1,7 @@
 /**
  * Lease mode's revoker side: a store whose revoking writes — a token revoked,
- * a password changed (or a user disabled), a membership, user or tenant
- * removed — resolve only once every instance holding a revocation lease has
+ * a password changed (or a user disabled), a member's role changed, a
+ * membership, user or tenant removed — resolve only once every instance holding a revocation lease has
  * applied the change, or no longer holds its lease. The caller answers 204
  * after that, so a request that reaches any instance after the 204 is judged
  * on the new state: the instance either applied it, or stopped trusting its
@@ -62,6 +62,12 @@ export function confirmRevocations(
       const removed = await store.removeMember(tenantId, userId);
       if (removed) await confirm([{ kind: 'membership-removed', userId, tenantId }]);
       return removed;
+    },
+    async setMemberRole(tenantId, userId, role) {
+      const changed = await store.setMemberRole(tenantId, userId, role);
+      // A new role is a new membership generation: the old tokens end as at a removal.
+      if (changed === true) await confirm([{ kind: 'membership-removed', userId, tenantId }]);
+      return changed;
     },
     async removeUser(userId) {
       const tenantIds = await store.removeUser(userId);

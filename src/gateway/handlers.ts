@@ -66,8 +66,6 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     scopeOf,
   });
   const traffic = createRequestHandler({
-    log,
-    metrics,
     recorder,
     api: api.callback(),
     // Never on the public listener unless asked for (`listen.opsEndpoints`).

@@ -91,6 +91,15 @@ describe('confirmRevocations', () => {
     ]);
   });
 
+  it("confirms a role change as the end of the member's old tokens; the same role again changes nothing", async () => {
+    const { leases, requests } = fakeLeases(0);
+    const { store } = await storeWith(leases);
+    expect(await store.setMemberRole('acme', 'u1', 'admin')).toBe(true);
+    expect(await store.setMemberRole('acme', 'u1', 'admin')).toBe(false);
+    expect(await store.setMemberRole('acme', 'nobody', 'admin')).toBe(null);
+    expect(requests).toEqual([[{ kind: 'membership-removed', userId: 'u1', tenantId: 'acme' }]]);
+  });
+
   it('resolves once every holder has acknowledged, without fencing', async () => {
     const { leases, fenced } = fakeLeases(120);
     const { store, observed } = await storeWith(leases);

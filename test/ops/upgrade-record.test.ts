@@ -12,7 +12,7 @@ import WebSocket from 'ws';
 import { adminUrlOf, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
 import {
   ALICE,
-  startIdentityFixture,
+  startMemoryIdentityFixture,
   tokenFor,
   type IdentityFixture,
 } from '../support/identity-fixture.js';
@@ -35,7 +35,7 @@ let token: string;
 
 beforeAll(async () => {
   [upstream, down] = await Promise.all([startWebSocketUpstream(), refusedUpstream()]);
-  fx = await startIdentityFixture({
+  fx = await startMemoryIdentityFixture({
     routes: [
       { prefix: '/live', upstream: upstream.url },
       { prefix: '/down', upstream: down.url },

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminUrlOf, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
 import {
   ALICE,
-  startIdentityFixture,
+  startMemoryIdentityFixture,
   tokenFor,
   type IdentityFixture,
 } from '../support/identity-fixture.js';
@@ -27,7 +27,7 @@ let token: string;
 
 beforeAll(async () => {
   echo = await startEchoUpstream();
-  fx = await startIdentityFixture({
+  fx = await startMemoryIdentityFixture({
     routes: [
       { prefix: '/orders', upstream: echo.url, tenant: { header: 'X-Tenant-Id' } },
       { prefix: '/personal', upstream: echo.url, tenantTypes: ['usertenant'] },
