@@ -4,7 +4,7 @@
  * them — adapt input and output only: none of them loads an admission piece
  * (the bearer check, tenant rules, rate limits, the header policy, the
  * route table) or calls a check itself. Only the pipeline does, and the
- * composition root (`src/gateway.ts`) that builds the pieces.
+ * composition root (`src/gateway.ts` and its builders in `src/gateway/`) that builds the pieces.
  */
 import { describe, expect, it } from 'vitest';
 import { importsOf, sourceFiles, sourceText } from '../support/source-imports.js';
@@ -37,8 +37,8 @@ const ADMITTING = [
   'src/proxy/decide/tenant-match.ts',
   'src/proxy/decide/route-rate-limits.ts',
 ];
-/** The composition root builds the admitting pieces (`createAdmit`, `createRouteRateLimits`). */
-const MAY_BUILD = ['src/gateway.ts'];
+/** The composition root and its builders make the admitting pieces (`createAdmit`, `createRouteRateLimits`). */
+const MAY_BUILD = ['src/gateway.ts', 'src/gateway/handlers.ts', 'src/gateway/traffic.ts'];
 
 /** Calls that decide: a check run anywhere but the pipeline would be a fourth copy. */
 const DECIDING_CALLS = [
