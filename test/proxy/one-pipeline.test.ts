@@ -38,7 +38,7 @@ const ADMITTING = [
   'src/proxy/decide/route-rate-limits.ts',
 ];
 /** The composition root and its builders make the admitting pieces (`createAdmit`, `createRouteRateLimits`). */
-const MAY_BUILD = ['src/gateway.ts', 'src/gateway/handlers.ts', 'src/gateway/traffic.ts'];
+const MAY_BUILD = ['src/gateway/handlers.ts', 'src/gateway/traffic.ts'];
 
 /** Calls that decide: a check run anywhere but the pipeline would be a fourth copy. */
 const DECIDING_CALLS = [
