@@ -86,68 +86,15 @@ export interface Accounts {
   grantToken(user: UserRecord, tenantId: string): Promise<GrantedToken>;
 }
 
+type SignupInput = Parameters<Accounts['signUp']>[0];
+
 export function createAccounts(deps: AccountDeps): Accounts {
-  const { store, passwords, keyring, tokens, bruteForce } = deps;
+  const { store, passwords } = deps;
   const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
 
   return {
-    async signUp(input) {
-      const email = checkEmail(input.email);
-      let passwordHash: string;
-      if (input.passwordHash !== undefined) passwordHash = input.passwordHash;
-      else {
-        checkPasswordPolicy(input.password ?? '');
-        passwordHash = await passwords.hash(input.password as string);
-      }
-      const createdAt = now();
-      const name = input.name?.trim() || undefined;
-      return store.createUser({
-        id: randomUUID(),
-        email,
-        ...(name === undefined ? {} : { name }),
-        passwordHash,
-        createdAt,
-        personalTenant: {
-          tenantId: randomUUID(),
-          type: 'usertenant',
-          name: name ?? email,
-          createdAt,
-          modifiedAt: createdAt,
-          cloudRegion: deps.cloudRegion,
-          createdBy: email,
-        },
-      });
-    },
-
-    async logIn(authorization, clientIp, signal) {
-      const credentials = parseBasicAuthorization(authorization);
-      const email = normaliseEmail(credentials.email);
-      // Points are taken before any bcrypt work (else concurrent guesses all
-      // pass the check before any is counted), and the queue
-      // place is held until this login's bcrypt work is done.
-      const attempt = await bruteForce.beginLogin(email, clientIp);
-      let outcome: LoginOutcome = 'abandoned';
-      try {
-        const user = await store.findUserByEmail(email);
-        // A disabled user costs the same bcrypt work as an unknown e-mail, and gets the same answer.
-        const usable =
-          user === null || isDisabledHash(user.passwordHash) ? undefined : user.passwordHash;
-        const ok = await passwords.verify(credentials.password, usable, signal);
-        if (!ok || user === null) {
-          outcome = 'failed';
-          throw new GatewayError('invalid_credentials', 'The e-mail or password is wrong.');
-        }
-        outcome = 'succeeded';
-        if (passwords.needsRehash(user.passwordHash)) {
-          // Upgrade the hash to the configured cost; sessions stay as they are.
-          const upgraded = await passwords.hash(credentials.password);
-          await store.replacePasswordHash(user.id, user.passwordHash, upgraded);
-        }
-        return user;
-      } finally {
-        await attempt.end(outcome);
-      }
-    },
+    signUp: (input) => signUp(deps, now, input),
+    logIn: (authorization, clientIp, signal) => logIn(deps, authorization, clientIp, signal),
 
     async changePassword(user, password) {
       checkPasswordPolicy(password);
@@ -168,25 +115,98 @@ export function createAccounts(deps: AccountDeps): Accounts {
       return true;
     },
 
-    async grantToken(user, tenantId) {
-      const [tenant, membership] = await Promise.all([
-        store.getTenant(tenantId),
-        store.membershipForToken(tenantId, user.id),
-      ]);
-      if (tenant === null || membership === null) {
-        throw new GatewayError('tenant_access_denied', 'The user may not act for this tenant.', {
-          detail: tenantId,
-        });
-      }
-      const { token, claims } = await issueAccessToken(keyring, tokens, {
-        userId: user.id,
-        email: user.email,
-        sessionVersion: user.sessionVersion,
-        tenantId: tenant.tenantId,
-        tenantType: tenant.type,
-        membershipGeneration: membership.generation,
-      });
-      return { token, claims, user, tenant };
-    },
+    grantToken: (user, tenantId) => grantToken(deps, user, tenantId),
   };
+}
+
+async function signUp(
+  deps: AccountDeps,
+  now: () => number,
+  input: SignupInput,
+): Promise<UserRecord> {
+  const email = checkEmail(input.email);
+  let passwordHash: string;
+  if (input.passwordHash !== undefined) passwordHash = input.passwordHash;
+  else {
+    checkPasswordPolicy(input.password ?? '');
+    passwordHash = await deps.passwords.hash(input.password as string);
+  }
+  const createdAt = now();
+  const name = input.name?.trim() || undefined;
+  return deps.store.createUser({
+    id: randomUUID(),
+    email,
+    ...(name === undefined ? {} : { name }),
+    passwordHash,
+    createdAt,
+    personalTenant: {
+      tenantId: randomUUID(),
+      type: 'usertenant',
+      name: name ?? email,
+      createdAt,
+      modifiedAt: createdAt,
+      cloudRegion: deps.cloudRegion,
+      createdBy: email,
+    },
+  });
+}
+
+async function logIn(
+  { store, passwords, bruteForce }: AccountDeps,
+  authorization: string | undefined,
+  clientIp: string,
+  signal: AbortSignal | undefined,
+): Promise<UserRecord> {
+  const credentials = parseBasicAuthorization(authorization);
+  const email = normaliseEmail(credentials.email);
+  // Points are taken before any bcrypt work (else concurrent guesses all
+  // pass the check before any is counted), and the queue
+  // place is held until this login's bcrypt work is done.
+  const attempt = await bruteForce.beginLogin(email, clientIp);
+  let outcome: LoginOutcome = 'abandoned';
+  try {
+    const user = await store.findUserByEmail(email);
+    // A disabled user costs the same bcrypt work as an unknown e-mail, and gets the same answer.
+    const usable =
+      user === null || isDisabledHash(user.passwordHash) ? undefined : user.passwordHash;
+    const ok = await passwords.verify(credentials.password, usable, signal);
+    if (!ok || user === null) {
+      outcome = 'failed';
+      throw new GatewayError('invalid_credentials', 'The e-mail or password is wrong.');
+    }
+    outcome = 'succeeded';
+    if (passwords.needsRehash(user.passwordHash)) {
+      // Upgrade the hash to the configured cost; sessions stay as they are.
+      const upgraded = await passwords.hash(credentials.password);
+      await store.replacePasswordHash(user.id, user.passwordHash, upgraded);
+    }
+    return user;
+  } finally {
+    await attempt.end(outcome);
+  }
+}
+
+async function grantToken(
+  { store, keyring, tokens }: AccountDeps,
+  user: UserRecord,
+  tenantId: string,
+): Promise<GrantedToken> {
+  const [tenant, membership] = await Promise.all([
+    store.getTenant(tenantId),
+    store.membershipForToken(tenantId, user.id),
+  ]);
+  if (tenant === null || membership === null) {
+    throw new GatewayError('tenant_access_denied', 'The user may not act for this tenant.', {
+      detail: tenantId,
+    });
+  }
+  const { token, claims } = await issueAccessToken(keyring, tokens, {
+    userId: user.id,
+    email: user.email,
+    sessionVersion: user.sessionVersion,
+    tenantId: tenant.tenantId,
+    tenantType: tenant.type,
+    membershipGeneration: membership.generation,
+  });
+  return { token, claims, user, tenant };
 }

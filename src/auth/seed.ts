@@ -167,6 +167,19 @@ function crossCheck(seed: SeedData): string[] {
 
 const SEED: AuditActor = { source: 'seed', actor: 'seed' };
 
+/** One application of a seed: where it writes, and what it has changed so far. */
+interface SeedRun {
+  store: Store;
+  accounts: Accounts;
+  passwords: PasswordHasher;
+  audit: AuditRecorder['record'];
+  now: () => number;
+  summary: SeedSummary;
+}
+
+type SeedUser = SeedData['users'][number];
+type SeedTenant = SeedData['tenants'][number];
+
 /**
  * Writes the seed into the store. A tenant id that is somebody's personal
  * tenant is refused before anything is written. Each change it makes is an
@@ -183,16 +196,20 @@ export async function applySeed(
     now?: () => number;
   },
 ): Promise<SeedSummary> {
-  const { store, accounts, passwords } = deps;
-  const audit: AuditRecorder['record'] = (kind, actor, subject) =>
-    deps.audit?.record(kind, actor, subject) ?? Promise.resolve();
-  const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
-  const summary: SeedSummary = {
-    usersCreated: 0,
-    passwordsChanged: 0,
-    tenantsCreated: 0,
-    tenantsUpdated: 0,
-    membershipsAdded: 0,
+  const { store } = deps;
+  const run: SeedRun = {
+    store,
+    accounts: deps.accounts,
+    passwords: deps.passwords,
+    audit: (kind, actor, subject) => deps.audit?.record(kind, actor, subject) ?? Promise.resolve(),
+    now: deps.now ?? (() => Math.floor(Date.now() / 1000)),
+    summary: {
+      usersCreated: 0,
+      passwordsChanged: 0,
+      tenantsCreated: 0,
+      tenantsUpdated: 0,
+      membershipsAdded: 0,
+    },
   };
 
   const existingTenants = await Promise.all(seed.tenants.map((t) => store.getTenant(t.tenant_id)));
@@ -201,76 +218,92 @@ export async function applySeed(
   );
   if (clashes.length > 0) throw new SeedError('(against the store)', clashes);
 
+  /** e-mail → user id */
   const ids = new Map<string, string>();
-  for (const u of seed.users) {
-    const email = normaliseEmail(u.email);
-    const existing = await store.findUserByEmail(email);
-    if (existing === null) {
-      const user = await accounts.signUp({
-        email,
-        ...(u.password === undefined ? {} : { password: u.password }),
-        ...(u.password_hash === undefined ? {} : { passwordHash: u.password_hash }),
-        ...(u.name === undefined ? {} : { name: u.name }),
-      });
-      ids.set(email, user.id);
-      summary.usersCreated++;
-      await audit('user_created', SEED, {
-        tenant_id: user.personalTenantId,
-        user_id: user.id,
-        user_email: user.email,
-      });
-      continue;
-    }
-    ids.set(email, existing.id);
-    // A disabled user is compared by the hash behind the mark, and stays disabled.
-    const disabled = isDisabledHash(existing.passwordHash);
-    const current = enabledHash(existing.passwordHash);
-    const same =
-      u.password !== undefined
-        ? await passwords.verify(u.password, current)
-        : u.password_hash === current;
-    if (!same) {
-      const hash = u.password_hash ?? (await passwords.hash(u.password as string));
-      // A new password ends the user's sessions, as it does through the API.
-      await store.setPasswordHash(existing.id, disabled ? disabledHash(hash) : hash);
-      summary.passwordsChanged++;
-      await audit('password_changed', SEED, { user_id: existing.id, user_email: email });
-    }
-  }
-
+  for (const u of seed.users) ids.set(normaliseEmail(u.email), await applyUser(run, u));
   for (const [i, t] of seed.tenants.entries()) {
-    const input = {
-      tenantId: t.tenant_id,
-      type: t.type,
-      name: t.name,
-      cloudRegion: t.cloud_region,
-      createdBy: normaliseEmail(t.created_by),
-    };
-    const existing = existingTenants[i] ?? null;
-    if (existing === null) {
-      await store.upsertTenant(input, now());
-      summary.tenantsCreated++;
-      await audit('tenant_created', SEED, { tenant_id: t.tenant_id });
-    } else if (tenantDiffers(existing, input)) {
-      await store.upsertTenant(input, now());
-      summary.tenantsUpdated++;
-      await audit('tenant_updated', SEED, { tenant_id: t.tenant_id });
-    }
-    for (const m of t.members) {
-      const email = normaliseEmail(m);
-      const userId = ids.get(email) as string;
-      if (!(await store.isMember(t.tenant_id, userId))) {
-        await store.addMember(t.tenant_id, userId);
-        summary.membershipsAdded++;
-        await audit('member_added', SEED, {
-          tenant_id: t.tenant_id,
-          user_id: userId,
-          user_email: email,
-        });
-      }
+    await applyTenant(run, t, existingTenants[i] ?? null);
+    await addMembers(run, t, ids);
+  }
+  return run.summary;
+}
+
+/** Creates the user, or replaces a password that no longer matches. @returns the user's id */
+async function applyUser(run: SeedRun, u: SeedUser): Promise<string> {
+  const { store, passwords, summary } = run;
+  const email = normaliseEmail(u.email);
+  const existing = await store.findUserByEmail(email);
+  if (existing === null) {
+    const user = await run.accounts.signUp({
+      email,
+      ...(u.password === undefined ? {} : { password: u.password }),
+      ...(u.password_hash === undefined ? {} : { passwordHash: u.password_hash }),
+      ...(u.name === undefined ? {} : { name: u.name }),
+    });
+    summary.usersCreated++;
+    await run.audit('user_created', SEED, {
+      tenant_id: user.personalTenantId,
+      user_id: user.id,
+      user_email: user.email,
+    });
+    return user.id;
+  }
+  // A disabled user is compared by the hash behind the mark, and stays disabled.
+  const disabled = isDisabledHash(existing.passwordHash);
+  const current = enabledHash(existing.passwordHash);
+  const same =
+    u.password !== undefined
+      ? await passwords.verify(u.password, current)
+      : u.password_hash === current;
+  if (!same) {
+    const hash = u.password_hash ?? (await passwords.hash(u.password as string));
+    // A new password ends the user's sessions, as it does through the API.
+    await store.setPasswordHash(existing.id, disabled ? disabledHash(hash) : hash);
+    summary.passwordsChanged++;
+    await run.audit('password_changed', SEED, { user_id: existing.id, user_email: email });
+  }
+  return existing.id;
+}
+
+/** Creates the tenant, or updates it when it differs. */
+async function applyTenant(
+  run: SeedRun,
+  t: SeedTenant,
+  existing: TenantRecord | null,
+): Promise<void> {
+  const input = {
+    tenantId: t.tenant_id,
+    type: t.type,
+    name: t.name,
+    cloudRegion: t.cloud_region,
+    createdBy: normaliseEmail(t.created_by),
+  };
+  if (existing === null) {
+    await run.store.upsertTenant(input, run.now());
+    run.summary.tenantsCreated++;
+    await run.audit('tenant_created', SEED, { tenant_id: t.tenant_id });
+  } else if (tenantDiffers(existing, input)) {
+    await run.store.upsertTenant(input, run.now());
+    run.summary.tenantsUpdated++;
+    await run.audit('tenant_updated', SEED, { tenant_id: t.tenant_id });
+  }
+}
+
+/** Adds the listed members that are not members yet (never removes one). */
+async function addMembers(run: SeedRun, t: SeedTenant, ids: Map<string, string>): Promise<void> {
+  for (const m of t.members) {
+    const email = normaliseEmail(m);
+    const userId = ids.get(email) as string;
+    if (!(await run.store.isMember(t.tenant_id, userId))) {
+      await run.store.addMember(t.tenant_id, userId);
+      run.summary.membershipsAdded++;
+      await run.audit('member_added', SEED, {
+        tenant_id: t.tenant_id,
+        user_id: userId,
+        user_email: email,
+      });
     }
   }
-  return summary;
 }
 
 /** Whether an upsert of `input` would change `existing`. */

@@ -33,10 +33,10 @@
  * that gave none, knows no instance answers from an old verdict
  * (`confirmed-revocations.ts`).
  */
-import { LRUCache } from 'lru-cache';
-import type { MembershipState, SessionEvent, SessionEventListener, Store } from '../store/types.js';
+import type { SessionEventListener, Store } from '../store/types.js';
 import { tokenRefused } from './token-refusals.js';
-import { holdRevocationLease, type RevocationLease } from './revocation-lease.js';
+import { holdRevocationLease } from './revocation-lease.js';
+import { SessionCache, type SessionState, UNKNOWN_USER } from './session-cache.js';
 import type { AccessTokenClaims } from './tokens.js';
 
 export interface SessionGuard {
@@ -70,17 +70,6 @@ export interface SessionCacheStats {
   misses: number;
 }
 
-/** A user the store does not know: every token of theirs is dead. */
-const UNKNOWN_USER = -1;
-
-/** What the store says of a token: each part cached on its own. */
-interface SessionState {
-  revoked: boolean;
-  version: number;
-  /** The token's user×tenant pair. */
-  membership: MembershipState;
-}
-
 function judge(claims: AccessTokenClaims, state: SessionState): void {
   if (state.revoked) throw tokenRefused('revoked', 'The token has been revoked.');
   if (state.version === UNKNOWN_USER)
@@ -99,21 +88,6 @@ function judge(claims: AccessTokenClaims, state: SessionState): void {
   }
 }
 
-/** The membership cache's key: tenant ids are DNS labels, so never hold a `/`. */
-const membershipKey = (userId: string, tenantId: string): string => `${tenantId}/${userId}`;
-
-/** What a membership event says of its pair; undefined when it does not say (forget the pair). */
-function stateAfter(
-  event: Extract<SessionEvent, { kind: 'membership-added' | 'membership-removed' }>,
-): MembershipState | undefined {
-  const { generation } = event;
-  if (generation === undefined) return undefined;
-  return {
-    membership: event.kind === 'membership-added' ? { generation } : null,
-    asOf: generation,
-  };
-}
-
 export interface SessionGuardOptions {
   clockSkewSeconds: number;
   cacheEntries?: number;
@@ -126,92 +100,21 @@ export interface SessionGuardOptions {
 }
 
 export function createSessionGuard(store: Store, options: SessionGuardOptions): SessionGuard {
-  const max = options.cacheEntries ?? 100_000;
-  const versions = new LRUCache<string, number>({ max });
-  /** jti → revoked?; entries live until the token could no longer verify anyway. */
-  const revocations = new LRUCache<string, boolean>({ max, ttlAutopurge: false });
-  /**
-   * `tenant/user` → the pair's state. Ended memberships are kept too, so a
-   * refused token costs no store call per request either.
-   */
-  const memberships = new LRUCache<string, MembershipState>({ max });
-  /** Keeps `state` unless what is held already is as new or newer. */
-  const learnMembership = (key: string, state: MembershipState): void => {
-    const held = memberships.get(key);
-    if (held === undefined || state.asOf > held.asOf) memberships.set(key, state);
-  };
-  const watchers = new Set<SessionEventListener>();
-  let live = false;
-  /**
-   * Moves on every event, every change of liveness and every revocation made
-   * here. A store read started in an older epoch may predate an event, so its
-   * answer is not cached; a verdict reached in an older epoch is not reused.
-   */
-  let epoch = 0;
-  /**
-   * The epoch in which a token (its verified claims, the same object on every
-   * cache hit) was last judged alive from the cache: while no event has come
-   * since, nothing can have changed its verdict, so the proxy path repeats no
-   * lookup. Weak: it goes with the verifier's cache entry.
-   */
-  const aliveIn = new WeakMap<AccessTokenClaims, number>();
-  let hits = 0;
-  let misses = 0;
-
-  const drop = (): void => {
-    epoch++;
-    versions.clear();
-    revocations.clear();
-    memberships.clear();
-  };
+  const cache = new SessionCache(options.cacheEntries ?? 100_000);
+  const skew = options.clockSkewSeconds;
   const leases = store.revocationLeases;
-  const lease: RevocationLease | undefined =
+  const lease =
     options.leaseMs === undefined || leases === undefined
       ? undefined
       : holdRevocationLease(leases, options.leaseMs, {
-          onNewLease: drop,
-          onFreshness: () => reportTrust(),
+          onNewLease: () => cache.drop(),
+          onFreshness: () => cache.reportTrust(),
         });
-  /** Whether a cached verdict may be used now. */
-  const trusted = (): boolean => live && (lease === undefined || lease.fresh());
-  let reportedTrust = false;
-  /** Watchers hear of trust as of liveness: while it is off, verdicts come from the store. */
-  function reportTrust(): void {
-    const now = trusted();
-    if (now === reportedTrust) return;
-    reportedTrust = now;
-    for (const watcher of watchers) watcher.onLive(now);
-  }
+  cache.lease = lease;
 
   const unwatch = store.watchSessions({
-    onEvent(event: SessionEvent) {
-      epoch++;
-      switch (event.kind) {
-        case 'session-ended':
-          versions.set(
-            event.userId,
-            Math.max(event.sessionVersion, versions.get(event.userId) ?? 0),
-          );
-          break;
-        case 'token-revoked':
-          revocations.set(event.jti, true);
-          break;
-        case 'membership-removed':
-        case 'membership-added': {
-          const key = membershipKey(event.userId, event.tenantId);
-          const state = stateAfter(event);
-          if (state === undefined) memberships.delete(key);
-          else learnMembership(key, state);
-          break;
-        }
-      }
-      for (const watcher of watchers) watcher.onEvent(event);
-    },
-    onLive(value) {
-      drop();
-      live = value;
-      reportTrust();
-    },
+    onEvent: (event) => cache.apply(event),
+    onLive: (value) => cache.setLive(value),
     onConfirmationRequest(confirmationId) {
       // Its events were applied just before: say so, or the revoker fences this lease.
       if (lease !== undefined && leases !== undefined)
@@ -219,79 +122,67 @@ export function createSessionGuard(store: Store, options: SessionGuardOptions): 
     },
   });
 
-  const ttlOf = (claims: AccessTokenClaims) =>
-    Math.max(1, (claims.exp + options.clockSkewSeconds) * 1000 - Date.now());
-
-  function cached(claims: AccessTokenClaims): Partial<SessionState> {
-    if (!trusted()) return {};
-    const revoked = revocations.get(claims.jti);
-    const version = versions.get(claims.sub);
-    const membership = memberships.get(membershipKey(claims.sub, claims.tenant_id));
-    // A token newer than the cached version or membership: issued after a
-    // change whose event has not arrived here yet. Ask the store, never
-    // refuse on a guess.
-    return {
-      revoked,
-      version: version !== undefined && claims.sv > version ? undefined : version,
-      membership: membership !== undefined && claims.mg > membership.asOf ? undefined : membership,
-    };
-  }
-
-  const complete = (state: Partial<SessionState>): state is SessionState =>
-    state.revoked !== undefined && state.version !== undefined && state.membership !== undefined;
-
-  async function read(claims: AccessTokenClaims): Promise<SessionState> {
-    const state = cached(claims);
-    if (complete(state)) {
-      hits++;
-      return state;
-    }
-    misses++;
-    const started = epoch;
-    const [revoked, version, membership] = await Promise.all([
-      state.revoked ?? store.isTokenRevoked(claims.jti),
-      state.version ?? store.getSessionVersion(claims.sub).then((v) => v ?? UNKNOWN_USER),
-      state.membership ?? store.readMembership(claims.tenant_id, claims.sub),
-    ]);
-    if (live && epoch === started) {
-      revocations.set(claims.jti, revoked, { ttl: ttlOf(claims) });
-      versions.set(claims.sub, version);
-      learnMembership(membershipKey(claims.sub, claims.tenant_id), membership);
-    }
-    return { revoked, version, membership };
-  }
-
   return {
     async assertAlive(claims) {
-      judge(claims, await read(claims));
+      judge(claims, await read(store, cache, skew, claims));
     },
     aliveFromCache(claims) {
-      if (aliveIn.get(claims) === epoch && trusted()) {
-        hits++;
+      if (cache.aliveIn.get(claims) === cache.epoch && cache.trusted()) {
+        cache.hits++;
         return true;
       }
-      const state = cached(claims);
+      const state = cache.cached(claims);
       if (!complete(state)) return false;
-      hits++;
+      cache.hits++;
       judge(claims, state);
-      aliveIn.set(claims, epoch);
+      cache.aliveIn.set(claims, cache.epoch);
       return true;
     },
     async revoke(claims) {
       // The verifier accepts a token until exp + skew, so the deny-list entry must outlive that.
-      await store.revokeToken(claims.jti, claims.exp + options.clockSkewSeconds);
-      epoch++;
-      revocations.set(claims.jti, true, { ttl: ttlOf(claims) });
+      await store.revokeToken(claims.jti, claims.exp + skew);
+      cache.revoked(claims.jti, ttlOf(claims, skew));
     },
-    watch(listener) {
-      watchers.add(listener);
-      return () => watchers.delete(listener);
+    watch(listener: SessionEventListener) {
+      cache.watchers.add(listener);
+      return () => cache.watchers.delete(listener);
     },
-    stats: () => ({ live: trusted(), hits, misses }),
+    stats: () => ({ live: cache.trusted(), hits: cache.hits, misses: cache.misses }),
     async close() {
-      watchers.clear();
+      cache.watchers.clear();
       unwatch();
       await lease?.release();
     },
   };
+}
+
+/** How long (ms) a token's revocation entry is worth keeping: until it could no longer verify. */
+const ttlOf = (claims: AccessTokenClaims, skew: number): number =>
+  Math.max(1, (claims.exp + skew) * 1000 - Date.now());
+
+const complete = (state: Partial<SessionState>): state is SessionState =>
+  state.revoked !== undefined && state.version !== undefined && state.membership !== undefined;
+
+/** The token's state: from the cache when it can tell, else from the store (then kept). */
+async function read(
+  store: Store,
+  cache: SessionCache,
+  skew: number,
+  claims: AccessTokenClaims,
+): Promise<SessionState> {
+  const state = cache.cached(claims);
+  if (complete(state)) {
+    cache.hits++;
+    return state;
+  }
+  cache.misses++;
+  const started = cache.epoch;
+  const [revoked, version, membership] = await Promise.all([
+    state.revoked ?? store.isTokenRevoked(claims.jti),
+    state.version ?? store.getSessionVersion(claims.sub).then((v) => v ?? UNKNOWN_USER),
+    state.membership ?? store.readMembership(claims.tenant_id, claims.sub),
+  ]);
+  const stored = { revoked, version, membership };
+  if (cache.live && cache.epoch === started) cache.remember(claims, stored, ttlOf(claims, skew));
+  return stored;
 }

@@ -5,9 +5,11 @@
  * request. Bounded (LRU), so a flood of distinct tokens cannot grow memory —
  * and only tokens that verified are cached, so garbage never displaces them.
  * Session state (revocation, password change) is checked on every request
- * regardless, by the session guard.
+ * regardless, by the session guard. Unknown kids re-read the key directory
+ * (`key-reloads.ts`).
  */
 import { LRUCache } from 'lru-cache';
+import { KeyReloads } from './key-reloads.js';
 import { isSameKey, type KeySet } from './keys.js';
 import {
   UnknownKeyError,
@@ -43,52 +45,13 @@ export function createTokenVerifier(
   const cache = new LRUCache<string, VerifiedAccessToken>({
     max: options.cacheEntries ?? 50_000,
   });
-  const reloadInterval = options.keyReloadIntervalMs ?? KEY_RELOAD_INTERVAL_MS;
   let hits = 0;
   let misses = 0;
-  let lastReload = -Infinity;
-  let reloading: Promise<boolean> | undefined;
-
-  /**
-   * Re-reads the key directory for a token whose `kid` is unknown. Anyone can
-   * send such a token, so: at most one read per interval, shared
-   * by every request that meets an unknown kid meanwhile (a token of a key
-   * just added waits for the read under way instead of being refused), and
-   * the cache loses only the verdicts of keys that were removed or replaced.
-   * @returns whether a read completed, so that a retry may succeed
-   */
-  function reloadKeys(): Promise<boolean> {
-    if (reloading !== undefined) return reloading;
-    const reload = keyring.reload;
-    if (reload === undefined || Date.now() - lastReload < reloadInterval)
-      return Promise.resolve(false);
-    lastReload = Date.now();
-    const before = keyring.current;
-    reloading = reload()
-      .then(
-        () => {
-          if (!keepsEveryKey(before, keyring.current)) forgetKeysNotIn(keyring.current);
-          return true;
-        },
-        (err: unknown) => {
-          // A broken key directory must not turn a refusal into a 500: keep the keys we have.
-          options.log?.warn({ err }, 'key directory reload failed; keeping the loaded keys');
-          return false;
-        },
-      )
-      .finally(() => {
-        reloading = undefined;
-      });
-    return reloading;
-  }
-  /** Drops the verdicts of tokens whose key is no longer in the set: a removed key stops verifying. */
-  function forgetKeysNotIn(keys: KeySet): void {
-    const stale: string[] = [];
-    cache.forEach((verdict, token) => {
-      if (!isSameKey(verdict.key, keys.byKid.get(verdict.key.kid))) stale.push(token);
-    });
-    for (const token of stale) cache.delete(token);
-  }
+  const reloads = new KeyReloads(keyring, {
+    intervalMs: options.keyReloadIntervalMs ?? KEY_RELOAD_INTERVAL_MS,
+    onKeysRemoved: (keys) => forgetKeysNotIn(cache, keys),
+    log: options.log,
+  });
   function peek(token: string): AccessTokenClaims | undefined {
     const cached = cache.get(token);
     if (cached === undefined) return undefined;
@@ -108,7 +71,7 @@ export function createTokenVerifier(
       misses++;
       const verdict = await verifyAccessToken(keyring, settings, token).catch(
         async (err: unknown) => {
-          if (!(err instanceof UnknownKeyError) || !(await reloadKeys())) throw err;
+          if (!(err instanceof UnknownKeyError) || !(await reloads.reload())) throw err;
           return verifyAccessToken(keyring, settings, token);
         },
       );
@@ -125,9 +88,11 @@ export function createTokenVerifier(
   };
 }
 
-/** Whether every key of `before` is still in `after`, unchanged (keys may have been added). */
-function keepsEveryKey(before: KeySet, after: KeySet): boolean {
-  for (const key of before.byKid.values())
-    if (!isSameKey(key, after.byKid.get(key.kid))) return false;
-  return true;
+/** Drops the verdicts of tokens whose key is no longer in the set: a removed key stops verifying. */
+function forgetKeysNotIn(cache: LRUCache<string, VerifiedAccessToken>, keys: KeySet): void {
+  const stale: string[] = [];
+  cache.forEach((verdict, token) => {
+    if (!isSameKey(verdict.key, keys.byKid.get(verdict.key.kid))) stale.push(token);
+  });
+  for (const token of stale) cache.delete(token);
 }

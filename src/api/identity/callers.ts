@@ -1,0 +1,100 @@
+/**
+ * Who calls an identity endpoint: the Basic-authenticated user (with the
+ * login audited and counted), the bearer's principal, and the audit actor of
+ * a request; plus the answer headers every endpoint shares.
+ */
+import type { AuditActor } from '../../audit/events.js';
+import type { Principal } from '../../auth/authenticate.js';
+import { parseBasicAuthorization } from '../../auth/basic.js';
+import { GatewayError, isGatewayError } from '../../errors.js';
+import { normaliseEmail } from '../../store/normalise.js';
+import type { UserRecord } from '../../store/types.js';
+import type { ApiContext } from '../state.js';
+import type { IdentityRouterDeps } from './deps.js';
+
+/** The audit actor of a request acting as `email`. */
+export function actor(deps: IdentityRouterDeps, ctx: ApiContext, email: string): AuditActor {
+  return {
+    source: 'api',
+    actor: email,
+    client_ip: deps.clientIp(ctx.req),
+    request_id: ctx.state.scope.requestId,
+  };
+}
+
+/** The Basic-authenticated user. */
+export async function logIn(deps: IdentityRouterDeps, ctx: ApiContext): Promise<UserRecord> {
+  const authorization = ctx.get('authorization') || undefined;
+  try {
+    const user = await deps.accounts.logIn(authorization, deps.clientIp(ctx.req), abandoned(ctx));
+    ctx.state.scope.userId = user.id;
+    await deps.audit.record('login_succeeded', actor(deps, ctx, user.email), {
+      user_id: user.id,
+      user_email: user.email,
+    });
+    return user;
+  } catch (err) {
+    if (
+      isGatewayError(err) &&
+      (err.code === 'invalid_credentials' || err.code === 'too_many_requests')
+    ) {
+      deps.onLoginRefused?.(err.code);
+      await auditRefusedLogin(deps, ctx, authorization, err.code);
+    }
+    throw err;
+  }
+}
+
+/**
+ * A refused login is recorded when it tried an e-mail: a request without
+ * (readable) Basic credentials tried nobody's password.
+ */
+async function auditRefusedLogin(
+  deps: IdentityRouterDeps,
+  ctx: ApiContext,
+  authorization: string | undefined,
+  code: 'invalid_credentials' | 'too_many_requests',
+): Promise<void> {
+  let email: string;
+  try {
+    email = normaliseEmail(parseBasicAuthorization(authorization).email);
+  } catch {
+    return;
+  }
+  const kind = code === 'invalid_credentials' ? 'login_failed' : 'login_locked_out';
+  await deps.audit.record(kind, actor(deps, ctx, email), { user_email: email });
+}
+
+/** Basic-authenticated user whose id (or `current`) is in the path. */
+export async function pathUser(
+  deps: IdentityRouterDeps,
+  ctx: ApiContext,
+  userIdInPath: string,
+): Promise<UserRecord> {
+  const user = await logIn(deps, ctx);
+  if (userIdInPath !== 'current' && userIdInPath !== user.id) {
+    throw new GatewayError('forbidden', 'The path names another user.');
+  }
+  return user;
+}
+
+/** The bearer token's principal. */
+export async function bearer(deps: IdentityRouterDeps, ctx: ApiContext): Promise<Principal> {
+  const principal = await deps.authenticate(ctx.get('authorization') || undefined);
+  ctx.state.scope.userId = principal.userId;
+  ctx.state.scope.tenantId = principal.tenantId;
+  return principal;
+}
+
+/** Aborts when the client hangs up before the response is written. */
+function abandoned(ctx: ApiContext): AbortSignal {
+  const controller = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+export function noStore(ctx: ApiContext): void {
+  ctx.set('cache-control', 'no-store');
+}

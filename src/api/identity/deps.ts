@@ -1,0 +1,26 @@
+/** What the identity endpoints are built from: the store, the auth services, the audit log and limits. */
+import type { IncomingMessage } from 'node:http';
+import type { AuditRecorder } from '../../audit/recorder.js';
+import type { Accounts } from '../../auth/accounts.js';
+import type { Authenticate } from '../../auth/authenticate.js';
+import type { BruteForceGuard } from '../../auth/brute-force.js';
+import type { SessionGuard } from '../../auth/sessions.js';
+import type { Store } from '../../store/types.js';
+
+export interface IdentityRouterDeps {
+  store: Store;
+  accounts: Accounts;
+  authenticate: Authenticate;
+  sessions: SessionGuard;
+  bruteForce: BruteForceGuard;
+  /** The client's address (behind trusted proxies, the one they report). */
+  clientIp: (req: IncomingMessage) => string;
+  signupEnabled: boolean;
+  /** Told of every token issued (metrics). */
+  onTokenIssued?: () => void;
+  /** Told of every Basic login refused: wrong credentials, or throttled (metrics). */
+  onLoginRefused?: (reason: 'invalid_credentials' | 'too_many_requests') => void;
+  /** Logins, tokens, logouts, signups and password changes are recorded here. */
+  audit: AuditRecorder;
+  bodyLimit: number;
+}

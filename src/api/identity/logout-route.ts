@@ -1,0 +1,19 @@
+/** `DELETE /1/token`: log out; this token stops working at once, on every instance. */
+import type { Router } from '@koa/router';
+import type { ApiState } from '../state.js';
+import { actor, bearer } from './callers.js';
+import type { IdentityRouterDeps } from './deps.js';
+
+export function addLogoutRoute(router: Router<ApiState>, deps: IdentityRouterDeps): void {
+  router.delete('/token', async (ctx) => {
+    const principal = await bearer(deps, ctx);
+    await deps.sessions.revoke(principal.claims);
+    await deps.audit.record('logout', actor(deps, ctx, principal.email), {
+      tenant_id: principal.tenantId,
+      user_id: principal.userId,
+      user_email: principal.email,
+      jti: principal.claims.jti,
+    });
+    ctx.status = 204;
+  });
+}

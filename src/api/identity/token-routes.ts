@@ -1,0 +1,38 @@
+/** `GET /1/token` and its OAuth alias `GET /1/oauth/token`: a bearer token for one of the user's tenants. */
+import type { Router } from '@koa/router';
+import { singleQueryParam } from '../request-input.js';
+import type { ApiContext, ApiState } from '../state.js';
+import { actor, logIn, noStore } from './callers.js';
+import type { IdentityRouterDeps } from './deps.js';
+
+export function addTokenRoutes(router: Router<ApiState>, deps: IdentityRouterDeps): void {
+  const issueToken = (ctx: ApiContext) => issue(deps, ctx);
+  router.get('/token', issueToken);
+  router.get('/oauth/token', issueToken);
+}
+
+async function issue(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
+  const tenantId = singleQueryParam(ctx, 'tenant_id');
+  const user = await logIn(deps, ctx);
+  const { token, claims, tenant } = await deps.accounts.grantToken(user, tenantId);
+  ctx.state.scope.tenantId = tenant.tenantId;
+  deps.onTokenIssued?.();
+  await deps.audit.record('token_issued', actor(deps, ctx, user.email), {
+    tenant_id: tenant.tenantId,
+    user_id: user.id,
+    user_email: user.email,
+    jti: claims.jti,
+  });
+  noStore(ctx);
+  ctx.set('pragma', 'no-cache');
+  ctx.body = {
+    access_token: token,
+    token_type: 'Bearer',
+    expires_in: claims.exp - claims.iat,
+    user_email: user.email,
+    user_id: user.id,
+    tenant_id: tenant.tenantId,
+    tenant_name: tenant.name,
+    tenant_type: tenant.type,
+  };
+}

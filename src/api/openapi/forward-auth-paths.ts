@@ -1,0 +1,39 @@
+/** OpenAPI operations of forward-auth: `/auth/verify`, every method judged alike. */
+import { BAD_INPUT, BEARER_REFUSED, type Json, refusal, STORE_DOWN } from './answers.js';
+
+const verifyOperation = (method: string): Json => ({
+  operationId: `verify${method}`,
+  summary: `Forward-auth verdict for a ${method.toUpperCase()} request (any method is judged alike)`,
+  tags: ['forward-auth'],
+  security: [{ bearer: [] }],
+  responses: {
+    '200': {
+      description: 'Let it pass: the identity headers to copy onto the proxied request.',
+      headers: {
+        'X-Tenant-Id': { schema: { type: 'string' } },
+        'X-Tenant-Type': { schema: { type: 'string', enum: ['usertenant', 'orgtenant'] } },
+        'X-User-Id': { schema: { type: 'string' } },
+        'X-User-Email': { schema: { type: 'string' } },
+      },
+    },
+    '400': BAD_INPUT,
+    '401': BEARER_REFUSED,
+    '403': refusal(
+      "The original request names another tenant than the token's, or the route excludes its tenant type.",
+      'tenant_mismatch',
+      'forbidden',
+    ),
+    '503': STORE_DOWN,
+  },
+});
+
+/** `/auth/verify` */
+export function verifyPath(): Json {
+  return {
+    get: verifyOperation('get'),
+    post: verifyOperation('post'),
+    put: verifyOperation('put'),
+    patch: verifyOperation('patch'),
+    delete: verifyOperation('delete'),
+  };
+}

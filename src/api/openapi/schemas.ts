@@ -1,0 +1,173 @@
+/**
+ * The OpenAPI components: security schemes, the request-id header, and the
+ * schemas of every body the gateway reads or writes.
+ */
+import { ERROR_CODES } from '../../errors.js';
+import { type Json, ref } from './answers.js';
+
+/** `components` of the document. */
+export function components(): Json {
+  return {
+    securitySchemes: {
+      basic: { type: 'http', scheme: 'basic', description: 'e-mail and password' },
+      bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+    },
+    headers: {
+      RequestId: {
+        description: "The request's id: the client's when well-formed, else a new one.",
+        schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+      },
+    },
+    schemas: {
+      Error: errorSchema(),
+      ...tenantSchemas(),
+      TokenResponse: tokenResponseSchema(),
+      ...userSchemas(),
+      JwkSet: jwkSetSchema(),
+    },
+  };
+}
+
+function errorSchema(): Json {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['error', 'error_description'],
+    properties: {
+      error: {
+        type: 'string',
+        enum: ERROR_CODES,
+        description: 'The stable CODE to switch on.',
+      },
+      error_description: { type: 'string', minLength: 1 },
+    },
+  };
+}
+
+function tenantSchemas(): Json {
+  return {
+    TenantType: { type: 'string', enum: ['usertenant', 'orgtenant'] },
+    TenantSummary: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['tenant_id', 'type', 'name'],
+      properties: {
+        tenant_id: { type: 'string' },
+        type: ref('TenantType'),
+        name: { type: 'string' },
+      },
+    },
+    TenantList: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['tenants'],
+      properties: { tenants: { type: 'array', items: ref('TenantSummary') } },
+    },
+    Tenant: {
+      type: 'object',
+      additionalProperties: false,
+      required: [
+        'tenant_id',
+        'type',
+        'name',
+        'created_at',
+        'modified_at',
+        'cloud_region',
+        'created_by',
+      ],
+      properties: {
+        tenant_id: { type: 'string' },
+        type: ref('TenantType'),
+        name: { type: 'string' },
+        created_at: { type: 'integer', description: 'Unix seconds' },
+        modified_at: { type: 'integer', description: 'Unix seconds' },
+        cloud_region: { type: 'string' },
+        created_by: { type: 'string', description: "The creator's e-mail" },
+      },
+    },
+  };
+}
+
+function tokenResponseSchema(): Json {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: [
+      'access_token',
+      'token_type',
+      'expires_in',
+      'user_email',
+      'user_id',
+      'tenant_id',
+      'tenant_name',
+      'tenant_type',
+    ],
+    properties: {
+      access_token: { type: 'string', description: 'A JWT (`typ: at+jwt`)' },
+      token_type: { const: 'Bearer' },
+      expires_in: { type: 'integer', minimum: 1, description: 'seconds' },
+      user_email: { type: 'string' },
+      user_id: { type: 'string' },
+      tenant_id: { type: 'string' },
+      tenant_name: { type: 'string' },
+      tenant_type: ref('TenantType'),
+    },
+  };
+}
+
+function userSchemas(): Json {
+  return {
+    SignupRequest: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['email', 'password'],
+      properties: {
+        email: { type: 'string' },
+        password: {
+          type: 'string',
+          description: '8 to 72 bytes of UTF-8, no control characters',
+        },
+        name: { type: 'string', maxLength: 200 },
+      },
+    },
+    SignupResponse: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['user_id', 'user_email', 'tenant_id'],
+      properties: {
+        user_id: { type: 'string' },
+        user_email: { type: 'string' },
+        tenant_id: { type: 'string', description: 'The new personal tenant' },
+      },
+    },
+    PasswordChange: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['password'],
+      properties: { password: { type: 'string' } },
+    },
+  };
+}
+
+function jwkSetSchema(): Json {
+  return {
+    type: 'object',
+    required: ['keys'],
+    properties: {
+      keys: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['kty', 'kid', 'alg', 'use'],
+          properties: {
+            kty: { enum: ['OKP', 'EC'] },
+            kid: { type: 'string' },
+            alg: { enum: ['EdDSA', 'ES256'] },
+            use: { const: 'sig' },
+          },
+          not: { anyOf: [{ required: ['d'] }] },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,38 @@
+/** OpenAPI operations under `/.well-known/`: the JWKS and this document. */
+import { type Json, json, ref } from './answers.js';
+
+/** `/.well-known/jwks.json` */
+export function jwksPath(): Json {
+  return {
+    get: {
+      operationId: 'getJwks',
+      summary: 'The public keys that verify the tokens (RFC 7517)',
+      tags: ['keys'],
+      security: [],
+      responses: {
+        '200': {
+          description: 'The JWK Set; cache for up to 300 s.',
+          content: { 'application/jwk-set+json': { schema: ref('JwkSet') } },
+        },
+      },
+    },
+  };
+}
+
+/** `/.well-known/openapi.json` */
+export function openApiPath(): Json {
+  return {
+    get: {
+      operationId: 'getOpenApi',
+      summary: 'This document',
+      tags: ['keys'],
+      security: [],
+      responses: {
+        '200': {
+          description: 'The OpenAPI 3.1 document.',
+          content: json({ type: 'object', required: ['openapi', 'paths'] }),
+        },
+      },
+    },
+  };
+}
