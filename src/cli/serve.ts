@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { readSeedFile } from '../auth/seed.js';
 import { loadConfigFiles, type LoadedConfig } from '../config/index.js';
 import { createGateway, type Gateway } from '../gateway.js';
+import { reloadOnSignal } from '../gateway/reload.js';
 import { createLogger } from '../ops/logger.js';
 import { startDemoUpstream } from './demo-upstream.js';
 
@@ -25,12 +26,13 @@ export async function serve(loaded: LoadedConfig): Promise<void> {
     config.demo === undefined
       ? undefined
       : await startDemoUpstream(config.demo.echoUpstream.host, config.demo.echoUpstream.port);
-  const gateway = await createGateway(
-    config,
-    log,
-    reloadConfig === undefined ? {} : { reloadConfig },
-  );
-  const { main, admin, forwardAuth } = await gateway.listen();
+  const started = await start(config, log, reloadConfig).catch(async (err: unknown) => {
+    // The gateway closed what it had opened; the demo upstream is ours.
+    await demo?.close();
+    throw err;
+  });
+  const { gateway } = started;
+  const { main, admin, forwardAuth } = started.bound;
   const base = urlOf(main);
   log.info(
     {
@@ -47,7 +49,7 @@ export async function serve(loaded: LoadedConfig): Promise<void> {
   const ops = opsLine(admin, config.listen.opsEndpoints ? base : undefined);
   process.stderr.write(`\ntenant-gateway listening on ${base}\n${ops}\n${hint}\n\n`);
 
-  process.on('SIGHUP', () => void reloadOnSignal(gateway, log));
+  process.on('SIGHUP', () => void reloadOnSignal(gateway.reloadFromFile, log));
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -76,12 +78,26 @@ export async function serve(loaded: LoadedConfig): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-async function reloadOnSignal(gateway: Gateway, log: Logger) {
-  if (gateway.reloadFromFile === undefined) {
-    log.warn({}, 'SIGHUP: no config file to re-read (running on the built-in defaults)');
-    return;
+/**
+ * Builds the gateway and binds its listeners: a failure at any step has
+ * closed what the start opened, and is logged before it is thrown on.
+ */
+async function start(
+  config: LoadedConfig['config'],
+  log: Logger,
+  reloadConfig: (() => Promise<LoadedConfig['config']>) | undefined,
+): Promise<{ gateway: Gateway; bound: Awaited<ReturnType<Gateway['listen']>> }> {
+  try {
+    const gateway = await createGateway(
+      config,
+      log,
+      reloadConfig === undefined ? {} : { reloadConfig },
+    );
+    return { gateway, bound: await gateway.listen() };
+  } catch (err) {
+    log.fatal({ err }, 'the gateway did not start');
+    throw err;
   }
-  await gateway.reloadFromFile();
 }
 
 /** Where health and metrics are: the admin listener, never the public one unless asked for. */

@@ -1,0 +1,99 @@
+/**
+ * The request handlers: the identity API (Koa), the main and forward-auth
+ * dispatcher and the admin listener's, with the request recorders that log
+ * and count every request. They hold nothing open of their own.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Logger } from 'pino';
+import { createApiApp } from '../api/app.js';
+import type { GatewayConfig } from '../config/index.js';
+import type { Core } from '../core.js';
+import { createAdminRequestHandler, createRequestHandler, scopeOf } from '../dispatch.js';
+import type { Metrics } from '../ops/metrics.js';
+import { createOpsHandler } from '../ops/ops-endpoints.js';
+import type { Readiness } from '../ops/readiness.js';
+import { createRequestRecorder, type RequestRecorder } from '../ops/request-recorder.js';
+import { createAdmit } from '../proxy/decide/admit.js';
+import type { RouteRateLimits } from '../proxy/decide/route-rate-limits.js';
+import { clientAddress } from '../proxy/decide/trusted-proxies.js';
+import { originalRequestForLog } from '../proxy/decide/verify-request.js';
+import type { Forwarder } from '../proxy/forward/forwarder.js';
+import type { LiveWebSockets } from '../proxy/forward/live-websockets.js';
+import type { LiveSettings } from './proxy-settings.js';
+import type { Reload } from './reload.js';
+
+export interface HandlerDeps {
+  config: GatewayConfig;
+  log: Logger;
+  metrics: Metrics;
+  core: Core;
+  live: LiveSettings;
+  readiness: Readiness;
+  rateLimits: RouteRateLimits;
+  forwarder: Forwarder;
+  liveWebSockets: LiveWebSockets;
+  reload: Reload;
+}
+
+export interface Handlers {
+  /** The main listener's (HTTP and upgrades) and the forward-auth listener's. */
+  traffic: ReturnType<typeof createRequestHandler>;
+  /** The admin listener's, when `admin` is configured. */
+  admin: ReturnType<typeof createAdminRequestHandler> | undefined;
+  /** Records the main listener's requests: `inFlight` is what a drain waits for. */
+  recorder: RequestRecorder;
+}
+
+export function buildHandlers(deps: HandlerDeps): Handlers {
+  const { config, log, metrics, core, readiness } = deps;
+  const clientIp = (peer: string | undefined, req: IncomingMessage) =>
+    clientAddress(peer, req.headers['x-forwarded-for'], deps.live.trusted);
+  const recording = { log, metrics, clientIp, originalRequest: originalRequestForLog };
+  const recorder = createRequestRecorder({ ...recording, level: 'info' });
+  const api = createApiApp({
+    store: core.store,
+    accounts: core.accounts,
+    authenticate: core.authenticate,
+    sessions: core.sessions,
+    bruteForce: core.bruteForce,
+    keyring: core.keyring,
+    clientIp: (req) => clientIp(req.socket.remoteAddress, req),
+    signupEnabled: config.signup.enabled,
+    bodyLimit: config.limits.bodyBytes,
+    onTokenIssued: () => metrics.tokenIssued(),
+    onLoginRefused: (reason) => metrics.loginRefused(reason),
+    audit: core.audit,
+    scopeOf,
+  });
+  const traffic = createRequestHandler({
+    log,
+    metrics,
+    recorder,
+    api: api.callback(),
+    // Never on the public listener unless asked for (`listen.opsEndpoints`).
+    ...(config.listen.opsEndpoints
+      ? { ops: createOpsHandler({ metrics, readiness, listener: 'listen' }) }
+      : {}),
+    forwardAuthHere: config.forwardAuth === undefined,
+    bodyIdleMs: config.server.requestBodyIdleTimeoutMs,
+    admit: createAdmit(core.authenticate),
+    rateLimits: deps.rateLimits,
+    forwarder: deps.forwarder,
+    liveWebSockets: deps.liveWebSockets,
+    settings: deps.live.proxy,
+  });
+  const fromFile = config.admin?.configReload ? deps.reload.fromFile : undefined;
+  const admin =
+    config.admin === undefined
+      ? undefined
+      : createAdminRequestHandler({
+          recorder: createRequestRecorder({ ...recording, level: 'debug' }),
+          ops: createOpsHandler({
+            metrics,
+            readiness,
+            listener: 'admin',
+            ...(fromFile === undefined ? {} : { reload: fromFile }),
+          }),
+        });
+  return { traffic, admin, recorder };
+}

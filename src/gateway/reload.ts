@@ -1,0 +1,136 @@
+/**
+ * Reload: applies a new config to a running gateway, the same way for SIGHUP
+ * (`serve`) and `POST /config/reload` (the admin listener). What each
+ * top-level key does on a reload is decided here (`ON_RELOAD`).
+ */
+import type { Logger } from 'pino';
+import type { KeyRing } from '../auth/tokens.js';
+import type { TokenVerifier } from '../auth/verified-tokens.js';
+import type { GatewayConfig } from '../config/index.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { Forwarder } from '../proxy/forward/forwarder.js';
+import { settingsOf, type LiveSettings } from './proxy-settings.js';
+
+/**
+ * What a reload does with each top-level config key: applies it at once
+ * (`live`), or keeps the old value and names the key in `needsRestart`. The
+ * type makes a key added to the schema a compile error until it is decided
+ * here; test/ops/reload-keys.redis.test.ts shows each live key taking effect.
+ * docs/operations.md ("Reload") lists them.
+ */
+export const ON_RELOAD: Readonly<Record<keyof GatewayConfig, 'live' | 'restart'>> = {
+  listen: 'restart',
+  admin: 'restart',
+  forwardAuth: 'restart',
+  store: 'restart',
+  seed: 'restart', // applied at start only
+  // The token verifier and issuer keep the settings they were built with; the
+  // key directory itself is re-read on every reload (same `tokens.keys`).
+  tokens: 'restart',
+  revocation: 'restart',
+  signup: 'restart',
+  passwords: 'restart',
+  limits: 'restart',
+  audit: 'restart',
+  server: 'restart',
+  upstreamPool: 'restart',
+  rateLimits: 'restart',
+  trustedProxies: 'live',
+  identityHeaders: 'live',
+  stripHeaders: 'live',
+  routes: 'live',
+  cors: 'live',
+  log: 'restart',
+  tracing: 'restart',
+  readiness: 'live', // read at each /readyz
+  demo: 'restart', // the echo upstream is started by `serve`
+  shutdown: 'restart',
+};
+
+/** Config keys a reload cannot apply to a running process. */
+export const RESTART_KEYS = (Object.keys(ON_RELOAD) as (keyof GatewayConfig)[]).filter(
+  (key) => ON_RELOAD[key] === 'restart',
+);
+
+/** How a reload from the file ended: applied (naming the keys that need a restart), or refused. */
+export type ReloadResult = { ok: true; needsRestart: string[] } | { ok: false; problems: string[] };
+
+export interface Reload {
+  /**
+   * Applies a new config: routes, tenant rules, CORS, identity and stripped
+   * headers, trusted proxies, readiness and signing keys change at once,
+   * without dropping connections. Every other top-level key that changed
+   * keeps its old value and is reported in `needsRestart` (`ON_RELOAD`).
+   * Throws, changing nothing, when the new settings cannot be built.
+   */
+  apply(config: GatewayConfig): Promise<{ needsRestart: string[] }>;
+  /**
+   * Re-reads the config file (when the gateway was given one) and applies
+   * it; an invalid file keeps the old config. Logged and counted.
+   */
+  fromFile?: () => Promise<ReloadResult>;
+}
+
+export interface ReloadDeps {
+  live: LiveSettings;
+  keyring: KeyRing;
+  verifier: TokenVerifier;
+  forwarder: Forwarder;
+  metrics: Metrics;
+  log: Logger;
+  /** Reads the config file again; absent when the gateway runs on no file. */
+  readConfig?: (() => Promise<GatewayConfig>) | undefined;
+}
+
+export function createReload(deps: ReloadDeps): Reload {
+  const { live, keyring, verifier, forwarder, metrics, log, readConfig } = deps;
+  const apply: Reload['apply'] = async (next) => {
+    const current = live.config;
+    const needsRestart = RESTART_KEYS.filter(
+      (key) => JSON.stringify(next[key]) !== JSON.stringify(current[key]),
+    );
+    const { trusted, proxy } = settingsOf(next);
+    if (keyring.reload !== undefined && next.tokens.keys === current.tokens.keys)
+      await keyring.reload();
+    verifier.clear();
+    live.trusted = trusted;
+    Object.assign(live.proxy, proxy);
+    forwarder.retainUpstreams(
+      proxy.routes.all.flatMap(({ upstream, tls }) =>
+        upstream === undefined ? [] : [{ upstream, tls }],
+      ),
+    );
+    live.config = { ...next, ...Object.fromEntries(needsRestart.map((k) => [k, current[k]])) };
+    return { needsRestart };
+  };
+  if (readConfig === undefined) return { apply };
+  const fromFile = async (): Promise<ReloadResult> => {
+    try {
+      const { needsRestart } = await apply(await readConfig());
+      metrics.configReload(true);
+      if (needsRestart.length > 0)
+        log.warn({ needsRestart }, 'config reloaded; some keys need a restart');
+      else log.info({}, 'config reloaded');
+      return { ok: true, needsRestart };
+    } catch (err) {
+      metrics.configReload(false);
+      log.error({ err }, 'config reload refused: the old config keeps serving');
+      return { ok: false, problems: problemsOf(err) };
+    }
+  };
+  return { apply, fromFile };
+}
+
+/** SIGHUP: re-reads the config file and applies it, as `POST /config/reload` does. */
+export async function reloadOnSignal(fromFile: Reload['fromFile'], log: Logger): Promise<void> {
+  if (fromFile === undefined) {
+    log.warn({}, 'SIGHUP: no config file to re-read (running on the built-in defaults)');
+    return;
+  }
+  await fromFile();
+}
+
+function problemsOf(err: unknown): string[] {
+  const problems = (err as { problems?: unknown }).problems;
+  return Array.isArray(problems) ? problems.map(String) : [String((err as Error).message ?? err)];
+}
