@@ -8,9 +8,13 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { basic } from '../support/gateway.js';
 import { expectError } from '../support/expect-error.js';
-import { ALICE, startIdentityFixture, type IdentityFixture } from '../support/identity-fixture.js';
+import {
+  ALICE,
+  startIdentityFixture,
+  type RedisIdentityFixture,
+} from '../support/identity-fixture.js';
 
-let fx: IdentityFixture;
+let fx: RedisIdentityFixture;
 let redis: Redis;
 
 beforeAll(async () => {

@@ -19,11 +19,11 @@ import {
   BOB,
   startIdentityFixture,
   tokenFor,
-  type IdentityFixture,
+  type RedisIdentityFixture,
 } from '../support/identity-fixture.js';
 import { startEchoUpstream, type Upstream } from '../support/upstream.js';
 
-let fx: IdentityFixture;
+let fx: RedisIdentityFixture;
 let a: TestGateway;
 let b: TestGateway;
 let upstream: Upstream;

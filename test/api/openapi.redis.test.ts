@@ -21,7 +21,7 @@ import {
   BOB,
   startIdentityFixture,
   tokenFor,
-  type IdentityFixture,
+  type RedisIdentityFixture,
 } from '../support/identity-fixture.js';
 
 type Json = Record<string, unknown>;
@@ -39,7 +39,7 @@ ajv.addSchema(DOC, 'openapi.json');
 /** `operationId status` of every answer seen. */
 const seen = new Set<string>();
 
-let fx: IdentityFixture;
+let fx: RedisIdentityFixture;
 /** Signup disabled. */
 let closed: TestGateway;
 /** One wrong password per e-mail and one signup per address, then 429. */

@@ -13,10 +13,10 @@ import {
   ALICE,
   startIdentityFixture,
   tokenFor,
-  type IdentityFixture,
+  type RedisIdentityFixture,
 } from '../support/identity-fixture.js';
 
-let fx: IdentityFixture;
+let fx: RedisIdentityFixture;
 let a: TestGateway;
 let b: TestGateway;
 let upstream: Upstream;

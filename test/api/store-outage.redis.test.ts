@@ -10,10 +10,10 @@ import {
   ALICE,
   startIdentityFixture,
   tokenFor,
-  type IdentityFixture,
+  type RedisIdentityFixture,
 } from '../support/identity-fixture.js';
 
-let fx: IdentityFixture;
+let fx: RedisIdentityFixture;
 beforeAll(async () => {
   fx = await startIdentityFixture();
 });

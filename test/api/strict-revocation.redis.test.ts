@@ -14,7 +14,7 @@ import {
   BOB,
   startIdentityFixture,
   tokenFor,
-  type IdentityFixture,
+  type RedisIdentityFixture,
 } from '../support/identity-fixture.js';
 import { scrape, total } from '../support/prometheus-text.js';
 import { startTcpRelay, type TcpRelay } from '../support/tcp-relay.js';
@@ -28,7 +28,7 @@ const tenantOn = (gw: TestGateway, token: string) =>
 const logout = (gw: TestGateway, token: string) =>
   fetch(`${gw.url}/1/token`, { method: 'DELETE', headers: { authorization: bearer(token) } });
 
-const startBehind = (fx: IdentityFixture, relay: TcpRelay) => startGatewayBehind(fx, relay);
+const startBehind = (fx: RedisIdentityFixture, relay: TcpRelay) => startGatewayBehind(fx, relay);
 
 /** `count` tokens of one user, issued one at a time (logins in progress per account are capped). */
 async function issue(gw: TestGateway, count: number): Promise<string[]> {
@@ -70,7 +70,7 @@ async function pairs(
 }
 
 describe('lease mode', () => {
-  let fx: IdentityFixture;
+  let fx: RedisIdentityFixture;
   let slowRelay: TcpRelay;
   let a: TestGateway;
   let slow: TestGateway;
@@ -160,7 +160,7 @@ describe('lease mode', () => {
  * stops it answering from its cache.
  */
 describe('lease mode, an instance deaf to events', () => {
-  let fx: IdentityFixture;
+  let fx: RedisIdentityFixture;
   beforeAll(async () => {
     fx = await startIdentityFixture({ revocation: { mode: 'lease', leaseMs: 300 } });
     await waitUntilTrusted(fx.gw);
@@ -202,7 +202,7 @@ describe('lease mode, an instance deaf to events', () => {
 });
 
 describe('plain mode, the same links', () => {
-  let fx: IdentityFixture;
+  let fx: RedisIdentityFixture;
   let slowRelay: TcpRelay;
   let slow: TestGateway;
   beforeAll(async () => {

@@ -15,10 +15,10 @@ import {
   ALICE,
   startIdentityFixture,
   tokenFor,
-  type IdentityFixture,
+  type RedisIdentityFixture,
 } from '../support/identity-fixture.js';
 
-let fx: IdentityFixture;
+let fx: RedisIdentityFixture;
 let upstream: Upstream;
 let adminUrl: string;
 

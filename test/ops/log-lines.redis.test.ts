@@ -19,7 +19,7 @@ import {
   ALICE,
   startIdentityFixture,
   tokenFor,
-  type IdentityFixture,
+  type RedisIdentityFixture,
 } from '../support/identity-fixture.js';
 import { rawUpgrade } from '../support/raw-upgrade.js';
 import { startEchoUpstream, waitFor, type CountingUpstream } from '../support/upstream.js';
@@ -30,7 +30,7 @@ const EMAIL = `x\u2028${FORGED}\u2029\u0085\u009b[31m@example.com`;
 /** Basic's user-id ends at the first colon (RFC 7617 §2): the forged line's start, unparsed. */
 const BASIC_USER = EMAIL.slice(0, EMAIL.indexOf(':'));
 
-let fx: IdentityFixture;
+let fx: RedisIdentityFixture;
 let gw: TestGateway;
 let echo: CountingUpstream;
 let token: string;

@@ -22,7 +22,7 @@ import {
   BOB,
   startIdentityFixture,
   tokenFor,
-  type IdentityFixture,
+  type RedisIdentityFixture,
 } from '../support/identity-fixture.js';
 import { parseSamples, total } from '../support/prometheus-text.js';
 import { rawUpgrade } from '../support/raw-upgrade.js';
@@ -49,7 +49,7 @@ const SCRIPT_COMMANDS = [
   'zadd',
 ];
 
-let fx: IdentityFixture;
+let fx: RedisIdentityFixture;
 let echo: CountingUpstream;
 let aliceAcme: string;
 let bobAcme: string;

@@ -14,11 +14,11 @@ import {
   BOB,
   startIdentityFixture,
   tokenFor,
-  type IdentityFixture,
+  type RedisIdentityFixture,
 } from '../support/identity-fixture.js';
 import { startWebSocketUpstream, type WebSocketUpstream } from '../support/upstream.js';
 
-let fx: IdentityFixture;
+let fx: RedisIdentityFixture;
 let a: TestGateway;
 let b: TestGateway;
 let upstream: WebSocketUpstream;

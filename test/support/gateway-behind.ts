@@ -4,13 +4,13 @@
  * it trusts its session cache — before that, every request reads the store.
  */
 import { adminUrlOf, startTestGateway, type TestGateway } from './gateway.js';
-import type { IdentityFixture } from './identity-fixture.js';
+import type { RedisIdentityFixture } from './identity-fixture.js';
 import { scrape, total } from './prometheus-text.js';
 import type { TcpRelay } from './tcp-relay.js';
 
 /** `config` is merged over the fixture's; `redis` over its `store.redis`. */
 export async function startGatewayBehind(
-  fx: IdentityFixture,
+  fx: RedisIdentityFixture,
   relay: TcpRelay,
   overrides: { config?: Record<string, unknown>; redis?: Record<string, unknown> } = {},
 ): Promise<TestGateway> {

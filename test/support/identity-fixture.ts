@@ -1,6 +1,10 @@
 /**
- * A private redis-server, a key directory and a gateway seeded with two users
- * and two org tenants: the world most api tests start from.
+ * A key directory and a gateway seeded with two users and two org tenants:
+ * the world most api and proxy tests start from. Two variants with one API:
+ * `startMemoryIdentityFixture` runs on the embedded in-memory store (no
+ * redis-server; the default for a suite whose subject is not the store), and
+ * `startIdentityFixture` on a private redis-server, for suites about the
+ * store, its outages, or several instances sharing one store.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,27 +24,59 @@ tenants:
   - { tenant_id: globex, type: orgtenant, name: Globex, cloud_region: us-east-1, created_by: ${BOB.email}, members: [${BOB.email}] }
 `;
 
+/** What both variants give. */
 export interface IdentityFixture {
-  redis: TestRedisServer;
   keys: { dir: string; kid: string; pem: string };
   /** The config every gateway of this fixture runs on. */
   config: Record<string, unknown>;
   gw: TestGateway;
-  /** A second gateway on the same Redis and keys. */
+  /**
+   * A second gateway on the same config and keys. On Redis it shares the
+   * first one's store; on the memory store it has a store of its own, seeded
+   * alike (the same users and tenants, but other ids and no shared sessions).
+   */
   startAnother(): Promise<TestGateway>;
   close(): Promise<void>;
 }
 
-export async function startIdentityFixture(
+/** The Redis variant: the fixture's private redis-server, to kill, restart or read. */
+export interface RedisIdentityFixture extends IdentityFixture {
+  redis: TestRedisServer;
+}
+
+/** The fixture on the embedded in-memory store: no redis-server is started. */
+export async function startMemoryIdentityFixture(
   overrides: Record<string, unknown> = {},
 ): Promise<IdentityFixture> {
+  return startFixture({}, overrides, async () => {});
+}
+
+/** The fixture on a private redis-server, under a key prefix of its own. */
+export async function startIdentityFixture(
+  overrides: Record<string, unknown> = {},
+): Promise<RedisIdentityFixture> {
   const redis = await startRedisServer();
+  try {
+    const store = { redis: { url: redis.url, keyPrefix: uniquePrefix() } };
+    const fx = await startFixture({ store }, overrides, () => redis.stop());
+    return { ...fx, redis };
+  } catch (err) {
+    await redis.stop();
+    throw err;
+  }
+}
+
+async function startFixture(
+  store: { store?: unknown },
+  overrides: Record<string, unknown>,
+  stopStore: () => Promise<void>,
+): Promise<IdentityFixture> {
   const keys = await makeKeysDir();
   const seedDir = mkdtempSync(join(tmpdir(), 'tg-seed-'));
   const seedFile = join(seedDir, 'seed.yaml');
   writeFileSync(seedFile, SEED);
   const config = {
-    store: { redis: { url: redis.url, keyPrefix: uniquePrefix() } },
+    ...store,
     seed: seedFile,
     tokens: { keys: keys.dir, ttlSeconds: 600 },
     passwords: { bcryptCost: 4 },
@@ -52,7 +88,6 @@ export async function startIdentityFixture(
   };
   const gateways: TestGateway[] = [await startTestGateway(config)];
   return {
-    redis,
     keys,
     config,
     gw: gateways[0] as TestGateway,
@@ -63,7 +98,7 @@ export async function startIdentityFixture(
     },
     async close() {
       await Promise.all(gateways.map((g) => g.close()));
-      await redis.stop();
+      await stopStore();
       for (const dir of [seedDir, keys.dir]) rmSync(dir, { recursive: true, force: true });
     },
   };

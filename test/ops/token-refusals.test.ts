@@ -1,0 +1,423 @@
+/**
+ * Issue 30, item 7: `invalid_token` is one answer for many causes. The client
+ * still gets exactly today's 401 (body and challenge: no oracle beyond RFC
+ * 6750), while the operator gets why — `tokenRefusal` in the access line (the
+ * `upgrade refused` line for a WebSocket) and
+ * `tenant_gateway_token_refusals_total{reason}` — for every cause, on every
+ * entry way: the proxy, the api's Bearer endpoints, forward-auth and a
+ * WebSocket upgrade. Real tokens revoked, ended by a password change, a
+ * removed membership and a removed user; forged ones signed with the
+ * gateway's own key where the point is a wrong claim.
+ */
+import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import { SignJWT, type JWTPayload } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TOKEN_REFUSALS, type TokenRefusal } from '../../src/auth/token-refusals.js';
+import { basic, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
+import {
+  ALICE,
+  startMemoryIdentityFixture,
+  tokenFor,
+  type IdentityFixture,
+} from '../support/identity-fixture.js';
+import { lineSink, type Line } from '../support/log-sink.js';
+import { scrape, total } from '../support/prometheus-text.js';
+import { rawUpgrade } from '../support/raw-upgrade.js';
+import { startEchoUpstream, waitFor, type CountingUpstream } from '../support/upstream.js';
+
+let fx: IdentityFixture;
+let gw: TestGateway;
+let adminUrl: string;
+let echo: CountingUpstream;
+let sink: ReturnType<typeof lineSink>;
+let claims: JWTPayload;
+
+beforeAll(async () => {
+  echo = await startEchoUpstream();
+  fx = await startMemoryIdentityFixture({ routes: [{ prefix: '/api', upstream: echo.url }] });
+  sink = lineSink();
+  gw = await startTestGateway(
+    { ...fx.config, admin: { host: '127.0.0.1', port: 0 } },
+    { logTo: sink.stream },
+  );
+  adminUrl = `http://127.0.0.1:${(gw.gateway.adminServer!.address() as AddressInfo).port}`;
+  const genuine = (await tokenFor(gw.url, ALICE, 'acme')).access_token;
+  claims = JSON.parse(Buffer.from(genuine.split('.')[1] as string, 'base64url').toString());
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await fx?.close();
+  await echo?.close();
+});
+
+const now = () => Math.floor(Date.now() / 1000);
+
+/** A token with Alice's acme claims and `overrides`, signed with the gateway's own key by default. */
+function forge(
+  overrides: Record<string, unknown>,
+  header: Record<string, unknown> = {},
+  key: Parameters<SignJWT['sign']>[0] = createPrivateKey(fx.keys.pem),
+): Promise<string> {
+  return new SignJWT({ ...claims, jti: `forged-${Math.random()}`, ...overrides })
+    .setProtectedHeader({ alg: 'EdDSA', kid: fx.keys.kid, typ: 'at+jwt', ...header })
+    .sign(key);
+}
+
+/** A user of their own (signed up now), member of `acme` too, and a token for `tenantId`. */
+async function newUser(tenantId?: string) {
+  const email = `u-${Math.random().toString(36).slice(2)}@example.com`;
+  const password = 'their-password-1';
+  const res = await fetch(`${gw.url}/1/users`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  expect(res.status).toBe(201);
+  const user = (await res.json()) as { user_id: string; tenant_id: string };
+  await gw.gateway.store.addMember('acme', user.user_id);
+  const token = (await tokenFor(gw.url, { email, password }, tenantId ?? user.tenant_id))
+    .access_token;
+  return { ...user, email, password, token };
+}
+
+interface Case {
+  name: string;
+  reason: TokenRefusal;
+  /** The `error_description` the client got before this change, and still gets. */
+  description: string;
+  /** The Authorization header (undefined: none). */
+  authorization: () => Promise<string | undefined>;
+}
+
+const CASES: Case[] = [
+  {
+    name: 'no Authorization header',
+    reason: 'missing',
+    description: 'A bearer token is required.',
+    authorization: async () => undefined,
+  },
+  {
+    name: 'Basic credentials where a bearer is due',
+    reason: 'not_bearer',
+    description: 'The Authorization header is not a bearer token.',
+    authorization: async () => basic(ALICE.email, ALICE.password),
+  },
+  {
+    name: 'two tokens in one header',
+    reason: 'not_bearer',
+    description: 'The Authorization header is not a bearer token.',
+    authorization: async () => `Bearer ${await forge({})} ${await forge({})}`,
+  },
+  {
+    name: 'a bearer that is not a JWT',
+    reason: 'malformed',
+    description: 'The token is malformed.',
+    authorization: async () => bearer('not-a-jwt'),
+  },
+  {
+    name: 'a flipped signature',
+    reason: 'bad_signature',
+    description: 'The token signature is not valid.',
+    authorization: async () => {
+      const [h, p, s] = (await forge({})).split('.') as [string, string, string];
+      return bearer(`${h}.${p}.${(s[0] === 'A' ? 'B' : 'A') + s.slice(1)}`);
+    },
+  },
+  {
+    name: 'another key under our kid',
+    reason: 'bad_signature',
+    description: 'The token signature is not valid.',
+    authorization: async () =>
+      bearer(await forge({}, {}, generateKeyPairSync('ed25519').privateKey)),
+  },
+  {
+    name: 'a kid no key has',
+    reason: 'unknown_kid',
+    description: 'The token was not signed by a known key.',
+    authorization: async () =>
+      bearer(await forge({}, { kid: 'no-such-kid' }, generateKeyPairSync('ed25519').privateKey)),
+  },
+  {
+    name: 'no kid',
+    reason: 'unknown_kid',
+    description: 'The token was not signed by a known key.',
+    authorization: async () => bearer(await forge({}, { kid: undefined })),
+  },
+  {
+    name: 'HS256 signed with the public key as the secret',
+    reason: 'wrong_alg',
+    description: 'The token is signed with an algorithm that is not accepted.',
+    authorization: async () => {
+      const publicPem = createPublicKey(fx.keys.pem).export({ type: 'spki', format: 'pem' });
+      return bearer(await forge({}, { alg: 'HS256' }, Buffer.from(publicPem)));
+    },
+  },
+  {
+    name: 'ES256 under the kid of our EdDSA key',
+    reason: 'wrong_alg',
+    description: 'The token was not signed by a known key.',
+    authorization: async () => {
+      // ES256 is accepted (the default algorithms), but not for this kid's key.
+      const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      return bearer(await forge({}, { alg: 'ES256' }, privateKey));
+    },
+  },
+  {
+    name: 'the wrong issuer',
+    reason: 'wrong_issuer',
+    description: "The token's iss claim is not acceptable.",
+    authorization: async () => bearer(await forge({ iss: 'someone-else' })),
+  },
+  {
+    name: 'the wrong audience',
+    reason: 'wrong_audience',
+    description: "The token's aud claim is not acceptable.",
+    authorization: async () => bearer(await forge({ aud: 'another-api' })),
+  },
+  {
+    name: 'typ JWT',
+    reason: 'wrong_type',
+    description: "The token's typ claim is not acceptable.",
+    authorization: async () => bearer(await forge({}, { typ: 'JWT' })),
+  },
+  {
+    name: 'expired beyond the clock skew',
+    reason: 'expired',
+    description: 'The token has expired.',
+    authorization: async () => bearer(await forge({ iat: now() - 700, exp: now() - 31 })),
+  },
+  {
+    name: 'issued longer than ttlSeconds ago, whatever its exp says',
+    reason: 'expired',
+    description: 'The token has expired.',
+    authorization: async () => bearer(await forge({ iat: now() - 700, exp: now() + 3600 })),
+  },
+  {
+    name: 'not yet valid',
+    reason: 'not_yet_valid',
+    description: "The token's nbf claim is not acceptable.",
+    authorization: async () => bearer(await forge({ nbf: now() + 120 })),
+  },
+  {
+    name: 'issued in the future',
+    reason: 'issued_in_future',
+    description: "The token's iat claim is not acceptable.",
+    authorization: async () => bearer(await forge({ iat: now() + 120, exp: now() + 720 })),
+  },
+  {
+    name: 'no iat',
+    reason: 'claims',
+    description: "The token's iat claim is not acceptable.",
+    authorization: async () => bearer(await forge({ iat: undefined })),
+  },
+  {
+    name: 'no tenant_id',
+    reason: 'claims',
+    description: 'The token lacks required claims.',
+    authorization: async () => bearer(await forge({ tenant_id: undefined })),
+  },
+  {
+    name: 'revoked by DELETE /1/token',
+    reason: 'revoked',
+    description: 'The token has been revoked.',
+    authorization: async () => {
+      const { token } = await newUser();
+      const res = await fetch(`${gw.url}/1/token`, {
+        method: 'DELETE',
+        headers: { authorization: bearer(token) },
+      });
+      expect(res.status).toBe(204);
+      return bearer(token);
+    },
+  },
+  {
+    name: 'issued before a password change',
+    reason: 'session_ended',
+    description: 'The session has ended (password changed).',
+    authorization: async () => {
+      const user = await newUser();
+      const res = await fetch(`${gw.url}/1/users/current/password`, {
+        method: 'PUT',
+        headers: {
+          authorization: basic(user.email, user.password),
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ password: 'another-password-2' }),
+      });
+      expect(res.status).toBe(204);
+      return bearer(user.token);
+    },
+  },
+  {
+    name: 'for a tenant the user was removed from',
+    reason: 'membership_ended',
+    description: "The user is no longer a member of the token's tenant.",
+    authorization: async () => {
+      const user = await newUser('acme');
+      expect(await gw.gateway.store.removeMember('acme', user.user_id)).toBe(true);
+      return bearer(user.token);
+    },
+  },
+  {
+    name: 'of a user since removed',
+    reason: 'unknown_user',
+    description: 'The token names an unknown user.',
+    authorization: async () => {
+      const user = await newUser();
+      expect(await gw.gateway.store.removeUser(user.user_id)).not.toBeNull();
+      return bearer(user.token);
+    },
+  },
+];
+
+/** One answer, as the client saw it, and the request id to find its log line by. */
+interface Answer {
+  status: number;
+  body: string;
+  challenge: string | null;
+  requestId: string;
+}
+
+/** The four ways a bearer token reaches the gateway. */
+const WAYS: {
+  name: string;
+  send: (authorization: string | undefined) => Promise<Answer>;
+  /** The `msg` of the line that logs the refusal. */
+  msg: string;
+}[] = [
+  {
+    name: 'proxy',
+    send: (authorization) => fetchAnswer('/api/x', authorization),
+    msg: 'request',
+  },
+  {
+    name: 'api',
+    send: (authorization) => fetchAnswer('/1/tenants/current', authorization),
+    msg: 'request',
+  },
+  {
+    name: 'forward-auth',
+    send: (authorization) =>
+      fetchAnswer('/auth/verify', authorization, { 'x-original-uri': '/api/x' }),
+    msg: 'request',
+  },
+  {
+    name: 'websocket upgrade',
+    async send(authorization) {
+      const raw = await rawUpgrade(
+        gw.url,
+        '/api/ws',
+        authorization === undefined ? [] : [`Authorization: ${authorization}`],
+        'close',
+      );
+      const [head = '', body = ''] = raw.split('\r\n\r\n');
+      const header = (name: string) => new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1] ?? null;
+      return {
+        status: Number(head.split(' ')[1]),
+        body,
+        challenge: header('www-authenticate'),
+        requestId: header('x-request-id') ?? '',
+      };
+    },
+    msg: 'upgrade refused',
+  },
+];
+
+async function fetchAnswer(
+  path: string,
+  authorization: string | undefined,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
+  const res = await fetch(`${gw.url}${path}`, {
+    headers: authorization === undefined ? headers : { ...headers, authorization },
+  });
+  return {
+    status: res.status,
+    body: await res.text(),
+    challenge: res.headers.get('www-authenticate'),
+    requestId: res.headers.get('x-request-id') ?? '',
+  };
+}
+
+async function lineOf(requestId: string, msg: string): Promise<Line> {
+  let line: Line | undefined;
+  await waitFor(() => {
+    line = sink.lines.find((l) => l.msg === msg && l.requestId === requestId);
+    return line !== undefined;
+  }, 2000);
+  return line as Line;
+}
+
+/** `tenant_gateway_token_refusals_total` by reason. */
+async function refusalCounts(): Promise<Record<string, number>> {
+  const samples = await scrape(adminUrl);
+  return Object.fromEntries(
+    TOKEN_REFUSALS.map((reason) => [
+      reason,
+      total(samples, 'tenant_gateway_token_refusals_total', { reason }),
+    ]),
+  );
+}
+
+describe('a refused token says why in the log and the metric, and nothing more to the client', () => {
+  it('exports every reason from the start, at 0 before any refusal', async () => {
+    const samples = await scrape(adminUrl);
+    for (const reason of TOKEN_REFUSALS) {
+      expect(
+        samples.some(
+          (s) => s.name === 'tenant_gateway_token_refusals_total' && s.labels.reason === reason,
+        ),
+        reason,
+      ).toBe(true);
+    }
+  });
+
+  it('every reason of the list has a case below', () => {
+    expect(new Set(CASES.map((c) => c.reason))).toEqual(new Set(TOKEN_REFUSALS));
+  });
+
+  it.each(CASES)('$name: $reason', async ({ reason, description, authorization: make }) => {
+    const authorization = await make();
+    for (const way of WAYS) {
+      const before = await refusalCounts();
+      const answer = await way.send(authorization);
+      expect({ way: way.name, status: answer.status, body: answer.body }).toEqual({
+        way: way.name,
+        status: 401,
+        body: `${JSON.stringify({ error: 'invalid_token', error_description: description })}\n`,
+      });
+      // A request without bearer credentials (none, or another scheme) is challenged with the
+      // realm alone (RFC 6750 §3.1); a bearer that fails, with the error code.
+      expect(answer.challenge).toBe(
+        authorization !== undefined && /^Bearer(?:[ \t]|$)/i.test(authorization)
+          ? 'Bearer error="invalid_token"'
+          : 'Bearer realm="tenant-gateway"',
+      );
+      expect(await lineOf(answer.requestId, way.msg), way.name).toMatchObject({
+        status: 401,
+        reason: 'invalid_token',
+        tokenRefusal: reason,
+      });
+      await delay(20);
+      const after = await refusalCounts();
+      const changed = Object.fromEntries(
+        TOKEN_REFUSALS.map((r) => [r, (after[r] as number) - (before[r] as number)]).filter(
+          ([, n]) => n !== 0,
+        ),
+      );
+      expect(changed, way.name).toEqual({ [reason]: 1 });
+    }
+  });
+
+  it('an accepted request carries no tokenRefusal and counts none', async () => {
+    const before = await refusalCounts();
+    const answer = await fetchAnswer('/api/x', bearer(await forge({})));
+    expect(answer.status).toBe(200);
+    expect(await lineOf(answer.requestId, 'request')).not.toHaveProperty('tokenRefusal');
+    await delay(20);
+    expect(await refusalCounts()).toEqual(before);
+  });
+});

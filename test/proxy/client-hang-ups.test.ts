@@ -1,0 +1,87 @@
+/**
+ * Clients that hang up while their request is in flight leave no connections
+ * behind at the upstream. undici aborts the upstream request by destroying
+ * its connection, then opens a new one for the aborted request and never uses
+ * it (nodejs/undici#5845): thirty hang-ups gave thirty idle connections,
+ * kept for undici's keep-alive time (4 s). The gateway closes a connection
+ * that has carried no request 100 ms after opening.
+ */
+import { createServer, type Server } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  ALICE,
+  startMemoryIdentityFixture,
+  tokenFor,
+  type IdentityFixture,
+} from '../support/identity-fixture.js';
+import { waitFor } from '../support/upstream.js';
+
+const HANG_UPS = 30;
+
+let fx: IdentityFixture;
+let upstream: Server;
+const open = new Set<Socket>();
+let received = 0;
+/** When a connection last opened or closed at the upstream. */
+let lastChange = Date.now();
+let token: string;
+
+beforeAll(async () => {
+  // Answers only the last request of each kind; hung-up ones are never answered.
+  upstream = createServer((req, res) => {
+    received += 1;
+    if (req.url === '/slow/ok') res.end('ok');
+  });
+  upstream.keepAliveTimeout = 60_000;
+  upstream.on('connection', (socket: Socket) => {
+    open.add(socket);
+    lastChange = Date.now();
+    socket.on('close', () => {
+      open.delete(socket);
+      lastChange = Date.now();
+    });
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const port = (upstream.address() as AddressInfo).port;
+  fx = await startMemoryIdentityFixture({
+    routes: [{ prefix: '/slow', upstream: `http://127.0.0.1:${port}`, timeoutMs: 30_000 }],
+  });
+  token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
+});
+afterAll(async () => {
+  await fx.close();
+  upstream.closeAllConnections();
+  await new Promise((resolve) => upstream.close(resolve));
+});
+
+/** A raw client that sends one request and hangs up once the upstream has it. */
+function hangingClient(): Socket {
+  const { hostname, port } = new URL(fx.gw.url);
+  const socket = connect(Number(port), hostname);
+  socket.on('error', () => {});
+  socket.write(
+    `GET /slow/wait HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\n\r\n`,
+  );
+  return socket;
+}
+
+it(`${HANG_UPS} clients hanging up mid-request leave no idle connection at the upstream`, async () => {
+  const clients = Array.from({ length: HANG_UPS }, hangingClient);
+  await waitFor(() => received === HANG_UPS, 10_000);
+  expect(open.size).toBe(HANG_UPS);
+  for (const client of clients) client.destroy();
+
+  // The aborted requests' connections close at once; undici's stray new ones
+  // must close too, well before undici's 4 s keep-alive, and stay closed.
+  await waitFor(() => open.size === 0 && Date.now() - lastChange > 500, 2_500).catch(() => {});
+  expect(open.size).toBe(0);
+  expect(received).toBe(HANG_UPS);
+
+  // The pool still works.
+  const res = await fetch(`${fx.gw.url}/slow/ok`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  expect(res.status).toBe(200);
+  expect(await res.text()).toBe('ok');
+});
