@@ -12,6 +12,9 @@ import {
 import { isGatewayError } from './errors.js';
 import { VERSION } from './version.js';
 import * as admin from './cli/admin.js';
+import * as apiKeys from './cli/api-keys.js';
+import * as clients from './cli/clients.js';
+import * as members from './cli/members.js';
 import { auditTail, type TailOptions } from './cli/audit.js';
 import { resolveConfig } from './cli/config-option.js';
 import { health } from './cli/health.js';
@@ -157,16 +160,101 @@ configurable(
 );
 
 const member = program.command('member').description('manage org tenant memberships');
-for (const change of ['add', 'remove'] as const) {
-  configurable(
-    member.command(`${change} <tenant_id> <email>`).description(`${change} a member`),
-  ).action(async (tenantId: string, email: string, _options: ConfigOptions, command: Command) =>
-    admin.memberChange(await configOf(command), change, tenantId, email),
-  );
-}
-configurable(member.command('list <tenant_id>').description("list a tenant's members")).action(
-  async (tenantId: string, _options: ConfigOptions, command: Command) =>
-    admin.memberList(await configOf(command), tenantId),
+configurable(
+  member
+    .command('add <tenant_id> <email>')
+    .description("add a member (role: admin for the tenant's creator, else member)")
+    .option('--role <role>', 'admin or member; given to an existing member too'),
+).action(async (tenantId: string, email: string, options: { role?: string }, command: Command) =>
+  members.memberChange(
+    await configOf(command),
+    'add',
+    tenantId,
+    email,
+    members.roleOption(options.role),
+  ),
+);
+configurable(
+  member
+    .command('remove <tenant_id> <email>')
+    .description('remove a member; their sessions for the tenant end on every instance'),
+).action(async (tenantId: string, email: string, _options: ConfigOptions, command: Command) =>
+  members.memberChange(await configOf(command), 'remove', tenantId, email),
+);
+configurable(
+  member
+    .command('role <tenant_id> <email> <role>')
+    .description(
+      'give a member a role (admin or member); their sessions for the tenant end on every instance',
+    ),
+).action(
+  async (
+    tenantId: string,
+    email: string,
+    role: string,
+    _options: ConfigOptions,
+    command: Command,
+  ) => members.memberRole(await configOf(command), tenantId, email, members.roleOption(role)!),
+);
+configurable(
+  member.command('list <tenant_id>').description("list a tenant's members and their roles"),
+).action(async (tenantId: string, _options: ConfigOptions, command: Command) =>
+  members.memberList(await configOf(command), tenantId),
+);
+
+const client = program
+  .command('client')
+  .description("manage an org tenant's machine clients (secrets are printed once)");
+configurable(
+  client
+    .command('add')
+    .description('create a machine client; prints its client_id and client_secret, once')
+    .requiredOption('--tenant <tenant_id>', 'the org tenant it belongs to')
+    .requiredOption('--name <name>', 'display name')
+    .option('--scopes <scopes>', 'comma-separated scopes it may hold')
+    .option('--expires-at <unix>', 'Unix time (seconds) it expires at'),
+).action(async (options: clients.ClientAddOptions, command: Command) =>
+  clients.clientAdd(await configOf(command), options),
+);
+configurable(
+  client
+    .command('list')
+    .description("list a tenant's machine clients (never their secrets)")
+    .requiredOption('--tenant <tenant_id>', 'the org tenant'),
+).action(async (options: { tenant: string }, command: Command) =>
+  clients.clientList(await configOf(command), options.tenant),
+);
+configurable(
+  client
+    .command('rotate <client_id>')
+    .description('give a client a new secret, printed once; the old one is refused from now on'),
+).action(async (clientId: string, _options: ConfigOptions, command: Command) =>
+  clients.clientRotate(await configOf(command), clientId),
+);
+configurable(
+  client.command('remove <client_id>').description('remove a machine client and its API keys'),
+).action(async (clientId: string, _options: ConfigOptions, command: Command) =>
+  clients.clientRemove(await configOf(command), clientId),
+);
+
+const clientKey = client.command('key').description("a machine client's API keys");
+configurable(
+  clientKey
+    .command('add <client_id>')
+    .description('create an API key; prints its key_id and api_key, once')
+    .option('--expires-at <unix>', 'Unix time (seconds) it expires at'),
+).action(async (clientId: string, options: { expiresAt?: string }, command: Command) =>
+  apiKeys.keyAdd(await configOf(command), clientId, options),
+);
+configurable(
+  clientKey.command('list <client_id>').description("list a client's API keys (never the keys)"),
+).action(async (clientId: string, _options: ConfigOptions, command: Command) =>
+  apiKeys.keyList(await configOf(command), clientId),
+);
+configurable(
+  clientKey.command('remove <client_id> <key_id>').description('remove an API key'),
+).action(async (clientId: string, keyId: string, _options: ConfigOptions, command: Command) =>
+  apiKeys.keyRemove(await configOf(command), clientId, keyId),
 );
 
 const keys = program.command('keys').description('signing keys in tokens.keys');

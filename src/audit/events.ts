@@ -22,7 +22,13 @@ export type AuditEventKind =
   | 'tenant_updated'
   | 'tenant_removed'
   | 'member_added'
-  | 'member_removed';
+  | 'member_removed'
+  | 'member_role_changed'
+  | 'client_created'
+  | 'client_secret_rotated'
+  | 'client_removed'
+  | 'api_key_created'
+  | 'api_key_removed';
 
 /** Who made a change, and through what. */
 export interface AuditActor {
@@ -49,6 +55,16 @@ export interface AuditSubject {
   tenant_ids?: string[];
   /** tenant_removed: the users whose membership ended with the tenant. */
   user_ids?: string[];
+  /** member_role_changed: the member's role from then on. */
+  role?: 'admin' | 'member';
+  /** Events of a machine client: its id (public; never its secret). */
+  client_id?: string;
+  /** client_created: the client's scopes. */
+  scopes?: string[];
+  /** api_key_created, api_key_removed: the key's id (never the key). */
+  key_id?: string;
+  /** client_removed: the ids of the keys removed with it. */
+  key_ids?: string[];
 }
 
 export type AuditEvent = {

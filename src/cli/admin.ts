@@ -1,58 +1,27 @@
 /**
- * The CLI's store commands (seed, users, tenants, memberships). They
+ * The CLI's store commands for seeds, users and tenants (memberships:
+ * `members.ts`; machine clients: `clients.ts`, `api-keys.ts`). They
  * talk to the configured Redis store directly: with the in-memory store there
  * is nothing outside the running gateway to change. Results go to stdout as
  * JSON; logs go to stderr. Each change is an audit event (`source: cli`).
  */
-import { userInfo } from 'node:os';
-import type { AuditActor } from '../audit/events.js';
-import { checkEmail, isValidTenantId } from '../auth/accounts.js';
+import { isValidTenantId } from '../auth/accounts.js';
 import { isDisabledHash } from '../auth/disabled.js';
 import { applySeed, readSeedFile, tenantDiffers } from '../auth/seed.js';
 import { tenantRecord } from '../api/representations.js';
 import type { LoadedConfig } from '../config/index.js';
-import { createCore, type Core } from '../core.js';
-import { createLogger } from '../ops/logger.js';
-import type { TenantRecord } from '../store/types.js';
+import type { Core } from '../core.js';
 import { readSecret } from './read-secret.js';
+import {
+  cliActor,
+  emailOption,
+  envOption,
+  orgTenant,
+  print,
+  requireRedis,
+  withCore,
+} from './store-command.js';
 import { UsageError } from './usage-error.js';
-import { lineSafe } from '../ops/line-safe.js';
-
-function requireRedis(loaded: LoadedConfig): void {
-  if (loaded.config.store.redis === undefined) {
-    throw new UsageError(
-      'store.redis is not configured: the in-memory store lives only inside a running gateway. Point --config (or GATEWAY_CONFIG) at a config with store.redis.',
-    );
-  }
-}
-
-async function withCore<T>(loaded: LoadedConfig, work: (core: Core) => Promise<T>): Promise<T> {
-  requireRedis(loaded);
-  // stdout carries the command's JSON; the signing-key notices of createCore do
-  // not concern these commands, so only errors are logged.
-  const log = createLogger({ level: 'error', destination: process.stderr });
-  const core = await createCore(loaded.config, log);
-  try {
-    return await work(core);
-  } finally {
-    await core.close();
-  }
-}
-
-/** The CLI's audit actor: the OS account that ran it (the store knows no admin users). */
-function cliActor(): AuditActor {
-  let name: string;
-  try {
-    name = userInfo().username;
-  } catch {
-    name = 'unknown';
-  }
-  return { source: 'cli', actor: `cli:${name}` };
-}
-
-/** Results as JSON; a user's name or e-mail holds no raw U+2028/U+2029 or C1 control for the terminal. */
-const print = (value: unknown) =>
-  process.stdout.write(`${lineSafe(JSON.stringify(value, null, 2))}\n`);
 
 export async function seedCommand(loaded: LoadedConfig, file: string): Promise<void> {
   requireRedis(loaded);
@@ -243,67 +212,6 @@ export async function tenantRemove(loaded: LoadedConfig, tenantId: string): Prom
 }
 
 /**
- * Adds or removes an org tenant's member. A removal ends the user's access to
- * the tenant on every running instance before this returns: the store
- * publishes `membership-removed` with the write, and their tokens for the
- * tenant are refused (401) and their WebSockets to it closed (1008) — for
- * good: adding them back gives the membership a new generation, which only
- * tokens issued since carry.
- */
-export async function memberChange(
-  loaded: LoadedConfig,
-  action: 'add' | 'remove',
-  tenantId: string,
-  email: string,
-): Promise<void> {
-  await withCore(loaded, async (core) => {
-    await orgTenant(core, tenantId);
-    const user = await core.store.findUserByEmail(email);
-    if (user === null) throw new UsageError(`no user ${email}`);
-    // Only a membership that began or ended is an event: both calls are idempotent.
-    const changed =
-      action === 'add'
-        ? !(await core.store.isMember(tenantId, user.id)) &&
-          (await core.store.addMember(tenantId, user.id))
-        : await core.store.removeMember(tenantId, user.id);
-    if (changed)
-      await core.audit.record(action === 'add' ? 'member_added' : 'member_removed', cliActor(), {
-        tenant_id: tenantId,
-        user_id: user.id,
-        user_email: user.email,
-      });
-    print(await membersOf(core, tenantId));
-  });
-}
-
-export async function memberList(loaded: LoadedConfig, tenantId: string): Promise<void> {
-  await withCore(loaded, async (core) => {
-    if ((await core.store.getTenant(tenantId)) === null) {
-      throw new UsageError(`no tenant ${tenantId}`);
-    }
-    print(await membersOf(core, tenantId));
-  });
-}
-
-/**
- * Memberships and removal concern org tenants only: a personal tenant has
- * exactly its user, and lives and dies with them.
- * @param personal why a personal tenant is refused
- */
-async function orgTenant(
-  core: Core,
-  tenantId: string,
-  personal = 'its membership does not change',
-): Promise<TenantRecord> {
-  const tenant = await core.store.getTenant(tenantId);
-  if (tenant === null) throw new UsageError(`no tenant ${tenantId}`);
-  if (tenant.type !== 'orgtenant') {
-    throw new UsageError(`${tenantId} is a personal tenant: ${personal}`);
-  }
-  return tenant;
-}
-
-/**
  * `user_removed` in the user-level stream; each org tenant the user left also
  * gets a `member_removed` in its own stream, where its operators look.
  */
@@ -321,23 +229,5 @@ async function auditUserRemoved(
     await core.audit.record('member_removed', actor, { ...subject, tenant_id: tenantId });
 }
 
-async function membersOf(core: Core, tenantId: string) {
-  const ids = await core.store.listMembers(tenantId);
-  const users = await Promise.all(ids.map((id) => core.store.getUser(id)));
-  return {
-    tenant_id: tenantId,
-    members: ids.map((id, i) => ({ user_id: id, user_email: users[i]?.email ?? null })),
-  };
-}
-
-function emailOption(label: string, value: string): string {
-  try {
-    return checkEmail(value);
-  } catch {
-    throw new UsageError(`${label} must be an e-mail address`);
-  }
-}
-
-function envOption(name: string | undefined): { envVar?: string } {
-  return name === undefined ? {} : { envVar: name };
-}
+// Membership commands moved to members.ts; kept importable from here for their callers.
+export { memberChange, memberList } from './members.js';

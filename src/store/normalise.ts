@@ -46,3 +46,8 @@ export function tenantTypeFixed(): GatewayError {
     "A tenant's type cannot change: remove the tenant and create it again.",
   );
 }
+
+/** A client's scopes as stored: sorted, without duplicates. */
+export function normaliseScopes(scopes: readonly string[]): string[] {
+  return [...new Set(scopes)].sort(compareIds);
+}

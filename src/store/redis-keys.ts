@@ -12,12 +12,19 @@
  * - `tg:{dir}:generation`               string: the last generation taken
  * - `tg:{dir}:users`                    set: every user id
  * - `tg:{dir}:tenants`                  set: every tenant id
+ * - `tg:{dir}:client:<clientId>`        hash: a machine client (its secret's digest only)
+ * - `tg:{dir}:tenant-clients:<tenantId>` set: client ids of the tenant
+ * - `tg:{dir}:api-key:<keyId>`          hash: an API key (its digest only)
+ * - `tg:{dir}:client-keys:<clientId>`   set: key ids of the client
  *
  * The two sets say who is a member (and are what versions before
  * generations read and write); the membership hash says under which
  * generation. Every change of a membership takes the next generation from
  * the one counter, in the same script: the directory shares one slot, so the
- * counter orders every membership change of the store.
+ * counter orders every membership change of the store. A membership's role
+ * is a field of its hash (`role`; absent before roles: the tenant's creator
+ * reads as `admin`, anyone else as `member`). Every change of a client or an
+ * API key takes the next generation from the same counter.
  *
  * Why one tag: creating a user writes seven of these keys, and membership
  * changes write two sets after checking two hashes. Each such write is one Lua
@@ -60,6 +67,10 @@ export interface RedisKeys {
   /** Tenant ids never hold a `:` (DNS labels, UUIDs), so the pair is unambiguous. */
   membership(tenantId: string, userId: string): string;
   readonly generation: string;
+  client(clientId: string): string;
+  tenantClients(tenantId: string): string;
+  apiKey(keyId: string): string;
+  clientKeys(clientId: string): string;
   readonly users: string;
   readonly tenants: string;
   revoked(jti: string): string;
@@ -90,6 +101,10 @@ export function createRedisKeys(prefix: string): RedisKeys {
     tenantMembers: (tenantId) => `${dir}tenant-members:${tenantId}`,
     membership: (tenantId, userId) => `${dir}membership:${tenantId}:${userId}`,
     generation: `${dir}generation`,
+    client: (clientId) => `${dir}client:${clientId}`,
+    tenantClients: (tenantId) => `${dir}tenant-clients:${tenantId}`,
+    apiKey: (keyId) => `${dir}api-key:${keyId}`,
+    clientKeys: (clientId) => `${dir}client-keys:${clientId}`,
     users: `${dir}users`,
     tenants: `${dir}tenants`,
     revoked: (jti) => `${prefix}revoked:{${jti}}`,

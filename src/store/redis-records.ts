@@ -5,6 +5,8 @@
  */
 import { GatewayError } from '../errors.js';
 import type {
+  ApiKeyRecord,
+  ClientRecord,
   MembershipState,
   TenantInput,
   TenantRecord,
@@ -106,6 +108,73 @@ export function membershipStateFromReply(reply: unknown): MembershipState {
     state.membership = { generation: numberFromField(String(generation), 'membership') };
   }
   return state;
+}
+
+/**
+ * HSET arguments for a client but its generation (the script takes that).
+ * Scopes are one field, space-separated, as OAuth writes them (a scope never
+ * holds a space).
+ */
+export function clientHashArguments(client: Omit<ClientRecord, 'generation'>): string[] {
+  return hashArguments({
+    clientId: client.clientId,
+    tenantId: client.tenantId,
+    name: client.name,
+    scopes: client.scopes.join(' '),
+    secretDigest: client.secretDigest,
+    createdAt: client.createdAt,
+    expiresAt: client.expiresAt,
+    rotatedAt: client.rotatedAt,
+  });
+}
+
+/** null for an empty hash (no such client). */
+export function clientFromHash(hash: RedisHash): ClientRecord | null {
+  if (Object.keys(hash).length === 0) return null;
+  const scopes = text(hash, 'scopes', 'client');
+  return {
+    clientId: text(hash, 'clientId', 'client'),
+    tenantId: text(hash, 'tenantId', 'client'),
+    name: text(hash, 'name', 'client'),
+    scopes: scopes === '' ? [] : scopes.split(' '),
+    secretDigest: text(hash, 'secretDigest', 'client'),
+    generation: number(hash, 'generation', 'client'),
+    createdAt: number(hash, 'createdAt', 'client'),
+    ...optionalNumber(hash, 'expiresAt', 'client'),
+    ...optionalNumber(hash, 'rotatedAt', 'client'),
+  };
+}
+
+/** HSET arguments for an API key but its tenant and generation (the script takes those). */
+export function apiKeyHashArguments(
+  key: Omit<ApiKeyRecord, 'tenantId' | 'generation' | 'lastUsedAt'>,
+): string[] {
+  return hashArguments({
+    keyId: key.keyId,
+    clientId: key.clientId,
+    digest: key.digest,
+    createdAt: key.createdAt,
+    expiresAt: key.expiresAt,
+  });
+}
+
+/** null for an empty hash (no such key). */
+export function apiKeyFromHash(hash: RedisHash): ApiKeyRecord | null {
+  if (Object.keys(hash).length === 0) return null;
+  return {
+    keyId: text(hash, 'keyId', 'API key'),
+    clientId: text(hash, 'clientId', 'API key'),
+    tenantId: text(hash, 'tenantId', 'API key'),
+    digest: text(hash, 'digest', 'API key'),
+    generation: number(hash, 'generation', 'API key'),
+    createdAt: number(hash, 'createdAt', 'API key'),
+    ...optionalNumber(hash, 'expiresAt', 'API key'),
+    ...optionalNumber(hash, 'lastUsedAt', 'API key'),
+  };
+}
+
+function optionalNumber(hash: RedisHash, field: string, kind: string): Record<string, number> {
+  return hash[field] === undefined ? {} : { [field]: number(hash, field, kind) };
 }
 
 function tenantInputFields(tenant: TenantInput): Record<string, string> {

@@ -1,5 +1,5 @@
 /**
- * Removing a user or an org tenant from Redis. What to remove is
+ * Removing a user or an org tenant (with its machine clients) from Redis. What to remove is
  * read first (a user's tenants, a tenant's members: their keys must be named
  * to the script, as Redis Cluster requires), then one script checks that it
  * is still so and removes it all, publishing `membership-removed` for each
@@ -64,7 +64,7 @@ export function removeUserRecords(
 }
 
 /**
- * Removes an org tenant and its memberships.
+ * Removes an org tenant, its memberships, its machine clients and their keys.
  * @returns the ids of its members; null when there is no org tenant with
  * this id.
  * @throws GatewayError `unavailable` when every round went stale; Redis errors as they come.
@@ -76,23 +76,48 @@ export function removeOrgTenantRecords(
 ): Promise<Removed | null> {
   return untilSettled(async () => {
     const members = (await redis.smembers(keys.tenantMembers(tenantId))).sort(compareIds);
+    const clients = await tenantClients(redis, keys, tenantId);
     const removalKeys = [
       keys.tenant(tenantId),
       keys.tenantMembers(tenantId),
       keys.tenants,
       keys.generation,
+      keys.tenantClients(tenantId),
       ...members.map((id) => keys.userTenants(id)),
       ...members.map((id) => keys.membership(tenantId, id)),
+      ...clients.flatMap(({ clientId, keyIds }) => [
+        keys.client(clientId),
+        keys.clientKeys(clientId),
+        ...keyIds.map((id) => keys.apiKey(id)),
+      ]),
     ];
     const reply = await redis.removeOrgTenant(
       removalKeys.length,
       ...removalKeys,
       tenantId,
       keys.sessionChannel,
+      members.length,
       ...members,
+      clients.length,
+      ...clients.flatMap(({ clientId, keyIds }) => [clientId, keyIds.length, ...keyIds]),
     );
     return settled(reply, members);
   });
+}
+
+/** The tenant's clients and the ids of their keys, as read now. */
+async function tenantClients(
+  redis: ScriptedRedis,
+  keys: RedisKeys,
+  tenantId: string,
+): Promise<{ clientId: string; keyIds: string[] }[]> {
+  const clientIds = (await redis.smembers(keys.tenantClients(tenantId))).sort(compareIds);
+  return Promise.all(
+    clientIds.map(async (clientId) => ({
+      clientId,
+      keyIds: (await redis.smembers(keys.clientKeys(clientId))).sort(compareIds),
+    })),
+  );
 }
 
 /** A removal script's reply: `undefined` when stale (read again). */
@@ -101,7 +126,7 @@ function settled(reply: unknown, ended: string[]): Removed | null | undefined {
   return typeof reply === 'number' && reply > 0 ? { ended, generation: reply } : null;
 }
 
-async function untilSettled<T>(round: () => Promise<T | undefined>): Promise<T> {
+export async function untilSettled<T>(round: () => Promise<T | undefined>): Promise<T> {
   for (let i = 0; i < REMOVAL_ATTEMPTS; i++) {
     const result = await round();
     if (result !== undefined) return result;

@@ -11,8 +11,9 @@
  * match `redis-records.ts`.
  */
 import type { Redis } from 'ioredis';
+import { CLIENT_SCRIPTS } from './redis-client-scripts.js';
 
-interface ScriptDefinition {
+export interface ScriptDefinition {
   /** Omitted: the key count varies, and each call passes it first (as EVALSHA takes it). */
   readonly numberOfKeys?: number;
   readonly lua: string;
@@ -31,6 +32,20 @@ export const TYPE_FIXED = 'type_fixed';
  * read it (a membership added meanwhile): the caller reads again and retries.
  */
 export const REMOVAL_STALE = -1;
+
+/**
+ * A Lua expression: the role of a membership stored without one (before
+ * roles), or the default of a new one — `admin` when the user (hash at
+ * `userKey`) created the tenant (hash at `tenantKey`), else `member`.
+ */
+export function creatorRole(userKey: string, tenantKey: string): string {
+  return `(function()
+  local email = redis.call('HGET', ${userKey}, 'email')
+  local creator = redis.call('HGET', ${tenantKey}, 'createdBy')
+  if email and creator and email == string.lower(string.match(creator, '^%s*(.-)%s*$')) then return 'admin' end
+  return 'member'
+end)()`;
+}
 
 export const STORE_SCRIPTS = {
   /**
@@ -54,7 +69,7 @@ redis.call('SADD', KEYS[4], tenantId)
 redis.call('SADD', KEYS[5], userId)
 redis.call('SADD', KEYS[6], userId)
 redis.call('SADD', KEYS[7], tenantId)
-redis.call('HSET', KEYS[8], 'generation', redis.call('INCR', KEYS[9]))
+redis.call('HSET', KEYS[8], 'generation', redis.call('INCR', KEYS[9]), 'role', 'admin')
 return '${CREATED}'
 `,
   },
@@ -137,7 +152,8 @@ return redis.call('HGETALL', KEYS[1])
 
   /**
    * KEYS: user, tenant, user-tenants, tenant-members, membership, generation.
-   * ARGV: userId, tenantId, session channel.
+   * ARGV: userId, tenantId, session channel, role ('' for the default: admin
+   * for the tenant's creator, else member).
    * Returns 0 when the user or the tenant does not exist, -1 when already a
    * member, else the new membership's generation; then publishes
    * `membership-added` in the same step (instances that refused the user's
@@ -151,9 +167,13 @@ local toUser = redis.call('SADD', KEYS[3], ARGV[2])
 local toTenant = redis.call('SADD', KEYS[4], ARGV[1])
 if toUser + toTenant == 0 then return -1 end
 local generation = redis.call('INCR', KEYS[6])
+local role = ARGV[4]
+if role == nil or role == '' then
+  role = ${creatorRole('KEYS[1]', 'KEYS[2]')}
+end
 -- A new record: nothing of one an earlier version left behind (it removed only the sets).
 redis.call('DEL', KEYS[5])
-redis.call('HSET', KEYS[5], 'generation', generation)
+redis.call('HSET', KEYS[5], 'generation', generation, 'role', role)
 redis.call('PUBLISH', ARGV[3], cjson.encode({ kind = 'membership-added', userId = ARGV[1], tenantId = ARGV[2], generation = generation }))
 return generation
 `,
@@ -252,38 +272,90 @@ return generation
   },
 
   /**
-   * KEYS: tenant, tenant-members, tenants, generation, then user-tenants of
-   * each member in ARGV, then the membership of each.
-   * ARGV: tenantId, session channel, then the member ids as the caller read
-   * them.
+   * KEYS: tenant, tenant-members, tenants, generation, tenant-clients, then
+   * user-tenants of each member in ARGV, then the membership of each, then
+   * for each client in ARGV its hash, its key set and the hash of each of
+   * its keys.
+   * ARGV: tenantId, session channel, the number of members, their ids, the
+   * number of clients, then for each client its id, its number of keys and
+   * their ids — all as the caller read them.
    * Returns 0 when there is no org tenant with the id, ${REMOVAL_STALE} when the
-   * members are no longer those the caller read (read again and retry), else
-   * the generation the removal took. Publishes `membership-removed` for every
-   * member in the same step.
+   * members or clients are no longer those the caller read (read again and
+   * retry), else the generation the removal took. Publishes
+   * `membership-removed` for every member in the same step.
    */
   removeOrgTenant: {
     lua: `
 if redis.call('HGET', KEYS[1], 'type') ~= 'orgtenant' then return 0 end
-local tenantId, channel = ARGV[1], ARGV[2]
-local n = #ARGV - 2
+local tenantId, channel, n = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if redis.call('SCARD', KEYS[2]) ~= n then return ${REMOVAL_STALE} end
-for i = 3, #ARGV do
+for i = 4, 3 + n do
   if redis.call('SISMEMBER', KEYS[2], ARGV[i]) == 0 then return ${REMOVAL_STALE} end
+end
+local a, k = 4 + n, 6 + 2 * n
+local clients = tonumber(ARGV[a])
+a = a + 1
+if redis.call('SCARD', KEYS[5]) ~= clients then return ${REMOVAL_STALE} end
+local doomed = {}
+for c = 1, clients do
+  local keyCount = tonumber(ARGV[a + 1])
+  if redis.call('SISMEMBER', KEYS[5], ARGV[a]) == 0 then return ${REMOVAL_STALE} end
+  if redis.call('SCARD', KEYS[k + 1]) ~= keyCount then return ${REMOVAL_STALE} end
+  for j = 1, keyCount do
+    if redis.call('SISMEMBER', KEYS[k + 1], ARGV[a + 1 + j]) == 0 then return ${REMOVAL_STALE} end
+  end
+  for j = k, k + 1 + keyCount do doomed[#doomed + 1] = KEYS[j] end
+  a = a + 2 + keyCount
+  k = k + 2 + keyCount
 end
 local generation = redis.call('INCR', KEYS[4])
 for i = 1, n do
-  redis.call('SREM', KEYS[4 + i], tenantId)
-  redis.call('DEL', KEYS[4 + n + i])
-  redis.call('PUBLISH', channel, cjson.encode({ kind = 'membership-removed', userId = ARGV[2 + i], tenantId = tenantId, generation = generation }))
+  redis.call('SREM', KEYS[5 + i], tenantId)
+  redis.call('DEL', KEYS[5 + n + i])
+  redis.call('PUBLISH', channel, cjson.encode({ kind = 'membership-removed', userId = ARGV[3 + i], tenantId = tenantId, generation = generation }))
 end
-redis.call('DEL', KEYS[1], KEYS[2])
+for _, key in ipairs(doomed) do redis.call('DEL', key) end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[5])
 redis.call('SREM', KEYS[3], tenantId)
+return generation
+`,
+  },
+
+  /**
+   * KEYS: tenant-members, membership, user, tenant. ARGV: userId.
+   * Returns the member's role, or false when the user is not a member.
+   */
+  readRole: {
+    numberOfKeys: 4,
+    lua: `
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return false end
+return redis.call('HGET', KEYS[2], 'role') or ${creatorRole('KEYS[3]', 'KEYS[4]')}
+`,
+  },
+
+  /**
+   * KEYS: tenant-members, membership, generation, user, tenant. ARGV: userId,
+   * tenantId, role, session channel.
+   * Returns 0 when the user is not a member, -1 when the member has the role
+   * already, else the generation the change took; then publishes
+   * `membership-added` with it in the same step (the member's tokens for the
+   * tenant, issued under the old role, end on every instance).
+   */
+  setMemberRole: {
+    numberOfKeys: 5,
+    lua: `
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return 0 end
+local current = redis.call('HGET', KEYS[2], 'role') or ${creatorRole('KEYS[4]', 'KEYS[5]')}
+if current == ARGV[3] then return -1 end
+local generation = redis.call('INCR', KEYS[3])
+redis.call('HSET', KEYS[2], 'generation', generation, 'role', ARGV[3])
+redis.call('PUBLISH', ARGV[4], cjson.encode({ kind = 'membership-added', userId = ARGV[1], tenantId = ARGV[2], generation = generation }))
 return generation
 `,
   },
 } as const satisfies Record<string, ScriptDefinition>;
 
-type ScriptName = keyof typeof STORE_SCRIPTS;
+type ScriptName = keyof typeof STORE_SCRIPTS | keyof typeof CLIENT_SCRIPTS;
 
 /**
  * A client with the store's scripts as methods: keys first, then arguments
@@ -294,7 +366,7 @@ export type ScriptedRedis = Redis &
 
 /** Registers every store script on `redis` and returns it, typed with them. */
 export function defineStoreScripts(redis: Redis): ScriptedRedis {
-  for (const [name, definition] of Object.entries(STORE_SCRIPTS)) {
+  for (const [name, definition] of Object.entries({ ...STORE_SCRIPTS, ...CLIENT_SCRIPTS })) {
     redis.defineCommand(name, definition);
   }
   return redis as ScriptedRedis;

@@ -77,6 +77,63 @@ export interface Membership {
   generation: number;
 }
 
+/**
+ * What a member may do in a tenant: `authorization.roles` maps each role to
+ * scopes. A membership's role is stored with it; one stored before roles
+ * existed reads as `admin` when the user created the tenant
+ * (`TenantRecord.createdBy`), else as `member`.
+ */
+export type MemberRole = 'admin' | 'member';
+
+/** A tenant's machine client (service account); its secret is kept only as a digest. */
+export interface ClientRecord {
+  /** `tgc_…`, unique in the store. */
+  clientId: string;
+  tenantId: string;
+  name: string;
+  /** Sorted, without duplicates. */
+  scopes: string[];
+  /** SHA-256 of the secret, hex (`auth/secrets.ts`). */
+  secretDigest: string;
+  /**
+   * From the store's generation counter (see `Membership.generation`): taken
+   * anew at creation and at every rotation, so a token issued before a change
+   * never matches the client again.
+   */
+  generation: number;
+  /** Unix seconds. */
+  createdAt: number;
+  /** Unix seconds; absent: never expires. */
+  expiresAt?: number;
+  /** Unix seconds of the last rotation. */
+  rotatedAt?: number;
+}
+
+/** What `createClient` is given; the store adds the generation. */
+export type NewClient = Omit<ClientRecord, 'generation' | 'rotatedAt'>;
+
+/** An API key of a machine client; the key itself is kept only as a digest. */
+export interface ApiKeyRecord {
+  /** `tgkid_…`, unique in the store; the key names it. */
+  keyId: string;
+  clientId: string;
+  /** The client's tenant, copied at creation (a client never changes tenant). */
+  tenantId: string;
+  /** SHA-256 of the key, hex. */
+  digest: string;
+  /** From the store's generation counter, taken at creation. */
+  generation: number;
+  /** Unix seconds. */
+  createdAt: number;
+  /** Unix seconds; absent: never expires. */
+  expiresAt?: number;
+  /** Unix seconds of the last use seen (written in the background, so approximate). */
+  lastUsedAt?: number;
+}
+
+/** What `createApiKey` is given; the store adds the tenant and the generation. */
+export type NewApiKey = Omit<ApiKeyRecord, 'tenantId' | 'generation' | 'lastUsedAt'>;
+
 /** What the store says of one user×tenant pair, read in one atomic step. */
 export interface MembershipState {
   /** null when the user is not a member of the tenant. */
@@ -195,7 +252,7 @@ export interface RateLease {
 export interface Store {
   /**
    * Creates the user and its personal tenant (with the membership both ways,
-   * at a new generation) atomically: all of it or none of it.
+   * at a new generation, the user its `admin`) atomically: all of it or none of it.
    * @throws GatewayError `user_exists` when the e-mail is taken.
    */
   createUser(user: NewUser): Promise<UserRecord>;
@@ -239,7 +296,8 @@ export interface Store {
    * `membership-removed` for each member (with a new generation: a tenant
    * created again under the id does not bring them back): their tokens for the tenant are
    * refused on every instance before this resolves (their other tenants are
-   * untouched). A personal tenant goes only with its user (`removeUser`).
+   * untouched). Its machine clients and their API keys go in the same write.
+   * A personal tenant goes only with its user (`removeUser`).
    * @returns the ids of the members it had, sorted; null when there is no
    * org tenant with this id.
    */
@@ -247,10 +305,12 @@ export interface Store {
 
   /**
    * Idempotent; a new membership takes a new generation and publishes
-   * `membership-added`.
+   * `membership-added`. Its role is `role`, by default `admin` for the
+   * tenant's creator (`createdBy`) and `member` for anyone else; an existing
+   * membership keeps its role (see `setMemberRole`).
    * @returns false when the user or the tenant does not exist.
    */
-  addMember(tenantId: string, userId: string): Promise<boolean>;
+  addMember(tenantId: string, userId: string, role?: MemberRole): Promise<boolean>;
   /**
    * Idempotent; removing a membership takes a new generation and publishes
    * `membership-removed`, which ends the user's tokens for the tenant on
@@ -272,6 +332,64 @@ export interface Store {
   listUserTenants(userId: string): Promise<TenantRecord[]>;
   /** User ids, sorted. */
   listMembers(tenantId: string): Promise<string[]>;
+  /**
+   * The member's role; null when the user is not a member of the tenant.
+   */
+  getMemberRole(tenantId: string, userId: string): Promise<MemberRole | null>;
+  /**
+   * Gives a member a role. A change takes a new generation for the
+   * membership and publishes `membership-added` with it: the member's tokens
+   * for the tenant (issued under the old role) are refused on every instance
+   * before this resolves, as after a removal; their new ones carry the new
+   * generation. Setting the role a member has changes nothing.
+   * @returns whether the role changed; null when the user is not a member.
+   */
+  setMemberRole(tenantId: string, userId: string, role: MemberRole): Promise<boolean | null>;
+
+  /**
+   * Creates a machine client of an org tenant, at a new generation.
+   * @returns null when there is no org tenant `client.tenantId`.
+   * @throws GatewayError `internal_error` when the client id is in use.
+   */
+  createClient(client: NewClient): Promise<ClientRecord | null>;
+  getClient(clientId: string): Promise<ClientRecord | null>;
+  /** The tenant's clients, sorted by clientId. */
+  listClients(tenantId: string): Promise<ClientRecord[]>;
+  /**
+   * Replaces the client's secret digest, at a new generation: the old secret
+   * is unknown from then on.
+   * @returns the updated client; null when there is none.
+   */
+  rotateClientSecret(
+    clientId: string,
+    secretDigest: string,
+    now: number,
+  ): Promise<ClientRecord | null>;
+  /**
+   * Removes the client and every key of it, atomically, taking a new generation.
+   * @returns the ids of the keys removed with it, sorted; null when there is no such client.
+   */
+  removeClient(clientId: string): Promise<string[] | null>;
+  /**
+   * Adds an API key to a client, at a new generation.
+   * @returns null when there is no client `key.clientId`.
+   * @throws GatewayError `internal_error` when the key id is in use.
+   */
+  createApiKey(key: NewApiKey): Promise<ApiKeyRecord | null>;
+  getApiKey(keyId: string): Promise<ApiKeyRecord | null>;
+  /** The client's keys, sorted by keyId. */
+  listApiKeys(clientId: string): Promise<ApiKeyRecord[]>;
+  /**
+   * Removes one key of a client, taking a new generation.
+   * @returns whether the client had the key.
+   */
+  removeApiKey(clientId: string, keyId: string): Promise<boolean>;
+  /**
+   * Records a use of the key at `at` (Unix seconds), unless a later one is
+   * recorded; nothing for a key that does not exist. Meant for the
+   * background: no session event, no replica wait.
+   */
+  touchApiKey(keyId: string, at: number): Promise<void>;
 
   /** Deny-lists a token id until `expiresAt` (Unix seconds); the entry then disappears. */
   revokeToken(jti: string, expiresAt: number): Promise<void>;

@@ -643,8 +643,9 @@ describe('tenants and members', () => {
       await h.ok(['member', 'add', 'initech', 'carol@example.com', ...kase.c]);
       const both = await h.ok<Members>(['member', 'add', 'initech', 'DAVE@example.com', ...kase.c]);
       const expected = [
-        { user_id: carol.user_id, user_email: 'carol@example.com' },
-        { user_id: dave.user_id, user_email: 'dave@example.com' },
+        // The tenant's creator is its admin.
+        { user_id: carol.user_id, user_email: 'carol@example.com', role: 'admin' },
+        { user_id: dave.user_id, user_email: 'dave@example.com', role: 'member' },
       ].sort((a, b) => (a.user_id < b.user_id ? -1 : 1));
       expect(both).toEqual({ tenant_id: 'initech', members: expected });
       expect(await h.ok<Members>(['member', 'list', 'initech', ...kase.c])).toEqual(both);
@@ -653,11 +654,11 @@ describe('tenants and members', () => {
         await h.ok<Members>(['member', 'remove', 'initech', 'carol@example.com', ...kase.c]),
       ).toEqual({
         tenant_id: 'initech',
-        members: [{ user_id: dave.user_id, user_email: 'dave@example.com' }],
+        members: [{ user_id: dave.user_id, user_email: 'dave@example.com', role: 'member' }],
       });
       expect(await h.ok<Members>(['member', 'list', 'initech', ...kase.c])).toEqual({
         tenant_id: 'initech',
-        members: [{ user_id: dave.user_id, user_email: 'dave@example.com' }],
+        members: [{ user_id: dave.user_id, user_email: 'dave@example.com', role: 'member' }],
       });
     },
     TIMEOUT,

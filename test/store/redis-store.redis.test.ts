@@ -182,6 +182,7 @@ describe('Redis store specifics', () => {
           keys.tenantMembers('acme'),
           keys.tenants,
           keys.generation,
+          keys.tenantClients('acme'),
           keys.userTenants(user.id),
           keys.membership('acme', user.id),
         ];
@@ -190,7 +191,9 @@ describe('Redis store specifics', () => {
           ...tenantKeys,
           'acme',
           keys.sessionChannel,
+          1,
           user.id,
+          0,
         );
         const userKeys = [
           keys.user(user.id),

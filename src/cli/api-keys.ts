@@ -1,0 +1,75 @@
+/**
+ * `client key add|list|remove`: a machine client's API keys. A key is
+ * printed once, by `add`, and stored only as its SHA-256 digest
+ * (`auth/secrets.ts`); lists show its id, never the key.
+ */
+import { newApiKey, secretDigest } from '../auth/secrets.js';
+import type { LoadedConfig } from '../config/index.js';
+import type { ApiKeyRecord } from '../store/types.js';
+import { existingClient } from './clients.js';
+import { cliActor, expiresAtOption, print, withCore } from './store-command.js';
+import { UsageError } from './usage-error.js';
+
+/** A key as listed: never the key, nor its digest. */
+function keyView(key: ApiKeyRecord) {
+  return {
+    key_id: key.keyId,
+    client_id: key.clientId,
+    tenant_id: key.tenantId,
+    created_at: key.createdAt,
+    expires_at: key.expiresAt ?? null,
+    last_used_at: key.lastUsedAt ?? null,
+  };
+}
+
+export async function keyAdd(
+  loaded: LoadedConfig,
+  clientId: string,
+  options: { expiresAt?: string },
+): Promise<void> {
+  const expiresAt = expiresAtOption(options.expiresAt);
+  await withCore(loaded, async (core) => {
+    const { keyId, apiKey } = newApiKey();
+    const key = await core.store.createApiKey({
+      keyId,
+      clientId,
+      digest: secretDigest(apiKey),
+      createdAt: Math.floor(Date.now() / 1000),
+      ...(expiresAt === undefined ? {} : { expiresAt }),
+    });
+    if (key === null) throw new UsageError(`no client ${clientId}`);
+    await core.audit.record('api_key_created', cliActor(), {
+      tenant_id: key.tenantId,
+      client_id: clientId,
+      key_id: keyId,
+    });
+    const { last_used_at: _, ...view } = keyView(key);
+    print({ ...view, api_key: apiKey });
+  });
+}
+
+export async function keyList(loaded: LoadedConfig, clientId: string): Promise<void> {
+  await withCore(loaded, async (core) => {
+    await existingClient(core, clientId);
+    print((await core.store.listApiKeys(clientId)).map(keyView));
+  });
+}
+
+export async function keyRemove(
+  loaded: LoadedConfig,
+  clientId: string,
+  keyId: string,
+): Promise<void> {
+  await withCore(loaded, async (core) => {
+    const client = await existingClient(core, clientId);
+    if (!(await core.store.removeApiKey(clientId, keyId))) {
+      throw new UsageError(`client ${clientId} has no key ${keyId}`);
+    }
+    await core.audit.record('api_key_removed', cliActor(), {
+      tenant_id: client.tenantId,
+      client_id: clientId,
+      key_id: keyId,
+    });
+    print({ key_id: keyId, client_id: clientId, removed: true });
+  });
+}

@@ -1,0 +1,116 @@
+/**
+ * `member add|remove|role|list`: an org tenant's members and their roles
+ * (`admin` or `member`). A removal or a role change ends the member's tokens
+ * for the tenant on every running instance before the command returns: the
+ * store gives the membership a new generation and publishes it with the
+ * write, and only tokens issued since carry it.
+ */
+import type { LoadedConfig } from '../config/index.js';
+import type { Core } from '../core.js';
+import type { MemberRole } from '../store/types.js';
+import { cliActor, orgTenant, print, withCore } from './store-command.js';
+import { UsageError } from './usage-error.js';
+
+export const ROLES: readonly MemberRole[] = ['admin', 'member'];
+
+/** `--role` or the role argument. */
+export function roleOption(value: string | undefined): MemberRole | undefined {
+  if (value === undefined) return undefined;
+  if (value !== 'admin' && value !== 'member') {
+    throw new UsageError('the role must be admin or member');
+  }
+  return value;
+}
+
+/**
+ * Adds or removes an org tenant's member. A new member takes `role`, by
+ * default `admin` for the tenant's creator and `member` for anyone else; an
+ * existing member given a `role` gets it (as `member role`). A removal is for
+ * good: adding them back gives the membership a new generation, which only
+ * tokens issued since carry (old ones are refused, 401, and their WebSockets
+ * closed, 1008).
+ */
+export async function memberChange(
+  loaded: LoadedConfig,
+  action: 'add' | 'remove',
+  tenantId: string,
+  email: string,
+  role?: MemberRole,
+): Promise<void> {
+  await withCore(loaded, async (core) => {
+    await orgTenant(core, tenantId);
+    const user = await core.store.findUserByEmail(email);
+    if (user === null) throw new UsageError(`no user ${email}`);
+    const subject = { tenant_id: tenantId, user_id: user.id, user_email: user.email };
+    if (action === 'remove') {
+      if (await core.store.removeMember(tenantId, user.id))
+        await core.audit.record('member_removed', cliActor(), subject);
+    } else if (!(await core.store.isMember(tenantId, user.id))) {
+      // Only a membership that began is an event: adding is idempotent.
+      if (await core.store.addMember(tenantId, user.id, role))
+        await core.audit.record('member_added', cliActor(), subject);
+    } else if (role !== undefined) {
+      await changeRole(core, tenantId, user.id, user.email, role);
+    }
+    print(await membersOf(core, tenantId));
+  });
+}
+
+/** `member role <tenant> <email> <role>`. */
+export async function memberRole(
+  loaded: LoadedConfig,
+  tenantId: string,
+  email: string,
+  role: MemberRole,
+): Promise<void> {
+  await withCore(loaded, async (core) => {
+    await orgTenant(core, tenantId);
+    const user = await core.store.findUserByEmail(email);
+    if (user === null) throw new UsageError(`no user ${email}`);
+    await changeRole(core, tenantId, user.id, user.email, role);
+    print(await membersOf(core, tenantId));
+  });
+}
+
+export async function memberList(loaded: LoadedConfig, tenantId: string): Promise<void> {
+  await withCore(loaded, async (core) => {
+    if ((await core.store.getTenant(tenantId)) === null) {
+      throw new UsageError(`no tenant ${tenantId}`);
+    }
+    print(await membersOf(core, tenantId));
+  });
+}
+
+async function changeRole(
+  core: Core,
+  tenantId: string,
+  userId: string,
+  email: string,
+  role: MemberRole,
+): Promise<void> {
+  const changed = await core.store.setMemberRole(tenantId, userId, role);
+  if (changed === null) throw new UsageError(`${email} is not a member of ${tenantId}`);
+  if (changed)
+    await core.audit.record('member_role_changed', cliActor(), {
+      tenant_id: tenantId,
+      user_id: userId,
+      user_email: email,
+      role,
+    });
+}
+
+async function membersOf(core: Core, tenantId: string) {
+  const ids = await core.store.listMembers(tenantId);
+  const [users, roles] = await Promise.all([
+    Promise.all(ids.map((id) => core.store.getUser(id))),
+    Promise.all(ids.map((id) => core.store.getMemberRole(tenantId, id))),
+  ]);
+  return {
+    tenant_id: tenantId,
+    members: ids.map((id, i) => ({
+      user_id: id,
+      user_email: users[i]?.email ?? null,
+      role: roles[i] ?? null,
+    })),
+  };
+}

@@ -1,0 +1,121 @@
+/** The in-memory store's memberships and their roles (see `memory-state.ts`). */
+import {
+  addToSet,
+  ensureOpen,
+  nextGeneration,
+  pair,
+  publish,
+  removeFromSet,
+  type MemoryState,
+} from './memory-state.js';
+import { compareIds, normaliseEmail } from './normalise.js';
+import type { MemberRole, Membership, Store, TenantRecord } from './types.js';
+
+type MembershipMethods = Pick<
+  Store,
+  | 'addMember'
+  | 'removeMember'
+  | 'isMember'
+  | 'readMembership'
+  | 'membershipForToken'
+  | 'listUserTenants'
+  | 'listMembers'
+  | 'getMemberRole'
+  | 'setMemberRole'
+>;
+
+export function memoryMemberships(state: MemoryState): MembershipMethods {
+  const open = () => ensureOpen(state);
+  return {
+    addMember: async (tenantId, userId, role) => addMember(state, tenantId, userId, role),
+    removeMember: async (tenantId, userId) => removeMember(state, tenantId, userId),
+    isMember: async (tenantId, userId) => {
+      open();
+      return state.membersOfTenant.get(tenantId)?.has(userId) ?? false;
+    },
+    readMembership: async (tenantId, userId) => {
+      open();
+      return { membership: membershipOf(state, tenantId, userId), asOf: state.generation };
+    },
+    membershipForToken: async (tenantId, userId) => {
+      open();
+      return membershipOf(state, tenantId, userId);
+    },
+    listUserTenants: async (userId) => {
+      open();
+      const ids = [...(state.tenantsOfUser.get(userId) ?? [])].sort(compareIds);
+      return ids.flatMap((id): TenantRecord[] => {
+        const tenant = state.tenants.get(id);
+        return tenant === undefined ? [] : [{ ...tenant }];
+      });
+    },
+    listMembers: async (tenantId) => {
+      open();
+      return [...(state.membersOfTenant.get(tenantId) ?? [])].sort(compareIds);
+    },
+    getMemberRole: async (tenantId, userId) => {
+      open();
+      if (membershipOf(state, tenantId, userId) === null) return null;
+      return state.memberships.get(pair(tenantId, userId))?.role ?? null;
+    },
+    setMemberRole: async (tenantId, userId, role) => setMemberRole(state, tenantId, userId, role),
+  };
+}
+
+function membershipOf(state: MemoryState, tenantId: string, userId: string): Membership | null {
+  const current = state.membersOfTenant.get(tenantId)?.has(userId)
+    ? state.memberships.get(pair(tenantId, userId))
+    : undefined;
+  return current === undefined ? null : { generation: current.generation };
+}
+
+function addMember(
+  state: MemoryState,
+  tenantId: string,
+  userId: string,
+  role: MemberRole | undefined,
+): boolean {
+  ensureOpen(state);
+  const user = state.users.get(userId);
+  const tenant = state.tenants.get(tenantId);
+  if (user === undefined || tenant === undefined) return false;
+  if (state.membersOfTenant.get(tenantId)?.has(userId)) return true;
+  addToSet(state.tenantsOfUser, userId, tenantId);
+  addToSet(state.membersOfTenant, tenantId, userId);
+  const added = nextGeneration(state);
+  state.memberships.set(pair(tenantId, userId), {
+    generation: added,
+    role: role ?? (normaliseEmail(tenant.createdBy) === user.email ? 'admin' : 'member'),
+  });
+  publish(state, { kind: 'membership-added', userId, tenantId, generation: added });
+  return true;
+}
+
+function removeMember(state: MemoryState, tenantId: string, userId: string): boolean {
+  ensureOpen(state);
+  const fromTenant = removeFromSet(state.membersOfTenant, tenantId, userId);
+  const fromUser = removeFromSet(state.tenantsOfUser, userId, tenantId);
+  if (!fromTenant && !fromUser) return false;
+  state.memberships.delete(pair(tenantId, userId));
+  const generation = nextGeneration(state);
+  publish(state, { kind: 'membership-removed', userId, tenantId, generation });
+  return true;
+}
+
+function setMemberRole(
+  state: MemoryState,
+  tenantId: string,
+  userId: string,
+  role: MemberRole,
+): boolean | null {
+  ensureOpen(state);
+  const membership = state.membersOfTenant.get(tenantId)?.has(userId)
+    ? state.memberships.get(pair(tenantId, userId))
+    : undefined;
+  if (membership === undefined) return null;
+  if (membership.role === role) return false;
+  membership.role = role;
+  membership.generation = nextGeneration(state);
+  publish(state, { kind: 'membership-added', userId, tenantId, generation: membership.generation });
+  return true;
+}

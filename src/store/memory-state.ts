@@ -1,0 +1,94 @@
+/**
+ * The in-memory store's state and the helpers its parts share
+ * (`memory-users.ts`, `memory-tenants.ts`, `memory-memberships.ts`,
+ * `memory-revocations.ts`, `memory-clients.ts`; assembled by `memory-store.ts`).
+ * Records are copied in and out so a caller mutating an object it passed or
+ * received cannot change the store behind its back (Redis gives that for free).
+ */
+import { GatewayError } from '../errors.js';
+import type {
+  ApiKeyRecord,
+  ClientRecord,
+  MemberRole,
+  SessionEvent,
+  SessionEventListener,
+  TenantRecord,
+  UserRecord,
+} from './types.js';
+
+/** A stored membership: its generation and role. */
+export interface MemoryMembership {
+  generation: number;
+  role: MemberRole;
+}
+
+export interface MemoryState {
+  users: Map<string, UserRecord>;
+  userIdsByEmail: Map<string, string>;
+  tenants: Map<string, TenantRecord>;
+  tenantsOfUser: Map<string, Set<string>>;
+  membersOfTenant: Map<string, Set<string>>;
+  /** `tenant/user` → the membership. */
+  memberships: Map<string, MemoryMembership>;
+  clients: Map<string, ClientRecord>;
+  clientsOfTenant: Map<string, Set<string>>;
+  apiKeys: Map<string, ApiKeyRecord>;
+  keysOfClient: Map<string, Set<string>>;
+  /** jti → deadline in Unix milliseconds. */
+  revoked: Map<string, number>;
+  /** The last generation taken (see `Membership.generation`). */
+  generation: number;
+  closed: boolean;
+  /** In one process, delivery is never interrupted. */
+  listeners: Set<SessionEventListener>;
+}
+
+export function newMemoryState(): MemoryState {
+  return {
+    users: new Map(),
+    userIdsByEmail: new Map(),
+    tenants: new Map(),
+    tenantsOfUser: new Map(),
+    membersOfTenant: new Map(),
+    memberships: new Map(),
+    clients: new Map(),
+    clientsOfTenant: new Map(),
+    apiKeys: new Map(),
+    keysOfClient: new Map(),
+    revoked: new Map(),
+    generation: 0,
+    closed: false,
+    listeners: new Set(),
+  };
+}
+
+/** Takes the next generation. */
+export function nextGeneration(state: MemoryState): number {
+  return ++state.generation;
+}
+
+export function publish(state: MemoryState, event: SessionEvent): void {
+  for (const listener of state.listeners) listener.onEvent(event);
+}
+
+export function ensureOpen(state: MemoryState): void {
+  if (state.closed) {
+    throw new GatewayError('unavailable', 'The store is unreachable.');
+  }
+}
+
+/** Tenant ids are DNS labels or UUIDs: never a `/`. */
+export const pair = (tenantId: string, userId: string): string => `${tenantId}/${userId}`;
+
+export function addToSet(map: Map<string, Set<string>>, key: string, value: string): void {
+  const set = map.get(key) ?? new Set<string>();
+  set.add(value);
+  map.set(key, set);
+}
+
+export function removeFromSet(map: Map<string, Set<string>>, key: string, value: string): boolean {
+  const set = map.get(key);
+  if (set === undefined || !set.delete(value)) return false;
+  if (set.size === 0) map.delete(key);
+  return true;
+}

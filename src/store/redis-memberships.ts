@@ -1,0 +1,150 @@
+/** The Redis store's memberships and their roles (see `redis-context.ts`; layout in `redis-keys.ts`). */
+import { compareIds } from './normalise.js';
+import { attempt } from './redis-attempt.js';
+import { acknowledged, unexpectedReply, type RedisStoreContext } from './redis-context.js';
+import { membershipStateFromReply } from './redis-records.js';
+import { readTenants } from './redis-tenants.js';
+import type { MemberRole, Store } from './types.js';
+
+type MembershipMethods = Pick<
+  Store,
+  | 'addMember'
+  | 'removeMember'
+  | 'isMember'
+  | 'readMembership'
+  | 'membershipForToken'
+  | 'listUserTenants'
+  | 'listMembers'
+  | 'getMemberRole'
+  | 'setMemberRole'
+>;
+
+export function redisMemberships(context: RedisStoreContext): MembershipMethods {
+  const { redis, keys } = context;
+  return {
+    ...membershipChanges(context),
+    isMember: async (tenantId, userId) =>
+      (await attempt(() => redis.sismember(keys.tenantMembers(tenantId), userId))) === 1,
+    readMembership: async (tenantId, userId) => {
+      const reply = await attempt(() =>
+        redis.readMembership(
+          keys.tenantMembers(tenantId),
+          keys.membership(tenantId, userId),
+          keys.generation,
+          userId,
+        ),
+      );
+      return membershipStateFromReply(reply);
+    },
+    membershipForToken: async (tenantId, userId) => {
+      const reply = await attempt(() =>
+        redis.membershipForToken(
+          keys.tenantMembers(tenantId),
+          keys.membership(tenantId, userId),
+          keys.generation,
+          userId,
+          tenantId,
+          keys.sessionChannel,
+        ),
+      );
+      const generation = Number(reply);
+      if (!Number.isSafeInteger(generation) || generation < 0) throw unexpectedReply();
+      return generation === 0 ? null : { generation };
+    },
+    listUserTenants: async (userId) =>
+      readTenants(context, await attempt(() => redis.smembers(keys.userTenants(userId)))),
+    listMembers: async (tenantId) => {
+      const ids = await attempt(() => redis.smembers(keys.tenantMembers(tenantId)));
+      return ids.sort(compareIds);
+    },
+    getMemberRole: async (tenantId, userId) => {
+      const reply = await attempt(() =>
+        redis.readRole(
+          keys.tenantMembers(tenantId),
+          keys.membership(tenantId, userId),
+          keys.user(userId),
+          keys.tenant(tenantId),
+          userId,
+        ),
+      );
+      if (reply === null) return null;
+      if (reply !== 'admin' && reply !== 'member') throw unexpectedReply();
+      return reply;
+    },
+  };
+}
+
+/** The writes: each publishes its membership event in the script that makes it. */
+function membershipChanges(
+  context: RedisStoreContext,
+): Pick<Store, 'addMember' | 'removeMember' | 'setMemberRole'> {
+  const { redis, keys } = context;
+  const announced = async (
+    kind: 'membership-added' | 'membership-removed',
+    userId: string,
+    tenantId: string,
+    generation: number,
+  ) => {
+    context.tellWatchers({ kind, userId, tenantId, generation });
+    await acknowledged(context, keys.users);
+  };
+  return {
+    async addMember(tenantId, userId, role?: MemberRole) {
+      const reply = await attempt(() =>
+        redis.addMember(
+          keys.user(userId),
+          keys.tenant(tenantId),
+          keys.userTenants(userId),
+          keys.tenantMembers(tenantId),
+          keys.membership(tenantId, userId),
+          keys.generation,
+          userId,
+          tenantId,
+          keys.sessionChannel,
+          role ?? '',
+        ),
+      );
+      const generation = Number(reply);
+      if (generation > 0) await announced('membership-added', userId, tenantId, generation);
+      return generation !== 0;
+    },
+    async removeMember(tenantId, userId) {
+      const reply = await attempt(() =>
+        redis.removeMember(
+          keys.userTenants(userId),
+          keys.tenantMembers(tenantId),
+          keys.membership(tenantId, userId),
+          keys.generation,
+          userId,
+          tenantId,
+          keys.sessionChannel,
+        ),
+      );
+      const generation = Number(reply);
+      if (generation === 0) return false;
+      await announced('membership-removed', userId, tenantId, generation);
+      return true;
+    },
+    async setMemberRole(tenantId, userId, role) {
+      const reply = await attempt(() =>
+        redis.setMemberRole(
+          keys.tenantMembers(tenantId),
+          keys.membership(tenantId, userId),
+          keys.generation,
+          keys.user(userId),
+          keys.tenant(tenantId),
+          userId,
+          tenantId,
+          role,
+          keys.sessionChannel,
+        ),
+      );
+      const generation = Number(reply);
+      if (generation === 0) return null;
+      if (generation < 0) return false;
+      // A new generation for the pair: tokens issued under the old role end, as on removal.
+      await announced('membership-added', userId, tenantId, generation);
+      return true;
+    },
+  };
+}
