@@ -7,7 +7,7 @@
  */
 import type { Logger } from 'pino';
 import { createAuditRecorder, type AuditRecorder } from './audit/recorder.js';
-import { createAccounts, type Accounts } from './auth/accounts.js';
+import { createAccounts, type Accounts, type RoleScopes } from './auth/accounts.js';
 import { createAuthenticator, type Authenticate } from './auth/authenticate.js';
 import { createBruteForceGuard, type BruteForceGuard } from './auth/brute-force.js';
 import { confirmRevocations, type ConfirmationObserver } from './auth/confirmed-revocations.js';
@@ -27,6 +27,8 @@ export interface Core {
   keyring: KeyRing;
   passwords: PasswordHasher;
   accounts: Accounts;
+  /** The scopes of each role in new tokens (`authorization.roles`): a reload replaces `current`. */
+  roleScopes: RoleScopes;
   authenticate: Authenticate;
   sessions: SessionGuard;
   verifier: TokenVerifier;
@@ -95,8 +97,10 @@ export async function createCore(
     closers.push(() => sessions.close());
     const verifier = createTokenVerifier(keyring, config.tokens, { log });
     const bruteForce = createBruteForceGuard(store, config.limits);
+    const roleScopes: RoleScopes = { current: config.authorization.roles };
     const accounts = createAccounts({
       store,
+      roles: roleScopes,
       passwords,
       keyring,
       tokens: config.tokens,
@@ -120,6 +124,7 @@ export async function createCore(
       keyring,
       passwords,
       accounts,
+      roleScopes,
       authenticate,
       sessions,
       verifier,
