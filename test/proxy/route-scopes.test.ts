@@ -8,6 +8,8 @@
  * The upstream gets the granted scopes in `X-Scope`, a client's copy
  * stripped. On the memory store: the store is not the subject.
  */
+import { createPrivateKey } from 'node:crypto';
+import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, parseConfigText } from '../../src/config/index.js';
 import { expectError } from '../support/expect-error.js';
@@ -114,6 +116,35 @@ describe('the token carries its role’s scopes', () => {
     expect(globex['scope']).toBe('catalog:read catalog:write');
     const res = await call('/open/x', globex.access_token);
     expect((await echoed(res))['x-scope']).toBe('catalog:read catalog:write');
+  });
+});
+
+describe('the `scope` claim', () => {
+  /** The member's token with claims replaced, signed with the gateway's own key. */
+  const forged = (overrides: Record<string, unknown>) => {
+    const claims = JSON.parse(
+      Buffer.from(member.access_token.split('.')[1] as string, 'base64url').toString(),
+    ) as Record<string, unknown>;
+    return new SignJWT({ ...claims, ...overrides })
+      .setProtectedHeader({ alg: 'EdDSA', kid: fx.keys.kid, typ: 'at+jwt' })
+      .sign(createPrivateKey(fx.keys.pem));
+  };
+
+  it('is read as a space-separated list: unsorted or repeated, the same scopes', async () => {
+    const token = await forged({ scope: 'catalog:write  catalog:read catalog:write' });
+    const headers = await echoed(await call('/catalog/items', token));
+    expect(headers['x-scope']).toBe('catalog:read catalog:write');
+  });
+
+  it('of another type than a string refuses the token (invalid_token), never grants', async () => {
+    const token = await forged({ scope: ['catalog:write'] });
+    await expectError(await call('/open/x', token), 401, 'invalid_token');
+  });
+
+  it('absent (a token from before scopes): no scopes', async () => {
+    const token = await forged({ scope: undefined });
+    expect((await echoed(await call('/open/x', token)))['x-scope']).toBe('');
+    await expectError(await call('/catalog/items', token), 403, 'insufficient_scope');
   });
 });
 
