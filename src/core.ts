@@ -7,7 +7,12 @@
  */
 import type { Logger } from 'pino';
 import { createAuditRecorder, type AuditRecorder } from './audit/recorder.js';
-import { createAccounts, type Accounts } from './auth/accounts.js';
+import {
+  createAccounts,
+  type AccountDeps,
+  type Accounts,
+  type RoleScopes,
+} from './auth/accounts.js';
 import { createAuthenticator, type Authenticate } from './auth/authenticate.js';
 import { createBruteForceGuard, type BruteForceGuard } from './auth/brute-force.js';
 import { confirmRevocations, type ConfirmationObserver } from './auth/confirmed-revocations.js';
@@ -27,6 +32,8 @@ export interface Core {
   keyring: KeyRing;
   passwords: PasswordHasher;
   accounts: Accounts;
+  /** The scopes of each role in new tokens (`authorization.roles`): a reload replaces `current`. */
+  roleScopes: RoleScopes;
   authenticate: Authenticate;
   sessions: SessionGuard;
   verifier: TokenVerifier;
@@ -95,14 +102,7 @@ export async function createCore(
     closers.push(() => sessions.close());
     const verifier = createTokenVerifier(keyring, config.tokens, { log });
     const bruteForce = createBruteForceGuard(store, config.limits);
-    const accounts = createAccounts({
-      store,
-      passwords,
-      keyring,
-      tokens: config.tokens,
-      cloudRegion: config.signup.cloudRegion,
-      bruteForce,
-    });
+    const { accounts, roleScopes } = accountsOf(config, { store, passwords, keyring, bruteForce });
     const authenticate = createAuthenticator({ tokens: verifier, sessions });
     const { maxEventsPerStream, maxAgeDays } = config.audit;
     const audit = createAuditRecorder({
@@ -120,6 +120,7 @@ export async function createCore(
       keyring,
       passwords,
       accounts,
+      roleScopes,
       authenticate,
       sessions,
       verifier,
@@ -131,6 +132,21 @@ export async function createCore(
     await close();
     throw err;
   }
+}
+
+/** Accounts on the config's token settings, and the roles' scopes they issue (a reload replaces them). */
+function accountsOf(
+  config: GatewayConfig,
+  parts: Pick<AccountDeps, 'store' | 'passwords' | 'keyring' | 'bruteForce'>,
+): { accounts: Accounts; roleScopes: RoleScopes } {
+  const roleScopes: RoleScopes = { current: config.authorization.roles };
+  const accounts = createAccounts({
+    ...parts,
+    roles: roleScopes,
+    tokens: config.tokens,
+    cloudRegion: config.signup.cloudRegion,
+  });
+  return { accounts, roleScopes };
 }
 
 /** The configured store: Redis, else the in-memory one (with a warning). */

@@ -12,6 +12,7 @@ const STATUS = {
   invalid_token: 401,
   tenant_access_denied: 403,
   tenant_mismatch: 403,
+  insufficient_scope: 403,
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,

@@ -85,6 +85,7 @@ export async function createGateway(
         live,
         keyring: core.keyring,
         verifier: core.verifier,
+        roleScopes: core.roleScopes,
         forwarder,
         metrics,
         log,

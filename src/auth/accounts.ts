@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { normaliseEmail } from '../store/normalise.js';
-import type { Store, TenantRecord, UserRecord } from '../store/types.js';
+import type { MemberRole, Store, TenantRecord, UserRecord } from '../store/types.js';
 import { basicCanCarryUserId, parseBasicAuthorization } from './basic.js';
 import type { BruteForceGuard, LoginOutcome } from './brute-force.js';
 import { disabledHash, enabledHash, isDisabledHash } from './disabled.js';
@@ -39,8 +39,15 @@ export function checkEmail(email: string): string {
   return normalized;
 }
 
+/** What each membership role grants (`authorization.roles`); a config reload replaces `current`. */
+export interface RoleScopes {
+  current: Readonly<Record<MemberRole, readonly string[]>>;
+}
+
 export interface AccountDeps {
   store: Store;
+  /** The scopes a token carries for the member's role; omitted: none for any role. */
+  roles?: RoleScopes;
   passwords: PasswordHasher;
   keyring: KeyRing;
   tokens: TokenSettings;
@@ -187,7 +194,7 @@ async function logIn(
 }
 
 async function grantToken(
-  { store, keyring, tokens }: AccountDeps,
+  { store, keyring, tokens, roles }: AccountDeps,
   user: UserRecord,
   tenantId: string,
 ): Promise<GrantedToken> {
@@ -195,7 +202,10 @@ async function grantToken(
     store.getTenant(tenantId),
     store.membershipForToken(tenantId, user.id),
   ]);
-  if (tenant === null || membership === null) {
+  // The role is read after the generation: a role change in between takes a
+  // newer generation, so a token carrying the old role's scopes is refused.
+  const role = membership === null ? null : await store.getMemberRole(tenantId, user.id);
+  if (tenant === null || membership === null || role === null) {
     throw new GatewayError('tenant_access_denied', 'The user may not act for this tenant.', {
       detail: tenantId,
     });
@@ -207,6 +217,12 @@ async function grantToken(
     tenantId: tenant.tenantId,
     tenantType: tenant.type,
     membershipGeneration: membership.generation,
+    scope: scopeClaim(roles?.current[role] ?? []),
   });
   return { token, claims, user, tenant };
+}
+
+/** Scopes as a `scope` claim: each once, sorted, space-separated (RFC 6749 §3.3). */
+export function scopeClaim(scopes: readonly string[]): string {
+  return [...new Set(scopes)].sort().join(' ');
 }

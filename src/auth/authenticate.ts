@@ -14,6 +14,8 @@ export interface Principal {
   email: string;
   tenantId: string;
   tenantType: TenantType;
+  /** The granted scopes (the token's `scope` claim), sorted, each once, frozen; none: []. */
+  scopes: readonly string[];
   claims: AccessTokenClaims;
 }
 
@@ -61,6 +63,26 @@ function principalOf(claims: AccessTokenClaims): Principal {
     email: claims.email,
     tenantId: claims.tenant_id,
     tenantType: claims.tenant_type,
+    scopes: scopesOf(claims),
     claims,
   };
+}
+
+const NO_SCOPES: readonly string[] = Object.freeze([]);
+
+/**
+ * The claims' scopes, parsed once per verified token: the verifier caches
+ * the claims object itself, so it keys the parsed list for as long as the
+ * token is cached, and a request of the steady state parses nothing.
+ */
+const parsedScopes = new WeakMap<AccessTokenClaims, readonly string[]>();
+
+function scopesOf(claims: AccessTokenClaims): readonly string[] {
+  if (claims.scope === undefined || claims.scope === '') return NO_SCOPES;
+  let scopes = parsedScopes.get(claims);
+  if (scopes === undefined) {
+    scopes = Object.freeze([...new Set(claims.scope.split(' ').filter(Boolean))].sort());
+    parsedScopes.set(claims, scopes);
+  }
+  return scopes;
 }

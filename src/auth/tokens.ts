@@ -35,6 +35,11 @@ export interface AccessTokenClaims {
    * is good only while the membership has it (`Membership.generation`).
    */
   mg: number;
+  /**
+   * The granted scopes, space-separated and sorted (RFC 9068 §2.2.3); absent
+   * in tokens issued before scopes: none. Read as `Principal.scopes`.
+   */
+  scope?: string;
   jti: string;
   iat: number;
   /**
@@ -57,6 +62,8 @@ export interface TokenSubject {
   tenantId: string;
   tenantType: TenantType;
   membershipGeneration: number;
+  /** The scopes granted (the member's role's), space-separated and sorted; omitted: none. */
+  scope?: string;
 }
 
 /** Holds the current key set; replaced on key rotation. */
@@ -85,6 +92,7 @@ export async function issueAccessToken(
     email: subject.email,
     sv: subject.sessionVersion,
     mg: subject.membershipGeneration,
+    ...(subject.scope === undefined ? {} : { scope: subject.scope }),
     jti: randomUUID(),
     iat: now,
     exp: now + settings.ttlSeconds,
@@ -169,7 +177,7 @@ function keyFor(keys: KeySet, header: JWTHeaderParameters): SigningKey {
 }
 
 function checkClaimShapes(payload: Record<string, unknown>): AccessTokenClaims {
-  const { sub, tenant_id, tenant_type, email, sv, mg, jti, aud } = payload;
+  const { sub, tenant_id, tenant_type, email, sv, mg, jti, aud, scope } = payload;
   const ok =
     typeof sub === 'string' &&
     typeof tenant_id === 'string' &&
@@ -180,7 +188,8 @@ function checkClaimShapes(payload: Record<string, unknown>): AccessTokenClaims {
     Number.isSafeInteger(mg) &&
     (mg as number) > 0 &&
     typeof jti === 'string' &&
-    typeof aud === 'string';
+    typeof aud === 'string' &&
+    (scope === undefined || typeof scope === 'string');
   if (!ok) throw tokenRefused('claims', 'The token lacks required claims.');
   return payload as unknown as AccessTokenClaims;
 }

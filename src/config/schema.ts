@@ -12,13 +12,14 @@
  * The order of the keys below is the order of docs/configuration.md.
  */
 import { z } from 'zod';
+import { authorization } from './schema/authorization.js';
 import { cors } from './schema/cors.js';
 import { demo } from './schema/demo.js';
 import { identityHeaders, stripHeaders, trustedProxies } from './schema/headers.js';
 import { passwords, revocation, seed, signup, tokens } from './schema/identity.js';
 import { limits, rateLimits, upstreamPool } from './schema/limits.js';
 import { admin, checkListeners, forwardAuth, listen } from './schema/listeners.js';
-import { checkOpsShadow, routes } from './schema/routes.js';
+import { checkOpsShadow, checkRouteScopesGrantable, routes } from './schema/routes.js';
 import { checkTimeouts, readiness, server, shutdown } from './schema/server.js';
 import { store } from './schema/store.js';
 import { audit, log, tracing } from './schema/telemetry.js';
@@ -43,6 +44,7 @@ export const configSchema = z
     identityHeaders,
     stripHeaders,
     routes,
+    authorization,
     cors,
     log,
     tracing,
@@ -56,6 +58,7 @@ export const configSchema = z
   .superRefine(
     (config, ctx) => {
       checkOpsShadow(config, ctx);
+      checkRouteScopesGrantable(config, ctx);
       checkListeners(config, ctx);
       checkTimeouts(config.server, config.limits, ctx);
     },

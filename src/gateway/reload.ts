@@ -4,6 +4,7 @@
  * top-level key does on a reload is decided here (`ON_RELOAD`).
  */
 import type { Logger } from 'pino';
+import type { RoleScopes } from '../auth/accounts.js';
 import type { KeyRing } from '../auth/tokens.js';
 import type { TokenVerifier } from '../auth/verified-tokens.js';
 import type { GatewayConfig } from '../config/index.js';
@@ -39,6 +40,10 @@ export const ON_RELOAD: Readonly<Record<keyof GatewayConfig, 'live' | 'restart'>
   identityHeaders: 'live',
   stripHeaders: 'live',
   routes: 'live',
+  // The roles' scopes go into tokens issued from the reload on; tokens issued
+  // before keep theirs until they expire (a role change, not a config change,
+  // is what ends a member's tokens).
+  authorization: 'live',
   cors: 'live',
   log: 'restart',
   tracing: 'restart',
@@ -57,7 +62,7 @@ export type ReloadResult = { ok: true; needsRestart: string[] } | { ok: false; p
 
 export interface Reload {
   /**
-   * Applies a new config: routes, tenant rules, CORS, identity and stripped
+   * Applies a new config: routes (and their scopes), roles' scopes, tenant rules, CORS, identity and stripped
    * headers, trusted proxies, readiness and signing keys change at once,
    * without dropping connections. Every other top-level key that changed
    * keeps its old value and is reported in `needsRestart` (`ON_RELOAD`).
@@ -75,6 +80,8 @@ export interface ReloadDeps {
   live: LiveSettings;
   keyring: KeyRing;
   verifier: TokenVerifier;
+  /** `authorization.roles`, read where tokens are issued. */
+  roleScopes: RoleScopes;
   forwarder: Forwarder;
   metrics: Metrics;
   log: Logger;
@@ -83,7 +90,7 @@ export interface ReloadDeps {
 }
 
 export function createReload(deps: ReloadDeps): Reload {
-  const { live, keyring, verifier, forwarder, metrics, log, readConfig } = deps;
+  const { live, keyring, verifier, roleScopes, forwarder, metrics, log, readConfig } = deps;
   const apply: Reload['apply'] = async (next) => {
     const current = live.config;
     const needsRestart = RESTART_KEYS.filter(
@@ -95,6 +102,7 @@ export function createReload(deps: ReloadDeps): Reload {
     verifier.clear();
     live.trusted = trusted;
     Object.assign(live.proxy, proxy);
+    roleScopes.current = next.authorization.roles;
     forwarder.retainUpstreams(
       proxy.routes.all.flatMap(({ upstream, tls }) =>
         upstream === undefined ? [] : [{ upstream, tls }],

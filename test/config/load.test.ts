@@ -461,8 +461,10 @@ describe('defaults', () => {
         tenantType: 'X-Tenant-Type',
         userId: 'X-User-Id',
         userEmail: 'X-User-Email',
+        scope: 'X-Scope',
       },
       routes: [],
+      authorization: { roles: { admin: [], member: [] } },
       log: { level: 'info', pretty: false, buffer: { bytes: 8192, flushMs: 1000 } },
       tracing: {
         enabled: false,

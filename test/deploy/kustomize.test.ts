@@ -298,7 +298,13 @@ describe.each(renders)('kubectl kustomize $name', ({ overlay, objects }) => {
       ...ofKind(objs, 'Middleware').flatMap((m) => m.spec.forwardAuth?.authResponseHeaders ?? []),
     ];
     if (overlay in FORWARD_AUTH)
-      expect(copied).toEqual(['X-Tenant-Id', 'X-Tenant-Type', 'X-User-Id', 'X-User-Email']);
+      expect(copied).toEqual([
+        'X-Tenant-Id',
+        'X-Tenant-Type',
+        'X-User-Id',
+        'X-User-Email',
+        'X-Scope',
+      ]);
     for (const ingress of ofKind(objs, 'Ingress'))
       for (const rule of ingress.spec.rules)
         for (const path of rule.http.paths)

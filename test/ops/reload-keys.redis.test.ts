@@ -44,6 +44,23 @@ async function echoed(gw: TestGateway, headers: Record<string, string>) {
   return ((await res.json()) as { headers: Record<string, string | undefined> }).headers;
 }
 
+/** A new user signs up and takes a token for its personal tenant: the token response. */
+async function personalToken(gw: TestGateway): Promise<unknown> {
+  const email = `u${Math.random().toString(36).slice(2)}@example.com`;
+  const password = 'a-long-password-1';
+  const signup = await fetch(`${gw.url}/1/users`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  const { tenant_id } = (await signup.json()) as { tenant_id: string };
+  const res = await fetch(`${gw.url}/1/token?tenant_id=${tenant_id}`, {
+    headers: { authorization: `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}` },
+  });
+  expect(res.status).toBe(200);
+  return res.json();
+}
+
 const publicRoute = (prefix: string) => ({ prefix, upstream: echo.url, auth: 'none' });
 
 /** One case per top-level key: its changed value, and for a live key what shows it. */
@@ -98,6 +115,16 @@ function cases(): Record<string, Case> {
         observe: async (gw) => (await fetch(`${gw.url}/b`)).status,
         before: 404,
         after: 200,
+      },
+    },
+    authorization: {
+      change: { roles: { admin: ['catalog:write', 'catalog:read'] } },
+      base: { signup: { enabled: true } },
+      live: {
+        // A new token carries the scopes of its role (the personal tenant's owner is its admin).
+        observe: async (gw) => ((await personalToken(gw)) as { scope?: unknown }).scope,
+        before: '',
+        after: 'catalog:read catalog:write',
       },
     },
     cors: {

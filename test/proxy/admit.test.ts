@@ -32,6 +32,7 @@ function principal(userId: string, tenantId: string, tenantType: TenantType): Pr
     email: `${userId}@example.com`,
     tenantId,
     tenantType,
+    scopes: [],
     claims: {
       iss: 'gw',
       aud: 'api',

@@ -26,6 +26,7 @@ const NAMES: IdentityHeaderNames = {
   tenantType: 'X-Tenant-Type',
   userId: 'X-User-Id',
   userEmail: 'X-User-Email',
+  scope: 'X-Scope',
 };
 const PROXY = '10.0.0.7';
 const CLIENT = '203.0.113.9';
@@ -36,6 +37,7 @@ const ALICE: Principal = {
   email: 'alice@example.com',
   tenantId: 'acme',
   tenantType: 'orgtenant',
+  scopes: ['catalog:read', 'catalog:write'],
   claims: {
     iss: 'gw',
     aud: 'api',
@@ -45,6 +47,7 @@ const ALICE: Principal = {
     email: 'alice@example.com',
     sv: 1,
     mg: 1,
+    scope: 'catalog:read catalog:write',
     jti: 'j1',
     iat: 0,
     exp: 60,
@@ -135,6 +138,7 @@ describe('identity headers', () => {
       'x-tenant-type': 'orgtenant',
       'x-user-id': 'u-alice',
       'x-user-email': 'alice@example.com',
+      'x-scope': 'catalog:read catalog:write',
     };
     for (const [name, value] of Object.entries(expected)) {
       expect(spellingsOf(out, name)).toEqual([name]);
@@ -149,7 +153,13 @@ describe('identity headers', () => {
 
   it('uses the configured names, in any spelling, for both the strip and the injection', () => {
     const renamed = createHeaderPolicy(
-      { tenantId: 'X-Org-Id', tenantType: 'X-Org-Kind', userId: 'X-Subject', userEmail: 'X-Mail' },
+      {
+        tenantId: 'X-Org-Id',
+        tenantType: 'X-Org-Kind',
+        userId: 'X-Subject',
+        userEmail: 'X-Mail',
+        scope: 'X-Grants',
+      },
       trusted,
     );
     const out = forwarded(
@@ -159,6 +169,7 @@ describe('identity headers', () => {
         ['x-org_kind', 'usertenant'],
         ['X-SUBJECT', 'u-mallory'],
         ['x_mail', 'mallory@example.com'],
+        ['X_Grants', 'everything'],
       ]),
       { principal: ALICE },
     );
@@ -167,6 +178,8 @@ describe('identity headers', () => {
     expect(out['x-org-kind']).toBe('orgtenant');
     expect(out['x-subject']).toBe('u-alice');
     expect(out['x-mail']).toBe('alice@example.com');
+    expect(spellingsOf(out, 'x-grants')).toEqual(['x-grants']);
+    expect(out['x-grants']).toBe('catalog:read catalog:write');
     expect(spellingsOf(out, 'x-tenant-id')).toEqual([]);
   });
 
@@ -183,12 +196,14 @@ describe('identity headers', () => {
       'X-Tenant-Type': 'orgtenant',
       'X-User-Id': 'u-alice',
       'X-User-Email': 'alice@example.com',
+      'X-Scope': 'catalog:read catalog:write',
     });
     expect(policy.identityHeaders(undefined)).toEqual({
       'X-Tenant-Id': '',
       'X-Tenant-Type': '',
       'X-User-Id': '',
       'X-User-Email': '',
+      'X-Scope': '',
     });
   });
 

@@ -1,4 +1,10 @@
-/** `GET /1/token` and its OAuth alias `GET /1/oauth/token`: a bearer token for one of the user's tenants. */
+/**
+ * `GET /1/token` and its OAuth alias `GET /1/oauth/token`: a bearer token for
+ * one of the user's tenants. Its `scope` is the member's role's
+ * (`authorization.roles`); a `scope` parameter is ignored — it can neither
+ * widen nor narrow them, and the answer's `scope` says what was granted
+ * (RFC 6749 §3.3).
+ */
 import type { Router } from '@koa/router';
 import { singleQueryParam } from '../request-input.js';
 import type { ApiContext, ApiState } from '../state.js';
@@ -34,5 +40,6 @@ async function issue(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
     tenant_id: tenant.tenantId,
     tenant_name: tenant.name,
     tenant_type: tenant.type,
+    scope: claims.scope ?? '',
   };
 }

@@ -19,9 +19,10 @@ const verifyOperation = (method: string): Json => ({
     '400': BAD_INPUT,
     '401': BEARER_REFUSED,
     '403': refusal(
-      "The original request names another tenant than the token's, or the route excludes its tenant type.",
+      'The original request names another tenant than the token\'s, the route excludes its tenant type, or the token lacks a scope the route requires for the original method (`WWW-Authenticate: Bearer error="insufficient_scope"`).',
       'tenant_mismatch',
       'forbidden',
+      'insufficient_scope',
     ),
     '503': STORE_DOWN,
   },

@@ -101,6 +101,7 @@ function tokenResponseSchema(): Json {
       'tenant_id',
       'tenant_name',
       'tenant_type',
+      'scope',
     ],
     properties: {
       access_token: { type: 'string', description: 'A JWT (`typ: at+jwt`)' },
@@ -111,6 +112,11 @@ function tokenResponseSchema(): Json {
       tenant_id: { type: 'string' },
       tenant_name: { type: 'string' },
       tenant_type: ref('TenantType'),
+      scope: {
+        type: 'string',
+        description:
+          "The granted scopes, space-separated and sorted: those of the member's role (`authorization.roles`); empty: none",
+      },
     },
   };
 }

@@ -1,9 +1,14 @@
 /**
- * What members' roles and machine clients may hold (`authorization`), and
- * API keys (`apiKeys`), as DESIGN §3 shows them. Not yet keys of the
- * configuration: they join `configSchema` (`../schema.ts`) together with
- * their reload rule (`ON_RELOAD` in gateway.ts, `restart`); until then the
- * CLI checks a client's scopes against {@link SCOPE_PATTERN} only.
+ * What members' roles and machine clients may hold (`authorization`), the
+ * scope names every section shares ({@link scopeName}), and API keys
+ * (`apiKeys`), as DESIGN §3 shows them. `authorization` is a key of the
+ * configuration, applied live on reload (`ON_RELOAD` in gateway/reload.ts):
+ * tokens issued after it carry the new scopes. `apiKeys` is not yet a key:
+ * it joins `configSchema` (`../schema.ts`) when the request path takes keys.
+ *
+ * Defaults: every role maps to no scopes, so a config without `authorization`
+ * behaves as before scopes existed — tokens carry an empty `scope`, and a
+ * route without `scopes` asks for none.
  */
 import { z } from 'zod';
 import { boolean, headerName } from './values.js';
@@ -11,32 +16,35 @@ import { boolean, headerName } from './values.js';
 /** An OAuth scope token (RFC 6749 §3.3): printable ASCII but space, `"` and `\`. */
 export const SCOPE_PATTERN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
-const scope = z
+/** A scope name, as config writes it (`catalog:read`). */
+export const scopeName = z
   .string()
   .regex(
     SCOPE_PATTERN,
     'must be an OAuth scope: printable ASCII without spaces, quotes or backslashes',
-  );
+  )
+  .meta({ typeName: 'scope' });
 
 /** The `authorization` section. */
 export const authorization = z
   .strictObject({
     roles: z
       .strictObject({
-        admin: z.array(scope).default([]).describe("scopes of a tenant's admins"),
-        member: z.array(scope).default([]).describe("scopes of a tenant's other members"),
+        admin: z.array(scopeName).default([]).describe("scopes of a tenant's admins"),
+        member: z.array(scopeName).default([]).describe("scopes of a tenant's other members"),
       })
       .prefault({})
       .describe('the scopes each membership role (`member add --role`) maps to'),
     clientScopes: z
-      .array(scope)
+      .array(scopeName)
       .optional()
       .describe(
         'the scopes a machine client may hold: `client add --scopes` refuses any other; omitted: any scope',
       ),
   })
   .meta({
-    description: 'Roles and scopes: what members and machine clients may be given.',
+    description:
+      "Roles and scopes: what members and machine clients may be given. A user token carries its role's scopes (`scope`, and `X-Scope` upstream); tokens issued after a reload carry the new ones. With `clientScopes`, every scope a route requires (`routes[].scopes`) must be some role's or a client's, else the config is refused.",
     examples: [
       {
         roles: {

@@ -41,6 +41,10 @@ export const identityHeaders = z
     userEmail: headerName
       .default('X-User-Email')
       .describe("header carrying the token's user e-mail"),
+    // Issue 32: roles and scopes.
+    scope: headerName
+      .default('X-Scope')
+      .describe("header carrying the token's granted scopes, space-separated and sorted"),
   })
   // Reported with every other problem of the config, even when a name here is wrong.
   .superRefine(checkIdentityHeaders, { when: () => true })

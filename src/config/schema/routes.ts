@@ -3,10 +3,13 @@
  * prefix the gateway does not serve itself, what needs an upstream, TLS only
  * to `https://`, `stripPrefix` or `rewrite`), one route per prefix and host
  * across the list, and no route the operations endpoints would shadow on
- * `listen` (that one reads `listen` too: the composition calls it).
+ * `listen` (that one reads `listen` too: the composition calls it); the
+ * scopes a route requires per method, each one some role or machine client
+ * can be given (that one reads `authorization`: the composition calls it).
  */
 import { z } from 'zod';
 import { PROBE_PATHS } from '../../ops-paths.js';
+import { scopeName } from './authorization.js';
 import { corsPolicy } from './cors.js';
 import { rateLimit } from './limits.js';
 import { boolean, headerName, httpUrl, integer } from './values.js';
@@ -53,6 +56,32 @@ const tenantRules = z
   .refine((rules) => Object.values(rules).some((v) => v !== undefined), {
     message: 'must name at least one of header, path, query, host',
   });
+
+/** A key of a route's `scopes`: a method as requests spell it (case-sensitive, RFC 9110 §9.1), or `*`. */
+const SCOPE_METHOD = /^(?:[A-Z][A-Z-]*|\*)$/;
+
+/**
+ * The scopes a route requires, per method: every scope listed for the
+ * request's method (HEAD: GET's, unless HEAD is listed), else `*`'s; a
+ * method under neither needs none.
+ */
+const routeScopes = z
+  .record(z.string(), z.array(scopeName))
+  .superRefine((methods, ctx) => {
+    const names = Object.keys(methods);
+    if (names.length === 0)
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must name at least one method or * (omit the key to require none)',
+      });
+    for (const name of names.filter((n) => !SCOPE_METHOD.test(n)))
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: 'must be an HTTP method in capitals (GET, POST, …) or *',
+      });
+  })
+  .meta({ typeName: 'map: method or `*` → list of scopes' });
 
 /** One route: where it is served, where it goes, and what it asks of a request. */
 const route = z
@@ -160,6 +189,11 @@ const route = z
       .describe(
         'requests per second per tenant and per user on this route, enforced on proxied requests and WebSocket upgrades (not on `/auth/verify`), shared by every instance on one Redis; see `docs/rate-limits.md`. Omitted: unlimited',
       ),
+    scopes: routeScopes
+      .optional()
+      .describe(
+        'scopes a token needs here, per method (`GET: [catalog:read]`; `"*"`: any other; HEAD takes GET\'s unless listed); without them 403 `insufficient_scope`, proxied, upgraded or on `/auth/verify` alike ([Routes and tenants](routes-and-tenants.md#route-scopes)). Omitted: none',
+      ),
   })
   // These run even when a key of the route is wrong, so that every problem is
   // reported at once; the value may then be partly invalid, hence the defensive reads.
@@ -206,7 +240,17 @@ function checkRoute(value: unknown, ctx: z.RefinementCtx): void {
       message: `is reserved for the gateway's own endpoints (${RESERVED_PREFIXES.join(', ')})`,
     });
   }
-  const { stripPrefix, rewrite, tls, upstream, cors, rateLimit } = value as Record<string, unknown>;
+  const { stripPrefix, rewrite, tls, upstream, cors, rateLimit, scopes, auth } = value as Record<
+    string,
+    unknown
+  >;
+  if (scopes !== undefined && auth === 'none') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['scopes'],
+      message: 'needs a token: a public route (auth: none) admits requests without one',
+    });
+  }
   if (rateLimit !== undefined && upstream === undefined) {
     ctx.addIssue({
       code: 'custom',
@@ -297,4 +341,39 @@ function shadowedByOps(prefix: string): boolean {
     .toLowerCase()
     .replace(/\u0307/g, '');
   return PROBE_PATHS.includes(folded);
+}
+
+/**
+ * With `authorization.clientScopes` set, a scope a route requires must be
+ * one some role or some machine client can be given: else no token could
+ * ever pass, a typo most likely, refused with its path. Without
+ * `clientScopes` a client may be given any scope, so every scope is
+ * grantable. Reads the whole config, which may be partly invalid.
+ */
+export function checkRouteScopesGrantable(
+  config: Record<string, unknown>,
+  ctx: z.RefinementCtx,
+): void {
+  const authorization = config['authorization'] as
+    { roles?: Record<string, unknown>; clientScopes?: unknown } | undefined;
+  const clientScopes = authorization?.clientScopes;
+  if (!Array.isArray(clientScopes) || !Array.isArray(config['routes'])) return;
+  const grantable = new Set<unknown>(clientScopes);
+  for (const granted of Object.values(authorization?.roles ?? {}))
+    if (Array.isArray(granted)) for (const scope of granted) grantable.add(scope);
+  config['routes'].forEach((value: unknown, i) => {
+    const scopes = (value as { scopes?: unknown } | null)?.scopes;
+    if (scopes === null || typeof scopes !== 'object') return;
+    for (const [method, required] of Object.entries(scopes)) {
+      if (!Array.isArray(required)) continue;
+      required.forEach((scope: unknown, j) => {
+        if (typeof scope !== 'string' || grantable.has(scope)) return;
+        ctx.addIssue({
+          code: 'custom',
+          path: ['routes', i, 'scopes', method, j],
+          message: `${scope} is granted by no role (authorization.roles) and no client may hold it (authorization.clientScopes): no token could pass`,
+        });
+      });
+    }
+  });
 }

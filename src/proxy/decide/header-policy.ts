@@ -167,6 +167,7 @@ class Policy implements HeaderPolicy {
       tenantType: names.tenantType.toLowerCase(),
       userId: names.userId.toLowerCase(),
       userEmail: names.userEmail.toLowerCase(),
+      scope: names.scope.toLowerCase(),
     };
   }
 
@@ -205,6 +206,7 @@ class Policy implements HeaderPolicy {
       [names.tenantType]: p?.tenantType ?? '',
       [names.userId]: p?.userId ?? '',
       [names.userEmail]: p?.email ?? '',
+      [names.scope]: p === undefined ? '' : scopeValue(p),
     };
   }
 
@@ -219,6 +221,7 @@ class Policy implements HeaderPolicy {
       out[lower.tenantType] = principal.tenantType;
       out[lower.userId] = principal.userId;
       out[lower.userEmail] = principal.email;
+      out[lower.scope] = scopeValue(principal);
     }
     out[REQUEST_ID_HEADER] = options.requestId;
     const clientFor = fromTrusted ? headers['x-forwarded-for'] : undefined;
@@ -265,6 +268,11 @@ class Policy implements HeaderPolicy {
     }
     return drop;
   }
+}
+
+/** The granted scopes, space-separated and sorted (empty: none). */
+function scopeValue(principal: Principal): string {
+  return principal.scopes.join(' ');
 }
 
 /** The forwarded request's framing, the gateway's own: from what Node parsed, never the client's headers. */

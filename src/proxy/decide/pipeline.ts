@@ -24,6 +24,11 @@
  *   admit      the bearer verified, then each check's tenant types and
  *              tenant rules (`admit.ts`); the principal is written to the
  *              request's scope first, so a later refusal names it
+ *   scopes     each check's route: the scopes it requires for the method
+ *              (forward-auth: each original method, `verify-request.ts`
+ *              `originalMethods`) must all be the token's, else 403
+ *              `insufficient_scope` ({@link demandScopes}, compiled per
+ *              route and method in `route-scopes.ts`)
  *   limit      the route's per-tenant and per-user token buckets
  *              (`route-rate-limits.ts`); forward-auth takes none — the
  *              ingress, not the gateway, forwards that request
@@ -45,6 +50,7 @@ import type { HeaderPolicy } from './header-policy.js';
 import type { NormalisedTarget } from './normalise-path.js';
 import type { RouteRateLimit } from './rate-policy.js';
 import type { RouteRateLimits } from './route-rate-limits.js';
+import { demandScopes } from './route-scopes.js';
 import type { RouteTable } from './route-table.js';
 import {
   ANY_HOST,
@@ -56,7 +62,7 @@ import {
   type ProxiedRoute,
 } from './routes.js';
 import { requestView } from './tenant-match.js';
-import { originalHosts, originalRequestViews } from './verify-request.js';
+import { originalHosts, originalMethods, originalRequestViews } from './verify-request.js';
 
 /** The rules a verdict reads; a config reload replaces them between requests. */
 export interface AdmissionSettings {
@@ -138,13 +144,34 @@ export function decide(
   const authorization = req.headers.authorization;
   if (anonymousAllowed(authorization, checks)) return undefined;
   const admitted = admission.admit(authorization, checks, who);
-  // Forward-auth takes no token from the route's buckets: the ingress forwards.
-  const rateLimit = route?.rateLimit;
-  if (rateLimit === undefined) return admitted;
+  const methods = route === undefined ? originalMethods(req, target.path) : (req.method ?? 'GET');
   if (admitted instanceof Promise) {
-    return admitted.then((principal) => limit(admission.rateLimits, rateLimit, principal));
+    return admitted.then((principal) => authorized(admission, route, checks, methods, principal));
   }
-  return limit(admission.rateLimits, rateLimit, admitted);
+  return authorized(admission, route, checks, methods, admitted);
+}
+
+/**
+ * After admit: the scopes each check's route requires for the method (or
+ * every original method), then one token from the route's buckets.
+ * Forward-auth takes no token from them: the ingress forwards.
+ * @throws GatewayError `insufficient_scope`
+ */
+function authorized(
+  admission: Admission,
+  route: ProxiedRoute | undefined,
+  checks: readonly TenantCheck[],
+  methods: string | readonly string[],
+  principal: Principal,
+): Principal | Promise<Principal> {
+  for (const check of checks) {
+    const scopes = check.route?.scopes;
+    if (scopes === undefined) continue;
+    if (typeof methods === 'string') demandScopes(scopes, methods, principal.scopes);
+    else for (const method of methods) demandScopes(scopes, method, principal.scopes);
+  }
+  const rateLimit = route?.rateLimit;
+  return rateLimit === undefined ? principal : limit(admission.rateLimits, rateLimit, principal);
 }
 
 /**

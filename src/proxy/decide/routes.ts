@@ -1,4 +1,4 @@
-/** Routes from config, compiled once: prefix table and tenant rules. */
+/** Routes from config, compiled once: prefix table, tenant rules and scopes. */
 import { readFileSync } from 'node:fs';
 import type { RouteConfig } from '../../config/index.js';
 import { GatewayError } from '../../errors.js';
@@ -6,6 +6,7 @@ import { compileCors, type Cors } from './cors.js';
 import type { TenantType } from '../../store/index.js';
 import { hostnameOf } from './host-name.js';
 import { compileRateLimit, type RouteRateLimit } from './rate-policy.js';
+import { compileRouteScopes, type RouteScopes } from './route-scopes.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
 import type { UpstreamTls } from '../forward/upstream-pools.js';
 import { compileTenantRules, type TenantRule } from './tenant-match.js';
@@ -32,6 +33,8 @@ export interface CompiledRoute {
   checkTenant: TenantRule;
   /** The tenant types this route admits; undefined: any. */
   tenantTypes: ReadonlySet<TenantType> | undefined;
+  /** The scopes a token needs, per method; undefined: none. */
+  scopes: RouteScopes | undefined;
   /** Token buckets per tenant and per user; undefined: unlimited. */
   rateLimit: RouteRateLimit | undefined;
   /** The route's CORS policy; undefined: CORS is the upstream's business. */
@@ -78,6 +81,7 @@ export function compileRoutes(routes: readonly RouteConfig[]): RouteTable<Compil
         auth: r.auth,
         checkTenant: compileTenantRules(r.tenant),
         tenantTypes: r.tenantTypes === undefined ? undefined : new Set(r.tenantTypes),
+        scopes: compileRouteScopes(r.scopes),
         replacePrefix: r.stripPrefix ? '' : r.rewrite?.prefix.replace(/\/+$/, ''),
         tls: r.tls === undefined ? undefined : upstreamTls(r.tls),
         cors: r.cors === undefined ? undefined : compileCors(r.cors),

@@ -103,6 +103,29 @@ export function originalHosts(req: IncomingMessage, verifyPath: string): string[
 }
 
 /**
+ * The methods of the request the ingress asks about, for the route's scopes:
+ * each one a source names (`X-Original-Method`, `X-Forwarded-Method`, every
+ * line of either), upper-cased. As with paths, no source is picked: a client
+ * may add the other ingress's header, so the verdict must hold for each.
+ * The verify request's own method counts when Envoy appended the original
+ * path (its check request keeps the original method), or when no source
+ * names one.
+ */
+export function originalMethods(req: IncomingMessage, verifyPath: string): string[] {
+  const methods = new Set<string>();
+  for (const name of ['x-original-method', 'x-forwarded-method']) {
+    const value = req.headers[name];
+    if (typeof value !== 'string') continue;
+    for (const method of value.split(',')) {
+      const trimmed = method.trim();
+      if (trimmed !== '') methods.add(trimmed.toUpperCase());
+    }
+  }
+  if (methods.size === 0 || verifyPath !== FORWARD_AUTH_PATH) methods.add(req.method ?? 'GET');
+  return [...methods];
+}
+
+/**
  * The request the ingress asked about, for the access log: the method and
  * URI (without its query: it may carry credentials) each ingress reports,
  * the first source present; the host likewise. Log text only — the verdict
