@@ -1,6 +1,7 @@
 /**
  * The identity endpoints (docs/identity-api.md): tenant list, token (and its OAuth
- * alias), tenant record, signup, password change, logout. `current` stands for
+ * alias), tenant record, the tenant admins' machine clients, signup, password
+ * change, logout. `current` stands for
  * the caller's own user or tenant id in any path.
  *
  * Each endpoint group is a file in `identity/`; who the caller is (Basic login,
@@ -10,6 +11,7 @@
 import { Router } from '@koa/router';
 import type { ApiState } from './state.js';
 import type { IdentityRouterDeps } from './identity/deps.js';
+import { addClientRoutes } from './identity/client-routes.js';
 import { addLogoutRoute } from './identity/logout-route.js';
 import { addPasswordRoute } from './identity/password-route.js';
 import { addSignupRoute } from './identity/signup-route.js';
@@ -24,6 +26,7 @@ export function createIdentityRouter(deps: IdentityRouterDeps): Router<ApiState>
   addTokenRoutes(router, deps);
   addLogoutRoute(router, deps);
   addTenantRoute(router, deps);
+  addClientRoutes(router, deps);
   addSignupRoute(router, deps);
   addPasswordRoute(router, deps);
   return router;

@@ -12,6 +12,7 @@
  * The order of the keys below is the order of docs/configuration.md.
  */
 import { z } from 'zod';
+import { authorization } from './schema/authorization.js';
 import { cors } from './schema/cors.js';
 import { demo } from './schema/demo.js';
 import { identityHeaders, stripHeaders, trustedProxies } from './schema/headers.js';
@@ -34,6 +35,7 @@ export const configSchema = z
     revocation,
     signup,
     passwords,
+    authorization,
     limits,
     audit,
     server,

@@ -30,6 +30,7 @@ export const ON_RELOAD: Readonly<Record<keyof GatewayConfig, 'live' | 'restart'>
   revocation: 'restart',
   signup: 'restart',
   passwords: 'restart',
+  authorization: 'restart',
   limits: 'restart',
   audit: 'restart',
   server: 'restart',

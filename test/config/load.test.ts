@@ -435,6 +435,7 @@ describe('defaults', () => {
       revocation: { mode: 'lease', leaseMs: 2000 },
       signup: { enabled: false, cloudRegion: 'local' },
       passwords: { bcryptCost: 10 },
+      authorization: { roles: { admin: [], member: [] } },
       rateLimits: { reconcileIntervalMs: 500 },
       limits: {
         login: {

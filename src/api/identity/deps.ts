@@ -23,4 +23,6 @@ export interface IdentityRouterDeps {
   /** Logins, tokens, logouts, signups and password changes are recorded here. */
   audit: AuditRecorder;
   bodyLimit: number;
+  /** `authorization.clientScopes`: what a machine client may hold; undefined: any scope. */
+  clientScopes?: readonly string[] | undefined;
 }
