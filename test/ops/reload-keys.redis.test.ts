@@ -58,6 +58,7 @@ function cases(): Record<string, Case> {
     revocation: { change: { mode: 'plain' } },
     signup: { change: { enabled: true } },
     passwords: { change: { bcryptCost: 5 } },
+    authorization: { change: { clientScopes: ['catalog:read'] } },
     limits: { change: { bodyBytes: 32768 } },
     audit: { change: { maxEventsPerStream: 500 } },
     server: { change: { keepAliveTimeoutMs: 30_000 } },
