@@ -154,6 +154,12 @@ describe('an admin', () => {
       [bare.body.key_id, dated.body.key_id].sort(),
     );
     expect(list.body.keys[0]).toHaveProperty('last_used_at', null);
+    const usedAt = Math.floor(Date.now() / 1000);
+    await store.touchApiKey(dated.body.key_id, usedAt);
+    const used = (await call('GET', keys, aliceAcme)).body.keys.find(
+      (k: { key_id: string }) => k.key_id === dated.body.key_id,
+    );
+    expect(used.last_used_at).toBe(usedAt);
     expect(JSON.stringify(list.body)).not.toContain(bare.body.api_key);
     expect(JSON.stringify(list.body)).not.toContain(secretDigest(bare.body.api_key));
 
@@ -253,6 +259,26 @@ describe('refused', () => {
     const fresh = (await tokenFor(fx.gw.url, carl, 'acme')).access_token;
     const again = await call('POST', '/1/tenants/acme/clients', fresh, { name: 'x', scopes: [] });
     expect([again.status, again.body.error]).toEqual([403, 'forbidden']);
+  });
+
+  it('another method (405, with Allow)', async () => {
+    const { client_id } = await newClient();
+    const base = `/1/tenants/acme/clients`;
+    for (const [method, path, allow] of [
+      ['PUT', base, 'HEAD, GET, POST'],
+      ['PATCH', `${base}/${client_id}`, 'HEAD, GET, DELETE'],
+      ['GET', `${base}/${client_id}/secret`, 'POST'],
+      ['DELETE', `${base}/${client_id}/keys`, 'HEAD, GET, POST'],
+      ['GET', `${base}/${client_id}/keys/tgkid_aaaaaaaaaaaaaaaa`, 'DELETE'],
+    ] as const) {
+      const res = await call(method, path, aliceAcme);
+      expect([method, path, res.status, res.headers.get('allow')]).toEqual([
+        method,
+        path,
+        405,
+        allow,
+      ]);
+    }
   });
 
   it('bad bodies (400), an oversized one (413)', async () => {
