@@ -1,12 +1,12 @@
 /**
  * The identity endpoints (docs/identity-api.md): tenant list, token (and its OAuth
- * alias), tenant record, the tenant admins' machine clients, signup, password
- * change, logout. `current` stands for
+ * alias), tenant record, signup, password change, logout. `current` stands for
  * the caller's own user or tenant id in any path.
  *
  * Each endpoint group is a file in `identity/`; who the caller is (Basic login,
  * bearer, audit actor) is `identity/callers.ts`. The routes are added here in
- * the order that sets each path's `Allow` header.
+ * the order that sets each path's `Allow` header. The tenant admins' machine
+ * clients are `identity/client-routes.ts`.
  */
 import { Router } from '@koa/router';
 import type { ApiState } from './state.js';
@@ -26,8 +26,8 @@ export function createIdentityRouter(deps: IdentityRouterDeps): Router<ApiState>
   addTokenRoutes(router, deps);
   addLogoutRoute(router, deps);
   addTenantRoute(router, deps);
-  addClientRoutes(router, deps);
   addSignupRoute(router, deps);
   addPasswordRoute(router, deps);
+  addClientRoutes(router, deps);
   return router;
 }

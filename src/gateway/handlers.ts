@@ -60,11 +60,11 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     clientIp: (req) => clientIp(req.socket.remoteAddress, req),
     signupEnabled: config.signup.enabled,
     bodyLimit: config.limits.bodyBytes,
-    clientScopes: config.authorization.clientScopes,
     onTokenIssued: () => metrics.tokenIssued(),
     onLoginRefused: (reason) => metrics.loginRefused(reason),
     audit: core.audit,
     scopeOf,
+    clientScopes: () => deps.live.config.authorization.clientScopes,
   });
   const traffic = createRequestHandler({
     log,

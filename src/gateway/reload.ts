@@ -30,7 +30,6 @@ export const ON_RELOAD: Readonly<Record<keyof GatewayConfig, 'live' | 'restart'>
   revocation: 'restart',
   signup: 'restart',
   passwords: 'restart',
-  authorization: 'restart',
   limits: 'restart',
   audit: 'restart',
   server: 'restart',
@@ -40,6 +39,10 @@ export const ON_RELOAD: Readonly<Record<keyof GatewayConfig, 'live' | 'restart'>
   identityHeaders: 'live',
   stripHeaders: 'live',
   routes: 'live',
+  // The roles' scopes go into tokens issued from the reload on; tokens issued
+  // before keep theirs until they expire (a role change, not a config change,
+  // is what ends a member's tokens).
+  authorization: 'live',
   cors: 'live',
   log: 'restart',
   tracing: 'restart',

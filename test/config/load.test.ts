@@ -435,7 +435,6 @@ describe('defaults', () => {
       revocation: { mode: 'lease', leaseMs: 2000 },
       signup: { enabled: false, cloudRegion: 'local' },
       passwords: { bcryptCost: 10 },
-      authorization: { roles: { admin: [], member: [] } },
       rateLimits: { reconcileIntervalMs: 500 },
       limits: {
         login: {
@@ -464,6 +463,7 @@ describe('defaults', () => {
         userEmail: 'X-User-Email',
       },
       routes: [],
+      authorization: { roles: { admin: [], member: [] } },
       log: { level: 'info', pretty: false, buffer: { bytes: 8192, flushMs: 1000 } },
       tracing: {
         enabled: false,

@@ -58,7 +58,6 @@ function cases(): Record<string, Case> {
     revocation: { change: { mode: 'plain' } },
     signup: { change: { enabled: true } },
     passwords: { change: { bcryptCost: 5 } },
-    authorization: { change: { clientScopes: ['catalog:read'] } },
     limits: { change: { bodyBytes: 32768 } },
     audit: { change: { maxEventsPerStream: 500 } },
     server: { change: { keepAliveTimeoutMs: 30_000 } },
@@ -99,6 +98,16 @@ function cases(): Record<string, Case> {
         observe: async (gw) => (await fetch(`${gw.url}/b`)).status,
         before: 404,
         after: 200,
+      },
+    },
+    authorization: {
+      change: { clientScopes: ['catalog:read', 'catalog:write'] },
+      base: { signup: { enabled: true }, authorization: { clientScopes: ['catalog:read'] } },
+      live: {
+        // A tenant admin may give a new machine client the scopes configured now.
+        observe: (gw) => clientCreation(gw, ['catalog:write']),
+        before: 400,
+        after: 201,
       },
     },
     cors: {
@@ -178,3 +187,35 @@ describe('reload, key by key', () => {
     }
   });
 });
+
+/**
+ * The status of a machine client's creation with `scopes`, by the admin (a
+ * new user) of a new org tenant.
+ */
+async function clientCreation(gw: TestGateway, scopes: string[]): Promise<number> {
+  const id = Math.random().toString(36).slice(2, 10);
+  const email = `admin-${id}@example.com`;
+  const password = 'a-long-password-1';
+  const signup = await fetch(`${gw.url}/1/users`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  const { user_id } = (await signup.json()) as { user_id: string };
+  const tenant = { tenantId: `org-${id}`, type: 'orgtenant' as const, name: id, cloudRegion: 'x' };
+  await gw.gateway.store.upsertTenant(
+    { ...tenant, createdBy: email },
+    Math.floor(Date.now() / 1000),
+  );
+  await gw.gateway.store.addMember(tenant.tenantId, user_id, 'admin');
+  const token = await fetch(`${gw.url}/1/token?tenant_id=${tenant.tenantId}`, {
+    headers: { authorization: `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}` },
+  });
+  const { access_token } = (await token.json()) as { access_token: string };
+  const res = await fetch(`${gw.url}/1/tenants/current/clients`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'ci', scopes }),
+  });
+  return res.status;
+}

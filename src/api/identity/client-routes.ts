@@ -141,7 +141,7 @@ async function tenantClient(
 async function createClient(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await tenantAdmin(deps, ctx);
   const body = await readJsonBody(ctx, clientBody, deps.bodyLimit);
-  const allowed = deps.clientScopes;
+  const allowed = deps.clientScopes?.();
   const refused = allowed === undefined ? [] : body.scopes.filter((s) => !allowed.includes(s));
   if (refused.length > 0) {
     throw new GatewayError(

@@ -1,10 +1,9 @@
 /**
  * What members' roles and machine clients may hold (`authorization`), and
- * API keys (`apiKeys`), as DESIGN §3 shows them. `authorization` is a key
- * of `configSchema` (`../schema.ts`, reload rule `restart`): the tenant
- * admins' API (`POST /1/tenants/{tenant_id}/clients`) holds a client's scopes
- * to `clientScopes`. `apiKeys` is not yet a key of the configuration; the CLI
- * checks a client's scopes against {@link SCOPE_PATTERN} only.
+ * API keys (`apiKeys`), as DESIGN §3 shows them. Not yet keys of the
+ * configuration: they join `configSchema` (`../schema.ts`) together with
+ * their reload rule (`ON_RELOAD` in gateway.ts, `restart`); until then the
+ * CLI checks a client's scopes against {@link SCOPE_PATTERN} only.
  */
 import { z } from 'zod';
 import { boolean, headerName } from './values.js';
@@ -33,7 +32,7 @@ export const authorization = z
       .array(scope)
       .optional()
       .describe(
-        'the scopes a machine client may hold: a tenant admin creating a client (`POST /1/tenants/{tenant_id}/clients`) is refused any other; omitted: any scope',
+        'the scopes a machine client may hold: `client add --scopes` refuses any other; omitted: any scope',
       ),
   })
   .meta({
