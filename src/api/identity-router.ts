@@ -5,11 +5,13 @@
  *
  * Each endpoint group is a file in `identity/`; who the caller is (Basic login,
  * bearer, audit actor) is `identity/callers.ts`. The routes are added here in
- * the order that sets each path's `Allow` header.
+ * the order that sets each path's `Allow` header. The tenant admins' machine
+ * clients are `identity/client-routes.ts`.
  */
 import { Router } from '@koa/router';
 import type { ApiState } from './state.js';
 import type { IdentityRouterDeps } from './identity/deps.js';
+import { addClientRoutes } from './identity/client-routes.js';
 import { addLogoutRoute } from './identity/logout-route.js';
 import { addPasswordRoute } from './identity/password-route.js';
 import { addSignupRoute } from './identity/signup-route.js';
@@ -26,5 +28,6 @@ export function createIdentityRouter(deps: IdentityRouterDeps): Router<ApiState>
   addTenantRoute(router, deps);
   addSignupRoute(router, deps);
   addPasswordRoute(router, deps);
+  addClientRoutes(router, deps);
   return router;
 }

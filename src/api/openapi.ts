@@ -8,11 +8,18 @@
  * any status that is not listed.
  *
  * This file is the table of paths; each group's operations live in
- * `openapi/` (tenants, tokens, users, well-known, forward-auth), the schemas
+ * `openapi/` (tenants, machine clients, tokens, users, well-known, forward-auth), the schemas
  * in `openapi/schemas.ts`.
  */
 import { VERSION } from '../version.js';
 import type { Json } from './openapi/answers.js';
+import {
+  clientKeyPath,
+  clientKeysPath,
+  clientPath,
+  clientSecretPath,
+  clientsPath,
+} from './openapi/client-paths.js';
 import { verifyPath } from './openapi/forward-auth-paths.js';
 import { components } from './openapi/schemas.js';
 import { tenantPath, userTenantsPath } from './openapi/tenant-paths.js';
@@ -31,6 +38,10 @@ export function openApiDocument(): Json {
     },
     tags: [
       { name: 'identity', description: 'Users, tenants and tokens (docs/identity-api.md).' },
+      {
+        name: 'clients',
+        description: "A tenant's machine clients and API keys, managed by its admins.",
+      },
       { name: 'keys', description: 'What verifies the tokens.' },
       { name: 'forward-auth', description: 'The verdict for an ingress (docs/forward-auth.md).' },
     ],
@@ -40,6 +51,11 @@ export function openApiDocument(): Json {
       '/1/token': tokenPath(),
       '/1/oauth/token': oauthTokenPath(),
       '/1/tenants/{tenant_id}': tenantPath(),
+      '/1/tenants/{tenant_id}/clients': clientsPath(),
+      '/1/tenants/{tenant_id}/clients/{client_id}': clientPath(),
+      '/1/tenants/{tenant_id}/clients/{client_id}/secret': clientSecretPath(),
+      '/1/tenants/{tenant_id}/clients/{client_id}/keys': clientKeysPath(),
+      '/1/tenants/{tenant_id}/clients/{client_id}/keys/{key_id}': clientKeyPath(),
       '/1/users': signupPath(),
       '/1/users/{user_id}/password': passwordPath(),
       '/.well-known/jwks.json': jwksPath(),

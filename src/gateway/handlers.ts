@@ -64,6 +64,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     onLoginRefused: (reason) => metrics.loginRefused(reason),
     audit: core.audit,
     scopeOf,
+    clientScopes: () => deps.live.config.authorization.clientScopes,
   });
   const traffic = createRequestHandler({
     recorder,

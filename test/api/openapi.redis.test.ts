@@ -143,6 +143,36 @@ const auth = (who: { email: string; password: string }) => ({
   authorization: basic(who.email, who.password),
 });
 const wrong = (who: { email: string }) => ({ authorization: basic(who.email, 'not-the-password') });
+/** A method, a path and maybe a JSON body. */
+type Call = [string, string, string?];
+
+/**
+ * Every machine-client operation once: on the tenant's `list` (skipped when
+ * undefined) and on `client`, with a valid body where there is one.
+ */
+async function callEveryClientOperation(
+  headers: Record<string, string>,
+  list: string | undefined,
+  client: string,
+): Promise<void> {
+  const creation = JSON.stringify({ name: 'x', scopes: [] });
+  const calls: Call[] = [
+    ...(list === undefined
+      ? []
+      : ([
+          ['GET', list],
+          ['POST', list, creation],
+        ] as Call[])),
+    ['GET', client],
+    ['POST', `${client}/secret`],
+    ['GET', `${client}/keys`],
+    ['POST', `${client}/keys`, '{}'],
+    ['DELETE', `${client}/keys/tgkid_aaaaaaaaaaaaaaaa`],
+    ['DELETE', client],
+  ];
+  for (const [method, path, body] of calls)
+    await call(fx.gw, method, path, { headers, ...(body === undefined ? {} : { body }) });
+}
 const VERIFY_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const TOO_LARGE = JSON.stringify({ password: 'x'.repeat(20_000) });
 
@@ -267,6 +297,69 @@ describe('every operation, every status', () => {
     });
   });
 
+  it('manages machine clients as documented (tenant admins)', async () => {
+    const admin = {
+      authorization: bearer((await tokenFor(fx.gw.url, ALICE, 'acme')).access_token),
+    };
+    const member = { authorization: bearer((await tokenFor(fx.gw.url, BOB, 'acme')).access_token) };
+    const clients = '/1/tenants/acme/clients';
+    const created = await call(fx.gw, 'POST', clients, {
+      headers: admin,
+      body: JSON.stringify({ name: 'ci', scopes: ['catalog:read'] }),
+    });
+    const one = `${clients}/${(created.body as { client_id: string }).client_id}`;
+    await call(fx.gw, 'GET', clients, { headers: admin });
+    await call(fx.gw, 'GET', one, { headers: admin });
+    await call(fx.gw, 'POST', `${one}/secret`, { headers: admin });
+    const key = await call(fx.gw, 'POST', `${one}/keys`, { headers: admin, body: '{}' });
+    await call(fx.gw, 'GET', `${one}/keys`, { headers: admin });
+    await call(fx.gw, 'DELETE', `${one}/keys/${(key.body as { key_id: string }).key_id}`, {
+      headers: admin,
+    });
+    // 400, 413
+    await call(fx.gw, 'POST', clients, { headers: admin, body: '{"name": ' });
+    await call(fx.gw, 'POST', `${one}/keys`, { headers: admin, body: '{"expires_at": 1}' });
+    await call(fx.gw, 'POST', clients, { headers: admin, body: TOO_LARGE });
+    await call(fx.gw, 'POST', `${one}/keys`, { headers: admin, body: TOO_LARGE });
+    // 401, 403 (a member; another tenant's path), 404 (no such client or key)
+    const globex = '/1/tenants/globex/clients';
+    for (const [headers, list, client] of [
+      [{ authorization: 'Bearer x.y.z' }, clients, one],
+      [member, clients, one],
+      [admin, globex, `${globex}/tgc_aaaaaaaaaaaaaaaaaaaaaaaaaa`],
+      [admin, undefined, `${clients}/tgc_aaaaaaaaaaaaaaaaaaaaaaaaaa`],
+    ] as const)
+      await callEveryClientOperation(headers, list, client);
+    // 404 for the tenant's own list and creation: the tenant removed after the token.
+    const store = fx.gw.gateway.store;
+    const alice = await store.findUserByEmail(ALICE.email);
+    await store.upsertTenant(
+      {
+        tenantId: 'initech',
+        type: 'orgtenant',
+        name: 'Initech',
+        cloudRegion: 'eu',
+        createdBy: ALICE.email,
+      },
+      Math.floor(Date.now() / 1000),
+    );
+    await store.addMember('initech', alice?.id as string, 'admin');
+    const initech = {
+      authorization: bearer((await tokenFor(fx.gw.url, ALICE, 'initech')).access_token),
+    };
+    await redis.del(`${prefix}{dir}:tenant:initech`);
+    await call(fx.gw, 'GET', '/1/tenants/current/clients', { headers: initech });
+    await call(fx.gw, 'POST', '/1/tenants/current/clients', {
+      headers: initech,
+      body: JSON.stringify({ name: 'x', scopes: [] }),
+    });
+    // 500: a corrupt tenant record.
+    await redis.hset(`${prefix}{dir}:tenant:acme`, 'type', 'not-a-type');
+    await callEveryClientOperation(admin, clients, one);
+    await redis.hset(`${prefix}{dir}:tenant:acme`, 'type', 'orgtenant');
+    await call(fx.gw, 'DELETE', one, { headers: admin });
+  });
+
   it('answers 500 for a corrupt record and 404 for a removed tenant', async () => {
     const acme = `${prefix}{dir}:tenant:acme`;
     const token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
@@ -304,6 +397,11 @@ describe('every operation, every status', () => {
       await call(fx.gw, method, '/auth/verify', {
         headers: { ...bearerOf, 'x-original-uri': '/orders/acme/1' },
       });
+    await callEveryClientOperation(
+      bearerOf,
+      '/1/tenants/acme/clients',
+      '/1/tenants/acme/clients/tgc_aaaaaaaaaaaaaaaaaaaaaaaaaa',
+    );
     // What needs no store still answers.
     await call(fx.gw, 'GET', '/.well-known/jwks.json');
     await fx.redis.restart();

@@ -118,13 +118,20 @@ function cases(): Record<string, Case> {
       },
     },
     authorization: {
-      change: { roles: { admin: ['catalog:write', 'catalog:read'] } },
-      base: { signup: { enabled: true } },
+      change: {
+        roles: { admin: ['catalog:write', 'catalog:read'] },
+        clientScopes: ['catalog:read', 'catalog:write'],
+      },
+      base: { signup: { enabled: true }, authorization: { clientScopes: ['catalog:read'] } },
       live: {
-        // A new token carries the scopes of its role (the personal tenant's owner is its admin).
-        observe: async (gw) => ((await personalToken(gw)) as { scope?: unknown }).scope,
-        before: '',
-        after: 'catalog:read catalog:write',
+        // A new token carries the scopes of its role (the personal tenant's owner is its admin),
+        // and a tenant admin may give a new machine client the scopes configured now.
+        observe: async (gw) => [
+          ((await personalToken(gw)) as { scope?: unknown }).scope,
+          await clientCreation(gw, ['catalog:write']),
+        ],
+        before: ['', 400],
+        after: ['catalog:read catalog:write', 201],
       },
     },
     cors: {
@@ -204,3 +211,35 @@ describe('reload, key by key', () => {
     }
   });
 });
+
+/**
+ * The status of a machine client's creation with `scopes`, by the admin (a
+ * new user) of a new org tenant.
+ */
+async function clientCreation(gw: TestGateway, scopes: string[]): Promise<number> {
+  const id = Math.random().toString(36).slice(2, 10);
+  const email = `admin-${id}@example.com`;
+  const password = 'a-long-password-1';
+  const signup = await fetch(`${gw.url}/1/users`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  const { user_id } = (await signup.json()) as { user_id: string };
+  const tenant = { tenantId: `org-${id}`, type: 'orgtenant' as const, name: id, cloudRegion: 'x' };
+  await gw.gateway.store.upsertTenant(
+    { ...tenant, createdBy: email },
+    Math.floor(Date.now() / 1000),
+  );
+  await gw.gateway.store.addMember(tenant.tenantId, user_id, 'admin');
+  const token = await fetch(`${gw.url}/1/token?tenant_id=${tenant.tenantId}`, {
+    headers: { authorization: `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}` },
+  });
+  const { access_token } = (await token.json()) as { access_token: string };
+  const res = await fetch(`${gw.url}/1/tenants/current/clients`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${access_token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'ci', scopes }),
+  });
+  return res.status;
+}

@@ -23,4 +23,9 @@ export interface IdentityRouterDeps {
   /** Logins, tokens, logouts, signups and password changes are recorded here. */
   audit: AuditRecorder;
   bodyLimit: number;
+  /**
+   * `authorization.clientScopes`, read at each client creation (the section
+   * applies live on reload): what a machine client may hold; undefined: any scope.
+   */
+  clientScopes?: () => readonly string[] | undefined;
 }

@@ -4,6 +4,7 @@
  */
 import { ERROR_CODES } from '../../errors.js';
 import { type Json, ref } from './answers.js';
+import { clientSchemas } from './client-schemas.js';
 
 /** `components` of the document. */
 export function components(): Json {
@@ -23,6 +24,7 @@ export function components(): Json {
       ...tenantSchemas(),
       TokenResponse: tokenResponseSchema(),
       ...userSchemas(),
+      ...clientSchemas(),
       JwkSet: jwkSetSchema(),
     },
   };
