@@ -10,6 +10,7 @@ import { createAuditRecorder, type AuditRecorder } from './audit/recorder.js';
 import { createAccounts, type Accounts } from './auth/accounts.js';
 import { createAuthenticator, type Authenticate } from './auth/authenticate.js';
 import { createBruteForceGuard, type BruteForceGuard } from './auth/brute-force.js';
+import { createClientCredentials, type GrantClientToken } from './auth/client-credentials.js';
 import { confirmRevocations, type ConfirmationObserver } from './auth/confirmed-revocations.js';
 import { loadKeySet } from './auth/keys.js';
 import { createBcryptHasher, type PasswordHasher } from './auth/passwords.js';
@@ -27,6 +28,8 @@ export interface Core {
   keyring: KeyRing;
   passwords: PasswordHasher;
   accounts: Accounts;
+  /** The OAuth client-credentials grant of machine clients. */
+  grantClientToken: GrantClientToken;
   authenticate: Authenticate;
   sessions: SessionGuard;
   verifier: TokenVerifier;
@@ -103,6 +106,12 @@ export async function createCore(
       cloudRegion: config.signup.cloudRegion,
       bruteForce,
     });
+    const grantClientToken = createClientCredentials({
+      store,
+      keyring,
+      tokens: config.tokens,
+      bruteForce,
+    });
     const authenticate = createAuthenticator({ tokens: verifier, sessions });
     const { maxEventsPerStream, maxAgeDays } = config.audit;
     const audit = createAuditRecorder({
@@ -120,6 +129,7 @@ export async function createCore(
       keyring,
       passwords,
       accounts,
+      grantClientToken,
       authenticate,
       sessions,
       verifier,

@@ -41,6 +41,11 @@ export const identityHeaders = z
     userEmail: headerName
       .default('X-User-Email')
       .describe("header carrying the token's user e-mail"),
+    clientId: headerName
+      .default('X-Client-Id')
+      .describe(
+        "header carrying a machine client's id (client tokens only: they carry no user id or e-mail)",
+      ),
   })
   // Reported with every other problem of the config, even when a name here is wrong.
   .superRefine(checkIdentityHeaders, { when: () => true })

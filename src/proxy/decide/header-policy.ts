@@ -105,7 +105,9 @@ export interface HeaderPolicy {
   routingHosts(req: IncomingMessage): string[];
   /**
    * The verdict's headers: a principal's identity by the configured names;
-   * empty values for an anonymous request (they overwrite a client's).
+   * empty values for an anonymous request (they overwrite a client's), and
+   * for the parts a principal has not (a machine client's user id and e-mail,
+   * a user's client id).
    */
   identityHeaders(principal: Principal | undefined): Record<string, string>;
   /**
@@ -167,6 +169,7 @@ class Policy implements HeaderPolicy {
       tenantType: names.tenantType.toLowerCase(),
       userId: names.userId.toLowerCase(),
       userEmail: names.userEmail.toLowerCase(),
+      clientId: names.clientId.toLowerCase(),
     };
   }
 
@@ -200,11 +203,13 @@ class Policy implements HeaderPolicy {
 
   identityHeaders(p: Principal | undefined): Record<string, string> {
     const { names } = this;
+    const client = p?.kind === 'client';
     return {
       [names.tenantId]: p?.tenantId ?? '',
       [names.tenantType]: p?.tenantType ?? '',
-      [names.userId]: p?.userId ?? '',
+      [names.userId]: client ? '' : (p?.userId ?? ''),
       [names.userEmail]: p?.email ?? '',
+      [names.clientId]: p?.clientId ?? '',
     };
   }
 
@@ -217,8 +222,12 @@ class Policy implements HeaderPolicy {
       const lower = this.lower;
       out[lower.tenantId] = principal.tenantId;
       out[lower.tenantType] = principal.tenantType;
-      out[lower.userId] = principal.userId;
-      out[lower.userEmail] = principal.email;
+      // A client has no user: its id goes in its own header, and no X-User-* is sent.
+      if (principal.kind === 'client') out[lower.clientId] = principal.clientId ?? '';
+      else {
+        out[lower.userId] = principal.userId;
+        out[lower.userEmail] = principal.email;
+      }
     }
     out[REQUEST_ID_HEADER] = options.requestId;
     const clientFor = fromTrusted ? headers['x-forwarded-for'] : undefined;
