@@ -14,7 +14,14 @@ import { bearer, type TestGateway } from '../support/gateway.js';
 import { startIdentityFixture, type RedisIdentityFixture } from '../support/identity-fixture.js';
 import { clientCredentials, clientToken, makeClient } from '../support/machine-client.js';
 import { startTcpRelay, type TcpRelay } from '../support/tcp-relay.js';
-import { startWebSocketUpstream, type WebSocketUpstream } from '../support/upstream.js';
+import { Redis } from 'ioredis';
+import { commandsDuring, leaseRenewals } from '../support/redis-commands.js';
+import {
+  startEchoUpstream,
+  startWebSocketUpstream,
+  type Upstream,
+  type WebSocketUpstream,
+} from '../support/upstream.js';
 
 const LEASE_MS = 2000;
 
@@ -24,12 +31,17 @@ let b: TestGateway;
 let relay: TcpRelay;
 let slow: TestGateway;
 let upstream: WebSocketUpstream;
+let echo: Upstream;
 
 beforeAll(async () => {
   upstream = await startWebSocketUpstream();
+  echo = await startEchoUpstream();
   fx = await startIdentityFixture({
     revocation: { mode: 'lease', leaseMs: LEASE_MS },
-    routes: [{ prefix: '/live', upstream: upstream.url }],
+    routes: [
+      { prefix: '/live', upstream: upstream.url },
+      { prefix: '/api', upstream: echo.url },
+    ],
   });
   a = fx.gw;
   b = await fx.startAnother();
@@ -43,10 +55,29 @@ afterAll(async () => {
   await relay?.close();
   await fx?.close();
   await upstream?.close();
+  await echo?.close();
 });
 
 const tenantOn = (gw: TestGateway, token: string) =>
   fetch(`${gw.url}/1/tenants/current`, { headers: { authorization: bearer(token) } });
+
+it('a steady stream of proxied requests with a client token makes no Redis call', async () => {
+  const client = await makeClient(a.gateway.store, 'acme', ['orders:read']);
+  const token = await clientToken(a.url, client);
+  const get = () => fetch(`${b.url}/api/x`, { headers: { authorization: bearer(token) } });
+  expect((await get()).status).toBe(200); // warms b's caches
+  const redis = new Redis(fx.redis.url);
+  try {
+    const calls = await commandsDuring(redis, async () => {
+      for (let i = 0; i < 200; i++) expect((await get()).status).toBe(200);
+    });
+    expect(calls.data).toBe(0);
+    // Only the three instances' lease renewals, which run whatever the traffic.
+    expect(calls.scripts).toBeLessThanOrEqual(leaseRenewals(3, LEASE_MS, calls.elapsedMs));
+  } finally {
+    redis.disconnect();
+  }
+}, 30_000);
 
 describe('on every instance, before the change returns', () => {
   it('a removed client: its token is 401 on the other instances, near and far', async () => {
