@@ -10,7 +10,6 @@ import { createAuditRecorder, type AuditRecorder } from './audit/recorder.js';
 import { createAccounts, type Accounts } from './auth/accounts.js';
 import { createAuthenticator, type Authenticate } from './auth/authenticate.js';
 import { createBruteForceGuard, type BruteForceGuard } from './auth/brute-force.js';
-import { createClientCredentials, type GrantClientToken } from './auth/client-credentials.js';
 import { confirmRevocations, type ConfirmationObserver } from './auth/confirmed-revocations.js';
 import { loadKeySet } from './auth/keys.js';
 import { createBcryptHasher, type PasswordHasher } from './auth/passwords.js';
@@ -28,8 +27,6 @@ export interface Core {
   keyring: KeyRing;
   passwords: PasswordHasher;
   accounts: Accounts;
-  /** The OAuth client-credentials grant of machine clients. */
-  grantClientToken: GrantClientToken;
   authenticate: Authenticate;
   sessions: SessionGuard;
   verifier: TokenVerifier;
@@ -106,12 +103,6 @@ export async function createCore(
       cloudRegion: config.signup.cloudRegion,
       bruteForce,
     });
-    const grantClientToken = createClientCredentials({
-      store,
-      keyring,
-      tokens: config.tokens,
-      bruteForce,
-    });
     const authenticate = createAuthenticator({ tokens: verifier, sessions });
     const { maxEventsPerStream, maxAgeDays } = config.audit;
     const audit = createAuditRecorder({
@@ -129,7 +120,6 @@ export async function createCore(
       keyring,
       passwords,
       accounts,
-      grantClientToken,
       authenticate,
       sessions,
       verifier,

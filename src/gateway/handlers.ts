@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { createApiApp } from '../api/app.js';
+import { createClientCredentials } from '../auth/client-credentials.js';
 import type { GatewayConfig } from '../config/index.js';
 import type { Core } from '../core.js';
 import { createAdminRequestHandler, createRequestHandler, scopeOf } from '../dispatch.js';
@@ -61,7 +62,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     clientIp: (req) => clientIp(req.socket.remoteAddress, req),
     signupEnabled: config.signup.enabled,
     bodyLimit: config.limits.bodyBytes,
-    grantClientToken: core.grantClientToken,
+    grantClientToken: createClientCredentials({ ...core, tokens: config.tokens }),
     onTokenIssued: (kind) => metrics.tokenIssued(kind),
     onLoginRefused: (reason) => metrics.loginRefused(reason),
     audit: core.audit,
