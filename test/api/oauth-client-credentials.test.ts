@@ -245,6 +245,36 @@ describe('POST /1/oauth/token', () => {
   });
 });
 
+describe('what the gateway records', () => {
+  it('audits a token issued and a failed authentication, never the secret; counts tokens by kind', async () => {
+    const client = await makeClient(fx.gw.gateway.store, 'acme', ['orders:read']);
+    const wrong = `${client.clientSecret.slice(0, -1)}x`;
+    expect((await clientCredentials(url, { ...client, clientSecret: wrong })).status).toBe(401);
+    const { jti } = decodeJwt(await clientToken(url, client));
+    const log = fx.gw.gateway.store.auditLog({ maxEventsPerStream: 10_000 });
+    const events = async (stream: string) =>
+      (await log.read(stream, 0))
+        .map((entry) => JSON.parse(entry.event) as Record<string, unknown>)
+        .filter((event) => event.client_id === client.clientId);
+    const [failed] = await events('users');
+    expect(failed).toMatchObject({ event: 'client_auth_failed', actor: client.clientId });
+    const [issued] = await events('tenant:acme');
+    expect(issued).toMatchObject({
+      event: 'client_token_issued',
+      tenant_id: 'acme',
+      scopes: ['orders:read'],
+      jti,
+    });
+    for (const event of [failed, issued]) {
+      expect(JSON.stringify(event)).not.toContain(client.clientSecret);
+      expect(JSON.stringify(event)).not.toContain(wrong);
+    }
+    const metrics = await (await fetch(`${fx.gw.adminUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^tenant_gateway_tokens_issued_total\{kind="client"\} [1-9]/m);
+    expect(metrics).toMatch(/^tenant_gateway_tokens_issued_total\{kind="user"\} [1-9]/m);
+  });
+});
+
 describe('GET /.well-known/oauth-authorization-server', () => {
   it('describes the token endpoint (RFC 8414)', async () => {
     const res = await fetch(`${url}/.well-known/oauth-authorization-server`);
