@@ -8,8 +8,13 @@
 /** Every CODE the gateway answers with, and its HTTP status: the one list (OpenAPI reads it too). */
 const STATUS = {
   invalid_request: 400,
+  /** OAuth token endpoint (RFC 6749 §5.2). */
+  invalid_scope: 400,
+  unsupported_grant_type: 400,
   invalid_credentials: 401,
   invalid_token: 401,
+  /** OAuth token endpoint: unknown client, wrong secret, expired client. */
+  invalid_client: 401,
   tenant_access_denied: 403,
   tenant_mismatch: 403,
   insufficient_scope: 403,
@@ -97,7 +102,7 @@ export function errorResponse(err: unknown): ErrorResponse {
 }
 
 function challengeFor(code: ErrorCode): Record<string, string> {
-  if (code === 'invalid_credentials') {
+  if (code === 'invalid_credentials' || code === 'invalid_client') {
     return { 'www-authenticate': `Basic realm="${BASIC_REALM}"` };
   }
   if (code === 'invalid_token') {

@@ -2,6 +2,10 @@
 import type { IncomingMessage } from 'node:http';
 import Koa from 'koa';
 import { createIdentityRouter, type IdentityRouterDeps } from './identity-router.js';
+import {
+  createOAuthMetadataRouter,
+  type OAuthMetadataDeps,
+} from './identity/oauth-metadata-route.js';
 import { createJwksRouter } from './jwks-router.js';
 import { createOpenApiRouter } from './openapi-router.js';
 import { renderErrors } from './render-errors.js';
@@ -11,6 +15,8 @@ import type { RequestScope } from '../scope.js';
 
 export interface ApiDeps extends IdentityRouterDeps {
   keyring: KeyRing;
+  /** RFC 8414 metadata: the issuer, and who may tell the public origin. */
+  oauthMetadata: OAuthMetadataDeps;
   /** The scope the gateway's dispatcher opened for this request. */
   scopeOf: (req: IncomingMessage) => RequestScope;
 }
@@ -22,6 +28,7 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState> {
   const identity = createIdentityRouter(deps);
   const jwks = createJwksRouter(deps.keyring);
   const openApi = createOpenApiRouter();
+  const oauthMetadata = createOAuthMetadataRouter(deps.oauthMetadata);
   app.use((ctx, next) => {
     ctx.state.scope = deps.scopeOf(ctx.req);
     return next();
@@ -31,6 +38,8 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState> {
   app.use(identity.allowedMethods());
   app.use(jwks.routes());
   app.use(jwks.allowedMethods());
+  app.use(oauthMetadata.routes());
+  app.use(oauthMetadata.allowedMethods());
   app.use(openApi.routes());
   app.use(openApi.allowedMethods());
   return app;

@@ -25,7 +25,7 @@ import { components } from './openapi/schemas.js';
 import { tenantPath, userTenantsPath } from './openapi/tenant-paths.js';
 import { oauthTokenPath, tokenPath } from './openapi/token-paths.js';
 import { passwordPath, signupPath } from './openapi/user-paths.js';
-import { jwksPath, openApiPath } from './openapi/well-known-paths.js';
+import { jwksPath, oauthMetadataPath, openApiPath } from './openapi/well-known-paths.js';
 
 export function openApiDocument(): Json {
   return {
@@ -59,6 +59,7 @@ export function openApiDocument(): Json {
       '/1/users': signupPath(),
       '/1/users/{user_id}/password': passwordPath(),
       '/.well-known/jwks.json': jwksPath(),
+      '/.well-known/oauth-authorization-server': oauthMetadataPath(),
       '/.well-known/openapi.json': openApiPath(),
       '/auth/verify': verifyPath(),
     },

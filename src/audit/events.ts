@@ -12,6 +12,8 @@ export type AuditEventKind =
   | 'login_failed'
   | 'login_locked_out'
   | 'token_issued'
+  | 'client_token_issued'
+  | 'client_auth_failed'
   | 'logout'
   | 'password_changed'
   | 'user_created'

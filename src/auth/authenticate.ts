@@ -10,8 +10,14 @@ import type { TokenVerifier } from './verified-tokens.js';
 
 /** Who a request acts for, as proven by its bearer token. */
 export interface Principal {
+  /** A user's token, or a machine client's (OAuth client credentials). */
+  kind: 'user' | 'client';
+  /** The user id; for a client, its client id (per-user limits count a client as its own user). */
   userId: string;
+  /** '' for a client. */
   email: string;
+  /** The client id, for a client only. */
+  clientId?: string;
   tenantId: string;
   tenantType: TenantType;
   /** The granted scopes (the token's `scope` claim), sorted, each once, frozen; none: []. */
@@ -58,7 +64,20 @@ function peekExactBearer(
 }
 
 function principalOf(claims: AccessTokenClaims): Principal {
+  if (claims.client_id !== undefined) {
+    return {
+      kind: 'client',
+      userId: claims.client_id,
+      email: '',
+      clientId: claims.client_id,
+      tenantId: claims.tenant_id,
+      tenantType: claims.tenant_type,
+      scopes: scopesOf(claims),
+      claims,
+    };
+  }
   return {
+    kind: 'user',
     userId: claims.sub,
     email: claims.email,
     tenantId: claims.tenant_id,

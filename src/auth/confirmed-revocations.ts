@@ -2,7 +2,8 @@
  * Lease mode's revoker side: a store whose revoking writes — a token revoked,
  * a password changed (or a user disabled), a member's role changed, a
  * membership, user or tenant removed — resolve only once every instance holding a revocation lease has
- * applied the change, or no longer holds its lease. The caller answers 204
+ * applied the change, or no longer holds its lease. A machine client rotated or
+ * removed is confirmed the same way (`client-changed`). The caller answers 204
  * after that, so a request that reaches any instance after the 204 is judged
  * on the new state: the instance either applied it, or stopped trusting its
  * cache when its lease ran out (`revocation-lease.ts`).
@@ -77,11 +78,29 @@ export function confirmRevocations(
       return tenantIds;
     },
     async removeOrgTenant(tenantId) {
+      // Its clients go with it: read before, as the removal does not name them.
+      const clients = await store.listClients(tenantId);
       const userIds = await store.removeOrgTenant(tenantId);
-      await confirm(
-        (userIds ?? []).map((userId) => ({ kind: 'membership-removed', userId, tenantId })),
-      );
+      if (userIds === null) return userIds;
+      await confirm([
+        ...userIds.map((userId): SessionEvent => ({
+          kind: 'membership-removed',
+          userId,
+          tenantId,
+        })),
+        ...clients.map(({ clientId }): SessionEvent => ({ kind: 'client-changed', clientId })),
+      ]);
       return userIds;
+    },
+    async rotateClientSecret(clientId, secretDigest, now) {
+      const client = await store.rotateClientSecret(clientId, secretDigest, now);
+      if (client !== null) await confirm([{ kind: 'client-changed', clientId }]);
+      return client;
+    },
+    async removeClient(clientId) {
+      const keyIds = await store.removeClient(clientId);
+      if (keyIds !== null) await confirm([{ kind: 'client-changed', clientId }]);
+      return keyIds;
     },
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The session guard's in-process cache (`sessions.ts` says when it is exact):
  * per user the session version, per `jti` whether it is revoked, per
- * user×tenant pair the membership and the generation that knowledge is as of.
+ * user×tenant pair the membership and the generation that knowledge is as of,
+ * per machine client what liveness needs of it (`client-sessions.ts`).
  * It applies the store's session events, tells watchers of them and of every
  * change of trust, and answers from what it holds only while it is trusted
  * (events live and, in lease mode, the lease fresh).
@@ -10,6 +11,9 @@ import { LRUCache } from 'lru-cache';
 import type { MembershipState, SessionEvent, SessionEventListener } from '../store/types.js';
 import type { RevocationLease } from './revocation-lease.js';
 import type { AccessTokenClaims } from './tokens.js';
+
+/** What a client token's liveness needs of its client; null when there is no such client. */
+export type ClientLiveness = { generation: number; expiresAt: number | undefined } | null;
 
 /** A user the store does not know: every token of theirs is dead. */
 export const UNKNOWN_USER = -1;
@@ -47,6 +51,12 @@ export class SessionCache {
    */
   readonly memberships: LRUCache<string, MembershipState>;
   /**
+   * client id → the client as last read. A `client-changed` event forgets
+   * the entry (the next verdict reads the store), so events out of order
+   * cannot bring an old state back.
+   */
+  readonly clients: LRUCache<string, { client: ClientLiveness }>;
+  /**
    * The epoch in which a token (its verified claims, the same object on every
    * cache hit) was last judged alive from the cache: while no event has come
    * since, nothing can have changed its verdict, so the proxy path repeats no
@@ -72,6 +82,7 @@ export class SessionCache {
     this.versions = new LRUCache<string, number>({ max });
     this.revocations = new LRUCache<string, boolean>({ max, ttlAutopurge: false });
     this.memberships = new LRUCache<string, MembershipState>({ max });
+    this.clients = new LRUCache<string, { client: ClientLiveness }>({ max });
   }
 
   /** Forgets everything held. */
@@ -80,6 +91,7 @@ export class SessionCache {
     this.versions.clear();
     this.revocations.clear();
     this.memberships.clear();
+    this.clients.clear();
   }
 
   /** Whether a cached verdict may be used now. */
@@ -123,6 +135,9 @@ export class SessionCache {
         else this.learnMembership(key, state);
         break;
       }
+      case 'client-changed':
+        this.clients.delete(event.clientId);
+        break;
     }
     for (const watcher of this.watchers) watcher.onEvent(event);
   }

@@ -1,5 +1,6 @@
 /**
- * Session state: whether a verified token is still alive. A token dies when
+ * Session state: whether a verified token is still alive (a machine client's
+ * token: `client-sessions.ts`, on the same cache and events). A token dies when
  * its `jti` is deny-listed (logout), when the user's session version has
  * moved past the one it carries (password change), or when the membership it
  * was issued under has ended (membership removed). All three live in the
@@ -34,6 +35,13 @@
  * (`confirmed-revocations.ts`).
  */
 import type { SessionEventListener, Store } from '../store/types.js';
+import {
+  cachedClientState,
+  completeClientState,
+  isClientToken,
+  judgeClient,
+  readClientState,
+} from './client-sessions.js';
 import { tokenRefused } from './token-refusals.js';
 import { holdRevocationLease } from './revocation-lease.js';
 import { SessionCache, type SessionState, UNKNOWN_USER } from './session-cache.js';
@@ -124,17 +132,26 @@ export function createSessionGuard(store: Store, options: SessionGuardOptions): 
 
   return {
     async assertAlive(claims) {
-      judge(claims, await read(store, cache, skew, claims));
+      if (isClientToken(claims))
+        judgeClient(claims, await readClientState(store, cache, claims, ttlOf(claims, skew)));
+      else judge(claims, await read(store, cache, skew, claims));
     },
     aliveFromCache(claims) {
       if (cache.aliveIn.get(claims) === cache.epoch && cache.trusted()) {
         cache.hits++;
         return true;
       }
-      const state = cache.cached(claims);
-      if (!complete(state)) return false;
-      cache.hits++;
-      judge(claims, state);
+      if (isClientToken(claims)) {
+        const state = cachedClientState(cache, claims);
+        if (!completeClientState(state)) return false;
+        cache.hits++;
+        judgeClient(claims, state);
+      } else {
+        const state = cache.cached(claims);
+        if (!complete(state)) return false;
+        cache.hits++;
+        judge(claims, state);
+      }
       cache.aliveIn.set(claims, cache.epoch);
       return true;
     },

@@ -40,6 +40,8 @@ export const TOKEN_REFUSALS = [
   'membership_ended',
   /** The token's user no longer exists. */
   'unknown_user',
+  /** A machine client's token whose client was removed, rotated or has expired. */
+  'client_ended',
 ] as const;
 
 export type TokenRefusal = (typeof TOKEN_REFUSALS)[number];

@@ -41,6 +41,14 @@ export interface AccessTokenClaims {
    */
   scope?: string;
   jti: string;
+  /**
+   * A machine client's token (`client-tokens.ts`): the client id (also its
+   * `sub`); absent on a user's token. Such a token has no `email`, `sv` or
+   * `mg` claim: the verifier gives it `''`, 0 and 0 so every reader sees one shape.
+   */
+  client_id?: string;
+  /** A client token's generation: alive only while the client still has it. */
+  cg?: number;
   iat: number;
   /**
    * When the gateway stops accepting the token: the token's own `exp`, but
@@ -177,6 +185,7 @@ function keyFor(keys: KeySet, header: JWTHeaderParameters): SigningKey {
 }
 
 function checkClaimShapes(payload: Record<string, unknown>): AccessTokenClaims {
+  if (payload.client_id !== undefined) return checkClientClaimShapes(payload);
   const { sub, tenant_id, tenant_type, email, sv, mg, jti, aud, scope } = payload;
   const ok =
     typeof sub === 'string' &&
@@ -192,6 +201,23 @@ function checkClaimShapes(payload: Record<string, unknown>): AccessTokenClaims {
     (scope === undefined || typeof scope === 'string');
   if (!ok) throw tokenRefused('claims', 'The token lacks required claims.');
   return payload as unknown as AccessTokenClaims;
+}
+
+/** A client token: `sub` is the client id, `cg` its generation; `scope` a string when present. */
+function checkClientClaimShapes(payload: Record<string, unknown>): AccessTokenClaims {
+  const { sub, client_id, tenant_id, tenant_type, cg, scope, jti, aud } = payload;
+  const ok =
+    typeof client_id === 'string' &&
+    sub === client_id &&
+    typeof tenant_id === 'string' &&
+    (tenant_type === 'usertenant' || tenant_type === 'orgtenant') &&
+    Number.isSafeInteger(cg) &&
+    (cg as number) > 0 &&
+    (scope === undefined || typeof scope === 'string') &&
+    typeof jti === 'string' &&
+    typeof aud === 'string';
+  if (!ok) throw tokenRefused('claims', 'The token lacks required claims.');
+  return { ...(payload as unknown as AccessTokenClaims), email: '', sv: 0, mg: 0 };
 }
 
 /**

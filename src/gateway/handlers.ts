@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { createApiApp } from '../api/app.js';
+import { createClientCredentials } from '../auth/client-credentials.js';
 import type { GatewayConfig } from '../config/index.js';
 import type { Core } from '../core.js';
 import { createAdminRequestHandler, createRequestHandler, scopeOf } from '../dispatch.js';
@@ -57,10 +58,12 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     sessions: core.sessions,
     bruteForce: core.bruteForce,
     keyring: core.keyring,
+    oauthMetadata: { issuer: config.tokens.issuer, trusted: (peer) => deps.live.trusted(peer) },
     clientIp: (req) => clientIp(req.socket.remoteAddress, req),
     signupEnabled: config.signup.enabled,
     bodyLimit: config.limits.bodyBytes,
-    onTokenIssued: () => metrics.tokenIssued(),
+    grantClientToken: createClientCredentials({ ...core, tokens: config.tokens }),
+    onTokenIssued: (kind) => metrics.tokenIssued(kind),
     onLoginRefused: (reason) => metrics.loginRefused(reason),
     audit: core.audit,
     scopeOf,

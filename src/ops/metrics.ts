@@ -48,7 +48,8 @@ export interface Metrics {
   registry: Registry;
   /** One finished request: its outcome record. */
   request(record: RequestRecord): void;
-  tokenIssued(): void;
+  /** An access token issued: to a user (Basic login) or a machine client (client credentials). */
+  tokenIssued(kind?: 'user' | 'client'): void;
   /** A Basic login refused on the identity endpoints (never a proxied request's 429). */
   loginRefused(reason: 'invalid_credentials' | 'too_many_requests'): void;
   /** A bearer token refused (`invalid_token`), on any entry way: why. */
@@ -107,7 +108,7 @@ export function createMetrics(sources: MetricSources): Metrics {
         });
       if (record.reason === 'unavailable') store.errors.inc();
     },
-    tokenIssued: () => counters.tokens.inc(),
+    tokenIssued: (kind = 'user') => counters.tokens.inc({ kind }),
     loginRefused: (reason) => counters.loginFailures.inc({ reason }),
     tokenRefused: (reason) => counters.tokenRefusals.inc({ reason }),
     configReload(ok) {
@@ -185,9 +186,11 @@ function registerCounters(registry: Registry) {
   });
   const tokens = new Counter({
     name: 'tenant_gateway_tokens_issued_total',
-    help: 'Access tokens issued.',
+    help: 'Access tokens issued, by principal kind (user, client).',
+    labelNames: ['kind'] as const,
     registers: [registry],
   });
+  for (const kind of ['user', 'client'] as const) tokens.inc({ kind }, 0);
   const loginFailures = new Counter({
     name: 'tenant_gateway_login_failures_total',
     help: 'Refused Basic logins on the identity endpoints by reason (invalid_credentials, too_many_requests: locked out or throttled).',

@@ -4,6 +4,7 @@ import {
   addToSet,
   ensureOpen,
   nextGeneration,
+  publish,
   removeFromSet,
   type MemoryState,
 } from './memory-state.js';
@@ -51,6 +52,7 @@ export function memoryClients(state: MemoryState): ClientMethods {
       const client = state.clients.get(clientId);
       if (client === undefined) return null;
       Object.assign(client, { secretDigest, rotatedAt: now, generation: nextGeneration(state) });
+      publish(state, { kind: 'client-changed', clientId });
       return copyClient(client);
     },
     removeClient: async (clientId) => {
@@ -136,6 +138,7 @@ function removeClientRecords(state: MemoryState, client: ClientRecord): string[]
   state.keysOfClient.delete(client.clientId);
   removeFromSet(state.clientsOfTenant, client.tenantId, client.clientId);
   state.clients.delete(client.clientId);
+  publish(state, { kind: 'client-changed', clientId: client.clientId });
   return keyIds;
 }
 

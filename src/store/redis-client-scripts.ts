@@ -31,7 +31,7 @@ return generation
   },
 
   /**
-   * KEYS: client, generation. ARGV: secret digest, now.
+   * KEYS: client, generation. ARGV: secret digest, now, session channel, clientId.
    * Returns the client's hash after the change, or an empty list when there is none.
    */
   rotateClientSecret: {
@@ -40,14 +40,15 @@ return generation
 if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
 local generation = redis.call('INCR', KEYS[2])
 redis.call('HSET', KEYS[1], 'secretDigest', ARGV[1], 'rotatedAt', ARGV[2], 'generation', generation)
+redis.call('PUBLISH', ARGV[3], cjson.encode({ kind = 'client-changed', clientId = ARGV[4] }))
 return redis.call('HGETALL', KEYS[1])
 `,
   },
 
   /**
    * KEYS: client, client-keys, tenant-clients, generation, then the hash of
-   * each key in ARGV. ARGV: clientId, tenantId, then the client's key ids as
-   * the caller read them.
+   * each key in ARGV. ARGV: clientId, tenantId, session channel, then the
+   * client's key ids as the caller read them.
    * Returns 0 when there is no such client of the tenant, ${CLIENT_STALE} when
    * its keys are no longer those read (read again), else the generation the
    * removal took.
@@ -55,15 +56,16 @@ return redis.call('HGETALL', KEYS[1])
   removeClient: {
     lua: `
 if redis.call('HGET', KEYS[1], 'tenantId') ~= ARGV[2] then return 0 end
-local n = #ARGV - 2
+local n = #ARGV - 3
 if redis.call('SCARD', KEYS[2]) ~= n then return ${CLIENT_STALE} end
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   if redis.call('SISMEMBER', KEYS[2], ARGV[i]) == 0 then return ${CLIENT_STALE} end
 end
 local generation = redis.call('INCR', KEYS[4])
 for i = 5, #KEYS do redis.call('DEL', KEYS[i]) end
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('SREM', KEYS[3], ARGV[1])
+redis.call('PUBLISH', ARGV[3], cjson.encode({ kind = 'client-changed', clientId = ARGV[1] }))
 return generation
 `,
   },

@@ -35,7 +35,14 @@ export function redisClients(context: RedisStoreContext): ClientMethods {
     },
     rotateClientSecret: async (clientId, secretDigest, now) => {
       const reply = await attempt(() =>
-        redis.rotateClientSecret(keys.client(clientId), keys.generation, secretDigest, now),
+        redis.rotateClientSecret(
+          keys.client(clientId),
+          keys.generation,
+          secretDigest,
+          now,
+          keys.sessionChannel,
+          clientId,
+        ),
       );
       const client = clientFromHash(hashFromReply(reply));
       if (client !== null) await context.replicated(keys.client(clientId));
@@ -100,6 +107,7 @@ async function removeClientRound(
     ...removalKeys,
     clientId,
     tenantId,
+    keys.sessionChannel,
     ...keyIds,
   );
   if (reply === CLIENT_STALE) return undefined;

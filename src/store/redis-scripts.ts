@@ -296,7 +296,7 @@ local a, k = 4 + n, 6 + 2 * n
 local clients = tonumber(ARGV[a])
 a = a + 1
 if redis.call('SCARD', KEYS[5]) ~= clients then return ${REMOVAL_STALE} end
-local doomed = {}
+local doomed, gone = {}, {}
 for c = 1, clients do
   local keyCount = tonumber(ARGV[a + 1])
   if redis.call('SISMEMBER', KEYS[5], ARGV[a]) == 0 then return ${REMOVAL_STALE} end
@@ -305,6 +305,7 @@ for c = 1, clients do
     if redis.call('SISMEMBER', KEYS[k + 1], ARGV[a + 1 + j]) == 0 then return ${REMOVAL_STALE} end
   end
   for j = k, k + 1 + keyCount do doomed[#doomed + 1] = KEYS[j] end
+  gone[#gone + 1] = ARGV[a]
   a = a + 2 + keyCount
   k = k + 2 + keyCount
 end
@@ -315,6 +316,9 @@ for i = 1, n do
   redis.call('PUBLISH', channel, cjson.encode({ kind = 'membership-removed', userId = ARGV[3 + i], tenantId = tenantId, generation = generation }))
 end
 for _, key in ipairs(doomed) do redis.call('DEL', key) end
+for _, clientId in ipairs(gone) do
+  redis.call('PUBLISH', channel, cjson.encode({ kind = 'client-changed', clientId = clientId }))
+end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[5])
 redis.call('SREM', KEYS[3], tenantId)
 return generation

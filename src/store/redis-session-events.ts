@@ -163,6 +163,9 @@ function parseEvent(parsed: unknown): SessionEvent | undefined {
       sessionVersion: event.sessionVersion as number,
     };
   }
+  if (event.kind === 'client-changed' && typeof event.clientId === 'string') {
+    return { kind: 'client-changed', clientId: event.clientId };
+  }
   if (event.kind === 'token-revoked' && typeof event.jti === 'string') {
     return { kind: 'token-revoked', jti: event.jti };
   }

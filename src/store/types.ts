@@ -162,7 +162,9 @@ export type SessionEvent =
   | { kind: 'session-ended'; userId: string; sessionVersion: number }
   | { kind: 'token-revoked'; jti: string }
   | { kind: 'membership-removed'; userId: string; tenantId: string; generation?: number }
-  | { kind: 'membership-added'; userId: string; tenantId: string; generation?: number };
+  | { kind: 'membership-added'; userId: string; tenantId: string; generation?: number }
+  /** A machine client rotated or removed (with its tenant or alone): forget what is known of it. */
+  | { kind: 'client-changed'; clientId: string };
 
 export interface SessionEventListener {
   /**
@@ -357,7 +359,7 @@ export interface Store {
   listClients(tenantId: string): Promise<ClientRecord[]>;
   /**
    * Replaces the client's secret digest, at a new generation: the old secret
-   * is unknown from then on.
+   * is unknown from then on. Publishes `client-changed`.
    * @returns the updated client; null when there is none.
    */
   rotateClientSecret(
@@ -366,7 +368,8 @@ export interface Store {
     now: number,
   ): Promise<ClientRecord | null>;
   /**
-   * Removes the client and every key of it, atomically, taking a new generation.
+   * Removes the client and every key of it, atomically, taking a new
+   * generation; publishes `client-changed` (as `removeOrgTenant` does for each client).
    * @returns the ids of the keys removed with it, sorted; null when there is no such client.
    */
   removeClient(clientId: string): Promise<string[] | null>;

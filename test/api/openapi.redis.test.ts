@@ -23,6 +23,7 @@ import {
   tokenFor,
   type RedisIdentityFixture,
 } from '../support/identity-fixture.js';
+import { makeClient, type MachineClient } from '../support/machine-client.js';
 
 type Json = Record<string, unknown>;
 interface Operation {
@@ -46,6 +47,7 @@ let closed: TestGateway;
 let strict: TestGateway;
 let redis: Redis;
 let prefix: string;
+let machine: MachineClient;
 
 beforeAll(async () => {
   fx = await startIdentityFixture({
@@ -65,6 +67,7 @@ beforeAll(async () => {
   prefix = (fx.config.store as { redis: { keyPrefix: string } }).redis.keyPrefix;
   redis = new Redis(fx.redis.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
   await redis.connect();
+  machine = await makeClient(fx.gw.gateway.store, 'acme', ['orders:read']);
 }, 60_000);
 afterAll(async () => {
   redis.disconnect();
@@ -174,6 +177,15 @@ async function callEveryClientOperation(
     await call(fx.gw, method, path, { headers, ...(body === undefined ? {} : { body }) });
 }
 const VERIFY_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+/** A client-credentials request, `client_secret_post`. */
+const grant = (client: MachineClient, secret = client.clientSecret) => ({
+  headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  body: new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: client.clientId,
+    client_secret: secret,
+  }).toString(),
+});
 const TOO_LARGE = JSON.stringify({ password: 'x'.repeat(20_000) });
 
 describe('the document', () => {
@@ -194,6 +206,8 @@ describe('the document', () => {
 describe('every operation, every status', () => {
   it('answers as documented when all goes well', async () => {
     await call(fx.gw, 'GET', '/.well-known/jwks.json');
+    await call(fx.gw, 'GET', '/.well-known/oauth-authorization-server');
+    await call(fx.gw, 'POST', '/1/oauth/token', grant(machine));
     await call(fx.gw, 'GET', '/1/users/current/tenants', { headers: auth(ALICE) });
     await call(fx.gw, 'GET', '/1/token?tenant_id=acme', { headers: auth(ALICE) });
     await call(fx.gw, 'GET', '/1/oauth/token?tenant_id=acme', { headers: auth(ALICE) });
@@ -222,6 +236,7 @@ describe('every operation, every status', () => {
       headers: auth(ALICE),
     });
     await call(fx.gw, 'POST', '/1/users', { body: '{"email": ' });
+    await call(fx.gw, 'POST', '/1/oauth/token', { body: '{"grant_type": "client_credentials"}' });
     await call(fx.gw, 'PUT', '/1/users/current/password', {
       headers: auth(ALICE),
       body: JSON.stringify({ password: 'short' }),
@@ -231,6 +246,7 @@ describe('every operation, every status', () => {
         headers: { ...bearerOf, 'x-original-uri': '/orders/acme%2Fglobex/1' },
       });
     // 401
+    await call(fx.gw, 'POST', '/1/oauth/token', grant(machine, 'tgs_wrong'));
     await call(fx.gw, 'GET', '/1/users/current/tenants', { headers: wrong(ALICE) });
     await call(fx.gw, 'GET', '/1/token?tenant_id=acme', { headers: wrong(ALICE) });
     await call(fx.gw, 'GET', '/1/oauth/token?tenant_id=acme', {});
@@ -291,6 +307,10 @@ describe('every operation, every status', () => {
       headers: auth(frank),
       body: JSON.stringify({ password: 'frank-password-2' }),
     });
+    // A client id's budget is an e-mail's: one wrong secret, then 429.
+    const throttled = await makeClient(fx.gw.gateway.store, 'acme', ['orders:read']);
+    await call(strict, 'POST', '/1/oauth/token', grant(throttled, 'tgs_wrong'));
+    await call(strict, 'POST', '/1/oauth/token', grant(throttled));
     // perIp 1: this address has signed up already (above).
     await call(strict, 'POST', '/1/users', {
       body: JSON.stringify({ email: 'gina@example.com', password: 'gina-password-1' }),
@@ -386,6 +406,7 @@ describe('every operation, every status', () => {
     await call(fx.gw, 'GET', '/1/oauth/token?tenant_id=acme', { headers: auth(ALICE) });
     await call(fx.gw, 'GET', '/1/tenants/current', { headers: bearerOf });
     await call(fx.gw, 'DELETE', '/1/token', { headers: bearerOf });
+    await call(fx.gw, 'POST', '/1/oauth/token', grant(machine));
     await call(fx.gw, 'POST', '/1/users', {
       body: JSON.stringify({ email: 'hank@example.com', password: 'hank-password-1' }),
     });

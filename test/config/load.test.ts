@@ -462,6 +462,7 @@ describe('defaults', () => {
         userId: 'X-User-Id',
         userEmail: 'X-User-Email',
         scope: 'X-Scope',
+        clientId: 'X-Client-Id',
       },
       routes: [],
       authorization: { roles: { admin: [], member: [] } },

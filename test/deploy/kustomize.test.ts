@@ -304,6 +304,7 @@ describe.each(renders)('kubectl kustomize $name', ({ overlay, objects }) => {
         'X-User-Id',
         'X-User-Email',
         'X-Scope',
+        'X-Client-Id',
       ]);
     for (const ingress of ofKind(objs, 'Ingress'))
       for (const rule of ingress.spec.rules)

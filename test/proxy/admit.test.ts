@@ -28,6 +28,7 @@ import type { TenantType } from '../../src/store/types.js';
 
 function principal(userId: string, tenantId: string, tenantType: TenantType): Principal {
   return {
+    kind: 'user',
     userId,
     email: `${userId}@example.com`,
     tenantId,

@@ -27,12 +27,39 @@ const NAMES: IdentityHeaderNames = {
   userId: 'X-User-Id',
   userEmail: 'X-User-Email',
   scope: 'X-Scope',
+  clientId: 'X-Client-Id',
+};
+const MACHINE: Principal = {
+  kind: 'client',
+  userId: 'tgc_machine',
+  email: '',
+  clientId: 'tgc_machine',
+  tenantId: 'acme',
+  tenantType: 'orgtenant',
+  scopes: ['catalog:read'],
+  claims: {
+    iss: 'gw',
+    aud: 'api',
+    sub: 'tgc_machine',
+    client_id: 'tgc_machine',
+    cg: 3,
+    tenant_id: 'acme',
+    tenant_type: 'orgtenant',
+    email: '',
+    sv: 0,
+    mg: 0,
+    scope: 'catalog:read',
+    jti: 'j-machine',
+    iat: 0,
+    exp: 9_999_999_999,
+  },
 };
 const PROXY = '10.0.0.7';
 const CLIENT = '203.0.113.9';
 const trusted = createTrustCheck(['10.0.0.0/8']);
 
 const ALICE: Principal = {
+  kind: 'user',
   userId: 'u-alice',
   email: 'alice@example.com',
   tenantId: 'acme',
@@ -159,6 +186,7 @@ describe('identity headers', () => {
         userId: 'X-Subject',
         userEmail: 'X-Mail',
         scope: 'X-Grants',
+        clientId: 'X-Machine',
       },
       trusted,
     );
@@ -197,6 +225,7 @@ describe('identity headers', () => {
       'X-User-Id': 'u-alice',
       'X-User-Email': 'alice@example.com',
       'X-Scope': 'catalog:read catalog:write',
+      'X-Client-Id': '',
     });
     expect(policy.identityHeaders(undefined)).toEqual({
       'X-Tenant-Id': '',
@@ -204,7 +233,35 @@ describe('identity headers', () => {
       'X-User-Id': '',
       'X-User-Email': '',
       'X-Scope': '',
+      'X-Client-Id': '',
     });
+    expect(policy.identityHeaders(MACHINE)).toEqual({
+      'X-Tenant-Id': 'acme',
+      'X-Tenant-Type': 'orgtenant',
+      'X-User-Id': '',
+      'X-User-Email': '',
+      'X-Scope': 'catalog:read',
+      'X-Client-Id': 'tgc_machine',
+    });
+  });
+
+  it("sends a machine client's id, and no X-User-*, for a client token; strips forged ones", () => {
+    const out = forwarded(
+      policy,
+      incoming([
+        ['X-Client-Id', 'tgc_forged'],
+        ['X-User-Id', 'u-mallory'],
+        ['x_user_email', 'mallory@example.com'],
+      ]),
+      { principal: MACHINE },
+    );
+    expect(out['x-client-id']).toBe('tgc_machine');
+    expect(out['x-tenant-id']).toBe('acme');
+    expect(out['x-scope']).toBe('catalog:read');
+    expect(spellingsOf(out, 'x-user-id')).toEqual([]);
+    expect(spellingsOf(out, 'x-user-email')).toEqual([]);
+    const anonymous = forwarded(policy, incoming([['x_client_id', 'tgc_forged']]));
+    expect(spellingsOf(anonymous, 'x-client-id')).toEqual([]);
   });
 
   it('keeps deciding every spelling the same after many distinct names have been seen', () => {

@@ -4,6 +4,7 @@ import type { AuditRecorder } from '../../audit/recorder.js';
 import type { Accounts } from '../../auth/accounts.js';
 import type { Authenticate } from '../../auth/authenticate.js';
 import type { BruteForceGuard } from '../../auth/brute-force.js';
+import type { GrantClientToken } from '../../auth/client-credentials.js';
 import type { SessionGuard } from '../../auth/sessions.js';
 import type { Store } from '../../store/types.js';
 
@@ -16,8 +17,10 @@ export interface IdentityRouterDeps {
   /** The client's address (behind trusted proxies, the one they report). */
   clientIp: (req: IncomingMessage) => string;
   signupEnabled: boolean;
-  /** Told of every token issued (metrics). */
-  onTokenIssued?: () => void;
+  /** The OAuth client-credentials grant (`POST /1/oauth/token`). */
+  grantClientToken: GrantClientToken;
+  /** Told of every token issued, by principal kind (metrics). */
+  onTokenIssued?: (kind: 'user' | 'client') => void;
   /** Told of every Basic login refused: wrong credentials, or throttled (metrics). */
   onLoginRefused?: (reason: 'invalid_credentials' | 'too_many_requests') => void;
   /** Logins, tokens, logouts, signups and password changes are recorded here. */

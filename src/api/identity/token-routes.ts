@@ -22,7 +22,7 @@ async function issue(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const user = await logIn(deps, ctx);
   const { token, claims, tenant } = await deps.accounts.grantToken(user, tenantId);
   ctx.state.scope.tenantId = tenant.tenantId;
-  deps.onTokenIssued?.();
+  deps.onTokenIssued?.('user');
   await deps.audit.record('token_issued', actor(deps, ctx, user.email), {
     tenant_id: tenant.tenantId,
     user_id: user.id,

@@ -23,6 +23,8 @@ export function components(): Json {
       Error: errorSchema(),
       ...tenantSchemas(),
       TokenResponse: tokenResponseSchema(),
+      ClientTokenResponse: clientTokenResponseSchema(),
+      AuthorizationServerMetadata: authorizationServerMetadataSchema(),
       ...userSchemas(),
       ...clientSchemas(),
       JwkSet: jwkSetSchema(),
@@ -176,6 +178,48 @@ function jwkSetSchema(): Json {
           not: { anyOf: [{ required: ['d'] }] },
         },
       },
+    },
+  };
+}
+
+/** The client-credentials token response (RFC 6749 §5.1, plus the tenant). */
+function clientTokenResponseSchema(): Json {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['access_token', 'token_type', 'expires_in', 'scope', 'tenant_id'],
+    properties: {
+      access_token: { type: 'string', description: 'An RFC 9068 JWT.' },
+      token_type: { const: 'Bearer' },
+      expires_in: { type: 'integer', minimum: 1 },
+      scope: { type: 'string', description: 'The scopes granted, space-separated.' },
+      tenant_id: { type: 'string' },
+    },
+  };
+}
+
+/** RFC 8414 authorization server metadata, as the gateway fills it. */
+function authorizationServerMetadataSchema(): Json {
+  const uri = { type: 'string', format: 'uri' };
+  const strings = { type: 'array', items: { type: 'string' } };
+  return {
+    type: 'object',
+    required: [
+      'issuer',
+      'token_endpoint',
+      'jwks_uri',
+      'grant_types_supported',
+      'token_endpoint_auth_methods_supported',
+      'response_types_supported',
+    ],
+    properties: {
+      issuer: { type: 'string', description: '`tokens.issuer`.' },
+      token_endpoint: uri,
+      jwks_uri: uri,
+      grant_types_supported: strings,
+      token_endpoint_auth_methods_supported: strings,
+      response_types_supported: strings,
+      scopes_supported: strings,
     },
   };
 }

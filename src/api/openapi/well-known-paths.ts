@@ -1,4 +1,4 @@
-/** OpenAPI operations under `/.well-known/`: the JWKS and this document. */
+/** OpenAPI operations under `/.well-known/`: the JWKS, the OAuth metadata and this document. */
 import { type Json, json, ref } from './answers.js';
 
 /** `/.well-known/jwks.json` */
@@ -13,6 +13,26 @@ export function jwksPath(): Json {
         '200': {
           description: 'The JWK Set; cache for up to 300 s.',
           content: { 'application/jwk-set+json': { schema: ref('JwkSet') } },
+        },
+      },
+    },
+  };
+}
+
+/** `/.well-known/oauth-authorization-server` */
+export function oauthMetadataPath(): Json {
+  return {
+    get: {
+      operationId: 'getOAuthMetadata',
+      summary: 'OAuth authorization server metadata (RFC 8414)',
+      description:
+        'The token endpoint and JWKS URLs are on the origin the request was addressed to (`Host`, or a trusted proxy’s `X-Forwarded-Host`/`-Proto`).',
+      tags: ['keys'],
+      security: [],
+      responses: {
+        '200': {
+          description: 'The metadata; cache for up to 300 s.',
+          content: json(ref('AuthorizationServerMetadata')),
         },
       },
     },

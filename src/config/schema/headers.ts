@@ -45,6 +45,11 @@ export const identityHeaders = z
     scope: headerName
       .default('X-Scope')
       .describe("header carrying the token's granted scopes, space-separated and sorted"),
+    clientId: headerName
+      .default('X-Client-Id')
+      .describe(
+        "header carrying a machine client's id (client tokens only: they carry no user id or e-mail)",
+      ),
   })
   // Reported with every other problem of the config, even when a name here is wrong.
   .superRefine(checkIdentityHeaders, { when: () => true })

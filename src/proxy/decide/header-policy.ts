@@ -105,7 +105,9 @@ export interface HeaderPolicy {
   routingHosts(req: IncomingMessage): string[];
   /**
    * The verdict's headers: a principal's identity by the configured names;
-   * empty values for an anonymous request (they overwrite a client's).
+   * empty values for an anonymous request (they overwrite a client's), and
+   * for the parts a principal has not (a machine client's user id and e-mail,
+   * a user's client id).
    */
   identityHeaders(principal: Principal | undefined): Record<string, string>;
   /**
@@ -168,6 +170,7 @@ class Policy implements HeaderPolicy {
       userId: names.userId.toLowerCase(),
       userEmail: names.userEmail.toLowerCase(),
       scope: names.scope.toLowerCase(),
+      clientId: names.clientId.toLowerCase(),
     };
   }
 
@@ -201,12 +204,14 @@ class Policy implements HeaderPolicy {
 
   identityHeaders(p: Principal | undefined): Record<string, string> {
     const { names } = this;
+    const client = p?.kind === 'client';
     return {
       [names.tenantId]: p?.tenantId ?? '',
       [names.tenantType]: p?.tenantType ?? '',
-      [names.userId]: p?.userId ?? '',
+      [names.userId]: client ? '' : (p?.userId ?? ''),
       [names.userEmail]: p?.email ?? '',
       [names.scope]: p === undefined ? '' : scopeValue(p),
+      [names.clientId]: p?.clientId ?? '',
     };
   }
 
@@ -219,8 +224,12 @@ class Policy implements HeaderPolicy {
       const lower = this.lower;
       out[lower.tenantId] = principal.tenantId;
       out[lower.tenantType] = principal.tenantType;
-      out[lower.userId] = principal.userId;
-      out[lower.userEmail] = principal.email;
+      // A client has no user: its id goes in its own header, and no X-User-* is sent.
+      if (principal.kind === 'client') out[lower.clientId] = principal.clientId ?? '';
+      else {
+        out[lower.userId] = principal.userId;
+        out[lower.userEmail] = principal.email;
+      }
       out[lower.scope] = scopeValue(principal);
     }
     out[REQUEST_ID_HEADER] = options.requestId;

@@ -159,6 +159,9 @@ class WebSocketWatch implements LiveWebSockets {
       // A new membership ends the tokens of any earlier one of the pair.
       case 'membership-added':
         return this.byUser.get(event.userId);
+      // A client token's `sub` is its client id.
+      case 'client-changed':
+        return this.byUser.get(event.clientId);
     }
   }
 }
