@@ -58,7 +58,11 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     sessions: core.sessions,
     bruteForce: core.bruteForce,
     keyring: core.keyring,
-    oauthMetadata: { issuer: config.tokens.issuer, trusted: (peer) => deps.live.trusted(peer) },
+    oauthMetadata: {
+      issuer: config.tokens.issuer,
+      trusted: (peer) => deps.live.trusted(peer),
+      scopesSupported: () => scopesSupported(deps.live.config.authorization),
+    },
     clientIp: (req) => clientIp(req.socket.remoteAddress, req),
     signupEnabled: config.signup.enabled,
     bodyLimit: config.limits.bodyBytes,
@@ -98,4 +102,10 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
           }),
         });
   return { traffic, admin, recorder };
+}
+
+/** What a token of this gateway may carry: every role's scopes and the scopes clients may hold (RFC 8414 `scopes_supported`). */
+function scopesSupported(authorization: GatewayConfig['authorization']): string[] {
+  const roles = Object.values(authorization.roles).flat();
+  return [...roles, ...(authorization.clientScopes ?? [])];
 }

@@ -43,6 +43,10 @@ beforeAll(async () => {
         tenant: { header: 'X-Tenant-Id', path: '/orders/tenants/:tenant_id', query: 'tenant_id' },
       },
     ],
+    authorization: {
+      roles: { admin: ['orders:write', 'orders:read'], member: ['orders:read'] },
+      clientScopes: ['orders:read', 'orders:write', 'exports:run'],
+    },
   });
   url = fx.gw.url;
   acmeClient = await makeClient(fx.gw.gateway.store, 'acme', ['orders:read', 'orders:write']);
@@ -286,6 +290,8 @@ describe('GET /.well-known/oauth-authorization-server', () => {
       grant_types_supported: ['client_credentials'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       response_types_supported: [],
+      // Every role's scopes and every scope a client may hold, once each.
+      scopes_supported: ['exports:run', 'orders:read', 'orders:write'],
     });
   });
 

@@ -100,11 +100,9 @@ export function addClientRoutes(router: Router<ApiState>, deps: IdentityRouterDe
  */
 async function tenantAdmin(deps: IdentityRouterDeps, ctx: ApiContext): Promise<TenantAdmin> {
   const principal = await bearer(deps, ctx);
-  // A machine client's token (`kind: 'client'`, issue 32) never manages
-  // clients, whatever its scopes: only a user can be an admin. Read loosely
-  // so that this holds before and after `Principal` gains `kind`.
-  const kind = (principal as { kind?: unknown }).kind;
-  if (kind !== undefined && kind !== 'user') {
+  // A machine client's token never manages clients, whatever its scopes:
+  // only a user can be an admin.
+  if (principal.kind !== 'user') {
     throw new GatewayError('forbidden', "Only a tenant's admins (users) manage its clients.");
   }
   const inPath = ctx.params.tenant_id as string;
