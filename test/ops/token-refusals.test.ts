@@ -23,6 +23,7 @@ import {
   type IdentityFixture,
 } from '../support/identity-fixture.js';
 import { lineSink, type Line } from '../support/log-sink.js';
+import { clientToken, makeClient } from '../support/machine-client.js';
 import { scrape, total } from '../support/prometheus-text.js';
 import { rawUpgrade } from '../support/raw-upgrade.js';
 import { startEchoUpstream, waitFor, type CountingUpstream } from '../support/upstream.js';
@@ -259,6 +260,17 @@ const CASES: Case[] = [
       const user = await newUser('acme');
       expect(await gw.gateway.store.removeMember('acme', user.user_id)).toBe(true);
       return bearer(user.token);
+    },
+  },
+  {
+    name: 'of a machine client since removed',
+    reason: 'client_ended',
+    description: 'The client the token was issued to was removed or rotated.',
+    authorization: async () => {
+      const client = await makeClient(gw.gateway.store, 'acme', []);
+      const token = await clientToken(gw.url, client);
+      expect(await gw.gateway.store.removeClient(client.clientId)).toEqual([]);
+      return bearer(token);
     },
   },
   {
