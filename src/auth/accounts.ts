@@ -89,8 +89,11 @@ export interface Accounts {
    * @returns false when the user already was so.
    */
   setDisabled(user: UserRecord, disabled: boolean): Promise<boolean>;
-  /** @throws `tenant_access_denied` when the tenant does not exist or the user is not a member. */
-  grantToken(user: UserRecord, tenantId: string): Promise<GrantedToken>;
+  /**
+   * `familyId`: the refresh family the token begins (its `fid` claim).
+   * @throws `tenant_access_denied` when the tenant does not exist or the user is not a member.
+   */
+  grantToken(user: UserRecord, tenantId: string, familyId?: string): Promise<GrantedToken>;
 }
 
 type SignupInput = Parameters<Accounts['signUp']>[0];
@@ -122,7 +125,7 @@ export function createAccounts(deps: AccountDeps): Accounts {
       return true;
     },
 
-    grantToken: (user, tenantId) => grantToken(deps, user, tenantId),
+    grantToken: (user, tenantId, familyId) => grantToken(deps, user, tenantId, familyId),
   };
 }
 
@@ -197,6 +200,7 @@ async function grantToken(
   { store, keyring, tokens, roles }: AccountDeps,
   user: UserRecord,
   tenantId: string,
+  familyId: string | undefined,
 ): Promise<GrantedToken> {
   const [tenant, membership] = await Promise.all([
     store.getTenant(tenantId),
@@ -218,6 +222,7 @@ async function grantToken(
     tenantType: tenant.type,
     membershipGeneration: membership.generation,
     scope: scopeClaim(roles?.current[role] ?? []),
+    ...(familyId === undefined ? {} : { familyId }),
   });
   return { token, claims, user, tenant };
 }

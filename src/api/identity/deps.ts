@@ -5,6 +5,7 @@ import type { Accounts } from '../../auth/accounts.js';
 import type { Authenticate } from '../../auth/authenticate.js';
 import type { BruteForceGuard } from '../../auth/brute-force.js';
 import type { GrantClientToken } from '../../auth/client-credentials.js';
+import type { RefreshOutcome, RefreshTokens } from '../../auth/refresh-grant.js';
 import type { SessionGuard } from '../../auth/sessions.js';
 import type { Store } from '../../store/types.js';
 
@@ -19,6 +20,10 @@ export interface IdentityRouterDeps {
   signupEnabled: boolean;
   /** The OAuth client-credentials grant (`POST /1/oauth/token`). */
   grantClientToken: GrantClientToken;
+  /** Refresh tokens (`tokens.refresh`): issued at Basic login when enabled, their grant and revocation. */
+  refreshTokens?: RefreshTokens;
+  /** Told of every refresh by outcome (metrics). */
+  onRefresh?: (outcome: RefreshOutcome) => void;
   /** Told of every token issued, by principal kind (metrics). */
   onTokenIssued?: (kind: 'user' | 'client') => void;
   /** Told of every Basic login refused: wrong credentials, or throttled (metrics). */
