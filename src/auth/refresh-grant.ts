@@ -38,6 +38,8 @@ import {
 } from './tokens.js';
 import type { RefreshFamilies, RefreshFamily } from './refresh-store.js';
 
+export type { RefreshFamily };
+
 /** How long a used refresh token still gets its successor (two tabs, a retry after a lost answer). */
 export const REFRESH_GRACE_SECONDS = 10;
 /** A user's live families (logins with refresh); a new one past this ends the oldest. */
@@ -99,8 +101,13 @@ export interface RefreshTokens {
   refresh(refreshToken: string, scope: string | undefined): Promise<Refreshed>;
   /** Ends a family and every access token issued in it, on every instance; null when there was none. */
   endFamily(familyId: string): Promise<RefreshFamily | null>;
-  /** The family a refresh token names, when the token is well formed (RFC 7009: any of its tokens ends it). */
-  familyOf(refreshToken: string): string | null;
+  /**
+   * RFC 7009: ends the family of a refresh token that is one of its own — the
+   * current token, the one just rotated, or an ancestor — and null for any
+   * other string (a made-up token for a family id learnt from an access
+   * token's `fid` ends nothing).
+   */
+  revokeByToken(refreshToken: string): Promise<RefreshFamily | null>;
 }
 
 export function createRefreshTokens(deps: RefreshDeps): RefreshTokens {
@@ -115,7 +122,13 @@ export function createRefreshTokens(deps: RefreshDeps): RefreshTokens {
     begin: (user, tenantId) => begin(deps, now(), user, tenantId),
     refresh: (token, scope) => refresh(deps, now(), token, scope, endFamily),
     endFamily,
-    familyOf: (token) => parseRefreshToken(token)?.familyId ?? null,
+    async revokeByToken(token) {
+      const presented = parseRefreshToken(token);
+      if (presented === null) return null;
+      const family = await deps.store.getRefreshFamily(presented.familyId);
+      if (family === null || !isOfFamily(presented, family)) return null;
+      return endFamily(family.familyId);
+    },
   };
 }
 
@@ -221,10 +234,22 @@ async function refusedUnknown(
   family: RefreshFamily,
   endFamily: (familyId: string) => Promise<RefreshFamily | null>,
 ): Promise<RefreshRefused> {
-  const known = [family.currentDigest, family.previous?.digest].filter((d) => d !== undefined);
-  if (!isAncestor(presented, known, MAX_ANCESTRY_STEPS)) return new RefreshRefused('invalid');
+  if (!isAncestor(presented, knownDigests(family), MAX_ANCESTRY_STEPS))
+    return new RefreshRefused('invalid');
   const ended = await endFamily(family.familyId);
   return ended === null ? new RefreshRefused('invalid') : new RefreshRefused('reused', ended);
+}
+
+const knownDigests = (family: RefreshFamily): string[] =>
+  [family.currentDigest, family.previous?.digest].filter((d) => d !== undefined);
+
+/** Whether the token is the family's current one, the one just rotated, or an ancestor. */
+function isOfFamily(presented: ParsedRefreshToken, family: RefreshFamily): boolean {
+  const known = knownDigests(family);
+  return (
+    known.includes(refreshDigest(presented.token)) ||
+    isAncestor(presented, known, MAX_ANCESTRY_STEPS)
+  );
 }
 
 /** The user and tenant when the family's session is alive; null when it has ended. */
