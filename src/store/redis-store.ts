@@ -14,6 +14,7 @@ import type { RedisStoreContext } from './redis-context.js';
 import { redisDenyList } from './redis-deny-list.js';
 import { redisMemberships } from './redis-memberships.js';
 import { redisRateLeases } from './redis-rate-leases.js';
+import { redisRefreshFamilies } from './redis-refresh.js';
 import { createRedisKeys } from './redis-keys.js';
 import { redisLeases } from './redis-revocation-leases.js';
 import { redisTenants } from './redis-tenants.js';
@@ -61,6 +62,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     ...redisDenyList(context),
     ...redisClients(context),
     ...redisApiKeys(context),
+    ...redisRefreshFamilies(),
 
     revocationLeases: redisLeases(redis, keys),
 
