@@ -18,7 +18,7 @@
  *   before the answer.
  */
 import { GatewayError } from '../errors.js';
-import type { Store, TenantRecord, UserRecord } from '../store/types.js';
+import type { RefreshFamily, Store, TenantRecord, UserRecord } from '../store/types.js';
 import type { GrantedToken } from './accounts.js';
 import { scopeClaim, type Accounts } from './accounts.js';
 import { isDisabledHash } from './disabled.js';
@@ -36,7 +36,6 @@ import {
   type KeyRing,
   type TokenSettings,
 } from './tokens.js';
-import type { RefreshFamilies, RefreshFamily } from './refresh-store.js';
 
 export type { RefreshFamily };
 
@@ -58,7 +57,7 @@ export const REFRESH_OUTCOMES = ['rotated', 'grace', 'reused', 'invalid'] as con
 export type RefreshOutcome = (typeof REFRESH_OUTCOMES)[number];
 
 export interface RefreshDeps {
-  store: Store & RefreshFamilies;
+  store: Store;
   accounts: Accounts;
   keyring: KeyRing;
   tokens: TokenSettings & { refresh: RefreshSettings };

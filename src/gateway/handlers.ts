@@ -8,8 +8,6 @@ import type { Logger } from 'pino';
 import { createApiApp } from '../api/app.js';
 import { createClientCredentials } from '../auth/client-credentials.js';
 import { createRefreshTokens } from '../auth/refresh-grant.js';
-import type { RefreshFamilies } from '../auth/refresh-store.js';
-import type { Store } from '../store/types.js';
 import type { GatewayConfig } from '../config/index.js';
 import type { Core } from '../core.js';
 import { createAdminRequestHandler, createRequestHandler, scopeOf } from '../dispatch.js';
@@ -71,12 +69,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     signupEnabled: config.signup.enabled,
     bodyLimit: config.limits.bodyBytes,
     grantClientToken: createClientCredentials({ ...core, tokens: config.tokens }),
-    refreshTokens: createRefreshTokens({
-      ...core,
-      // TEMPORARY until the store branch lands its refresh families.
-      store: core.store as Store & RefreshFamilies,
-      tokens: config.tokens,
-    }),
+    refreshTokens: createRefreshTokens({ ...core, tokens: config.tokens }),
     onRefresh: (outcome) => metrics.refreshed(outcome),
     onTokenIssued: (kind) => metrics.tokenIssued(kind),
     onLoginRefused: (reason) => metrics.loginRefused(reason),
