@@ -125,7 +125,7 @@ export function createAccounts(deps: AccountDeps): Accounts {
       return true;
     },
 
-    grantToken: (user, tenantId, familyId) => grantToken(deps, user, tenantId, familyId),
+    grantToken: (user, tenantId, familyId) => grantToken(deps, now(), user, tenantId, familyId),
   };
 }
 
@@ -198,6 +198,7 @@ async function logIn(
 
 async function grantToken(
   { store, keyring, tokens, roles }: AccountDeps,
+  at: number,
   user: UserRecord,
   tenantId: string,
   familyId: string | undefined,
@@ -214,16 +215,21 @@ async function grantToken(
       detail: tenantId,
     });
   }
-  const { token, claims } = await issueAccessToken(keyring, tokens, {
-    userId: user.id,
-    email: user.email,
-    sessionVersion: user.sessionVersion,
-    tenantId: tenant.tenantId,
-    tenantType: tenant.type,
-    membershipGeneration: membership.generation,
-    scope: scopeClaim(roles?.current[role] ?? []),
-    ...(familyId === undefined ? {} : { familyId }),
-  });
+  const { token, claims } = await issueAccessToken(
+    keyring,
+    tokens,
+    {
+      userId: user.id,
+      email: user.email,
+      sessionVersion: user.sessionVersion,
+      tenantId: tenant.tenantId,
+      tenantType: tenant.type,
+      membershipGeneration: membership.generation,
+      scope: scopeClaim(roles?.current[role] ?? []),
+      ...(familyId === undefined ? {} : { familyId }),
+    },
+    at,
+  );
   return { token, claims, user, tenant };
 }
 
