@@ -22,7 +22,7 @@ let url: string;
 
 beforeAll(async () => {
   fx = await startMemoryIdentityFixture({
-    tokens: { keys: undefined, ttlSeconds: 600, refresh: { enabled: true } },
+    tokens: { refresh: { enabled: true } },
     authorization: { roles: { admin: ['orders:read', 'orders:write'], member: ['orders:read'] } },
   });
   url = fx.gw.url;
