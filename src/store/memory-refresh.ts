@@ -6,7 +6,9 @@
  */
 import { ensureOpen, type MemoryState } from './memory-state.js';
 import {
+  checkFamilyTimes,
   checkMaxPerUser,
+  checkRotationInput,
   endsSooner,
   familyIdTaken,
   publicFamily,
@@ -107,6 +109,7 @@ export function memoryRefreshFamilies(state: MemoryState): RefreshFamilyStore {
   return {
     async createRefreshFamily(family, maxPerUser) {
       checkMaxPerUser(maxPerUser);
+      checkFamilyTimes(family);
       open();
       if (read(records, family.familyId) !== undefined) throw familyIdTaken();
       write(records, storedFamily(family));
@@ -117,6 +120,7 @@ export function memoryRefreshFamilies(state: MemoryState): RefreshFamilyStore {
     },
 
     async rotateRefreshToken(input) {
+      checkRotationInput(input);
       open();
       const family = read(records, input.familyId);
       const outcome = family === undefined ? 'invalid' : rotationOutcome(family, input);

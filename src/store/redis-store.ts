@@ -62,7 +62,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     ...redisDenyList(context),
     ...redisClients(context),
     ...redisApiKeys(context),
-    ...redisRefreshFamilies(),
+    ...redisRefreshFamilies(context),
 
     revocationLeases: redisLeases(redis, keys),
 

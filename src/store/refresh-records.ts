@@ -6,7 +6,11 @@
  * (`redis-refresh-scripts.ts`) under the same field names.
  */
 import { GatewayError } from '../errors.js';
-import { REFRESH_RECORD_MARGIN_SECONDS, type RefreshFamily } from './refresh-types.js';
+import {
+  REFRESH_RECORD_MARGIN_SECONDS,
+  type RefreshFamily,
+  type RotateRefreshInput,
+} from './refresh-types.js';
 
 /** A family as stored: the family and the digests used before its `previous`, oldest first. */
 export interface StoredRefreshFamily extends RefreshFamily {
@@ -59,4 +63,27 @@ export function endsSooner(
 ): number {
   if (a.absoluteExpiresAt !== b.absoluteExpiresAt) return a.absoluteExpiresAt - b.absoluteExpiresAt;
   return a.familyId < b.familyId ? -1 : a.familyId > b.familyId ? 1 : 0;
+}
+
+/**
+ * @throws RangeError unless every time and count of a rotation is a whole
+ * number (Redis keeps them in JSON through Lua, whose numbers print 14 digits).
+ */
+export function checkRotationInput(input: RotateRefreshInput): void {
+  const { accessExpiresAt, now, graceSeconds, idleTtlSeconds } = input;
+  checkWhole({ accessExpiresAt, now, graceSeconds, idleTtlSeconds });
+}
+
+/** @throws RangeError unless every time of the family is a whole number of seconds. */
+export function checkFamilyTimes(family: RefreshFamily): void {
+  const { createdAt, absoluteExpiresAt, currentExpiresAt, sessionVersion } = family;
+  checkWhole({ createdAt, absoluteExpiresAt, currentExpiresAt, sessionVersion });
+  checkWhole({ membershipGeneration: family.membershipGeneration, ...family.accessTokens });
+  if (family.previous !== undefined) checkWhole({ usedAt: family.previous.usedAt });
+}
+
+function checkWhole(values: Record<string, number>): void {
+  for (const [name, value] of Object.entries(values)) {
+    if (!Number.isSafeInteger(value)) throw new RangeError(`${name} must be a whole number.`);
+  }
 }
