@@ -20,6 +20,7 @@ import {
   startIdentityFixture,
   type RedisIdentityFixture,
 } from '../support/identity-fixture.js';
+import { scrape, total } from '../support/prometheus-text.js';
 import { commandsDuring, leaseRenewals } from '../support/redis-commands.js';
 import { startTcpRelay, type TcpRelay } from '../support/tcp-relay.js';
 import { startEchoUpstream, type Upstream } from '../support/upstream.js';
@@ -132,6 +133,15 @@ describe('reuse ends the family on every instance before the answer', () => {
 });
 
 it('50 pairs of concurrent refreshes of one token, split across two instances: one successor each, no family ended', async () => {
+  const outcomes = async (outcome: string) =>
+    (
+      await Promise.all(
+        [a, b].map(async (gw) =>
+          total(await scrape(gw.adminUrl as string), 'tenant_gateway_refreshes_total', { outcome }),
+        ),
+      )
+    ).reduce((x, y) => x + y, 0);
+  const [rotatedBefore, graceBefore] = [await outcomes('rotated'), await outcomes('grace')];
   let token = (await login(a)).refresh_token;
   const successors = new Set<string>();
   for (let pair = 0; pair < 50; pair++) {
@@ -143,6 +153,9 @@ it('50 pairs of concurrent refreshes of one token, split across two instances: o
       expect((await tenantOn(b, answer.access_token)).status).toBe(200);
     token = onA.refresh_token;
   }
+  // Each pair: one rotation, and the other refresh within the grace.
+  expect((await outcomes('rotated')) - rotatedBefore).toBe(50);
+  expect((await outcomes('grace')) - graceBefore).toBe(50);
   const family = await a.gateway.store.getRefreshFamily(token.slice(4, 30));
   expect(family?.revoked).toBe(false);
   expect((await refresh(b, token)).status).toBe(200);
