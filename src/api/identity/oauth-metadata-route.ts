@@ -3,7 +3,8 @@
  * authorization server metadata (RFC 8414), enough for a client library to
  * find the token endpoint and run the client-credentials grant — and, with
  * `tokens.refresh.enabled`, the refresh-token grant (no client
- * authentication: `none`) and the RFC 7009 revocation endpoint. `issuer` is
+ * authentication: `none`). The RFC 7009 revocation endpoint is listed always:
+ * it ends access tokens whether or not refresh tokens are on. `issuer` is
  * `tokens.issuer`; the endpoint URLs are absolute, on the origin the request
  * was addressed to: its Host and scheme, or, from a trusted proxy
  * (`trustedProxies`), the first `X-Forwarded-Host` / `X-Forwarded-Proto`
@@ -48,12 +49,9 @@ export function createOAuthMetadataRouter(deps: OAuthMetadataDeps): Router<ApiSt
         'client_secret_post',
         ...(refresh ? ['none'] : []),
       ],
-      ...(refresh
-        ? {
-            revocation_endpoint: `${origin}/1/oauth/revoke`,
-            revocation_endpoint_auth_methods_supported: ['none'],
-          }
-        : {}),
+      // Served whether or not refresh tokens are on: an access token can be revoked too.
+      revocation_endpoint: `${origin}/1/oauth/revoke`,
+      revocation_endpoint_auth_methods_supported: ['none'],
       response_types_supported: [],
       ...(scopes.length === 0 ? {} : { scopes_supported: scopes }),
     };
