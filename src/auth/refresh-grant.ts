@@ -12,7 +12,8 @@
  *   removed — each moves one of them, so each ends the family at its next use.
  * - Grace: a token presented again within {@link REFRESH_GRACE_SECONDS} of its
  *   rotation gets a new access token and the same successor (the successor is
- *   derived from it, `refresh-tokens.ts`); later, or an older ancestor, is reuse.
+ *   derived from it, `refresh-tokens.ts`); later, or an older token of the
+ *   family the store still remembers, is reuse.
  * - Reuse revokes the family and deny-lists every access token issued in it
  *   through the revocation path (in lease mode confirmed by every instance)
  *   before the answer.
@@ -23,7 +24,6 @@ import type { GrantedToken } from './accounts.js';
 import { scopeClaim, type Accounts } from './accounts.js';
 import { isDisabledHash } from './disabled.js';
 import {
-  isAncestor,
   newRefreshFamily,
   parseRefreshToken,
   refreshDigest,
@@ -43,8 +43,6 @@ export type { RefreshFamily };
 export const REFRESH_GRACE_SECONDS = 10;
 /** A user's live families (logins with refresh); a new one past this ends the oldest. */
 export const MAX_FAMILIES_PER_USER = 50;
-/** How far back an ancestor of the current token is recognised as reuse (not just refused). */
-export const MAX_ANCESTRY_STEPS = 1024;
 
 export interface RefreshSettings {
   enabled: boolean;
@@ -102,9 +100,9 @@ export interface RefreshTokens {
   endFamily(familyId: string): Promise<RefreshFamily | null>;
   /**
    * RFC 7009: ends the family of a refresh token that is one of its own — the
-   * current token, the one just rotated, or an ancestor — and null for any
-   * other string (a made-up token for a family id learnt from an access
-   * token's `fid` ends nothing).
+   * current token or the one just rotated — and null for any other string (a
+   * made-up token for a family id learnt from an access token's `fid` ends
+   * nothing; an older token of the family is refused already).
    */
   revokeByToken(refreshToken: string): Promise<RefreshFamily | null>;
 }
@@ -220,35 +218,18 @@ async function refresh(
     await denyAccessTokens(deps, rotation.family, at);
     throw new RefreshRefused('reused', rotation.family);
   }
-  throw await refusedUnknown(presented, family, endFamily);
+  throw new RefreshRefused('invalid');
 }
 
 /**
- * A token the store matched to neither the current token nor the one just
- * rotated: an older ancestor of either is reuse (the family ends); anything
- * else — made up for a known family id, or of an ended family — is only refused.
+ * Whether the token is the family's current one or the one just rotated. An
+ * older one is already refused, so revoking by it is not needed — and
+ * recognising it would mean walking the successor chain, work a stranger
+ * could ask for with a made-up token.
  */
-async function refusedUnknown(
-  presented: ParsedRefreshToken,
-  family: RefreshFamily,
-  endFamily: (familyId: string) => Promise<RefreshFamily | null>,
-): Promise<RefreshRefused> {
-  if (!isAncestor(presented, knownDigests(family), MAX_ANCESTRY_STEPS))
-    return new RefreshRefused('invalid');
-  const ended = await endFamily(family.familyId);
-  return ended === null ? new RefreshRefused('invalid') : new RefreshRefused('reused', ended);
-}
-
-const knownDigests = (family: RefreshFamily): string[] =>
-  [family.currentDigest, family.previous?.digest].filter((d) => d !== undefined);
-
-/** Whether the token is the family's current one, the one just rotated, or an ancestor. */
 function isOfFamily(presented: ParsedRefreshToken, family: RefreshFamily): boolean {
-  const known = knownDigests(family);
-  return (
-    known.includes(refreshDigest(presented.token)) ||
-    isAncestor(presented, known, MAX_ANCESTRY_STEPS)
-  );
+  const digest = refreshDigest(presented.token);
+  return digest === family.currentDigest || digest === family.previous?.digest;
 }
 
 /** The user and tenant when the family's session is alive; null when it has ended. */

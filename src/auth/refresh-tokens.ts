@@ -14,8 +14,7 @@
  * between them, never two live ones (RFC 9700 §4.14.2 leaves the rule to the
  * server; docs/identity-api.md#refresh-tokens). Knowing a successor says
  * nothing of its predecessor's secret (HMAC is one-way), and the chain
- * forward from any token is computable only by its holder — which is also how
- * an ancestor of the current token is recognised ({@link isAncestor}).
+ * forward from any token is computable only by its holder.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { base32, checksum, secretDigest } from './secrets.js';
@@ -66,24 +65,6 @@ export function successorOf(presented: ParsedRefreshToken): ParsedRefreshToken {
 
 /** What the store keeps of a refresh token. */
 export const refreshDigest = (token: string): string => secretDigest(token);
-
-/**
- * Whether `presented` is an ancestor of a token whose digest is one of
- * `digests`, at most `maxSteps` rotations back: a token already used (reuse),
- * not one made up for a family whose id the bearer learnt (an access token's `fid`).
- */
-export function isAncestor(
-  presented: ParsedRefreshToken,
-  digests: readonly string[],
-  maxSteps: number,
-): boolean {
-  let token = presented;
-  for (let step = 0; step < maxSteps; step++) {
-    token = successorOf(token);
-    if (digests.includes(refreshDigest(token.token))) return true;
-  }
-  return false;
-}
 
 function tokenOf(familyId: string, secret: string): string {
   const body = `${REFRESH_TOKEN_PREFIX}${familyId}_${secret}`;

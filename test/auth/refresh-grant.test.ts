@@ -1,7 +1,7 @@
 /**
  * Issue 33, the refresh-token service on the memory store with a clock of
  * the test's own: the grace ends after REFRESH_GRACE_SECONDS, the idle and
- * absolute lifetimes, reuse of an ancestor older than the store remembers,
+ * absolute lifetimes, reuse of an older token (and one older than the store remembers),
  * a made-up token for a known family id, the per-user bound; and the token
  * format itself (checksum, the one derived successor).
  */
@@ -20,6 +20,7 @@ import {
 import { newRefreshFamily, parseRefreshToken, successorOf } from '../../src/auth/refresh-tokens.js';
 import type { KeyRing } from '../../src/auth/tokens.js';
 import { createMemoryStore } from '../../src/store/index.js';
+import { REFRESH_USED_DIGESTS_KEPT } from '../../src/store/refresh-types.js';
 import type { Store, UserRecord } from '../../src/store/types.js';
 import { makeKeysDir } from '../support/gateway.js';
 
@@ -121,15 +122,20 @@ describe('lifetimes', () => {
 });
 
 describe('reuse and forgery', () => {
-  it('an ancestor older than the digests the store keeps is still reuse (the derived chain)', async () => {
+  it('an older token of the family is reuse; one older than the store remembers is only refused', async () => {
     const { refreshToken: first } = await refresh.begin(user, 'u1-home');
-    let token = first;
-    for (let i = 0; i < 105; i++) {
+    const tokens = [first];
+    for (let i = 0; i < REFRESH_USED_DIGESTS_KEPT + 5; i++) {
       clock += REFRESH_GRACE_SECONDS + 1;
-      token = (await refresh.refresh(token, undefined)).refreshToken;
+      tokens.push((await refresh.refresh(tokens.at(-1) as string, undefined)).refreshToken);
     }
-    expect((await refused(first)).outcome).toBe('reused');
-    expect((await refused(token)).outcome).toBe('invalid');
+    const current = tokens.at(-1) as string;
+    // Forgotten: refused, and no reason to end the family.
+    expect((await refused(first)).outcome).toBe('invalid');
+    expect(await refresh.revokeByToken(first)).toBeNull();
+    // Remembered: reuse, and the family ends.
+    expect((await refused(tokens.at(-4) as string)).outcome).toBe('reused');
+    expect((await refused(current)).outcome).toBe('invalid');
   });
 
   it('a made-up token for a known family id is refused and ends nothing', async () => {

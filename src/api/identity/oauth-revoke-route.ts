@@ -4,8 +4,8 @@
  * (the gateway's refresh tokens are issued to no client, so there is no
  * client to authenticate; a client's credentials sent along are ignored).
  *
- * - a refresh token of a family (its current token, the one just rotated, or
- *   an ancestor): the family ends, with every access token issued in it;
+ * - a refresh token of a family (its current token, or the one just
+ *   rotated): the family ends, with every access token issued in it;
  * - an access token that is alive: it is deny-listed, and its refresh family
  *   (`fid`) ends too (RFC 7009 §2.1 lets the server end the grant);
  * - anything else — unknown, malformed, expired, already revoked, an API

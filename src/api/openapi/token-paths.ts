@@ -142,7 +142,7 @@ export function oauthRevokePath(): Json {
       summary:
         'End a token (RFC 7009): a refresh token its family, an access token itself and its family',
       description:
-        'The token is the credential: no client authentication. A refresh token of a family (current, just rotated, or an ancestor) ends the family and every access token issued in it; an access token that is alive is revoked, with its refresh family. Anything else — unknown, expired, made up — changes nothing and gets the same 200 (RFC 7009 §2.2). Confirmed on every instance (lease mode) before the answer.',
+        'The token is the credential: no client authentication. A refresh token of a family (current, or just rotated) ends the family and every access token issued in it; an access token that is alive is revoked, with its refresh family. Anything else — unknown, expired, made up — changes nothing and gets the same 200 (RFC 7009 §2.2). Confirmed on every instance (lease mode) before the answer.',
       tags: ['identity'],
       security: [{}],
       requestBody: {
