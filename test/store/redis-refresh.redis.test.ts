@@ -9,6 +9,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisKeys } from '../../src/store/redis-keys.js';
+import { defineStoreScripts } from '../../src/store/redis-scripts.js';
 import { createRedisStore } from '../../src/store/redis-store.js';
 import {
   REFRESH_RECORD_MARGIN_SECONDS,
@@ -141,6 +142,34 @@ describe('refresh families in Redis', () => {
       await plain.del(keys.refreshFamily(gone.familyId));
       expect(await store.createRefreshFamily(newFamily({ userId }), 2)).toEqual([]);
       expect((await store.getRefreshFamily(kept.familyId))?.revoked).toBe(false);
+    });
+  });
+
+  it('leave a family past the cap in the index until it is ended: one a login failed to end goes at the next', async () => {
+    await withStore(async (store, keys) => {
+      const userId = `u-${randomUUID().slice(0, 8)}`;
+      const index = keys.refreshFamiliesOf(userId);
+      const [a, b] = [newFamily({ userId }), newFamily({ userId })];
+      await store.createRefreshFamily(a, 5);
+      await store.createRefreshFamily(b, 5);
+      // A login that indexed its family and died before ending the ones past the cap.
+      const now = realNow();
+      const lost = await defineStoreScripts(plain).indexRefreshFamily(
+        index,
+        'rf-lost',
+        now + 2000,
+        now,
+        1,
+        REFRESH_RECORD_MARGIN_SECONDS,
+      );
+      expect((lost as string[]).sort()).toEqual([a.familyId, b.familyId].sort());
+      expect(await plain.zcard(index)).toBe(3);
+
+      const next = newFamily({ userId, absoluteExpiresAt: now + 3000 });
+      const evicted = await store.createRefreshFamily(next, 1);
+      expect(evicted.map((f) => f.familyId).sort()).toEqual([a.familyId, b.familyId].sort());
+      expect(evicted.every((f) => f.revoked)).toBe(true);
+      expect(await plain.zrange(index, '0', '-1')).toEqual([next.familyId]);
     });
   });
 });
