@@ -20,9 +20,11 @@ export const REFRESH_SCRIPTS = {
   /**
    * KEYS: the user's index. ARGV: familyId, its absolute end, its creation
    * (now), maxPerUser, the record margin (seconds).
-   * Drops the families ended by now, then the soonest to end past
-   * `maxPerUser - 1`, enters the new one, and keeps the index as long as its
-   * last family. Returns the ids dropped past the cap.
+   * Drops the families ended by now, enters the new one, and keeps the
+   * index as long as its last family. Returns the ids of the families that
+   * end soonest past `maxPerUser - 1` others (never the new one), left in
+   * the index: the caller takes each out once it has ended it, so one it
+   * failed to end is still counted, and ended by the next login.
    */
   indexRefreshFamily: {
     numberOfKeys: 1,
@@ -30,10 +32,7 @@ export const REFRESH_SCRIPTS = {
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
 local excess = redis.call('ZCARD', KEYS[1]) - (tonumber(ARGV[4]) - 1)
 local out = {}
-if excess > 0 then
-  out = redis.call('ZRANGE', KEYS[1], 0, excess - 1)
-  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, excess - 1)
-end
+if excess > 0 then out = redis.call('ZRANGE', KEYS[1], 0, excess - 1) end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 redis.call('EXPIREAT', KEYS[1], tonumber(last[2]) + tonumber(ARGV[5]))

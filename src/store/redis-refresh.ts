@@ -82,7 +82,9 @@ async function createFamily(
     throw err;
   }
   if (!Array.isArray(out)) throw unexpectedReply();
-  const ended = await Promise.all(out.map((id) => revokeOne(context, String(id), '')));
+  const ids = out.map(String);
+  const ended = await Promise.all(ids.map((id) => revokeOne(context, id, '')));
+  await forget(context, family.userId, ids);
   const evicted = ended.flatMap(([reply, f]) => (reply === REVOKE_REPLY.revoked && f ? [f] : []));
   await Promise.all(
     [key, index, ...evicted.map((f) => keys.refreshFamily(f.familyId))].map(context.replicated),

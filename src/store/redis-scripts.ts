@@ -7,9 +7,9 @@
  * halfway through.
  *
  * Every key a script touches is passed in KEYS and lives under the `{dir}` tag
- * (see `redis-keys.ts`), as Redis Cluster requires — but the refresh-family
- * scripts' (`redis-refresh-scripts.ts`), each of which touches one key. Hash field names here
- * match `redis-records.ts`.
+ * (see `redis-keys.ts`), as Redis Cluster requires — but for the
+ * refresh-family scripts (`redis-refresh-scripts.ts`), which touch one key
+ * each. Hash field names here match `redis-records.ts`.
  */
 import type { Redis } from 'ioredis';
 import { CLIENT_SCRIPTS } from './redis-client-scripts.js';

@@ -1,8 +1,9 @@
 /**
  * The store kept in Redis (layout in `redis-keys.ts`). Each concern is a file
  * of its own (`redis-users.ts`, `redis-tenants.ts`, `redis-memberships.ts`,
- * `redis-deny-list.ts`, `redis-clients.ts`, `redis-api-keys.ts`); this
- * connects and assembles them over one context (`redis-context.ts`).
+ * `redis-deny-list.ts`, `redis-clients.ts`, `redis-api-keys.ts`,
+ * `redis-refresh.ts`); this connects and assembles them over one context
+ * (`redis-context.ts`).
  */
 import { attempt } from './redis-attempt.js';
 import { commandTimeoutOf, connectRedis, type RedisConnectionOptions } from './redis-connection.js';

@@ -47,7 +47,9 @@ export type RotateResult =
   /**
    * The presented token was `previous` and was used at most `graceSeconds`
    * ago: nothing rotates, `previous.successorDigest` stays current (the one
-   * live successor), and the new jti is added.
+   * live successor, whatever `successorDigest` was given: a caller hands its
+   * successor out only when it is `family.currentDigest`), and the new jti
+   * is added.
    */
   | { outcome: 'grace'; family: RefreshFamily }
   /**

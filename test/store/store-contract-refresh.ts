@@ -182,6 +182,10 @@ function describeGraceAndReuse(current: () => Store): void {
       expect(result.family.accessTokens).toHaveProperty(first.jti, first.accessExpiresAt);
       expect(result.family.revoked).toBe(false);
     }
+    // Another successor offered within the grace changes nothing: the first stays the one.
+    const other = await store.rotateRefreshToken(rotation(family, { now: first.now + 1 }));
+    expect(other.outcome).toBe('grace');
+    expect(other.outcome === 'grace' && other.family.currentDigest).toBe(first.successorDigest);
     // The successor handed out twice is still the one live token.
     const next = await store.rotateRefreshToken(
       rotation(family, { presentedDigest: first.successorDigest, now: first.now + GRACE + 1 }),
