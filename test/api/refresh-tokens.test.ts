@@ -4,11 +4,13 @@
  * discovered metadata, rotation, the grace (the same successor), reuse (the
  * family and its access tokens end, audited by family id only), scope
  * narrowing, every refusal, and what ends a family: logout, RFC 7009
- * revocation, a password change, a membership removed.
+ * revocation, a password change, a membership removed or its role changed,
+ * a user disabled or removed, its tenant removed.
  */
 import * as oidc from 'openid-client';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { disabledHash } from '../../src/auth/disabled.js';
 import { basic, bearer } from '../support/gateway.js';
 import { expectError } from '../support/expect-error.js';
 import {
@@ -225,8 +227,16 @@ describe('what ends a family', () => {
     const res = await revoke(second.refresh_token, { token_type_hint: 'refresh_token' });
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(await res.text()).toBe('');
     expect((await tenantWith(second.access_token)).status).toBe(401);
     await expectError(await refresh(second.refresh_token), 400, 'invalid_grant');
+    const familyId = decodeJwt(first.access_token).fid as string;
+    const log = fx.gw.gateway.store.auditLog({ maxEventsPerStream: 10_000 });
+    const events = (await log.read('tenant:acme', 0)).map((e) => e.event);
+    expect(
+      events.filter((e) => e.includes('"token_revoked"') && e.includes(familyId)),
+    ).toHaveLength(1);
+    expect(events.join('\n')).not.toContain(second.refresh_token.slice(31, 74));
   });
 
   it('RFC 7009 revocation of an access token: the token and its family', async () => {
@@ -275,6 +285,34 @@ describe('what ends a family', () => {
     expect(await fx.gw.gateway.store.removeMember('acme', user.id)).toBe(true);
     await expectError(await refresh(first.refresh_token), 400, 'invalid_grant');
     expect(await fx.gw.gateway.store.addMember('acme', user.id, 'member')).toBe(true);
+    await expectError(await refresh(first.refresh_token), 400, 'invalid_grant');
+  });
+
+  it('a user disabled, and a user removed', async () => {
+    const store = fx.gw.gateway.store;
+    const disabled = await newMember();
+    const first = await login(disabled);
+    const user = await store.getUser(disabled.id);
+    expect(
+      await store.setPasswordHash(disabled.id, disabledHash(user!.passwordHash)),
+    ).not.toBeNull();
+    await expectError(await refresh(first.refresh_token), 400, 'invalid_grant');
+    const removed = await newMember();
+    const second = await login(removed);
+    expect(await store.removeUser(removed.id)).not.toBeNull();
+    await expectError(await refresh(second.refresh_token), 400, 'invalid_grant');
+  });
+
+  it('its tenant removed', async () => {
+    const store = fx.gw.gateway.store;
+    const user = await newMember();
+    await store.upsertTenant(
+      { tenantId: 'refresh-org', type: 'orgtenant', name: 'R', cloudRegion: 'x', createdBy: 'x' },
+      Math.floor(Date.now() / 1000),
+    );
+    expect(await store.addMember('refresh-org', user.id, 'member')).toBe(true);
+    const first = await login(user, 'refresh-org');
+    expect(await store.removeOrgTenant('refresh-org')).not.toBeNull();
     await expectError(await refresh(first.refresh_token), 400, 'invalid_grant');
   });
 
