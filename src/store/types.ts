@@ -163,7 +163,10 @@ export type SessionEvent =
   | { kind: 'token-revoked'; jti: string }
   | { kind: 'membership-removed'; userId: string; tenantId: string; generation?: number }
   | { kind: 'membership-added'; userId: string; tenantId: string; generation?: number }
-  /** A machine client rotated or removed (with its tenant or alone): forget what is known of it. */
+  /**
+   * A machine client rotated or removed (with its tenant or alone), or one of
+   * its API keys removed: forget what is known of it and its keys.
+   */
   | { kind: 'client-changed'; clientId: string };
 
 export interface SessionEventListener {
@@ -383,7 +386,8 @@ export interface Store {
   /** The client's keys, sorted by keyId. */
   listApiKeys(clientId: string): Promise<ApiKeyRecord[]>;
   /**
-   * Removes one key of a client, taking a new generation.
+   * Removes one key of a client, taking a new generation, and publishes
+   * `client-changed` for the client (every instance forgets its keys).
    * @returns whether the client had the key.
    */
   removeApiKey(clientId: string, keyId: string): Promise<boolean>;

@@ -167,6 +167,34 @@ export function describeClientContract(current: () => Store): void {
       expect(await store.removeApiKey(client.clientId, key.keyId)).toBe(false);
     });
 
+    it('tells every watcher of a key removed, a secret rotated and a client removed', async () => {
+      const store = current();
+      await store.upsertTenant(orgTenant('acme'), NOW);
+      const client = (await store.createClient(newClient('acme')))!;
+      const key = (await store.createApiKey(newKey(client.clientId)))!;
+      const { events, stop } = await watchLive(store);
+      const changed = () =>
+        distinct(events).filter(
+          (e) => e.kind === 'client-changed' && e.clientId === client.clientId,
+        );
+      try {
+        // A key's removal ends what every instance verified of it (issue 32: at once, everywhere).
+        expect(await store.removeApiKey(client.clientId, key.keyId)).toBe(true);
+        expect(changed()).toEqual([{ kind: 'client-changed', clientId: client.clientId }]);
+        events.length = 0;
+        // A key the client does not have: nothing changed, nothing said.
+        expect(await store.removeApiKey(client.clientId, key.keyId)).toBe(false);
+        expect(changed()).toEqual([]);
+        expect(await store.rotateClientSecret(client.clientId, 'f'.repeat(64), NOW)).not.toBeNull();
+        expect(changed()).toHaveLength(1);
+        events.length = 0;
+        expect(await store.removeClient(client.clientId)).not.toBeNull();
+        expect(changed()).toHaveLength(1);
+      } finally {
+        stop();
+      }
+    });
+
     it('records the last use, only forward, and never for a missing key', async () => {
       const store = current();
       await store.upsertTenant(orgTenant('acme'), NOW);

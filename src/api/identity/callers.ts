@@ -4,7 +4,7 @@
  * a request; plus the answer headers every endpoint shares.
  */
 import type { AuditActor } from '../../audit/events.js';
-import type { Principal } from '../../auth/authenticate.js';
+import type { TokenPrincipal } from '../../auth/authenticate.js';
 import { parseBasicAuthorization } from '../../auth/basic.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
 import { normaliseEmail } from '../../store/normalise.js';
@@ -79,7 +79,7 @@ export async function pathUser(
 }
 
 /** The bearer token's principal. */
-export async function bearer(deps: IdentityRouterDeps, ctx: ApiContext): Promise<Principal> {
+export async function bearer(deps: IdentityRouterDeps, ctx: ApiContext): Promise<TokenPrincipal> {
   const principal = await deps.authenticate(ctx.get('authorization') || undefined);
   ctx.state.scope.userId = principal.userId;
   ctx.state.scope.tenantId = principal.tenantId;

@@ -8,12 +8,19 @@ export function addLogoutRoute(router: Router<ApiState>, deps: IdentityRouterDep
   router.delete('/token', async (ctx) => {
     const principal = await bearer(deps, ctx);
     await deps.sessions.revoke(principal.claims);
-    await deps.audit.record('logout', actor(deps, ctx, principal.email), {
-      tenant_id: principal.tenantId,
-      user_id: principal.userId,
-      user_email: principal.email,
-      jti: principal.claims.jti,
-    });
+    // A client's token names its client, not a user.
+    const client = principal.kind === 'client';
+    await deps.audit.record(
+      'logout',
+      actor(deps, ctx, client ? principal.userId : principal.email),
+      {
+        tenant_id: principal.tenantId,
+        ...(client
+          ? { client_id: principal.clientId }
+          : { user_id: principal.userId, user_email: principal.email }),
+        jti: principal.claims.jti,
+      },
+    );
     ctx.status = 204;
   });
 }
