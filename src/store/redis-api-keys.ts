@@ -43,6 +43,7 @@ export function redisApiKeys(context: RedisStoreContext): ApiKeyMethods {
         ),
       );
       if (Number(reply) === 0) return false;
+      context.tellWatchers({ kind: 'client-changed', clientId });
       await context.replicated(keys.apiKey(keyId));
       return true;
     },
