@@ -25,6 +25,9 @@ export interface Principal {
   claims: AccessTokenClaims;
 }
 
+/** What kind of principal a request acts for: a label of the request metrics, never an id. */
+export type PrincipalKind = Principal['kind'];
+
 /**
  * Answers synchronously when both caches know the token (the steady state of
  * proxied traffic: no await, no promise), else with a promise.

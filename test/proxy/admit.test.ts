@@ -176,7 +176,7 @@ describe('createAdmit: authentication', () => {
 });
 
 describe('createAdmit: who a refusal names', () => {
-  it('writes the principal before the tenant checks, so a refusal after names them', async () => {
+  it('writes the principal and its kind before the tenant checks, so a refusal after names them', async () => {
     for (const authenticate of [() => ALICE, () => Promise.resolve(ALICE)]) {
       const who: Who = {};
       const admit = createAdmitWriting(stubAuthenticate(authenticate).authenticate);
@@ -187,7 +187,7 @@ describe('createAdmit: who a refusal names', () => {
         refusal = err;
       }
       expect(refusal).toMatchObject({ code: 'tenant_mismatch', detail: 'globex' });
-      expect(who).toEqual({ userId: 'alice', tenantId: 'acme' });
+      expect(who).toEqual({ userId: 'alice', tenantId: 'acme', kind: 'user' });
     }
     const who: Who = {};
     expect(() =>
@@ -197,7 +197,7 @@ describe('createAdmit: who a refusal names', () => {
         who,
       ),
     ).toThrow(expect.objectContaining({ code: 'forbidden' }));
-    expect(who).toEqual({ userId: 'bob', tenantId: 'u-bob' });
+    expect(who).toEqual({ userId: 'bob', tenantId: 'u-bob', kind: 'user' });
   });
 
   it('names nobody when the token was refused', () => {

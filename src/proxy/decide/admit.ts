@@ -3,7 +3,7 @@
  * upgrades alike: authenticate the bearer, then the route's tenant types and
  * tenant rules. One function, so the three can never give different verdicts.
  */
-import type { Authenticate, Principal } from '../../auth/authenticate.js';
+import type { Authenticate, Principal, PrincipalKind } from '../../auth/authenticate.js';
 import { GatewayError } from '../../errors.js';
 import { ANY_HOST, type CompiledRoute } from './routes.js';
 import type { RouteTable } from './route-table.js';
@@ -44,6 +44,8 @@ export function tenantChecks(
 export interface Who {
   userId?: string | undefined;
   tenantId?: string | undefined;
+  /** The principal's kind: the request counter's `principal` label. */
+  kind?: PrincipalKind | undefined;
 }
 
 /**
@@ -70,6 +72,7 @@ export function createAdmit(authenticate: Authenticate): Admit {
 function matchTenant(principal: Principal, checks: readonly TenantCheck[], who: Who): Principal {
   who.userId = principal.userId;
   who.tenantId = principal.tenantId;
+  who.kind = principal.kind;
   for (const { view, route } of checks) {
     if (route === undefined) continue;
     if (route.tenantTypes !== undefined && !route.tenantTypes.has(principal.tenantType)) {
