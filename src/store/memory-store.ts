@@ -9,6 +9,7 @@
 import { memoryAuditLogs } from './memory-audit.js';
 import { memoryClients } from './memory-clients.js';
 import { memoryMemberships } from './memory-memberships.js';
+import { memoryRefreshFamilies } from './memory-refresh.js';
 import { memoryRevocations } from './memory-revocations.js';
 import { ensureOpen, newMemoryState } from './memory-state.js';
 import { memoryTenants } from './memory-tenants.js';
@@ -24,6 +25,7 @@ export function createMemoryStore(): Store {
     ...memoryMemberships(state),
     ...memoryRevocations(state),
     ...memoryClients(state),
+    ...memoryRefreshFamilies(state),
 
     loginCounter: memoryLoginCounters(),
 

@@ -7,11 +7,13 @@
  * halfway through.
  *
  * Every key a script touches is passed in KEYS and lives under the `{dir}` tag
- * (see `redis-keys.ts`), as Redis Cluster requires. Hash field names here
- * match `redis-records.ts`.
+ * (see `redis-keys.ts`), as Redis Cluster requires — but for the
+ * refresh-family scripts (`redis-refresh-scripts.ts`), which touch one key
+ * each. Hash field names here match `redis-records.ts`.
  */
 import type { Redis } from 'ioredis';
 import { CLIENT_SCRIPTS } from './redis-client-scripts.js';
+import { REFRESH_SCRIPTS } from './redis-refresh-scripts.js';
 
 export interface ScriptDefinition {
   /** Omitted: the key count varies, and each call passes it first (as EVALSHA takes it). */
@@ -359,7 +361,8 @@ return generation
   },
 } as const satisfies Record<string, ScriptDefinition>;
 
-type ScriptName = keyof typeof STORE_SCRIPTS | keyof typeof CLIENT_SCRIPTS;
+type ScriptName =
+  keyof typeof STORE_SCRIPTS | keyof typeof CLIENT_SCRIPTS | keyof typeof REFRESH_SCRIPTS;
 
 /**
  * A client with the store's scripts as methods: keys first, then arguments
@@ -370,7 +373,11 @@ export type ScriptedRedis = Redis &
 
 /** Registers every store script on `redis` and returns it, typed with them. */
 export function defineStoreScripts(redis: Redis): ScriptedRedis {
-  for (const [name, definition] of Object.entries({ ...STORE_SCRIPTS, ...CLIENT_SCRIPTS })) {
+  for (const [name, definition] of Object.entries({
+    ...STORE_SCRIPTS,
+    ...CLIENT_SCRIPTS,
+    ...REFRESH_SCRIPTS,
+  })) {
     redis.defineCommand(name, definition);
   }
   return redis as ScriptedRedis;

@@ -7,6 +7,7 @@
 
 import type { AuditLog, AuditLogSpec } from './audit-log.js';
 import type { LoginCounter, LoginCounterSpec } from './login-counters.js';
+import type { RefreshFamilyStore } from './refresh-types.js';
 
 export type TenantType = 'usertenant' | 'orgtenant';
 
@@ -134,6 +135,16 @@ export interface ApiKeyRecord {
 /** What `createApiKey` is given; the store adds the tenant and the generation. */
 export type NewApiKey = Omit<ApiKeyRecord, 'tenantId' | 'generation' | 'lastUsedAt'>;
 
+/** Refresh-token families (issue 33): records and their store methods, in `refresh-types.ts`. */
+export {
+  REFRESH_RECORD_MARGIN_SECONDS,
+  REFRESH_USED_DIGESTS_KEPT,
+  type RefreshFamily,
+  type RefreshFamilyStore,
+  type RotateRefreshInput,
+  type RotateResult,
+} from './refresh-types.js';
+
 /** What the store says of one user×tenant pair, read in one atomic step. */
 export interface MembershipState {
   /** null when the user is not a member of the tenant. */
@@ -254,7 +265,8 @@ export interface RateLease {
   shared: number;
 }
 
-export interface Store {
+/** The refresh-family methods are declared in {@link RefreshFamilyStore}. */
+export interface Store extends RefreshFamilyStore {
   /**
    * Creates the user and its personal tenant (with the membership both ways,
    * at a new generation, the user its `admin`) atomically: all of it or none of it.
