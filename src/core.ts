@@ -13,11 +13,16 @@ import {
   type Accounts,
   type RoleScopes,
 } from './auth/accounts.js';
+import { createApiKeys, type ApiKeys, type EndedCredential } from './auth/api-keys.js';
 import { createAuthenticator, type Authenticate } from './auth/authenticate.js';
 import { createBruteForceGuard, type BruteForceGuard } from './auth/brute-force.js';
 import { confirmRevocations, type ConfirmationObserver } from './auth/confirmed-revocations.js';
 import { loadKeySet } from './auth/keys.js';
 import { createBcryptHasher, type PasswordHasher } from './auth/passwords.js';
+import {
+  createRequestAuthenticator,
+  type AuthenticateRequest,
+} from './auth/request-credentials.js';
 import { createSessionGuard, type SessionGuard } from './auth/sessions.js';
 import type { KeyRing } from './auth/tokens.js';
 import { createTokenVerifier, type TokenVerifier } from './auth/verified-tokens.js';
@@ -34,7 +39,12 @@ export interface Core {
   accounts: Accounts;
   /** The scopes of each role in new tokens (`authorization.roles`): a reload replaces `current`. */
   roleScopes: RoleScopes;
+  /** Bearer tokens: the api's Bearer endpoints. */
   authenticate: Authenticate;
+  /** Routes and forward-auth: bearer tokens, and API keys where `apiKeys.enabled`. */
+  authenticateRequest: AuthenticateRequest;
+  /** A serving gateway's API keys (`apiKeys.enabled`); undefined otherwise. */
+  apiKeys: ApiKeys | undefined;
   sessions: SessionGuard;
   verifier: TokenVerifier;
   bruteForce: BruteForceGuard;
@@ -95,26 +105,30 @@ export async function createCore(
       ...(observers === undefined ? {} : { onWait: observers.passwordWait, step: observers.step }),
     });
     closers.push(() => passwords.close());
+    const audit = auditOf(config, store, log, observers);
     const sessions = createSessionGuard(store, {
       ...config.tokens,
       leaseMs: lease && serving ? config.revocation.leaseMs : undefined,
+      onClientEnded: serving
+        ? (claims) =>
+            recordEnded(audit, {
+              clientId: claims.client_id as string,
+              tenantId: claims.tenant_id,
+              jti: claims.jti,
+            })
+        : undefined,
     });
     closers.push(() => sessions.close());
     const verifier = createTokenVerifier(keyring, config.tokens, { log });
     const bruteForce = createBruteForceGuard(store, config.limits);
     const { accounts, roleScopes } = accountsOf(config, { store, passwords, keyring, bruteForce });
     const authenticate = createAuthenticator({ tokens: verifier, sessions });
-    const { maxEventsPerStream, maxAgeDays } = config.audit;
-    const audit = createAuditRecorder({
-      streams: store.auditLog({
-        maxEventsPerStream,
-        maxAgeSeconds: maxAgeDays === undefined ? undefined : maxAgeDays * 86_400,
-      }),
-      log,
-      ...(observers?.auditWriteFailure === undefined
-        ? {}
-        : { onWriteFailure: observers.auditWriteFailure }),
-    });
+    const apiKeys =
+      serving && config.apiKeys.enabled
+        ? createApiKeys({ store, sessions, onEnded: (ended) => recordEnded(audit, ended) })
+        : undefined;
+    if (apiKeys !== undefined) closers.push(() => apiKeys.close());
+    const authenticateRequest = createRequestAuthenticator(authenticate, apiKeys);
     return {
       store,
       keyring,
@@ -122,6 +136,8 @@ export async function createCore(
       accounts,
       roleScopes,
       authenticate,
+      authenticateRequest,
+      apiKeys,
       sessions,
       verifier,
       bruteForce,
@@ -132,6 +148,38 @@ export async function createCore(
     await close();
     throw err;
   }
+}
+
+/**
+ * A machine client's credential presented after it ended (its client removed
+ * or rotated, its key removed): `revoked_credential_used`, in its tenant's
+ * stream. The actor is the client the credential named.
+ */
+function recordEnded(audit: AuditRecorder, ended: EndedCredential): void {
+  void audit.record(
+    'revoked_credential_used',
+    { source: 'api', actor: ended.clientId },
+    { tenant_id: ended.tenantId, client_id: ended.clientId, key_id: ended.keyId, jti: ended.jti },
+  );
+}
+
+function auditOf(
+  config: GatewayConfig,
+  store: Store,
+  log: Logger,
+  observers: CoreObservers | undefined,
+): AuditRecorder {
+  const { maxEventsPerStream, maxAgeDays } = config.audit;
+  return createAuditRecorder({
+    streams: store.auditLog({
+      maxEventsPerStream,
+      maxAgeSeconds: maxAgeDays === undefined ? undefined : maxAgeDays * 86_400,
+    }),
+    log,
+    ...(observers?.auditWriteFailure === undefined
+      ? {}
+      : { onWriteFailure: observers.auditWriteFailure }),
+  });
 }
 
 /** Accounts on the config's token settings, and the roles' scopes they issue (a reload replaces them). */

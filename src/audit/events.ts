@@ -33,7 +33,8 @@ export type AuditEventKind =
   | 'client_secret_rotated'
   | 'client_removed'
   | 'api_key_created'
-  | 'api_key_removed';
+  | 'api_key_removed'
+  | 'revoked_credential_used';
 
 /** Who made a change, and through what. */
 export interface AuditActor {
@@ -68,7 +69,7 @@ export interface AuditSubject {
   client_id?: string;
   /** client_created: the client's scopes. */
   scopes?: string[];
-  /** api_key_created, api_key_removed: the key's id (never the key). */
+  /** api_key_created, api_key_removed, revoked_credential_used: the key's id (never the key). */
   key_id?: string;
   /** client_removed: the ids of the keys removed with it. */
   key_ids?: string[];

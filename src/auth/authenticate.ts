@@ -1,6 +1,7 @@
 /**
  * `authenticate`: bearer → principal. The one function behind the api's Bearer
- * endpoints, the proxy and forward-auth, so their verdicts can never differ.
+ * endpoints, the proxy and forward-auth, so their verdicts can never differ;
+ * routes also take API keys ({@link createRequestAuthenticator}).
  */
 import type { TenantType } from '../store/types.js';
 import { parseBearerAuthorization } from './bearer.js';
@@ -8,35 +9,56 @@ import type { SessionGuard } from './sessions.js';
 import type { AccessTokenClaims } from './tokens.js';
 import type { TokenVerifier } from './verified-tokens.js';
 
-/** Who a request acts for, as proven by its bearer token. */
-export interface Principal {
-  /** A user's token, or a machine client's (OAuth client credentials). */
-  kind: 'user' | 'client';
-  /** The user id; for a client, its client id (per-user limits count a client as its own user). */
+/** What every principal says: who, for which tenant, with what scopes. */
+interface PrincipalBase {
+  /** The user id; for a client or its key, the client id (per-user limits count a client as its own user). */
   userId: string;
-  /** '' for a client. */
+  /** '' for a client or its key. */
   email: string;
-  /** The client id, for a client only. */
+  /** The client id, for a client or its key only. */
   clientId?: string;
   tenantId: string;
   tenantType: TenantType;
-  /** The granted scopes (the token's `scope` claim), sorted, each once, frozen; none: []. */
+  /** The granted scopes, sorted, each once, frozen; none: []. */
   scopes: readonly string[];
+}
+
+/** Who a request acts for, as proven by its bearer token: a user's, or a machine client's (client credentials). */
+export interface TokenPrincipal extends PrincipalBase {
+  kind: 'user' | 'client';
   claims: AccessTokenClaims;
 }
+
+/** A machine client, as proven by one of its API keys (`api-keys.ts`); its scopes are the client's. */
+export interface ApiKeyPrincipal extends PrincipalBase {
+  kind: 'api_key';
+  clientId: string;
+  /** `tgkid_…`: the key's public id. */
+  keyId: string;
+  /** When the key (or its client) stops working, Unix seconds; undefined: never. */
+  expiresAt: number | undefined;
+}
+
+/** Who a request acts for. The api's Bearer endpoints take tokens only; routes take API keys too. */
+export type Principal = TokenPrincipal | ApiKeyPrincipal;
+
+/** What kind of principal a request acts for: a label of the request metrics, never an id. */
+export type PrincipalKind = Principal['kind'];
 
 /**
  * Answers synchronously when both caches know the token (the steady state of
  * proxied traffic: no await, no promise), else with a promise.
  */
-export type Authenticate = (authorization: string | undefined) => Principal | Promise<Principal>;
+export type Authenticate = (
+  authorization: string | undefined,
+) => TokenPrincipal | Promise<TokenPrincipal>;
 
 export function createAuthenticator(deps: {
   tokens: TokenVerifier;
   sessions: SessionGuard;
 }): Authenticate {
   const { tokens, sessions } = deps;
-  const slowly = async (token: string): Promise<Principal> => {
+  const slowly = async (token: string): Promise<TokenPrincipal> => {
     const claims = await tokens.verify(token);
     await sessions.assertAlive(claims);
     return principalOf(claims);
@@ -63,7 +85,7 @@ function peekExactBearer(
   return tokens.peek(authorization.slice(BEARER_PREFIX.length));
 }
 
-function principalOf(claims: AccessTokenClaims): Principal {
+function principalOf(claims: AccessTokenClaims): TokenPrincipal {
   if (claims.client_id !== undefined) {
     return {
       kind: 'client',

@@ -3,7 +3,8 @@
  * a password changed (or a user disabled), a member's role changed, a
  * membership, user or tenant removed — resolve only once every instance holding a revocation lease has
  * applied the change, or no longer holds its lease. A machine client rotated or
- * removed is confirmed the same way (`client-changed`). The caller answers 204
+ * removed, or one of its API keys removed, is confirmed the same way
+ * (`client-changed`). The caller answers 204
  * after that, so a request that reaches any instance after the 204 is judged
  * on the new state: the instance either applied it, or stopped trusting its
  * cache when its lease ran out (`revocation-lease.ts`).
@@ -96,6 +97,11 @@ export function confirmRevocations(
       const client = await store.rotateClientSecret(clientId, secretDigest, now);
       if (client !== null) await confirm([{ kind: 'client-changed', clientId }]);
       return client;
+    },
+    async removeApiKey(clientId, keyId) {
+      const removed = await store.removeApiKey(clientId, keyId);
+      if (removed) await confirm([{ kind: 'client-changed', clientId }]);
+      return removed;
     },
     async removeClient(clientId) {
       const keyIds = await store.removeClient(clientId);

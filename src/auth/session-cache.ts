@@ -85,8 +85,12 @@ export class SessionCache {
     this.clients = new LRUCache<string, { client: ClientLiveness }>({ max });
   }
 
+  /** Moves each time everything held is forgotten. */
+  drops = 0;
+
   /** Forgets everything held. */
   drop(): void {
+    this.drops++;
     this.epoch++;
     this.versions.clear();
     this.revocations.clear();

@@ -34,6 +34,8 @@
  * that gave none, knows no instance answers from an old verdict
  * (`confirmed-revocations.ts`).
  */
+import { LRUCache } from 'lru-cache';
+import { isGatewayError } from '../errors.js';
 import type { SessionEventListener, Store } from '../store/types.js';
 import {
   cachedClientState,
@@ -42,7 +44,7 @@ import {
   judgeClient,
   readClientState,
 } from './client-sessions.js';
-import { tokenRefused } from './token-refusals.js';
+import { tokenRefusalOf, tokenRefused } from './token-refusals.js';
 import { holdRevocationLease } from './revocation-lease.js';
 import { SessionCache, type SessionState, UNKNOWN_USER } from './session-cache.js';
 import type { AccessTokenClaims } from './tokens.js';
@@ -65,6 +67,14 @@ export interface SessionGuard {
    * open WebSockets.
    */
   watch(listener: SessionEventListener): () => void;
+  /**
+   * For caches built on the same events (API keys, `api-keys.ts`): -1 while
+   * what was learnt from the store may not be used (events not delivered or,
+   * in lease mode, the lease not fresh); else a number that moves each time
+   * the guard drops what it knew (delivery restarted, a new lease), so that
+   * knowledge gained under another number is not used either.
+   */
+  trust(): number;
   /** Cache figures, for metrics. */
   stats(): SessionCacheStats;
   /** Stops watching, and gives up the lease (lease mode). */
@@ -105,6 +115,11 @@ export interface SessionGuardOptions {
    * on a store without leases (the memory store lives in one process).
    */
   leaseMs?: number | undefined;
+  /**
+   * A machine client's token presented after its client was removed or
+   * rotated (`client_ended`): for the audit log, at most once a minute per token.
+   */
+  onClientEnded?: ((claims: AccessTokenClaims) => void) | undefined;
 }
 
 export function createSessionGuard(store: Store, options: SessionGuardOptions): SessionGuard {
@@ -120,6 +135,8 @@ export function createSessionGuard(store: Store, options: SessionGuardOptions): 
         });
   cache.lease = lease;
 
+  const judgeClientToken = reportingEnded(options.onClientEnded);
+
   const unwatch = store.watchSessions({
     onEvent: (event) => cache.apply(event),
     onLive: (value) => cache.setLive(value),
@@ -133,7 +150,7 @@ export function createSessionGuard(store: Store, options: SessionGuardOptions): 
   return {
     async assertAlive(claims) {
       if (isClientToken(claims))
-        judgeClient(claims, await readClientState(store, cache, claims, ttlOf(claims, skew)));
+        judgeClientToken(claims, await readClientState(store, cache, claims, ttlOf(claims, skew)));
       else judge(claims, await read(store, cache, skew, claims));
     },
     aliveFromCache(claims) {
@@ -145,7 +162,7 @@ export function createSessionGuard(store: Store, options: SessionGuardOptions): 
         const state = cachedClientState(cache, claims);
         if (!completeClientState(state)) return false;
         cache.hits++;
-        judgeClient(claims, state);
+        judgeClientToken(claims, state);
       } else {
         const state = cache.cached(claims);
         if (!complete(state)) return false;
@@ -164,12 +181,36 @@ export function createSessionGuard(store: Store, options: SessionGuardOptions): 
       cache.watchers.add(listener);
       return () => cache.watchers.delete(listener);
     },
+    trust: () => (cache.trusted() ? cache.drops : -1),
     stats: () => ({ live: cache.trusted(), hits: cache.hits, misses: cache.misses }),
     async close() {
       cache.watchers.clear();
       unwatch();
       await lease?.release();
     },
+  };
+}
+
+/** {@link judgeClient}, telling `onEnded` of a token whose client ended, once a minute per token. */
+function reportingEnded(
+  onEnded: ((claims: AccessTokenClaims) => void) | undefined,
+): typeof judgeClient {
+  if (onEnded === undefined) return judgeClient;
+  const reported = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
+  return (claims, state) => {
+    try {
+      judgeClient(claims, state);
+    } catch (err) {
+      if (
+        isGatewayError(err) &&
+        tokenRefusalOf(err) === 'client_ended' &&
+        !reported.has(claims.jti)
+      ) {
+        reported.set(claims.jti, true);
+        onEnded(claims);
+      }
+      throw err;
+    }
   };
 }
 

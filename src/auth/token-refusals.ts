@@ -42,6 +42,12 @@ export const TOKEN_REFUSALS = [
   'unknown_user',
   /** A machine client's token whose client was removed, rotated or has expired. */
   'client_ended',
+  /** An API key not of the `tgk_` form, or whose checksum fails: refused without a lookup. */
+  'malformed_key',
+  /** An API key the store has not, or whose secret does not match. */
+  'unknown_key',
+  /** An API key this instance accepted before, since removed or expired, or its client removed or expired. */
+  'key_ended',
 ] as const;
 
 export type TokenRefusal = (typeof TOKEN_REFUSALS)[number];

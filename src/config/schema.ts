@@ -12,7 +12,7 @@
  * The order of the keys below is the order of docs/configuration.md.
  */
 import { z } from 'zod';
-import { authorization } from './schema/authorization.js';
+import { apiKeys, authorization, checkApiKeyHeader } from './schema/authorization.js';
 import { cors } from './schema/cors.js';
 import { demo } from './schema/demo.js';
 import { identityHeaders, stripHeaders, trustedProxies } from './schema/headers.js';
@@ -45,6 +45,7 @@ export const configSchema = z
     stripHeaders,
     routes,
     authorization,
+    apiKeys,
     cors,
     log,
     tracing,
@@ -59,6 +60,7 @@ export const configSchema = z
     (config, ctx) => {
       checkOpsShadow(config, ctx);
       checkRouteScopesGrantable(config, ctx);
+      checkApiKeyHeader(config, ctx);
       checkListeners(config, ctx);
       checkTimeouts(config.server, config.limits, ctx);
     },

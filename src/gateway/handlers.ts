@@ -86,7 +86,10 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
       : {}),
     forwardAuthHere: config.forwardAuth === undefined,
     bodyIdleMs: config.server.requestBodyIdleTimeoutMs,
-    admit: createAdmit(core.authenticate),
+    admit: createAdmit(
+      core.authenticateRequest,
+      config.apiKeys.enabled ? config.apiKeys.header : undefined,
+    ),
     rateLimits: deps.rateLimits,
     forwarder: deps.forwarder,
     liveWebSockets: deps.liveWebSockets,

@@ -25,7 +25,12 @@ export interface LiveSettings {
 export function buildProxySettings(config: GatewayConfig, trusted: TrustCheck): ProxySettings {
   return {
     routes: compileRoutes(config.routes),
-    headers: createHeaderPolicy(config.identityHeaders, trusted, config.stripHeaders),
+    headers: createHeaderPolicy(
+      config.identityHeaders,
+      trusted,
+      config.stripHeaders,
+      config.apiKeys.enabled ? config.apiKeys.header : undefined,
+    ),
     apiCors: config.cors === undefined ? undefined : compileCors(config.cors),
   };
 }

@@ -44,6 +44,8 @@ export const ON_RELOAD: Readonly<Record<keyof GatewayConfig, 'live' | 'restart'>
   // before keep theirs until they expire (a role change, not a config change,
   // is what ends a member's tokens).
   authorization: 'live',
+  // The request path is built with or without keys.
+  apiKeys: 'restart',
   cors: 'live',
   log: 'restart',
   tracing: 'restart',

@@ -45,6 +45,7 @@ export function buildLiveWebSockets(config: GatewayConfig, core: Core): Built<Li
   const sockets = createLiveWebSockets({
     sessions,
     clockSkewSeconds: config.tokens.clockSkewSeconds,
+    apiKeys: core.apiKeys,
   });
   return built(sockets, () => sockets.close());
 }

@@ -80,7 +80,7 @@ function open(
   const live = deps.liveWebSockets;
   // An anonymous WebSocket (public route) has no token to end it.
   deps.forwarder.ws(req, socket, head, route, scope, (upstream) => {
-    if (principal !== undefined) live?.track(socket, upstream, principal.claims);
+    if (principal !== undefined) live?.track(socket, upstream, principal);
   });
 }
 

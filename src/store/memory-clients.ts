@@ -81,6 +81,7 @@ export function memoryClients(state: MemoryState): ClientMethods {
       if (!removeFromSet(state.keysOfClient, clientId, keyId)) return false;
       state.apiKeys.delete(keyId);
       nextGeneration(state);
+      publish(state, { kind: 'client-changed', clientId });
       return true;
     },
     touchApiKey: async (keyId, at) => {

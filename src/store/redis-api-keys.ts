@@ -33,9 +33,17 @@ export function redisApiKeys(context: RedisStoreContext): ApiKeyMethods {
     },
     removeApiKey: async (clientId, keyId) => {
       const reply = await attempt(() =>
-        redis.removeApiKey(keys.clientKeys(clientId), keys.apiKey(keyId), keys.generation, keyId),
+        redis.removeApiKey(
+          keys.clientKeys(clientId),
+          keys.apiKey(keyId),
+          keys.generation,
+          keyId,
+          keys.sessionChannel,
+          clientId,
+        ),
       );
       if (Number(reply) === 0) return false;
+      context.tellWatchers({ kind: 'client-changed', clientId });
       await context.replicated(keys.apiKey(keyId));
       return true;
     },

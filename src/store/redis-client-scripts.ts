@@ -90,15 +90,19 @@ return { generation, tenantId }
   },
 
   /**
-   * KEYS: client-keys, api-key, generation. ARGV: keyId.
-   * Returns 0 when the client has no such key, else the generation the removal took.
+   * KEYS: client-keys, api-key, generation. ARGV: keyId, session channel, clientId.
+   * Returns 0 when the client has no such key, else the generation the removal
+   * took; publishes `client-changed`, so every instance forgets what it knew
+   * of the client's keys.
    */
   removeApiKey: {
     numberOfKeys: 3,
     lua: `
 if redis.call('SREM', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('DEL', KEYS[2])
-return redis.call('INCR', KEYS[3])
+local generation = redis.call('INCR', KEYS[3])
+redis.call('PUBLISH', ARGV[2], cjson.encode({ kind = 'client-changed', clientId = ARGV[3] }))
+return generation
 `,
   },
 

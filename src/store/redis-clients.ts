@@ -45,12 +45,18 @@ export function redisClients(context: RedisStoreContext): ClientMethods {
         ),
       );
       const client = clientFromHash(hashFromReply(reply));
-      if (client !== null) await context.replicated(keys.client(clientId));
+      if (client !== null) {
+        context.tellWatchers({ kind: 'client-changed', clientId });
+        await context.replicated(keys.client(clientId));
+      }
       return client;
     },
     removeClient: async (clientId) => {
       const removed = await attempt(() => untilSettled(() => removeClientRound(context, clientId)));
-      if (removed !== null) await context.replicated(keys.client(clientId));
+      if (removed !== null) {
+        context.tellWatchers({ kind: 'client-changed', clientId });
+        await context.replicated(keys.client(clientId));
+      }
       return removed;
     },
   };

@@ -19,6 +19,8 @@ export interface Removed {
   /** Sorted. */
   ended: string[];
   generation: number;
+  /** An org tenant's removal: the machine clients removed with it. */
+  clients?: string[];
 }
 
 /**
@@ -101,7 +103,8 @@ export function removeOrgTenantRecords(
       clients.length,
       ...clients.flatMap(({ clientId, keyIds }) => [clientId, keyIds.length, ...keyIds]),
     );
-    return settled(reply, members);
+    const removed = settled(reply, members);
+    return removed ? { ...removed, clients: clients.map(({ clientId }) => clientId) } : removed;
   });
 }
 

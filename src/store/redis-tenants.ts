@@ -53,6 +53,8 @@ export function redisTenants(context: RedisStoreContext): TenantMethods {
       const { generation } = removed;
       for (const userId of removed.ended)
         context.tellWatchers({ kind: 'membership-removed', userId, tenantId, generation });
+      for (const clientId of removed.clients ?? [])
+        context.tellWatchers({ kind: 'client-changed', clientId });
       await acknowledged(context, keys.users);
       return removed.ended;
     },

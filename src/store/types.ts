@@ -174,7 +174,10 @@ export type SessionEvent =
   | { kind: 'token-revoked'; jti: string }
   | { kind: 'membership-removed'; userId: string; tenantId: string; generation?: number }
   | { kind: 'membership-added'; userId: string; tenantId: string; generation?: number }
-  /** A machine client rotated or removed (with its tenant or alone): forget what is known of it. */
+  /**
+   * A machine client rotated or removed (with its tenant or alone), or one of
+   * its API keys removed: forget what is known of it and its keys.
+   */
   | { kind: 'client-changed'; clientId: string };
 
 export interface SessionEventListener {
@@ -395,7 +398,8 @@ export interface Store extends RefreshFamilyStore {
   /** The client's keys, sorted by keyId. */
   listApiKeys(clientId: string): Promise<ApiKeyRecord[]>;
   /**
-   * Removes one key of a client, taking a new generation.
+   * Removes one key of a client, taking a new generation, and publishes
+   * `client-changed` for the client (every instance forgets its keys).
    * @returns whether the client had the key.
    */
   removeApiKey(clientId: string, keyId: string): Promise<boolean>;

@@ -14,13 +14,13 @@ import { createIdentityRouter } from '../../src/api/identity-router.js';
 import type { IdentityRouterDeps } from '../../src/api/identity/deps.js';
 import { renderErrors } from '../../src/api/render-errors.js';
 import type { ApiState } from '../../src/api/state.js';
-import type { Principal } from '../../src/auth/authenticate.js';
+import type { TokenPrincipal } from '../../src/auth/authenticate.js';
 import type { RequestScope } from '../../src/scope.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 
 let server: Server;
 let url: string;
-let principal: Principal & { kind?: string };
+let principal: TokenPrincipal;
 
 beforeAll(async () => {
   const store = createMemoryStore();
@@ -61,7 +61,7 @@ it("refuses a machine client's token (403 forbidden), lets a user's through to t
     tenantId: 'acme',
     tenantType: 'orgtenant',
     claims: {},
-  } as unknown as Principal;
+  } as unknown as TokenPrincipal;
   principal = { ...base, kind: 'client' };
   const refused = await fetch(`${url}/1/tenants/acme/clients`);
   expect(refused.status).toBe(403);

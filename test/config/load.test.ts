@@ -467,6 +467,7 @@ describe('defaults', () => {
       },
       routes: [],
       authorization: { roles: { admin: [], member: [] } },
+      apiKeys: { enabled: false, header: 'X-API-Key' },
       log: { level: 'info', pretty: false, buffer: { bytes: 8192, flushMs: 1000 } },
       tracing: {
         enabled: false,
@@ -853,5 +854,18 @@ describe('loadConfigFile', () => {
     expect((err as ConfigError).message).toBe(
       `invalid configuration ${file}:\n  routes[0].upstream: must be an http(s) URL`,
     );
+  });
+});
+
+describe('apiKeys.header', () => {
+  it('may not be a header the gateway sets or reads for another purpose', () => {
+    for (const header of ['Authorization', 'X-User-Id', 'x_tenant_id', 'Cookie']) {
+      expect(() =>
+        parseConfigText(`apiKeys: { enabled: true, header: "${header}" }\n`, SOURCE, {}),
+      ).toThrow(/apiKeys\.header: .* another purpose/);
+    }
+    expect(
+      parseConfigText('apiKeys: { enabled: true, header: X-Partner-Key }\n', SOURCE, {}).apiKeys,
+    ).toEqual({ enabled: true, header: 'X-Partner-Key' });
   });
 });

@@ -23,7 +23,7 @@ import {
   type IdentityFixture,
 } from '../support/identity-fixture.js';
 import { lineSink, type Line } from '../support/log-sink.js';
-import { clientToken, makeClient } from '../support/machine-client.js';
+import { clientToken, forgedApiKey, makeApiKey, makeClient } from '../support/machine-client.js';
 import { scrape, total } from '../support/prometheus-text.js';
 import { rawUpgrade } from '../support/raw-upgrade.js';
 import { startEchoUpstream, waitFor, type CountingUpstream } from '../support/upstream.js';
@@ -37,7 +37,10 @@ let claims: JWTPayload;
 
 beforeAll(async () => {
   echo = await startEchoUpstream();
-  fx = await startMemoryIdentityFixture({ routes: [{ prefix: '/api', upstream: echo.url }] });
+  fx = await startMemoryIdentityFixture({
+    routes: [{ prefix: '/api', upstream: echo.url }],
+    apiKeys: { enabled: true },
+  });
   sink = lineSink();
   gw = await startTestGateway(
     { ...fx.config, admin: { host: '127.0.0.1', port: 0 } },
@@ -91,6 +94,8 @@ interface Case {
   description: string;
   /** The Authorization header (undefined: none). */
   authorization: () => Promise<string | undefined>;
+  /** An API key: not a credential of the api's endpoints (there it is a malformed token). */
+  apiKey?: true;
 }
 
 const CASES: Case[] = [
@@ -274,6 +279,41 @@ const CASES: Case[] = [
     },
   },
   {
+    name: 'an API key one character off (its checksum fails)',
+    reason: 'malformed_key',
+    description: 'The API key is malformed.',
+    apiKey: true,
+    authorization: async () => {
+      const { clientId } = await makeClient(gw.gateway.store, 'acme', []);
+      const { apiKey } = await makeApiKey(gw.gateway.store, clientId);
+      return bearer(`${apiKey.slice(0, 30)}${apiKey[30] === 'A' ? 'B' : 'A'}${apiKey.slice(31)}`);
+    },
+  },
+  {
+    name: 'an API key the store has not',
+    reason: 'unknown_key',
+    description: 'The API key is not known.',
+    apiKey: true,
+    authorization: async () => {
+      const { clientId } = await makeClient(gw.gateway.store, 'acme', []);
+      const { apiKey } = await makeApiKey(gw.gateway.store, clientId);
+      return bearer(forgedApiKey(apiKey, 30));
+    },
+  },
+  {
+    name: 'an API key accepted, then removed',
+    reason: 'key_ended',
+    description: 'The API key was removed or has expired, or its client was.',
+    apiKey: true,
+    authorization: async () => {
+      const { clientId } = await makeClient(gw.gateway.store, 'acme', []);
+      const { keyId, apiKey } = await makeApiKey(gw.gateway.store, clientId);
+      expect((await fetchAnswer('/api/x', bearer(apiKey))).status).toBe(200);
+      expect(await gw.gateway.store.removeApiKey(clientId, keyId)).toBe(true);
+      return bearer(apiKey);
+    },
+  },
+  {
     name: 'of a user since removed',
     reason: 'unknown_user',
     description: 'The token names an unknown user.',
@@ -391,9 +431,10 @@ describe('a refused token says why in the log and the metric, and nothing more t
     expect(new Set(CASES.map((c) => c.reason))).toEqual(new Set(TOKEN_REFUSALS));
   });
 
-  it.each(CASES)('$name: $reason', async ({ reason, description, authorization: make }) => {
+  it.each(CASES)('$name: $reason', async ({ reason, description, authorization: make, apiKey }) => {
     const authorization = await make();
     for (const way of WAYS) {
+      if (apiKey && way.name === 'api') continue;
       const before = await refusalCounts();
       const answer = await way.send(authorization);
       expect({ way: way.name, status: answer.status, body: answer.body }).toEqual({

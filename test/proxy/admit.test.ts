@@ -11,7 +11,8 @@
  * `authenticate` is the collaborator here, so it is a stub.
  */
 import { describe, expect, it } from 'vitest';
-import type { Authenticate, Principal } from '../../src/auth/authenticate.js';
+import type { Principal } from '../../src/auth/authenticate.js';
+import type { AuthenticateRequest } from '../../src/auth/request-credentials.js';
 import type { RouteConfig } from '../../src/config/index.js';
 import { GatewayError } from '../../src/errors.js';
 import {
@@ -89,7 +90,7 @@ function stubAuthenticate(
   answer: (authorization: string | undefined) => Principal | Promise<Principal>,
 ) {
   const asked: (string | undefined)[] = [];
-  const authenticate: Authenticate = (authorization) => {
+  const authenticate: AuthenticateRequest = (authorization) => {
     asked.push(authorization);
     return answer(authorization);
   };
@@ -122,9 +123,13 @@ async function settled(result: Principal | Promise<Principal>): Promise<string> 
 
 /** The admission, writing who it admits to a scope of its own (tested on its own below). */
 const createAdmit =
-  (authenticate: Authenticate) =>
+  (authenticate: AuthenticateRequest) =>
   (authorization: string | undefined, checks: readonly TenantCheck[]) =>
-    createAdmitWriting(authenticate)(authorization, checks, {});
+    createAdmitWriting(authenticate, undefined)(
+      authorization === undefined ? {} : { authorization },
+      checks,
+      {},
+    );
 
 const syncAdmit = (who: Principal) => createAdmit(stubAuthenticate(() => who).authenticate);
 const asyncAdmit = (who: Principal) =>
@@ -176,28 +181,28 @@ describe('createAdmit: authentication', () => {
 });
 
 describe('createAdmit: who a refusal names', () => {
-  it('writes the principal before the tenant checks, so a refusal after names them', async () => {
+  it('writes the principal and its kind before the tenant checks, so a refusal after names them', async () => {
     for (const authenticate of [() => ALICE, () => Promise.resolve(ALICE)]) {
       const who: Who = {};
-      const admit = createAdmitWriting(stubAuthenticate(authenticate).authenticate);
+      const admit = createAdmitWriting(stubAuthenticate(authenticate).authenticate, undefined);
       let refusal: unknown;
       try {
-        await admit(TOKEN, checksFor('/orders/tenants/globex/1'), who);
+        await admit({ authorization: TOKEN }, checksFor('/orders/tenants/globex/1'), who);
       } catch (err) {
         refusal = err;
       }
       expect(refusal).toMatchObject({ code: 'tenant_mismatch', detail: 'globex' });
-      expect(who).toEqual({ userId: 'alice', tenantId: 'acme' });
+      expect(who).toEqual({ userId: 'alice', tenantId: 'acme', kind: 'user' });
     }
     const who: Who = {};
     expect(() =>
-      createAdmitWriting(stubAuthenticate(() => BOB).authenticate)(
-        TOKEN,
+      createAdmitWriting(stubAuthenticate(() => BOB).authenticate, undefined)(
+        { authorization: TOKEN },
         checksFor('/billing/invoices'),
         who,
       ),
     ).toThrow(expect.objectContaining({ code: 'forbidden' }));
-    expect(who).toEqual({ userId: 'bob', tenantId: 'u-bob' });
+    expect(who).toEqual({ userId: 'bob', tenantId: 'u-bob', kind: 'user' });
   });
 
   it('names nobody when the token was refused', () => {
@@ -206,8 +211,9 @@ describe('createAdmit: who a refusal names', () => {
       stubAuthenticate(() => {
         throw new GatewayError('invalid_token', 'bad token');
       }).authenticate,
+      undefined,
     );
-    expect(() => admit(TOKEN, checksFor('/orders/1'), who)).toThrow();
+    expect(() => admit({ authorization: TOKEN }, checksFor('/orders/1'), who)).toThrow();
     expect(who).toEqual({});
   });
 });

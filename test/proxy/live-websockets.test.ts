@@ -83,7 +83,15 @@ describe('open WebSockets and memberships', () => {
       await sessions.assertAlive(claims);
       const [client, upstream] = [new PassThrough(), new PassThrough()];
       const closed = closedSoon(client);
-      live.track(client, upstream, claims);
+      live.track(client, upstream, {
+        kind: 'user',
+        userId: user.id,
+        email: user.email,
+        tenantId: 'acme',
+        tenantType: 'orgtenant',
+        scopes: [],
+        claims,
+      });
       await new Promise((resolve) => setImmediate(resolve));
       expect(live.size()).toBe(1);
 

@@ -4,7 +4,9 @@
  * proxied request, a WebSocket upgrade and forward-auth's `/auth/verify` —
  * with the same status, the same error code in the body, the same reason on
  * the access line and the same reason in `tenant_gateway_requests_total`
- * (an upgrade is recorded by the request recorder like any request).
+ * (an upgrade is recorded by the request recorder like any request) —
+ * whether the credential is a user's token or a machine client's API key
+ * (issue 32).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminUrlOf, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
@@ -15,6 +17,7 @@ import {
   type IdentityFixture,
 } from '../support/identity-fixture.js';
 import { lineSink, type Line } from '../support/log-sink.js';
+import { makeApiKey, makeClient } from '../support/machine-client.js';
 import { scrape, total } from '../support/prometheus-text.js';
 import { rawUpgrade } from '../support/raw-upgrade.js';
 import { startEchoUpstream, waitFor, type CountingUpstream } from '../support/upstream.js';
@@ -24,6 +27,9 @@ let gw: TestGateway;
 let echo: CountingUpstream;
 let sink: ReturnType<typeof lineSink>;
 let token: string;
+let apiKey: string;
+/** The credential the ways send: set by each `describe` below. */
+let credential: Record<string, string> = {};
 
 beforeAll(async () => {
   echo = await startEchoUpstream();
@@ -32,10 +38,13 @@ beforeAll(async () => {
       { prefix: '/orders', upstream: echo.url, tenant: { header: 'X-Tenant-Id' } },
       { prefix: '/personal', upstream: echo.url, tenantTypes: ['usertenant'] },
     ],
+    apiKeys: { enabled: true },
   });
   sink = lineSink();
   gw = await startTestGateway({ ...fx.config, admin: {} }, { logTo: sink.stream });
   token = (await tokenFor(gw.url, ALICE, 'acme')).access_token;
+  const { clientId } = await makeClient(gw.gateway.store, 'acme', []);
+  ({ apiKey } = await makeApiKey(gw.gateway.store, clientId));
 });
 
 afterAll(async () => {
@@ -65,7 +74,7 @@ type Way = (prefix: string, path: string, headers: Record<string, string>) => Pr
 
 const proxied: Way = async (prefix, path, headers) => {
   const res = await fetch(`${gw.url}${path}`, {
-    headers: { authorization: bearer(token), ...headers },
+    headers: { ...credential, ...headers },
   });
   const body = (await res.json()) as { error?: unknown };
   const line = await lineOf(res.headers.get('x-request-id'), 'request');
@@ -76,7 +85,7 @@ const upgrade: Way = async (prefix, path, headers) => {
   const raw = await rawUpgrade(
     gw.url,
     path,
-    [`Authorization: ${bearer(token)}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)],
+    Object.entries({ ...credential, ...headers }).map(([k, v]) => `${k}: ${v}`),
     'close',
   );
   const [head = '', body = ''] = raw.split('\r\n\r\n');
@@ -92,7 +101,7 @@ const upgrade: Way = async (prefix, path, headers) => {
 
 const forwardAuth: Way = async (_prefix, path, headers) => {
   const res = await fetch(`${gw.url}/auth/verify`, {
-    headers: { authorization: bearer(token), 'x-original-uri': path, ...headers },
+    headers: { ...credential, 'x-original-uri': path, ...headers },
   });
   const body = (await res.json()) as { error?: unknown };
   const line = await lineOf(res.headers.get('x-request-id'), 'request');
@@ -133,29 +142,42 @@ const REFUSALS: Refusal[] = [
   },
 ];
 
-describe.each(REFUSALS)('$check', ({ prefix, path, headers, status, code }) => {
-  it.each(WAYS)('refuses %s alike: status, code, log reason, metric', async (_name, way) => {
-    const counted = async (route: string) =>
-      total(await scrape(adminUrlOf(gw)), 'tenant_gateway_requests_total', {
-        route,
+const CREDENTIALS: [string, () => Record<string, string>, string][] = [
+  ["a user's token", () => ({ authorization: bearer(token) }), 'user'],
+  ["a client's API key", () => ({ 'x-api-key': apiKey }), 'api_key'],
+];
+
+describe.each(CREDENTIALS)('with %s', (_credential, credentialOf, kindOf) => {
+  beforeAll(() => {
+    credential = credentialOf();
+  });
+
+  describe.each(REFUSALS)('$check', ({ prefix, path, headers, status, code }) => {
+    it.each(WAYS)('refuses %s alike: status, code, log reason, metric', async (_name, way) => {
+      const counted = async (route: string) =>
+        total(await scrape(adminUrlOf(gw)), 'tenant_gateway_requests_total', {
+          route,
+          reason: code,
+          // The credential proved who it is before the check refused (issue 32: counted by kind).
+          principal: kindOf,
+        });
+      const route = way === forwardAuth ? 'forward-auth' : prefix;
+      const before = await counted(route);
+      const received = echo.counts.received;
+
+      const answer = await way(prefix, path, headers);
+
+      expect(answer.status).toBe(status);
+      expect(answer.code).toBe(code);
+      expect(answer.line).toMatchObject({
+        status,
+        outcome: 'refused',
         reason: code,
+        route: answer.route,
+        tenantId: 'acme',
       });
-    const route = way === forwardAuth ? 'forward-auth' : prefix;
-    const before = await counted(route);
-    const received = echo.counts.received;
-
-    const answer = await way(prefix, path, headers);
-
-    expect(answer.status).toBe(status);
-    expect(answer.code).toBe(code);
-    expect(answer.line).toMatchObject({
-      status,
-      outcome: 'refused',
-      reason: code,
-      route: answer.route,
-      tenantId: 'acme',
+      expect(await counted(answer.route)).toBe(before + 1);
+      expect(echo.counts.received).toBe(received);
     });
-    expect(await counted(answer.route)).toBe(before + 1);
-    expect(echo.counts.received).toBe(received);
   });
 });

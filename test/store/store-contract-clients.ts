@@ -167,6 +167,55 @@ export function describeClientContract(current: () => Store): void {
       expect(await store.removeApiKey(client.clientId, key.keyId)).toBe(false);
     });
 
+    it('tells its watchers of a key removed, a secret rotated and a client removed, before it resolves', async () => {
+      const store = current();
+      await store.upsertTenant(orgTenant('acme'), NOW);
+      const [keyed, rotated, removed] = [
+        (await store.createClient(newClient('acme')))!,
+        (await store.createClient(newClient('acme')))!,
+        (await store.createClient(newClient('acme')))!,
+      ];
+      const key = (await store.createApiKey(newKey(keyed.clientId)))!;
+      const { events, stop } = await watchLive(store);
+      // Each client its own, so a late pub/sub copy of one change cannot stand in for another.
+      const told = (clientId: string) =>
+        distinct(events).filter((e) => e.kind === 'client-changed' && e.clientId === clientId);
+      try {
+        // A key's removal ends what every instance verified of it (issue 32: at once, everywhere).
+        expect(await store.removeApiKey(keyed.clientId, key.keyId)).toBe(true);
+        expect(told(keyed.clientId)).toEqual([
+          { kind: 'client-changed', clientId: keyed.clientId },
+        ]);
+        expect(await store.removeApiKey(keyed.clientId, key.keyId)).toBe(false);
+        expect(told(rotated.clientId)).toEqual([]);
+        expect(
+          await store.rotateClientSecret(rotated.clientId, 'f'.repeat(64), NOW),
+        ).not.toBeNull();
+        expect(told(rotated.clientId)).toHaveLength(1);
+        expect(told(removed.clientId)).toEqual([]);
+        expect(await store.removeClient(removed.clientId)).not.toBeNull();
+        expect(told(removed.clientId)).toHaveLength(1);
+      } finally {
+        stop();
+      }
+    });
+
+    it('tells its watchers of the clients an org tenant took with it, before it resolves', async () => {
+      const store = current();
+      await store.upsertTenant(orgTenant('initech'), NOW);
+      const client = (await store.createClient(newClient('initech')))!;
+      const { events, stop } = await watchLive(store);
+      try {
+        expect(await store.removeOrgTenant('initech')).toEqual([]);
+        expect(distinct(events)).toContainEqual({
+          kind: 'client-changed',
+          clientId: client.clientId,
+        });
+      } finally {
+        stop();
+      }
+    });
+
     it('records the last use, only forward, and never for a missing key', async () => {
       const store = current();
       await store.upsertTenant(orgTenant('acme'), NOW);

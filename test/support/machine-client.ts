@@ -1,5 +1,5 @@
 /** A machine client made straight in a gateway's store, with its secret, for the OAuth tests. */
-import { newClientId, newClientSecret, secretDigest } from '../../src/auth/secrets.js';
+import { newApiKey, newClientId, newClientSecret, secretDigest } from '../../src/auth/secrets.js';
 import type { Store } from '../../src/store/types.js';
 
 export interface MachineClient {
@@ -51,4 +51,56 @@ export async function clientToken(url: string, client: MachineClient): Promise<s
   const res = await clientCredentials(url, client);
   if (res.status !== 200) throw new Error(`client token: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { access_token: string }).access_token;
+}
+
+/** An API key of `clientId`, made straight in the store as `client key add` makes it. */
+export async function makeApiKey(
+  store: Store,
+  clientId: string,
+  options: { expiresAt?: number } = {},
+): Promise<{ keyId: string; apiKey: string }> {
+  const { keyId, apiKey } = newApiKey();
+  const created = await store.createApiKey({
+    keyId,
+    clientId,
+    digest: secretDigest(apiKey),
+    createdAt: Math.floor(Date.now() / 1000),
+    ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
+  });
+  if (created === null) throw new Error(`no client ${clientId}`);
+  return { keyId, apiKey };
+}
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/**
+ * `apiKey` with the character at `index` changed, and its checksum made
+ * right again, as an attacker who knows the format would (index in the
+ * checksum itself: left wrong).
+ */
+export function forgedApiKey(apiKey: string, index: number): string {
+  const chars = [...apiKey];
+  const was = chars[index] as string;
+  const alphabet = index < 20 ? 'abcdefghijklmnopqrstuvwxyz234567' : BASE62;
+  chars[index] = alphabet[(alphabet.indexOf(was) + 1) % alphabet.length] as string;
+  const changed = chars.join('');
+  const bodyLength = changed.length - 7;
+  if (index >= bodyLength) return changed;
+  const body = changed.slice(0, bodyLength);
+  return `${body}_${crcBase62(body)}`;
+}
+
+function crcBase62(text: string): string {
+  let crc = 0xffffffff;
+  for (const byte of Buffer.from(text, 'utf8')) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k++) crc = crc & 1 ? 0xedb88320 ^ (crc >>> 1) : crc >>> 1;
+  }
+  let value = (crc ^ 0xffffffff) >>> 0;
+  let out = '';
+  for (let i = 0; i < 6; i++) {
+    out = BASE62[value % 62] + out;
+    value = Math.floor(value / 62);
+  }
+  return out;
 }

@@ -4,7 +4,7 @@
  * a request; plus the answer headers every endpoint shares.
  */
 import type { AuditActor } from '../../audit/events.js';
-import type { Principal } from '../../auth/authenticate.js';
+import type { TokenPrincipal } from '../../auth/authenticate.js';
 import { parseBasicAuthorization } from '../../auth/basic.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
 import { normaliseEmail } from '../../store/normalise.js';
@@ -28,6 +28,7 @@ export async function logIn(deps: IdentityRouterDeps, ctx: ApiContext): Promise<
   try {
     const user = await deps.accounts.logIn(authorization, deps.clientIp(ctx.req), abandoned(ctx));
     ctx.state.scope.userId = user.id;
+    ctx.state.scope.kind = 'user';
     await deps.audit.record('login_succeeded', actor(deps, ctx, user.email), {
       user_id: user.id,
       user_email: user.email,
@@ -79,10 +80,11 @@ export async function pathUser(
 }
 
 /** The bearer token's principal. */
-export async function bearer(deps: IdentityRouterDeps, ctx: ApiContext): Promise<Principal> {
+export async function bearer(deps: IdentityRouterDeps, ctx: ApiContext): Promise<TokenPrincipal> {
   const principal = await deps.authenticate(ctx.get('authorization') || undefined);
   ctx.state.scope.userId = principal.userId;
   ctx.state.scope.tenantId = principal.tenantId;
+  ctx.state.scope.kind = principal.kind;
   return principal;
 }
 

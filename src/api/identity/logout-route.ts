@@ -14,13 +14,20 @@ export function addLogoutRoute(router: Router<ApiState>, deps: IdentityRouterDep
     await deps.sessions.revoke(principal.claims);
     const { fid } = principal.claims;
     if (fid !== undefined) await deps.refreshTokens?.endFamily(fid);
-    await deps.audit.record('logout', actor(deps, ctx, principal.email), {
-      tenant_id: principal.tenantId,
-      user_id: principal.userId,
-      user_email: principal.email,
-      jti: principal.claims.jti,
-      ...(fid === undefined ? {} : { family_id: fid }),
-    });
+    // A client's token names its client, not a user.
+    const client = principal.kind === 'client';
+    await deps.audit.record(
+      'logout',
+      actor(deps, ctx, client ? principal.userId : principal.email),
+      {
+        tenant_id: principal.tenantId,
+        ...(client
+          ? { client_id: principal.clientId }
+          : { user_id: principal.userId, user_email: principal.email }),
+        jti: principal.claims.jti,
+        ...(fid === undefined ? {} : { family_id: fid }),
+      },
+    );
     ctx.status = 204;
   });
 }

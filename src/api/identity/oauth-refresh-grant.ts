@@ -32,6 +32,7 @@ export async function refreshGrant(
   const { token, claims, user, tenant } = refreshed;
   ctx.state.scope.userId = user.id;
   ctx.state.scope.tenantId = tenant.tenantId;
+  ctx.state.scope.kind = 'user';
   deps.onRefresh?.(refreshed.outcome);
   deps.onTokenIssued?.('user');
   await deps.audit.record('token_refreshed', actor(deps, ctx, user.email), {

@@ -60,6 +60,7 @@ async function revokeAccessToken(deps: IdentityRouterDeps, ctx: ApiContext, toke
     claims.fid === undefined ? null : ((await deps.refreshTokens?.endFamily(claims.fid)) ?? null);
   ctx.state.scope.userId = principal.userId;
   ctx.state.scope.tenantId = principal.tenantId;
+  ctx.state.scope.kind = principal.kind;
   await deps.audit.record('token_revoked', actor(deps, ctx, principal.email || principal.userId), {
     tenant_id: principal.tenantId,
     user_id: principal.userId,
@@ -73,6 +74,7 @@ async function revokeAccessToken(deps: IdentityRouterDeps, ctx: ApiContext, toke
 async function recordRevoked(deps: IdentityRouterDeps, ctx: ApiContext, family: RefreshFamily) {
   ctx.state.scope.userId = family.userId;
   ctx.state.scope.tenantId = family.tenantId;
+  ctx.state.scope.kind = 'user';
   const user = await deps.store.getUser(family.userId).catch(() => null);
   await deps.audit.record('token_revoked', actor(deps, ctx, user?.email ?? family.userId), {
     tenant_id: family.tenantId,

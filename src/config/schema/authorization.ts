@@ -3,14 +3,15 @@
  * scope names every section shares ({@link scopeName}), and API keys
  * (`apiKeys`), as DESIGN §3 shows them. `authorization` is a key of the
  * configuration, applied live on reload (`ON_RELOAD` in gateway/reload.ts):
- * tokens issued after it carry the new scopes. `apiKeys` is not yet a key:
- * it joins `configSchema` (`../schema.ts`) when the request path takes keys.
+ * tokens issued after it carry the new scopes. `apiKeys` takes a restart
+ * (the request path is built with or without keys).
  *
  * Defaults: every role maps to no scopes, so a config without `authorization`
  * behaves as before scopes existed — tokens carry an empty `scope`, and a
  * route without `scopes` asks for none.
  */
 import { z } from 'zod';
+import { foldHeaderName } from '../../header-names.js';
 import { boolean, headerName } from './values.js';
 
 /** An OAuth scope token (RFC 6749 §3.3): printable ASCII but space, `"` and `\`. */
@@ -63,11 +64,13 @@ export const apiKeys = z
     enabled: boolean()
       .default(false)
       .describe(
-        'whether API keys (`client key add`) are to be accepted as credentials. Not read yet: this version stores keys, the request path does not take them',
+        "accept machine clients' API keys (`client key add`) on routes and `/auth/verify`, as `Authorization: Bearer tgk_…` or in `header`; off: a key is refused like any bad bearer token, and `header` is not read",
       ),
     header: headerName
       .default('X-API-Key')
-      .describe('the request header an API key may come in, besides `Authorization: Bearer`'),
+      .describe(
+        'the request header an API key may come in, besides `Authorization: Bearer`; stripped before forwarding while keys are on',
+      ),
   })
   .meta({
     description:
@@ -75,3 +78,33 @@ export const apiKeys = z
     examples: [{ enabled: true, header: 'X-API-Key' }],
   })
   .prefault({});
+
+/** Header names an API key may not come in: the gateway reads or sets them for other ends. */
+const RESERVED_FOR_KEYS = new Set([
+  'authorization',
+  'host',
+  'cookie',
+  'connection',
+  'x-request-id',
+]);
+
+/**
+ * `apiKeys.header` must be no identity header (the gateway sets those) and
+ * none the gateway reads for another end.
+ */
+export function checkApiKeyHeader(config: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const header = (config['apiKeys'] as { header?: unknown } | undefined)?.header;
+  if (typeof header !== 'string') return;
+  const folded = foldHeaderName(header);
+  const identity = Object.values((config['identityHeaders'] as object | undefined) ?? {});
+  const clash =
+    RESERVED_FOR_KEYS.has(folded) ||
+    identity.some((name) => typeof name === 'string' && foldHeaderName(name) === folded);
+  if (clash) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['apiKeys', 'header'],
+      message: `${header} is a header the gateway sets or reads for another purpose: name another`,
+    });
+  }
+}

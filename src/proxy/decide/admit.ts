@@ -3,7 +3,9 @@
  * upgrades alike: authenticate the bearer, then the route's tenant types and
  * tenant rules. One function, so the three can never give different verdicts.
  */
-import type { Authenticate, Principal } from '../../auth/authenticate.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Principal, PrincipalKind } from '../../auth/authenticate.js';
+import type { AuthenticateRequest } from '../../auth/request-credentials.js';
 import { GatewayError } from '../../errors.js';
 import { ANY_HOST, type CompiledRoute } from './routes.js';
 import type { RouteTable } from './route-table.js';
@@ -44,23 +46,34 @@ export function tenantChecks(
 export interface Who {
   userId?: string | undefined;
   tenantId?: string | undefined;
+  /** The principal's kind: the request counter's `principal` label. */
+  kind?: PrincipalKind | undefined;
 }
 
 /**
- * Admits when the bearer is good and every check names only the token's
- * tenant. Synchronous when `authenticate` is (a cached token): it may throw,
- * or return a promise that rejects. The principal goes to `who` before the
- * tenant checks run.
+ * Admits when the credential (bearer token, or API key where they are on)
+ * is good and every check names only its tenant. Synchronous when
+ * `authenticate` is (a cached credential): it may throw, or return a promise
+ * that rejects. The principal goes to `who` before the tenant checks run.
  */
 export type Admit = (
-  authorization: string | undefined,
+  headers: IncomingHttpHeaders,
   checks: readonly TenantCheck[],
   who: Who,
 ) => Principal | Promise<Principal>;
 
-export function createAdmit(authenticate: Authenticate): Admit {
-  return (authorization, checks, who) => {
-    const authenticated = authenticate(authorization);
+/**
+ * @param apiKeyHeader the header an API key may come in (`apiKeys.header`),
+ *   undefined while keys are off: it is then not read
+ */
+export function createAdmit(
+  authenticate: AuthenticateRequest,
+  apiKeyHeader: string | undefined,
+): Admit {
+  const keyHeader = apiKeyHeader?.toLowerCase();
+  return (headers, checks, who) => {
+    const apiKey = keyHeader === undefined ? undefined : (headers[keyHeader] as string | undefined);
+    const authenticated = authenticate(headers.authorization, apiKey);
     return authenticated instanceof Promise
       ? authenticated.then((principal) => matchTenant(principal, checks, who))
       : matchTenant(authenticated, checks, who);
@@ -70,6 +83,7 @@ export function createAdmit(authenticate: Authenticate): Admit {
 function matchTenant(principal: Principal, checks: readonly TenantCheck[], who: Who): Principal {
   who.userId = principal.userId;
   who.tenantId = principal.tenantId;
+  who.kind = principal.kind;
   for (const { view, route } of checks) {
     if (route === undefined) continue;
     if (route.tenantTypes !== undefined && !route.tenantTypes.has(principal.tenantType)) {

@@ -124,12 +124,17 @@ export interface HeaderPolicy {
   ): void;
 }
 
+/**
+ * @param apiKeyHeader the header API keys come in while they are on
+ *   (`apiKeys.header`): a credential, never forwarded — in any spelling
+ */
 export function createHeaderPolicy(
   names: IdentityHeaderNames,
   trusted: TrustCheck,
   stripHeaders: StripHeaders = STRIP_HEADERS_DEFAULTS,
+  apiKeyHeader?: string,
 ): HeaderPolicy {
-  return new Policy(names, trusted, stripHeaders);
+  return new Policy(names, trusted, stripHeaders, apiKeyHeader);
 }
 
 type RewriteOptions = Parameters<HeaderPolicy['rewrite']>[2];
@@ -150,6 +155,7 @@ class Policy implements HeaderPolicy {
     private readonly names: IdentityHeaderNames,
     private readonly trusted: TrustCheck,
     stripHeaders: StripHeaders,
+    apiKeyHeader: string | undefined,
   ) {
     const identity = Object.values(names).map(foldHeaderName);
     // X-Forwarded-* is always replaced: a trusted proxy's values are read before the strip.
@@ -160,6 +166,7 @@ class Policy implements HeaderPolicy {
       ...HOP_BY_HOP,
       ...FORWARDED_HEADERS,
       ...FRAMING,
+      ...(apiKeyHeader === undefined ? [] : [foldHeaderName(apiKeyHeader)]),
     ]);
     this.identityLike = headerNameMatcher([...IDENTITY_LIKE_HEADERS, ...stripHeaders.add]);
     this.kept = headerNameMatcher(stripHeaders.keep);
@@ -204,7 +211,7 @@ class Policy implements HeaderPolicy {
 
   identityHeaders(p: Principal | undefined): Record<string, string> {
     const { names } = this;
-    const client = p?.kind === 'client';
+    const client = p !== undefined && p.kind !== 'user';
     return {
       [names.tenantId]: p?.tenantId ?? '',
       [names.tenantType]: p?.tenantType ?? '',
@@ -219,13 +226,14 @@ class Policy implements HeaderPolicy {
     const headers = req.headers;
     const peer = req.socket.remoteAddress;
     const fromTrusted = this.trusted(peer);
-    const out = this.passed(headers, options.stripAuthorization);
+    // An API key is a long-lived secret: it never crosses, whatever the route says.
+    const out = this.passed(headers, options.stripAuthorization || principal?.kind === 'api_key');
     if (principal !== undefined) {
       const lower = this.lower;
       out[lower.tenantId] = principal.tenantId;
       out[lower.tenantType] = principal.tenantType;
       // A client has no user: its id goes in its own header, and no X-User-* is sent.
-      if (principal.kind === 'client') out[lower.clientId] = principal.clientId ?? '';
+      if (principal.kind !== 'user') out[lower.clientId] = principal.clientId ?? '';
       else {
         out[lower.userId] = principal.userId;
         out[lower.userEmail] = principal.email;

@@ -21,7 +21,8 @@
  *              (`verify-request.ts`)
  *   anonymous? no bearer token, every reading under a public route: no
  *              principal, no limit (`anonymousAllowed`)
- *   admit      the bearer verified, then each check's tenant types and
+ *   admit      the credential verified (a bearer token; an API key where
+ *              they are on, `auth/request-credentials.ts`), then each check's tenant types and
  *              tenant rules (`admit.ts`); the principal is written to the
  *              request's scope first, so a later refusal names it
  *   scopes     each check's route: the scopes it requires for the method
@@ -143,7 +144,7 @@ export function decide(
       : tenantChecks(routes, requestView(req.rawHeaders, target.path, target.query), route, hosts);
   const authorization = req.headers.authorization;
   if (anonymousAllowed(authorization, checks)) return undefined;
-  const admitted = admission.admit(authorization, checks, who);
+  const admitted = admission.admit(req.headers, checks, who);
   const methods = route === undefined ? originalMethods(req, target.path) : (req.method ?? 'GET');
   if (admitted instanceof Promise) {
     return admitted.then((principal) => authorized(admission, route, checks, methods, principal));

@@ -5,7 +5,9 @@
  * again by the session guard — the same verdict a request would get — when a
  * session event could have changed it, and closed with 1008 (policy
  * violation, RFC 6455 §7.4.1) once its token is revoked, its user's password
- * changes, the membership it was issued under ends, or the token expires.
+ * changes, the membership it was issued under ends, or the token expires —
+ * or, opened with an API key, once the key or its client is removed or
+ * expires (`auth/api-keys.ts` judges it again).
  *
  * Outage policy (fail closed, without closing on every blip): while event
  * delivery is down the guard can no longer hear of a change, so every open
@@ -16,8 +18,9 @@
  */
 import type { Duplex } from 'node:stream';
 import * as ws from 'ws';
+import type { ApiKeys } from '../../auth/api-keys.js';
+import type { Principal } from '../../auth/authenticate.js';
 import type { SessionGuard } from '../../auth/sessions.js';
-import type { AccessTokenClaims } from '../../auth/tokens.js';
 import { isGatewayError } from '../../errors.js';
 import type { SessionEvent } from '../../store/types.js';
 
@@ -27,7 +30,7 @@ export interface LiveWebSockets {
    * closes it. Call before the gateway writes its 101: the first check waits
    * for the next turn of the event loop.
    */
-  track(client: Duplex, upstream: Duplex, claims: AccessTokenClaims): void;
+  track(client: Duplex, upstream: Duplex, principal: Principal): void;
   /** WebSockets being watched. */
   size(): number;
   /** Stops watching (the sockets themselves are the forwarder's to close). */
@@ -72,7 +75,7 @@ interface Watched {
   owner: WebSocketWatch;
   client: Duplex;
   upstream: Duplex;
-  claims: AccessTokenClaims;
+  principal: Principal;
   expiry: NodeJS.Timeout | undefined;
   closing: boolean;
 }
@@ -80,8 +83,10 @@ interface Watched {
 export function createLiveWebSockets(deps: {
   sessions: SessionGuard;
   clockSkewSeconds: number;
+  /** Where API keys are on: they judge a WebSocket opened with a key. */
+  apiKeys?: ApiKeys | undefined;
 }): LiveWebSockets {
-  return new WebSocketWatch(deps.sessions, deps.clockSkewSeconds);
+  return new WebSocketWatch(deps.sessions, deps.clockSkewSeconds, deps.apiKeys);
 }
 
 class WebSocketWatch implements LiveWebSockets {
@@ -94,6 +99,7 @@ class WebSocketWatch implements LiveWebSockets {
   constructor(
     readonly sessions: SessionGuard,
     readonly clockSkewSeconds: number,
+    readonly apiKeys: ApiKeys | undefined,
   ) {
     this.#unwatch = sessions.watch({
       onEvent: (event) => this.#onEvent(event),
@@ -101,11 +107,19 @@ class WebSocketWatch implements LiveWebSockets {
     });
   }
 
-  track(client: Duplex, upstream: Duplex, claims: AccessTokenClaims): void {
-    const w: Watched = { owner: this, client, upstream, claims, expiry: undefined, closing: false };
+  track(client: Duplex, upstream: Duplex, principal: Principal): void {
+    const w: Watched = {
+      owner: this,
+      client,
+      upstream,
+      principal,
+      expiry: undefined,
+      closing: false,
+    };
     this.all.add(w);
-    index(this.byUser, claims.sub, w);
-    index(this.byJti, claims.jti, w);
+    // A client's id for its tokens and keys: `client-changed` names it.
+    index(this.byUser, principal.userId, w);
+    if (principal.kind !== 'api_key') index(this.byJti, principal.claims.jti, w);
     client.once('close', () => this.forget(w));
     armExpiry(w);
     // An event may have come between the upgrade's admission and now.
@@ -124,8 +138,8 @@ class WebSocketWatch implements LiveWebSockets {
 
   forget(w: Watched): void {
     if (!this.all.delete(w)) return;
-    unindex(this.byUser, w.claims.sub, w);
-    unindex(this.byJti, w.claims.jti, w);
+    unindex(this.byUser, w.principal.userId, w);
+    if (w.principal.kind !== 'api_key') unindex(this.byJti, w.principal.claims.jti, w);
     clearTimeout(w.expiry);
   }
 
@@ -159,7 +173,7 @@ class WebSocketWatch implements LiveWebSockets {
       // A new membership ends the tokens of any earlier one of the pair.
       case 'membership-added':
         return this.byUser.get(event.userId);
-      // A client token's `sub` is its client id.
+      // A client's tokens and keys are indexed by its client id.
       case 'client-changed':
         return this.byUser.get(event.clientId);
     }
@@ -210,26 +224,47 @@ function refuse(w: Watched, err: unknown): void {
   }
 }
 
-/** Judges the token again: from the guard's cache when it can tell, else from the store. */
+/** Judges the credential again: from the cache when it can tell, else from the store. */
 function check(w: Watched): void {
   if (w.closing || !w.owner.all.has(w)) return;
-  const { sessions } = w.owner;
+  const { sessions, apiKeys } = w.owner;
+  const { principal } = w;
+  let alive: Promise<void>;
   try {
-    if (sessions.aliveFromCache(w.claims)) return;
+    if (principal.kind !== 'api_key') {
+      if (sessions.aliveFromCache(principal.claims)) return;
+      alive = sessions.assertAlive(principal.claims);
+    } else {
+      // Keys off since (never: `apiKeys` takes a restart): nothing can vouch for it.
+      if (apiKeys === undefined) throw new Error('API keys are off');
+      if (apiKeys.aliveFromCache(principal)) return;
+      alive = apiKeys.assertAlive(principal);
+    }
   } catch (err) {
     refuse(w, err);
     return;
   }
-  sessions.assertAlive(w.claims).then(undefined, (err: unknown) => refuse(w, err));
+  alive.then(undefined, (err: unknown) => refuse(w, err));
+}
+
+/** When the credential stops verifying (ms): a token at exp + skew, a key at its expiry. */
+function expiresAtMs(w: Watched): number {
+  const { principal } = w;
+  if (principal.kind !== 'api_key') return (principal.claims.exp + w.owner.clockSkewSeconds) * 1000;
+  return principal.expiresAt === undefined ? Infinity : principal.expiresAt * 1000;
 }
 
 function armExpiry(w: Watched): void {
-  const delay = (w.claims.exp + w.owner.clockSkewSeconds) * 1000 - Date.now();
+  const at = expiresAtMs(w);
+  if (at === Infinity) return;
+  const delay = at - Date.now();
   if (delay > MAX_TIMER_MS) {
     w.expiry = setTimeout(armExpiry, MAX_TIMER_MS, w);
   } else {
     // The verifier accepts a token until exp + skew: so does an open WebSocket.
-    w.expiry = setTimeout(close, Math.max(0, delay), w, POLICY_VIOLATION, 'The token has expired.');
+    const why =
+      w.principal.kind === 'api_key' ? 'The API key has expired.' : 'The token has expired.';
+    w.expiry = setTimeout(close, Math.max(0, delay), w, POLICY_VIOLATION, why);
   }
   w.expiry.unref();
 }
