@@ -132,6 +132,21 @@ describe('reuse ends the family on every instance before the answer', () => {
   }
 });
 
+it('RFC 7009 on the far instance: the family and its access tokens are refused on the near ones at once', async () => {
+  const first = await login(a);
+  const second = await refreshed(b, first.refresh_token);
+  for (const gw of [a, b]) expect((await tenantOn(gw, second.access_token)).status).toBe(200);
+  const res = await fetch(`${slow.url}/1/oauth/revoke`, {
+    method: 'POST',
+    headers: FORM,
+    body: new URLSearchParams({ token: second.refresh_token }).toString(),
+  });
+  expect(res.status).toBe(200);
+  const after = await Promise.all([a, b].map((gw) => tenantOn(gw, second.access_token)));
+  expect(after.map((r) => r.status)).toEqual([401, 401]);
+  expect((await refresh(a, second.refresh_token)).status).toBe(400);
+}, 30_000);
+
 it('50 pairs of concurrent refreshes of one token, split across two instances: one successor each, no family ended', async () => {
   const outcomes = async (outcome: string) =>
     (
