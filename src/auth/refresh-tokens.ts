@@ -27,7 +27,6 @@ const CHECKSUM_CHARS = 6;
 const TOKEN_LENGTH =
   REFRESH_TOKEN_PREFIX.length + FAMILY_CHARS + 1 + SECRET_CHARS + 1 + CHECKSUM_CHARS;
 const REFRESH_TOKEN = /^tgr_([a-z2-7]{26})_([A-Za-z0-9_-]{43})_([0-9A-Za-z]{6})$/;
-const FAMILY_ID = /^[a-z2-7]{26}$/;
 
 /** A well-formed refresh token, taken apart. */
 export interface ParsedRefreshToken {
@@ -40,10 +39,6 @@ export interface ParsedRefreshToken {
 export function newRefreshFamily(): { familyId: string; token: string } {
   const familyId = base32(randomBytes(16)).slice(0, FAMILY_CHARS);
   return { familyId, token: tokenOf(familyId, randomBytes(32).toString('base64url')) };
-}
-
-export function isFamilyId(value: string): boolean {
-  return FAMILY_ID.test(value);
 }
 
 /** The token taken apart when it is well formed and its checksum holds; null otherwise. */

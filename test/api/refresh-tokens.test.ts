@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { disabledHash } from '../../src/auth/disabled.js';
 import { basic, bearer } from '../support/gateway.js';
 import { expectError } from '../support/expect-error.js';
+import { clientToken, makeClient } from '../support/machine-client.js';
 import {
   ALICE,
   startMemoryIdentityFixture,
@@ -244,6 +245,21 @@ describe('what ends a family', () => {
     expect((await revoke(first.access_token)).status).toBe(200);
     expect((await tenantWith(first.access_token)).status).toBe(401);
     await expectError(await refresh(first.refresh_token), 400, 'invalid_grant');
+  });
+
+  it("RFC 7009 of a machine client's token: revoked, audited by client id", async () => {
+    const client = await makeClient(fx.gw.gateway.store, 'acme', []);
+    const token = await clientToken(url, client);
+    expect((await revoke(token, { token_type_hint: 'access_token' })).status).toBe(200);
+    expect((await tenantWith(token)).status).toBe(401);
+    const log = fx.gw.gateway.store.auditLog({ maxEventsPerStream: 10_000 });
+    const revoked = (await log.read('tenant:acme', 0))
+      .map((e) => JSON.parse(e.event) as Record<string, unknown>)
+      .filter((e) => e.event === 'token_revoked' && e.jti === decodeJwt(token).jti);
+    expect(revoked).toEqual([
+      expect.objectContaining({ actor: client.clientId, client_id: client.clientId }),
+    ]);
+    expect(revoked[0]).not.toHaveProperty('user_id');
   });
 
   it('RFC 7009: an unknown or made-up token is 200 and ends nothing; no token is 400', async () => {

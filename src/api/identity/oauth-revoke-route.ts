@@ -12,8 +12,9 @@
  *   key — changes nothing and is answered the same 200 (§2.2), so the
  *   endpoint tells no one whether a string was a token.
  *
- * The hint only orders the two checks (§2.1); every revocation is confirmed
- * by every instance (lease mode) before the 200.
+ * The hint is not needed: a refresh token is known by its `tgr_` prefix
+ * (§2.1 lets the server ignore it). Every revocation is confirmed by every
+ * instance (lease mode) before the 200.
  */
 import type { Router } from '@koa/router';
 import type { RefreshFamily } from '../../auth/refresh-grant.js';
@@ -61,14 +62,20 @@ async function revokeAccessToken(deps: IdentityRouterDeps, ctx: ApiContext, toke
   ctx.state.scope.userId = principal.userId;
   ctx.state.scope.tenantId = principal.tenantId;
   ctx.state.scope.kind = principal.kind;
-  await deps.audit.record('token_revoked', actor(deps, ctx, principal.email || principal.userId), {
-    tenant_id: principal.tenantId,
-    user_id: principal.userId,
-    ...(principal.email === '' ? {} : { user_email: principal.email }),
-    ...(principal.clientId === undefined ? {} : { client_id: principal.clientId }),
-    jti: claims.jti,
-    ...(family === null ? {} : { family_id: family.familyId }),
-  });
+  // A client's token names its client, not a user (as a logout's does).
+  const client = principal.kind === 'client';
+  await deps.audit.record(
+    'token_revoked',
+    actor(deps, ctx, client ? principal.userId : principal.email),
+    {
+      tenant_id: principal.tenantId,
+      ...(client
+        ? { client_id: principal.clientId }
+        : { user_id: principal.userId, user_email: principal.email }),
+      jti: claims.jti,
+      ...(family === null ? {} : { family_id: family.familyId }),
+    },
+  );
 }
 
 async function recordRevoked(deps: IdentityRouterDeps, ctx: ApiContext, family: RefreshFamily) {
