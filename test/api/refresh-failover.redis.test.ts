@@ -1,5 +1,6 @@
 /**
- * Issue 33: a refresh during a Sentinel master kill, through the API. A
+ * Issue 33: a refresh during a master kill (Sentinel; Cluster: the master of
+ * the family's slot), through the API. A
  * rotation is answered only once a replica has it, so after the failover the
  * used tokens stay used (a rotation lost with the old master would make the
  * used token current again); a refresh whose answer was a 503 is retried
@@ -7,36 +8,43 @@
  * the family goes on. Two gateways on the set; the refreshes alternate
  * between them.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, uniquePrefix, type TestGateway } from '../support/gateway.js';
 import { ALICE, startIdentityFixture, type IdentityFixture } from '../support/identity-fixture.js';
-import { startSentinelSet, type TestSentinelSet } from '../support/redis-topologies.js';
+import { startCluster, startSentinelSet } from '../support/redis-topologies.js';
 
-let sentinel: TestSentinelSet;
-let fx: IdentityFixture;
-let a: TestGateway;
-let b: TestGateway;
+/** A store topology: its `store.redis` keys, and how to kill the master holding a family. */
+interface Topology {
+  redis: Record<string, unknown>;
+  killMaster(familyId: string): Promise<unknown>;
+  stop(): Promise<void>;
+}
 
-beforeAll(async () => {
-  sentinel = await startSentinelSet();
-  fx = await startIdentityFixture({
-    store: {
-      redis: {
-        sentinel: { name: sentinel.name, nodes: sentinel.sentinels },
-        keyPrefix: uniquePrefix(),
-        commandTimeoutMs: 500,
-        connectTimeoutMs: 5000,
-      },
+const topologies: [string, (keyPrefix: string) => Promise<Topology>][] = [
+  [
+    'Sentinel',
+    async () => {
+      const sentinel = await startSentinelSet();
+      return {
+        redis: { sentinel: { name: sentinel.name, nodes: sentinel.sentinels } },
+        killMaster: () => sentinel.killMaster(),
+        stop: () => sentinel.stop(),
+      };
     },
-    tokens: { refresh: { enabled: true } },
-  });
-  a = fx.gw;
-  b = await fx.startAnother();
-}, 60_000);
-afterAll(async () => {
-  await fx?.close();
-  await sentinel?.stop();
-});
+  ],
+  [
+    'Cluster',
+    async (keyPrefix) => {
+      const cluster = await startCluster();
+      return {
+        redis: { cluster: { nodes: cluster.nodes } },
+        // The master of the family's slot (`redis-keys.ts`: one key per family).
+        killMaster: (familyId) => cluster.killMasterOf(`${keyPrefix}refresh:{${familyId}}`),
+        stop: () => cluster.stop(),
+      };
+    },
+  ],
+];
 
 interface Answer {
   status: number;
@@ -63,31 +71,56 @@ async function settled(gw: TestGateway, token: string): Promise<Answer> {
   }
 }
 
-it('a used refresh token stays used across the failover; a refresh cut by it is retried to the same successor', async () => {
-  const login = await fetch(`${a.url}/1/token?tenant_id=acme`, {
-    headers: { authorization: basic(ALICE.email, ALICE.password) },
+describe.each(topologies)('a %s failover', (_name, startTopology) => {
+  let topology: Topology;
+  let fx: IdentityFixture;
+  let a: TestGateway;
+  let b: TestGateway;
+
+  beforeAll(async () => {
+    const keyPrefix = uniquePrefix();
+    topology = await startTopology(keyPrefix);
+    fx = await startIdentityFixture({
+      store: {
+        redis: { ...topology.redis, keyPrefix, commandTimeoutMs: 500, connectTimeoutMs: 5000 },
+      },
+      tokens: { refresh: { enabled: true } },
+    });
+    a = fx.gw;
+    b = await fx.startAnother();
+  }, 60_000);
+  afterAll(async () => {
+    await fx?.close();
+    await topology?.stop();
   });
-  expect(login.status).toBe(200);
-  const t0 = ((await login.json()) as { refresh_token: string }).refresh_token;
-  const first = await refresh(b, t0);
-  expect(first.status).toBe(200);
-  const t1 = first.body.refresh_token as string;
 
-  // The refresh of t1 races the kill: answered (the replica has it), or 503.
-  const [during] = await Promise.all([refresh(a, t1), sentinel.killMaster()]);
-  expect([200, 503]).toContain(during.status);
-  // Retried, or presented again (a lost answer): the same one successor, never a second.
-  const retried = await settled(b, t1);
-  expect(retried.status).toBe(200);
-  if (during.status === 200) expect(retried.body.refresh_token).toBe(during.body.refresh_token);
-  const t2 = retried.body.refresh_token as string;
+  it('a used refresh token stays used across the failover; a refresh cut by it is retried to the same successor', async () => {
+    const login = await fetch(`${a.url}/1/token?tenant_id=acme`, {
+      headers: { authorization: basic(ALICE.email, ALICE.password) },
+    });
+    expect(login.status).toBe(200);
+    const t0 = ((await login.json()) as { refresh_token: string }).refresh_token;
+    const first = await refresh(b, t0);
+    expect(first.status).toBe(200);
+    const t1 = first.body.refresh_token as string;
 
-  // The family goes on from the successor on the new master…
-  const next = await settled(a, t2);
-  expect(next.status).toBe(200);
-  const t3 = next.body.refresh_token as string;
-  // …and what was used before the kill is still used: presenting it is reuse.
-  const reused = await settled(b, t0);
-  expect(reused).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
-  expect((await settled(a, t3)).status).toBe(400);
-}, 60_000);
+    // The refresh of t1 races the kill: answered (the replica has it), or 503.
+    const familyId = t0.slice(4, 30);
+    const [during] = await Promise.all([refresh(a, t1), topology.killMaster(familyId)]);
+    expect([200, 503]).toContain(during.status);
+    // Retried, or presented again (a lost answer): the same one successor, never a second.
+    const retried = await settled(b, t1);
+    expect(retried.status).toBe(200);
+    if (during.status === 200) expect(retried.body.refresh_token).toBe(during.body.refresh_token);
+    const t2 = retried.body.refresh_token as string;
+
+    // The family goes on from the successor on the new master…
+    const next = await settled(a, t2);
+    expect(next.status).toBe(200);
+    const t3 = next.body.refresh_token as string;
+    // …and what was used before the kill is still used: presenting it is reuse.
+    const reused = await settled(b, t0);
+    expect(reused).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect((await settled(a, t3)).status).toBe(400);
+  }, 60_000);
+});
