@@ -1,12 +1,11 @@
 /**
  * Issue 33: a refresh during a master kill (Sentinel; Cluster: the master of
- * the family's slot), through the API. A
- * rotation is answered only once a replica has it, so after the failover the
- * used tokens stay used (a rotation lost with the old master would make the
- * used token current again); a refresh whose answer was a 503 is retried
- * and gets the same successor (it is derived from the token presented), and
- * the family goes on. Two gateways on the set; the refreshes alternate
- * between them.
+ * the family's slot), through the API. A rotation is answered only once a
+ * replica has it, so after the failover the used tokens stay used (a rotation
+ * lost with the old master would make the used token current again); a
+ * refresh whose answer was a 503 is retried and gets the same successor (it
+ * is derived from the token presented), and the family goes on. Two gateways
+ * share the store; the refreshes alternate between them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, uniquePrefix, type TestGateway } from '../support/gateway.js';
