@@ -114,9 +114,14 @@ export interface SetIdpDeps {
   sealer: SecretSealer | undefined;
 }
 
+/** What a set did: the record stored, and whether it replaced one. */
+export interface IdpSet {
+  idp: TenantIdp;
+  replaced: boolean;
+}
+
 /**
  * Stores the tenant's record from checked settings, sealing a new secret.
- * @returns the record stored.
  * @throws GatewayError `invalid_request` for a secret without `sso.secretsKeyFile`;
  * `not_found` when there is no org tenant `tenantId`; `issuer_in_use` (409)
  * when another tenant's IdP has the issuer.
@@ -126,8 +131,9 @@ export async function setTenantIdp(
   tenantId: string,
   settings: IdpSettings,
   now: number,
-): Promise<TenantIdp> {
-  const sealed = await sealedSecret(deps, tenantId, settings);
+): Promise<IdpSet> {
+  const stored = await deps.store.getTenantIdp(tenantId);
+  const sealed = sealedSecret(deps.sealer, tenantId, settings, stored);
   const idp: TenantIdp = {
     tenantId,
     issuer: settings.issuer,
@@ -141,27 +147,27 @@ export async function setTenantIdp(
   if (!(await deps.store.setTenantIdp(idp))) {
     throw new GatewayError('not_found', 'There is no org tenant with this id.');
   }
-  return (await deps.store.getTenantIdp(tenantId)) ?? idp;
+  return { idp: (await deps.store.getTenantIdp(tenantId)) ?? idp, replaced: stored !== null };
 }
 
 /** The sealed secret the record keeps: a new one sealed, the stored one kept, or none. */
-async function sealedSecret(
-  deps: SetIdpDeps,
+function sealedSecret(
+  sealer: SecretSealer | undefined,
   tenantId: string,
   settings: IdpSettings,
-): Promise<string | undefined> {
+  stored: TenantIdp | null,
+): string | undefined {
   const secret = settings.client_secret;
   if (secret === null) return undefined;
   if (secret !== undefined) {
-    if (deps.sealer === undefined) {
+    if (sealer === undefined) {
       throw new GatewayError(
         'invalid_request',
         'Invalid client_secret: this gateway keeps no IdP client secrets (sso.secretsKeyFile is not configured); set the IdP without one, or configure the key first.',
       );
     }
-    return deps.sealer.seal(secret, tenantId);
+    return sealer.seal(secret, tenantId);
   }
-  const stored = await deps.store.getTenantIdp(tenantId);
   const sameClient = stored?.issuer === settings.issuer && stored.clientId === settings.client_id;
   return sameClient ? stored.clientSecretSealed : undefined;
 }
