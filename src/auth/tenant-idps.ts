@@ -98,14 +98,17 @@ export function idpView(idp: TenantIdp): IdpView {
 
 /**
  * Checks settings the way the API's body is checked.
- * @throws GatewayError `invalid_request` naming the field ("Invalid issuer: …").
+ * @throws GatewayError `invalid_request` naming the field ("Invalid issuer: …"),
+ * the field (`issuer`, `domains.1`) as its `detail`.
  */
 export function checkIdpSettings(raw: unknown): IdpSettings {
   const result = idpSettingsSchema.safeParse(raw);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const field = issue?.path.length ? issue.path.join('.') : 'body';
-  throw new GatewayError('invalid_request', `Invalid ${field}: ${issue?.message ?? 'refused'}.`);
+  throw new GatewayError('invalid_request', `Invalid ${field}: ${issue?.message ?? 'refused'}.`, {
+    detail: field,
+  });
 }
 
 export interface SetIdpDeps {
@@ -164,6 +167,7 @@ function sealedSecret(
       throw new GatewayError(
         'invalid_request',
         'Invalid client_secret: this gateway keeps no IdP client secrets (sso.secretsKeyFile is not configured); set the IdP without one, or configure the key first.',
+        { detail: 'client_secret' },
       );
     }
     return sealer.seal(secret, tenantId);
