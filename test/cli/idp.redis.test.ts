@@ -259,6 +259,20 @@ describe('tenant idp', () => {
   );
 
   it(
+    'refuses to run on a key file that holds no key, naming the setting',
+    async () => {
+      const broken = h.newCase('sso: { secretsKeyFile: ./sso.key }');
+      await h.addKey(broken);
+      writeFileSync(join(broken.dir, 'sso.key'), 'not a key\n');
+      const stderr = await h.fails(['tenant', 'idp', 'show', 'acme', ...broken.c]);
+      expect(stderr).toBe(
+        `error: sso.secretsKeyFile: ${join(broken.dir, 'sso.key')} must hold 32 random bytes in base64 (openssl rand -base64 32 > ${join(broken.dir, 'sso.key')})\n`,
+      );
+    },
+    TIMEOUT,
+  );
+
+  it(
     'remove, and tenant remove, take the record and its issuer along',
     async () => {
       expect(await h.ok(['tenant', 'idp', 'remove', 'globex', ...kase.c])).toEqual({
