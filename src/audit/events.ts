@@ -31,6 +31,8 @@ export type AuditEventKind =
   | 'client_removed'
   | 'api_key_created'
   | 'api_key_removed'
+  | 'idp_set'
+  | 'idp_removed'
   | 'revoked_credential_used';
 
 /** Who made a change, and through what. */
@@ -68,6 +70,10 @@ export interface AuditSubject {
   key_id?: string;
   /** client_removed: the ids of the keys removed with it. */
   key_ids?: string[];
+  /** idp_set, idp_removed: the tenant's identity provider (its issuer; never its secret). */
+  issuer?: string;
+  /** idp_set: the gateway's client id at the identity provider (public, like the issuer). */
+  idp_client_id?: string;
 }
 
 export type AuditEvent = {

@@ -467,6 +467,7 @@ describe('defaults', () => {
       routes: [],
       authorization: { roles: { admin: [], member: [] } },
       apiKeys: { enabled: false, header: 'X-API-Key' },
+      sso: { enabled: false, redirectUris: [] },
       log: { level: 'info', pretty: false, buffer: { bytes: 8192, flushMs: 1000 } },
       tracing: {
         enabled: false,

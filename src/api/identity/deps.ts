@@ -5,6 +5,7 @@ import type { Accounts } from '../../auth/accounts.js';
 import type { Authenticate } from '../../auth/authenticate.js';
 import type { BruteForceGuard } from '../../auth/brute-force.js';
 import type { GrantClientToken } from '../../auth/client-credentials.js';
+import type { SecretSealer } from '../../auth/sealed-secrets.js';
 import type { SessionGuard } from '../../auth/sessions.js';
 import type { Store } from '../../store/types.js';
 
@@ -31,4 +32,6 @@ export interface IdentityRouterDeps {
    * applies live on reload): what a machine client may hold; undefined: any scope.
    */
   clientScopes?: () => readonly string[] | undefined;
+  /** Seals tenants' IdP client secrets (`sso.secretsKeyFile`); undefined: a secret is refused. */
+  idpSecrets?: SecretSealer | undefined;
 }
