@@ -1,7 +1,7 @@
 /**
  * The in-memory store's state and the helpers its parts share
  * (`memory-users.ts`, `memory-tenants.ts`, `memory-memberships.ts`,
- * `memory-revocations.ts`, `memory-clients.ts`; assembled by `memory-store.ts`).
+ * `memory-revocations.ts`, `memory-clients.ts`, `memory-idps.ts`; assembled by `memory-store.ts`).
  * Records are copied in and out so a caller mutating an object it passed or
  * received cannot change the store behind its back (Redis gives that for free).
  */
@@ -10,6 +10,7 @@ import type {
   ApiKeyRecord,
   ClientRecord,
   MemberRole,
+  TenantIdp,
   SessionEvent,
   SessionEventListener,
   TenantRecord,
@@ -34,6 +35,10 @@ export interface MemoryState {
   clientsOfTenant: Map<string, Set<string>>;
   apiKeys: Map<string, ApiKeyRecord>;
   keysOfClient: Map<string, Set<string>>;
+  /** tenant id → its identity provider. */
+  idps: Map<string, TenantIdp>;
+  /** issuer → the tenant id whose identity provider it is. */
+  tenantsByIssuer: Map<string, string>;
   /** jti → deadline in Unix milliseconds. */
   revoked: Map<string, number>;
   /** The last generation taken (see `Membership.generation`). */
@@ -55,6 +60,8 @@ export function newMemoryState(): MemoryState {
     clientsOfTenant: new Map(),
     apiKeys: new Map(),
     keysOfClient: new Map(),
+    idps: new Map(),
+    tenantsByIssuer: new Map(),
     revoked: new Map(),
     generation: 0,
     closed: false,

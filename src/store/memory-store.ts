@@ -8,6 +8,7 @@
  */
 import { memoryAuditLogs } from './memory-audit.js';
 import { memoryClients } from './memory-clients.js';
+import { memoryIdps } from './memory-idps.js';
 import { memoryMemberships } from './memory-memberships.js';
 import { memoryRevocations } from './memory-revocations.js';
 import { ensureOpen, newMemoryState } from './memory-state.js';
@@ -24,6 +25,7 @@ export function createMemoryStore(): Store {
     ...memoryMemberships(state),
     ...memoryRevocations(state),
     ...memoryClients(state),
+    ...memoryIdps(state),
 
     loginCounter: memoryLoginCounters(),
 

@@ -12,6 +12,7 @@ import { redisAuditLogs } from './redis-audit.js';
 import { redisClients } from './redis-clients.js';
 import type { RedisStoreContext } from './redis-context.js';
 import { redisDenyList } from './redis-deny-list.js';
+import { redisIdps } from './redis-idps.js';
 import { redisMemberships } from './redis-memberships.js';
 import { redisRateLeases } from './redis-rate-leases.js';
 import { createRedisKeys } from './redis-keys.js';
@@ -61,6 +62,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     ...redisDenyList(context),
     ...redisClients(context),
     ...redisApiKeys(context),
+    ...redisIdps(context),
 
     revocationLeases: redisLeases(redis, keys),
 

@@ -6,7 +6,10 @@
  */
 
 import type { AuditLog, AuditLogSpec } from './audit-log.js';
+import type { TenantIdps } from './idp-types.js';
 import type { LoginCounter, LoginCounterSpec } from './login-counters.js';
+
+export type { TenantIdp, TenantIdps } from './idp-types.js';
 
 export type TenantType = 'usertenant' | 'orgtenant';
 
@@ -254,7 +257,8 @@ export interface RateLease {
   shared: number;
 }
 
-export interface Store {
+/** Also keeps the tenants' identity providers: see {@link TenantIdps}. */
+export interface Store extends TenantIdps {
   /**
    * Creates the user and its personal tenant (with the membership both ways,
    * at a new generation, the user its `admin`) atomically: all of it or none of it.
@@ -301,7 +305,8 @@ export interface Store {
    * `membership-removed` for each member (with a new generation: a tenant
    * created again under the id does not bring them back): their tokens for the tenant are
    * refused on every instance before this resolves (their other tenants are
-   * untouched). Its machine clients and their API keys go in the same write.
+   * untouched). Its machine clients and their API keys, and its identity
+   * provider's record and issuer (`TenantIdps`), go in the same write.
    * A personal tenant goes only with its user (`removeUser`).
    * @returns the ids of the members it had, sorted; null when there is no
    * org tenant with this id.
