@@ -15,6 +15,10 @@ export type AuditEventKind =
   | 'client_token_issued'
   | 'client_auth_failed'
   | 'logout'
+  | 'federated_sign_in'
+  | 'federated_user_created'
+  | 'federated_member_joined'
+  | 'federated_sign_in_refused'
   | 'password_changed'
   | 'user_created'
   | 'user_disabled'
@@ -60,6 +64,10 @@ export interface AuditSubject {
   user_ids?: string[];
   /** member_role_changed: the member's role from then on. */
   role?: 'admin' | 'member';
+  /** Federated events: the tenant's identity provider's issuer. */
+  issuer?: string;
+  /** federated_sign_in_refused: why (`auth/federation/refusals.ts`). */
+  reason?: string;
   /** Events of a machine client: its id (public; never its secret). */
   client_id?: string;
   /** client_created: the client's scopes. */

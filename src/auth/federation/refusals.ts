@@ -40,9 +40,7 @@ export type FederationRefusal = (typeof FEDERATION_REFUSALS)[number];
 export const FEDERATION_SUCCESSES = ['signed_in', 'user_created', 'member_joined'] as const;
 
 export type FederationOutcome =
-  | (typeof FEDERATION_SUCCESSES)[number]
-  | FederationRefusal
-  | 'unavailable';
+  (typeof FEDERATION_SUCCESSES)[number] | FederationRefusal | 'unavailable';
 
 export const FEDERATION_OUTCOMES: readonly FederationOutcome[] = [
   ...FEDERATION_SUCCESSES,
