@@ -107,6 +107,7 @@ export interface TestIdp {
   /** Stops listening (connections closed); `start` listens again on the same port. */
   stop(): Promise<void>;
   start(): Promise<void>;
+  listening(): boolean;
   close(): Promise<void>;
 }
 
@@ -152,6 +153,7 @@ export async function startTestIdp(options: TestIdpOptions): Promise<TestIdp> {
       return keys[0]?.kid as string;
     },
     stop: () => closeServer(server),
+    listening: () => server.listening,
     start: () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)),
     async close() {
       if (server.listening) await closeServer(server);
