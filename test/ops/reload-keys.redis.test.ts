@@ -151,6 +151,7 @@ function cases(): Record<string, Case> {
         after: 'https://app.example.com',
       },
     },
+    sso: { change: { enabled: true } },
     log: { change: { level: 'warn' } },
     tracing: { change: { enabled: true } },
     readiness: {
