@@ -65,6 +65,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
       issuer: config.tokens.issuer,
       trusted: (peer) => deps.live.trusted(peer),
       scopesSupported: () => scopesSupported(deps.live.config.authorization),
+      tokenExchange: deps.exchangeToken !== undefined,
     },
     clientIp: (req) => clientIp(req.socket.remoteAddress, req),
     signupEnabled: config.signup.enabled,

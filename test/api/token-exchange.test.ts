@@ -197,6 +197,12 @@ describe('token exchange with a tenant identity provider', () => {
     expect((await outcomes())('signed_in') - after('signed_in')).toBe(1);
   });
 
+  it('is listed in the RFC 8414 metadata', async () => {
+    const res = await fetch(`${fx.gw.url}/.well-known/oauth-authorization-server`);
+    const metadata = (await res.json()) as { grant_types_supported: string[] };
+    expect(metadata.grant_types_supported).toContain(EXCHANGE);
+  });
+
   it('signs an existing member in with their own role; globex works with its own provider', async () => {
     const alice = await exchanged(await acme.idToken('alice'), 'acme');
     expect(alice.tenant_id).toBe('acme');
