@@ -271,6 +271,18 @@ describe('hostile subject tokens', () => {
     expect(await fx.gw.gateway.store.findUserByEmail('una@acme.test')).toBeNull();
   });
 
+  it("takes Entra ID's xms_edov only from a token without email_verified", async () => {
+    const key = acme.keys[0] as JWK;
+    const entra = await forged(key, { email_verified: undefined, xms_edov: true });
+    expect((await exchange(entra, 'acme')).status).toBe(200);
+    const both = await forged(key, { email_verified: false, xms_edov: true });
+    await refusedGrant(await exchange(both, 'acme'));
+    const neither = await forged(key, { email_verified: undefined });
+    await refusedGrant(await exchange(neither, 'acme'));
+    const text = await forged(key, { email_verified: 'true' });
+    await refusedGrant(await exchange(text, 'acme'));
+  });
+
   it('treats an issuer that differs in a trailing slash or letter case as unknown', async () => {
     const key = acme.keys[0] as JWK;
     const jwksBefore = acme.requests.get('/jwks') ?? 0;

@@ -4,7 +4,8 @@
  * `iss` exactly its issuer, `aud` naming the tenant's client id (and `azp`
  * that client when present or when there are several audiences), `exp` and
  * `iat` within the skew, a `sub`, and an `email` the provider says it has
- * verified, in one of the tenant's domains. There is no `nonce` to compare in
+ * verified (`email_verified`, or Entra ID's `xms_edov`), in one of the
+ * tenant's domains. There is no `nonce` to compare in
  * an exchange (the client's own sign-in had it); the token is a bearer
  * credential until its `exp`.
  */
@@ -54,10 +55,21 @@ export async function verifyIdToken(
   if (typeof payload.sub !== 'string' || typeof email !== 'string') throw refused('claims');
   const lower = email.trim().toLowerCase();
   seen.email = lower;
-  if (payload['email_verified'] !== true) throw refused('email_not_verified');
+  if (!emailVerified(payload)) throw refused('email_not_verified');
   const domain = lower.slice(lower.lastIndexOf('@') + 1);
   if (!lower.includes('@') || !idp.domains.includes(domain)) throw refused('domain_not_allowed');
   return { issuer: idp.issuer, subject: payload.sub, email: lower };
+}
+
+/**
+ * `email_verified: true`; or, from a token without `email_verified` at all,
+ * `xms_edov: true` — Microsoft Entra ID never sends `email_verified` for
+ * work accounts and says instead, in this optional claim, that the address's
+ * domain is one the user's directory has verified.
+ */
+function emailVerified(payload: JWTPayload): boolean {
+  if (payload['email_verified'] !== undefined) return payload['email_verified'] === true;
+  return payload['xms_edov'] === true;
 }
 
 /** jose's failures by their `code`: the token's fault → a refusal; the provider's → 503. */
