@@ -78,6 +78,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     audit: core.audit,
     scopeOf,
     clientScopes: () => deps.live.config.authorization.clientScopes,
+    idpSecrets: core.idpSecrets,
   });
   const traffic = createRequestHandler({
     recorder,

@@ -12,6 +12,7 @@
  */
 import type { Redis } from 'ioredis';
 import { CLIENT_SCRIPTS } from './redis-client-scripts.js';
+import { IDP_SCRIPTS } from './redis-idp-scripts.js';
 
 export interface ScriptDefinition {
   /** Omitted: the key count varies, and each call passes it first (as EVALSHA takes it). */
@@ -275,14 +276,15 @@ return generation
    * KEYS: tenant, tenant-members, tenants, generation, tenant-clients, then
    * user-tenants of each member in ARGV, then the membership of each, then
    * for each client in ARGV its hash, its key set and the hash of each of
-   * its keys.
+   * its keys, then the tenant's idp and the idp-issuers index (the last two).
    * ARGV: tenantId, session channel, the number of members, their ids, the
    * number of clients, then for each client its id, its number of keys and
    * their ids — all as the caller read them.
    * Returns 0 when there is no org tenant with the id, ${REMOVAL_STALE} when the
    * members or clients are no longer those the caller read (read again and
    * retry), else the generation the removal took. Publishes
-   * `membership-removed` for every member in the same step.
+   * `membership-removed` for every member in the same step. The tenant's
+   * identity provider and its issuer's entry go too.
    */
   removeOrgTenant: {
     lua: `
@@ -319,7 +321,10 @@ for _, key in ipairs(doomed) do redis.call('DEL', key) end
 for _, clientId in ipairs(gone) do
   redis.call('PUBLISH', channel, cjson.encode({ kind = 'client-changed', clientId = clientId }))
 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[5])
+local idp, issuers = KEYS[#KEYS - 1], KEYS[#KEYS]
+local issuer = redis.call('HGET', idp, 'issuer')
+if issuer and redis.call('HGET', issuers, issuer) == tenantId then redis.call('HDEL', issuers, issuer) end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[5], idp)
 redis.call('SREM', KEYS[3], tenantId)
 return generation
 `,
@@ -359,7 +364,8 @@ return generation
   },
 } as const satisfies Record<string, ScriptDefinition>;
 
-type ScriptName = keyof typeof STORE_SCRIPTS | keyof typeof CLIENT_SCRIPTS;
+type ScriptName =
+  keyof typeof STORE_SCRIPTS | keyof typeof CLIENT_SCRIPTS | keyof typeof IDP_SCRIPTS;
 
 /**
  * A client with the store's scripts as methods: keys first, then arguments
@@ -370,7 +376,11 @@ export type ScriptedRedis = Redis &
 
 /** Registers every store script on `redis` and returns it, typed with them. */
 export function defineStoreScripts(redis: Redis): ScriptedRedis {
-  for (const [name, definition] of Object.entries({ ...STORE_SCRIPTS, ...CLIENT_SCRIPTS })) {
+  for (const [name, definition] of Object.entries({
+    ...STORE_SCRIPTS,
+    ...CLIENT_SCRIPTS,
+    ...IDP_SCRIPTS,
+  })) {
     redis.defineCommand(name, definition);
   }
   return redis as ScriptedRedis;

@@ -1,7 +1,7 @@
 /**
  * The store kept in Redis (layout in `redis-keys.ts`). Each concern is a file
  * of its own (`redis-users.ts`, `redis-tenants.ts`, `redis-memberships.ts`,
- * `redis-deny-list.ts`, `redis-clients.ts`, `redis-api-keys.ts`); this
+ * `redis-deny-list.ts`, `redis-clients.ts`, `redis-api-keys.ts`, `redis-idps.ts`); this
  * connects and assembles them over one context (`redis-context.ts`).
  */
 import { attempt } from './redis-attempt.js';

@@ -469,6 +469,7 @@ describe('defaults', () => {
       apiKeys: { enabled: false, header: 'X-API-Key' },
       sso: {
         enabled: false,
+        redirectUris: [],
         timeoutMs: 5000,
         keysMaxAgeSeconds: 600,
         unknownKeyCooldownSeconds: 30,

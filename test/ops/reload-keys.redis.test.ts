@@ -151,7 +151,8 @@ function cases(): Record<string, Case> {
         after: 'https://app.example.com',
       },
     },
-    sso: { change: { enabled: true } },
+    apiKeys: { change: { enabled: true } },
+    sso: { change: { redirectUris: ['https://app.example.com/signed-in'] } },
     log: { change: { level: 'warn' } },
     tracing: { change: { enabled: true } },
     readiness: {

@@ -7,6 +7,7 @@ import type { BruteForceGuard } from '../../auth/brute-force.js';
 import type { GrantClientToken } from '../../auth/client-credentials.js';
 import type { ExchangeToken } from '../../auth/federation/exchange.js';
 import type { FederationOutcome } from '../../auth/federation/refusals.js';
+import type { SecretSealer } from '../../auth/sealed-secrets.js';
 import type { SessionGuard } from '../../auth/sessions.js';
 import type { Store } from '../../store/types.js';
 
@@ -37,4 +38,6 @@ export interface IdentityRouterDeps {
    * applies live on reload): what a machine client may hold; undefined: any scope.
    */
   clientScopes?: () => readonly string[] | undefined;
+  /** Seals tenants' IdP client secrets (`sso.secretsKeyFile`); undefined: a secret is refused. */
+  idpSecrets?: SecretSealer | undefined;
 }

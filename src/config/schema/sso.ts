@@ -1,18 +1,39 @@
 /**
- * The `sso` section: tenants' own identity providers (issue 34). A tenant's
- * provider is a store record (`tenant idp set`, `PUT /1/tenants/{id}/idp`);
- * this section says whether the gateway accepts them at all and how it
- * reaches them (discovery and JWKS over HTTPS, `auth/federation/`).
+ * Tenants' own identity providers (`sso`, issue 34): sign-in through a
+ * tenant's IdP, the key that seals the IdP client secrets at rest, and how
+ * the gateway reaches the providers (discovery and JWKS over HTTPS,
+ * `auth/federation/`). The IdP records themselves are data (`tenant idp
+ * set`, `PUT /1/tenants/{tenant_id}/idp`), not configuration.
  */
 import { z } from 'zod';
-import { boolean, integer } from './values.js';
+import { boolean, httpUrl, integer } from './values.js';
 
+/** A registered redirect URI: an absolute http(s) URL without a fragment (RFC 6749 §3.1.2). */
+const redirectUri = httpUrl.refine(
+  (value) => !value.includes('#'),
+  'must not have a fragment (RFC 6749 §3.1.2)',
+);
+
+/** The `sso` section. */
 export const sso = z
   .strictObject({
     enabled: boolean()
       .default(false)
       .describe(
-        'accept tenants’ identity providers: the token exchange at `POST /1/oauth/token` (RFC 8693)',
+        "sign-in through tenants' identity providers: token exchange at `/1/oauth/token` and browser sign-in at `/1/tenants/{tenant_id}/sso/login`. The IdP records can be set either way",
+      ),
+    redirectUris: z
+      .array(redirectUri)
+      .default([])
+      .describe(
+        "where a browser sign-in may hand its one-time code back, compared exactly: an application's `redirect_uri` must be one of these",
+      ),
+    secretsKeyFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'file of 32 random bytes in base64 (`openssl rand -base64 32`), relative to the config file: the key that seals IdP client secrets in the store (AES-256-GCM). Every instance and the CLI must read the same file. Required to set an IdP with a client secret; omitted: such a set is refused',
       ),
     ca: z
       .string()
@@ -26,7 +47,7 @@ export const sso = z
       .describe("how long a provider's discovery document or key set may take to arrive"),
     keysMaxAgeSeconds: integer(60, 86_400)
       .default(600)
-      .describe("a provider's key set is fetched again once this old"),
+      .describe("a provider's discovery document and key set are fetched again once this old"),
     unknownKeyCooldownSeconds: integer(1, 3600)
       .default(30)
       .describe(
@@ -39,7 +60,14 @@ export const sso = z
       ),
   })
   .meta({
-    description: "Tenants' own identity providers: the token exchange.",
-    examples: [{ enabled: true, ca: './idp-ca.pem' }],
+    description: "Tenants' own identity providers (OIDC sign-in, token exchange).",
+    examples: [
+      {
+        enabled: true,
+        redirectUris: ['https://app.example.com/signed-in'],
+        secretsKeyFile: './sso-secrets.key',
+        ca: './idp-ca.pem',
+      },
+    ],
   })
   .prefault({});
