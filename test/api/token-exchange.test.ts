@@ -317,7 +317,9 @@ describe('hostile subject tokens', () => {
     const before = await outcomes();
     await refusedGrant(await exchange(none, 'acme'));
     await refusedGrant(await exchange(hs256, 'acme'));
-    expect((await outcomes())('algorithm') - before('algorithm')).toBe(2);
+    // An access token of the provider (RFC 9068) is not an ID token, whatever its claims.
+    await refusedGrant(await exchange(await forged(key, {}, { typ: 'at+jwt' }), 'acme'));
+    expect((await outcomes())('algorithm') - before('algorithm')).toBe(3);
     expect(acme.requests.get('/jwks') ?? 0).toBe(jwksBefore);
   });
 

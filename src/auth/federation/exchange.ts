@@ -78,19 +78,23 @@ export function createTokenExchange(deps: TokenExchangeDeps): ExchangeToken {
 
 /**
  * The unverified `iss` (a string), checked against the tenant's record before
- * any key is fetched; `alg` checked here too, so `none` or HS256 costs no fetch.
+ * any key is fetched; `alg` (and `typ`) checked here too, so `none` or HS256
+ * costs no fetch.
  */
 function issuerOf(token: string): string {
   let iss: unknown;
-  let alg: unknown;
+  let header;
   try {
     iss = decodeJwt(token).iss;
-    alg = decodeProtectedHeader(token).alg;
+    header = decodeProtectedHeader(token);
   } catch (err) {
     throw refused('malformed', err);
   }
   if (typeof iss !== 'string') throw refused('malformed');
-  if (!(ID_TOKEN_ALGORITHMS as readonly unknown[]).includes(alg)) throw refused('algorithm');
+  if (!(ID_TOKEN_ALGORITHMS as readonly unknown[]).includes(header.alg)) throw refused('algorithm');
+  // RFC 9068 §4: an access token (`typ: at+jwt`) is not an ID token.
+  const typ = typeof header.typ === 'string' ? header.typ.toLowerCase() : '';
+  if (typ === 'at+jwt' || typ === 'application/at+jwt') throw refused('algorithm');
   return iss;
 }
 
