@@ -197,6 +197,16 @@ describe('token exchange with a tenant identity provider', () => {
     expect((await outcomes())('signed_in') - after('signed_in')).toBe(1);
   });
 
+  it('is not offered without sso.enabled', async () => {
+    const plain = await startMemoryIdentityFixture();
+    try {
+      const res = await exchangeAt(plain.gw.url, await acme.idToken('ann'), 'acme');
+      await expectError(res, 400, 'unsupported_grant_type');
+    } finally {
+      await plain.close();
+    }
+  });
+
   it('is listed in the RFC 8414 metadata', async () => {
     const res = await fetch(`${fx.gw.url}/.well-known/oauth-authorization-server`);
     const metadata = (await res.json()) as { grant_types_supported: string[] };

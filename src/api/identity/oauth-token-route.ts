@@ -27,7 +27,12 @@ async function grant(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   if (grantType === TOKEN_EXCHANGE && deps.exchangeToken !== undefined)
     return exchangeGrant(deps, deps.exchangeToken, ctx, form);
   if (grantType !== 'client_credentials') {
-    throw new GatewayError('unsupported_grant_type', 'Only client_credentials is supported.');
+    throw new GatewayError(
+      'unsupported_grant_type',
+      deps.exchangeToken === undefined
+        ? 'Only client_credentials is supported.'
+        : `Only client_credentials and ${TOKEN_EXCHANGE} are supported.`,
+    );
   }
   const { clientId, clientSecret } = clientCredentials(ctx, form);
   const clientIp = deps.clientIp(ctx.req);
