@@ -17,6 +17,7 @@ import { basic, bearer } from '../support/gateway.js';
 import {
   ALICE,
   startMemoryIdentityFixture,
+  tokenFor,
   type IdentityFixture,
 } from '../support/identity-fixture.js';
 import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
@@ -61,22 +62,26 @@ beforeAll(async () => {
     sso: { enabled: true, ca: ca.caFile, unknownKeyCooldownSeconds: 1 },
     routes: [{ prefix: '/orders', upstream: upstream.url }],
   });
-  const store = fx.gw.gateway.store;
-  const now = Math.floor(Date.now() / 1000);
-  const record = { role: 'member' as const, linkExisting: false, updatedAt: now };
-  await store.setTenantIdp({
-    ...record,
-    tenantId: 'acme',
-    issuer: acme.issuer,
-    clientId: ACME_CLIENT.clientId,
-    domains: ['acme.test', 'example.com'],
+  // Acme's admin sets acme's IdP through the API; globex's is written to the store directly.
+  const admin = await tokenFor(fx.gw.url, ALICE, 'acme');
+  const put = await fetch(`${fx.gw.url}/1/tenants/acme/idp`, {
+    method: 'PUT',
+    headers: { authorization: bearer(admin.access_token), 'content-type': 'application/json' },
+    body: JSON.stringify({
+      issuer: acme.issuer,
+      client_id: ACME_CLIENT.clientId,
+      domains: ['acme.test', 'example.com'],
+    }),
   });
-  await store.setTenantIdp({
-    ...record,
+  expect(put.status).toBe(201);
+  await fx.gw.gateway.store.setTenantIdp({
     tenantId: 'globex',
     issuer: globex.issuer,
     clientId: GLOBEX_CLIENT.clientId,
     domains: ['globex.test'],
+    role: 'member',
+    linkExisting: false,
+    updatedAt: Math.floor(Date.now() / 1000),
   });
 }, 60_000);
 
