@@ -6,13 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { normaliseEmail } from '../store/normalise.js';
-import type {
-  IdpOrigin,
-  MemberRole,
-  Store,
-  TenantRecord,
-  UserRecord,
-} from '../store/types.js';
+import type { IdpOrigin, MemberRole, Store, TenantRecord, UserRecord } from '../store/types.js';
 import { basicCanCarryUserId, parseBasicAuthorization } from './basic.js';
 import type { BruteForceGuard, LoginOutcome } from './brute-force.js';
 import { disabledHash, enabledHash, isDisabledHash } from './disabled.js';

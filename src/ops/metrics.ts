@@ -7,10 +7,7 @@
  * tenant or path. The list with meanings: `docs/operations.md`.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import {
-  FEDERATION_OUTCOMES,
-  type FederationOutcome,
-} from '../auth/federation/refusals.js';
+import { FEDERATION_OUTCOMES, type FederationOutcome } from '../auth/federation/refusals.js';
 import { TOKEN_REFUSALS, type TokenRefusal } from '../auth/token-refusals.js';
 import { BatchedHistogram, type Series } from './batched-histogram.js';
 import { registerMemoryLimits } from './memory-limits.js';
