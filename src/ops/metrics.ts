@@ -197,7 +197,7 @@ function registerCounters(registry: Registry) {
   for (const kind of ['user', 'client'] as const) tokens.inc({ kind }, 0);
   const federatedSignIns = new Counter({
     name: 'tenant_gateway_federated_sign_ins_total',
-    help: "Token exchanges of a tenant's identity provider's ID token, by outcome: signed_in, user_created, member_joined, unavailable (the provider unreachable), or why it was refused (no_provider, foreign_issuer, unknown_issuer, malformed, algorithm, unknown_key, bad_signature, expired, audience, claims, email_not_verified, domain_not_allowed, user_disabled, not_linked).",
+    help: "Token exchanges of a tenant's identity provider's ID token, by outcome: signed_in, user_created, member_joined, unavailable (the provider, or the store, unreachable: 503), or why it was refused (no_provider, foreign_issuer, unknown_issuer, malformed, algorithm, unknown_key, bad_signature, expired, audience, claims, email_not_verified, domain_not_allowed, user_disabled, not_linked).",
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
