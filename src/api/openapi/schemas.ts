@@ -5,6 +5,7 @@
 import { ERROR_CODES } from '../../errors.js';
 import { type Json, ref } from './answers.js';
 import { clientSchemas } from './client-schemas.js';
+import { idpSchemas } from './idp-paths.js';
 
 /** `components` of the document. */
 export function components(): Json {
@@ -28,6 +29,7 @@ export function components(): Json {
       AuthorizationServerMetadata: authorizationServerMetadataSchema(),
       ...userSchemas(),
       ...clientSchemas(),
+      ...idpSchemas(),
       JwkSet: jwkSetSchema(),
     },
   };

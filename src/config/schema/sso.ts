@@ -20,7 +20,7 @@ export const sso = z
     enabled: boolean()
       .default(false)
       .describe(
-        "sign-in through tenants' identity providers: token exchange at `/1/oauth/token` and browser sign-in at `/1/tenants/{tenant_id}/sso/login`. The IdP records can be set either way",
+        "sign-in through tenants' identity providers: token exchange at `/1/oauth/token` and browser sign-in at `/1/tenants/{tenant_id}/sso/login`. Tenants' IdP records can be set whether or not it is on",
       ),
     redirectUris: z
       .array(redirectUri)
