@@ -36,7 +36,6 @@ export async function exchangeGrant(
   const wanted = param(form, 'requested_token_type');
   if (wanted !== undefined && wanted !== ACCESS_TOKEN_TYPE)
     throw invalidRequest(`Only requested_token_type=${ACCESS_TOKEN_TYPE} is issued.`);
-  ctx.state.scope.tenantId = tenantId;
   const seen: ExchangeSeen = {};
   let result;
   try {
@@ -48,6 +47,7 @@ export async function exchangeGrant(
   const { granted, outcome, idp } = result;
   const { token, claims, user, tenant } = granted;
   ctx.state.scope.userId = user.id;
+  ctx.state.scope.tenantId = tenant.tenantId;
   deps.onFederatedSignIn?.(outcome);
   deps.onTokenIssued?.('user');
   const who = actor(deps, ctx, user.email);
