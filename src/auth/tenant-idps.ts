@@ -12,6 +12,7 @@
  */
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
+import { normaliseDomains } from '../store/normalise.js';
 import type { Store, TenantIdp } from '../store/types.js';
 import type { SecretSealer } from './sealed-secrets.js';
 
@@ -142,7 +143,8 @@ export async function setTenantIdp(
     issuer: settings.issuer,
     clientId: settings.client_id,
     ...(sealed === undefined ? {} : { clientSecretSealed: sealed }),
-    domains: settings.domains,
+    // As the store keeps them: what the answer shows is what was stored.
+    domains: normaliseDomains(settings.domains),
     role: settings.role,
     linkExisting: settings.link_existing,
     updatedAt: now,
@@ -150,7 +152,7 @@ export async function setTenantIdp(
   if (!(await deps.store.setTenantIdp(idp))) {
     throw new GatewayError('not_found', 'There is no org tenant with this id.');
   }
-  return { idp: (await deps.store.getTenantIdp(tenantId)) ?? idp, replaced: stored !== null };
+  return { idp, replaced: stored !== null };
 }
 
 /** The sealed secret the record keeps: a new one sealed, the stored one kept, or none. */
