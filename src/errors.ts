@@ -10,6 +10,8 @@ const STATUS = {
   invalid_request: 400,
   /** OAuth token endpoint (RFC 6749 §5.2). */
   invalid_scope: 400,
+  /** OAuth token endpoint: a refresh token unknown, used up, expired, or of an ended session. */
+  invalid_grant: 400,
   unsupported_grant_type: 400,
   invalid_credentials: 401,
   invalid_token: 401,

@@ -32,7 +32,10 @@ export const inBase = (baseDir: string, path: string): string =>
 
 /** The TLS files of routes and the store: every command reads them. */
 export function tlsFileProblems(raw: unknown, checks: FileChecks): string[] {
-  const paths: (string | number)[][] = [['store', 'redis', 'tls', 'ca']];
+  const paths: (string | number)[][] = [
+    ['store', 'redis', 'tls', 'ca'],
+    ['sso', 'ca'],
+  ];
   const routes = valueAt(raw, ['routes']);
   if (Array.isArray(routes)) {
     routes.forEach((_route, i) => {

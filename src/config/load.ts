@@ -217,6 +217,7 @@ function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {
   }
   const redisTls = config.store.redis?.tls;
   if (redisTls?.ca !== undefined) redisTls.ca = at(redisTls.ca);
+  if (config.sso.ca !== undefined) config.sso.ca = at(config.sso.ca);
   return config;
 }
 

@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { createApiApp } from '../api/app.js';
 import { createClientCredentials } from '../auth/client-credentials.js';
+import type { ExchangeToken } from '../auth/federation/exchange.js';
 import type { GatewayConfig } from '../config/index.js';
 import type { Core } from '../core.js';
 import { createAdminRequestHandler, createRequestHandler, scopeOf } from '../dispatch.js';
@@ -34,6 +35,8 @@ export interface HandlerDeps {
   forwarder: Forwarder;
   liveWebSockets: LiveWebSockets;
   reload: Reload;
+  /** The token exchange of tenants' identity providers' tokens (`sso.enabled`). */
+  exchangeToken?: ExchangeToken | undefined;
 }
 
 export interface Handlers {
@@ -62,12 +65,15 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
       issuer: config.tokens.issuer,
       trusted: (peer) => deps.live.trusted(peer),
       scopesSupported: () => scopesSupported(deps.live.config.authorization),
+      tokenExchange: deps.exchangeToken !== undefined,
     },
     clientIp: (req) => clientIp(req.socket.remoteAddress, req),
     signupEnabled: config.signup.enabled,
     bodyLimit: config.limits.bodyBytes,
     grantClientToken: createClientCredentials({ ...core, tokens: config.tokens }),
     onTokenIssued: (kind) => metrics.tokenIssued(kind),
+    ...(deps.exchangeToken === undefined ? {} : { exchangeToken: deps.exchangeToken }),
+    onFederatedSignIn: (outcome) => metrics.federatedSignIn(outcome),
     onLoginRefused: (reason) => metrics.loginRefused(reason),
     audit: core.audit,
     scopeOf,

@@ -7,6 +7,7 @@
  * tenant or path. The list with meanings: `docs/operations.md`.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { FEDERATION_OUTCOMES, type FederationOutcome } from '../auth/federation/refusals.js';
 import { TOKEN_REFUSALS, type TokenRefusal } from '../auth/token-refusals.js';
 import { BatchedHistogram, type Series } from './batched-histogram.js';
 import { registerMemoryLimits } from './memory-limits.js';
@@ -50,6 +51,8 @@ export interface Metrics {
   request(record: RequestRecord): void;
   /** An access token issued: to a user (Basic login) or a machine client (client credentials). */
   tokenIssued(kind?: 'user' | 'client'): void;
+  /** A token exchange of a tenant's provider's ID token, by outcome (`auth/federation/refusals.ts`). */
+  federatedSignIn(outcome: FederationOutcome): void;
   /** A Basic login refused on the identity endpoints (never a proxied request's 429). */
   loginRefused(reason: 'invalid_credentials' | 'too_many_requests'): void;
   /** A bearer token refused (`invalid_token`), on any entry way: why. */
@@ -109,6 +112,7 @@ export function createMetrics(sources: MetricSources): Metrics {
       if (record.reason === 'unavailable') store.errors.inc();
     },
     tokenIssued: (kind = 'user') => counters.tokens.inc({ kind }),
+    federatedSignIn: (outcome) => counters.federatedSignIns.inc({ outcome }),
     loginRefused: (reason) => counters.loginFailures.inc({ reason }),
     tokenRefused: (reason) => counters.tokenRefusals.inc({ reason }),
     configReload(ok) {
@@ -191,6 +195,13 @@ function registerCounters(registry: Registry) {
     registers: [registry],
   });
   for (const kind of ['user', 'client'] as const) tokens.inc({ kind }, 0);
+  const federatedSignIns = new Counter({
+    name: 'tenant_gateway_federated_sign_ins_total',
+    help: "Token exchanges of a tenant's identity provider's ID token, by outcome: signed_in, user_created, member_joined, unavailable (the provider, or the store, unreachable: 503), or why it was refused (no_provider, foreign_issuer, unknown_issuer, malformed, algorithm, unknown_key, bad_signature, expired, audience, claims, email_not_verified, domain_not_allowed, user_disabled, not_linked).",
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  for (const outcome of FEDERATION_OUTCOMES) federatedSignIns.inc({ outcome }, 0);
   const loginFailures = new Counter({
     name: 'tenant_gateway_login_failures_total',
     help: 'Refused Basic logins on the identity endpoints by reason (invalid_credentials, too_many_requests: locked out or throttled).',
@@ -225,6 +236,7 @@ function registerCounters(registry: Registry) {
   return {
     upgrades,
     tokens,
+    federatedSignIns,
     loginFailures,
     tokenRefusals,
     auditWriteFailures,

@@ -28,6 +28,8 @@ export function userHashArguments(user: UserRecord): string[] {
     sessionVersion: user.sessionVersion,
     personalTenantId: user.personalTenantId,
     createdAt: user.createdAt,
+    idpTenantId: user.createdByIdp?.tenantId,
+    idpIssuer: user.createdByIdp?.issuer,
   });
 }
 
@@ -76,6 +78,10 @@ export function userFromHash(hash: RedisHash): UserRecord | null {
     createdAt: number(hash, 'createdAt', 'user'),
   };
   if (hash['name'] !== undefined) user.name = hash['name'];
+  const idpTenantId = hash['idpTenantId'];
+  const idpIssuer = hash['idpIssuer'];
+  if (idpTenantId !== undefined && idpIssuer !== undefined)
+    user.createdByIdp = { tenantId: idpTenantId, issuer: idpIssuer };
   return user;
 }
 

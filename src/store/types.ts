@@ -31,6 +31,18 @@ export interface UserRecord {
   personalTenantId: string;
   /** Unix seconds. */
   createdAt: number;
+  /**
+   * The tenant identity provider that created the user at its first sign-in
+   * (token exchange); absent for everyone else. Such a user has no password
+   * (`auth/no-password.ts`) until one is set.
+   */
+  createdByIdp?: IdpOrigin;
+}
+
+/** A tenant's identity provider, as it was when it created a user. */
+export interface IdpOrigin {
+  tenantId: string;
+  issuer: string;
 }
 
 export interface TenantRecord {
@@ -52,6 +64,7 @@ export interface NewUser {
   name?: string;
   passwordHash: string;
   createdAt: number;
+  createdByIdp?: IdpOrigin;
   /** Created in the same atomic write as the user, with the user as its only member. */
   personalTenant: TenantRecord;
 }

@@ -59,6 +59,14 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
         expect(await store.getUser(input.id)).toEqual(created);
       });
 
+      it('keeps the identity provider that created a user', async () => {
+        const createdByIdp = { tenantId: 'acme', issuer: 'https://idp.acme.test' };
+        const input = { ...newUser({ email: 'federated@example.com' }), createdByIdp };
+        expect((await store.createUser(input)).createdByIdp).toEqual(createdByIdp);
+        expect((await store.getUser(input.id))?.createdByIdp).toEqual(createdByIdp);
+        expect((await store.findUserByEmail(input.email))?.createdByIdp).toEqual(createdByIdp);
+      });
+
       it('finds a user by e-mail in any letter case', async () => {
         const created = await store.createUser(newUser({ email: 'bob@example.com' }));
         expect(await store.findUserByEmail('BOB@Example.Com')).toEqual(created);

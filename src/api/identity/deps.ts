@@ -5,6 +5,8 @@ import type { Accounts } from '../../auth/accounts.js';
 import type { Authenticate } from '../../auth/authenticate.js';
 import type { BruteForceGuard } from '../../auth/brute-force.js';
 import type { GrantClientToken } from '../../auth/client-credentials.js';
+import type { ExchangeToken } from '../../auth/federation/exchange.js';
+import type { FederationOutcome } from '../../auth/federation/refusals.js';
 import type { SecretSealer } from '../../auth/sealed-secrets.js';
 import type { SessionGuard } from '../../auth/sessions.js';
 import type { Store } from '../../store/types.js';
@@ -20,6 +22,10 @@ export interface IdentityRouterDeps {
   signupEnabled: boolean;
   /** The OAuth client-credentials grant (`POST /1/oauth/token`). */
   grantClientToken: GrantClientToken;
+  /** The token exchange (RFC 8693) of tenants' providers' ID tokens; absent unless `sso.enabled`. */
+  exchangeToken?: ExchangeToken;
+  /** Told of every token exchange, by outcome (metrics). */
+  onFederatedSignIn?: (outcome: FederationOutcome) => void;
   /** Told of every token issued, by principal kind (metrics). */
   onTokenIssued?: (kind: 'user' | 'client') => void;
   /** Told of every Basic login refused: wrong credentials, or throttled (metrics). */

@@ -20,6 +20,8 @@ export interface OAuthMetadataDeps {
   trusted: (peer: string | undefined) => boolean;
   /** Scopes a client may ask for; omitted from the metadata when empty. */
   scopesSupported?: () => readonly string[];
+  /** Whether the token exchange (RFC 8693) is offered (`sso.enabled`). */
+  tokenExchange?: boolean;
 }
 
 export const OAUTH_METADATA_PATH = '/.well-known/oauth-authorization-server';
@@ -35,7 +37,10 @@ export function createOAuthMetadataRouter(deps: OAuthMetadataDeps): Router<ApiSt
       issuer: deps.issuer,
       token_endpoint: `${origin}/1/oauth/token`,
       jwks_uri: `${origin}/.well-known/jwks.json`,
-      grant_types_supported: ['client_credentials'],
+      grant_types_supported: [
+        'client_credentials',
+        ...(deps.tokenExchange === true ? ['urn:ietf:params:oauth:grant-type:token-exchange'] : []),
+      ],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       response_types_supported: [],
       ...(scopes.length === 0 ? {} : { scopes_supported: scopes }),

@@ -1,20 +1,20 @@
 /**
  * `POST /1/oauth/token`: the OAuth client-credentials grant (RFC 6749 §4.4)
- * for machine clients. A form-encoded body; the client authenticates by HTTP
+ * for machine clients, and with `sso.enabled` the token exchange (RFC 8693,
+ * `oauth-exchange-grant.ts`). A form-encoded body; the client authenticates by HTTP
  * Basic (`client_secret_basic`, id and secret form-urlencoded, §2.3.1) or in
  * the body (`client_secret_post`), exactly one of the two. Errors are the
  * RFC 6749 §5.2 body the gateway gives every refusal.
  */
 import type { Router } from '@koa/router';
-import getRawBody from 'raw-body';
 import { parseBasicAuthorization } from '../../auth/basic.js';
 import { invalidClient } from '../../auth/client-credentials.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
 import type { ApiContext, ApiState } from '../state.js';
 import { actor, noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
-
-const FORM = 'application/x-www-form-urlencoded';
+import { exchangeGrant, TOKEN_EXCHANGE } from './oauth-exchange-grant.js';
+import { invalidRequest, param, readForm } from './oauth-form.js';
 
 export function addOAuthTokenRoute(router: Router<ApiState>, deps: IdentityRouterDeps): void {
   router.post('/oauth/token', (ctx) => grant(deps, ctx));
@@ -24,8 +24,15 @@ async function grant(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const form = await readForm(ctx, deps.bodyLimit);
   const grantType = param(form, 'grant_type');
   if (grantType === undefined) throw invalidRequest('The grant_type parameter is required.');
+  if (grantType === TOKEN_EXCHANGE && deps.exchangeToken !== undefined)
+    return exchangeGrant(deps, deps.exchangeToken, ctx, form);
   if (grantType !== 'client_credentials') {
-    throw new GatewayError('unsupported_grant_type', 'Only client_credentials is supported.');
+    throw new GatewayError(
+      'unsupported_grant_type',
+      deps.exchangeToken === undefined
+        ? 'Only client_credentials is supported.'
+        : `Only client_credentials and ${TOKEN_EXCHANGE} are supported.`,
+    );
   }
   const { clientId, clientSecret } = clientCredentials(ctx, form);
   const clientIp = deps.clientIp(ctx.req);
@@ -62,8 +69,6 @@ async function grant(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   };
 }
 
-const invalidRequest = (description: string) => new GatewayError('invalid_request', description);
-
 /** The client's id and secret, by exactly one method. */
 function clientCredentials(
   ctx: ApiContext,
@@ -93,30 +98,4 @@ function fromBasic(authorization: string): { clientId: string; clientSecret: str
 
 function formDecode(value: string): string {
   return decodeURIComponent(value.replace(/\+/g, ' '));
-}
-
-/** One value, or undefined when absent; a repeated parameter is refused (RFC 6749 §3.2). */
-function param(form: URLSearchParams, name: string): string | undefined {
-  const values = form.getAll(name);
-  if (values.length > 1) throw invalidRequest(`The ${name} parameter is repeated.`);
-  return values[0];
-}
-
-async function readForm(ctx: ApiContext, limit: number): Promise<URLSearchParams> {
-  if (ctx.is(FORM) !== FORM) throw invalidRequest(`The body must be ${FORM}.`);
-  let text: string;
-  try {
-    text = await getRawBody(ctx.req, {
-      limit,
-      encoding: 'utf8',
-      length: ctx.get('content-length') || undefined,
-    });
-  } catch (err) {
-    if ((err as { type?: string }).type === 'entity.too.large')
-      throw new GatewayError('payload_too_large', `The request body is over ${limit} bytes.`);
-    throw new GatewayError('invalid_request', 'The request body could not be read.', {
-      cause: err,
-    });
-  }
-  return new URLSearchParams(text);
 }

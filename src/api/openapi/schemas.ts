@@ -25,6 +25,7 @@ export function components(): Json {
       ...tenantSchemas(),
       TokenResponse: tokenResponseSchema(),
       ClientTokenResponse: clientTokenResponseSchema(),
+      TokenExchangeResponse: tokenExchangeResponseSchema(),
       AuthorizationServerMetadata: authorizationServerMetadataSchema(),
       ...userSchemas(),
       ...clientSchemas(),
@@ -196,6 +197,24 @@ function clientTokenResponseSchema(): Json {
       expires_in: { type: 'integer', minimum: 1 },
       scope: { type: 'string', description: 'The scopes granted, space-separated.' },
       tenant_id: { type: 'string' },
+    },
+  };
+}
+
+/** The token exchange's answer (RFC 8693 §2.2.1, plus the tenant). */
+function tokenExchangeResponseSchema(): Json {
+  const client = clientTokenResponseSchema() as { required: string[]; properties: object };
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: [...client.required, 'issued_token_type'],
+    properties: {
+      ...client.properties,
+      issued_token_type: { const: 'urn:ietf:params:oauth:token-type:access_token' },
+      scope: {
+        type: 'string',
+        description: "The scopes of the member's role (`authorization.roles`), space-separated.",
+      },
     },
   };
 }

@@ -75,9 +75,9 @@ export function oauthTokenPath(): Json {
 function clientCredentialsOperation(): Json {
   return {
     operationId: 'clientCredentialsToken',
-    summary: 'A bearer token for a machine client (OAuth client credentials)',
+    summary: 'The OAuth token endpoint: client credentials, and the token exchange',
     description:
-      'Client authentication by HTTP Basic (`client_secret_basic`: id and secret each form-urlencoded, RFC 6749 §2.3.1) or in the body (`client_secret_post`), exactly one of the two. Never cached (`Cache-Control: no-store`, `Pragma: no-cache`).',
+      "`urn:ietf:params:oauth:grant-type:token-exchange` (with `sso.enabled`, RFC 8693): an ID token of the tenant's own identity provider for a gateway token of that tenant, the user created or joined at first sign-in; no client authentication (the subject token is the credential). `client_credentials`: client authentication by HTTP Basic (`client_secret_basic`: id and secret each form-urlencoded, RFC 6749 §2.3.1) or in the body (`client_secret_post`), exactly one of the two. Never cached (`Cache-Control: no-store`, `Pragma: no-cache`).",
     tags: ['identity'],
     security: [{ basic: [] }, {}],
     requestBody: {
@@ -88,7 +88,11 @@ function clientCredentialsOperation(): Json {
             type: 'object',
             required: ['grant_type'],
             properties: {
-              grant_type: { type: 'string', enum: ['client_credentials'] },
+              grant_type: {
+                type: 'string',
+                enum: ['client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'],
+              },
+              ...tokenExchangeParameters(),
               scope: {
                 type: 'string',
                 description:
@@ -105,12 +109,13 @@ function clientCredentialsOperation(): Json {
       '200': {
         description: 'An access token for the client, in its tenant, with the scopes granted.',
         headers: REQUEST_ID_HEADER,
-        content: json(ref('ClientTokenResponse')),
+        content: json({ oneOf: [ref('ClientTokenResponse'), ref('TokenExchangeResponse')] }),
       },
       '400': refusal(
-        'A body not form-encoded, a parameter missing or repeated, two authentication methods; a scope the client does not hold; a grant type other than client_credentials.',
+        "A body not form-encoded, a parameter missing or repeated, two authentication methods; a scope the client does not hold; a subject token not accepted for the tenant (one answer whatever the check: its issuer not the tenant's provider, signature, audience, expiry, e-mail, domain, a user who may not be linked); an unsupported grant type.",
         'invalid_request',
         'invalid_scope',
+        'invalid_grant',
         'unsupported_grant_type',
       ),
       '401': refusal(
@@ -118,7 +123,34 @@ function clientCredentialsOperation(): Json {
         'invalid_client',
       ),
       '429': THROTTLED,
-      '503': STORE_DOWN,
+      '503': refusal(
+        "The store is unreachable, or (token exchange) the tenant's identity provider's discovery document or keys could not be fetched.",
+        'unavailable',
+      ),
     },
+  };
+}
+
+/** The token exchange's form parameters (RFC 8693 §2.1), with `sso.enabled`. */
+function tokenExchangeParameters(): Json {
+  const exchangeOnly = (description: string) => ({
+    type: 'string',
+    description: `Token exchange only: ${description}`,
+  });
+  return {
+    subject_token: exchangeOnly(
+      "an ID token of the tenant's identity provider (its `iss` the tenant's issuer, `aud` the tenant's client id, a verified e-mail in an allowed domain).",
+    ),
+    subject_token_type: {
+      ...exchangeOnly('the type of `subject_token`.'),
+      enum: ['urn:ietf:params:oauth:token-type:id_token'],
+    },
+    requested_token_type: {
+      ...exchangeOnly('optional; only an access token is issued.'),
+      enum: ['urn:ietf:params:oauth:token-type:access_token'],
+    },
+    tenant_id: exchangeOnly(
+      'the tenant whose provider issued the subject token; the token is for it.',
+    ),
   };
 }

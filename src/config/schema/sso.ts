@@ -1,11 +1,12 @@
 /**
  * Tenants' own identity providers (`sso`, issue 34): sign-in through a
- * tenant's IdP and the key that seals the IdP client secrets at rest. The
- * IdP records themselves are data (`tenant idp set`, `PUT
- * /1/tenants/{tenant_id}/idp`), not configuration.
+ * tenant's IdP, the key that seals the IdP client secrets at rest, and how
+ * the gateway reaches the providers (discovery and JWKS over HTTPS,
+ * `auth/federation/`). The IdP records themselves are data (`tenant idp
+ * set`, `PUT /1/tenants/{tenant_id}/idp`), not configuration.
  */
 import { z } from 'zod';
-import { boolean, httpUrl } from './values.js';
+import { boolean, httpUrl, integer } from './values.js';
 
 /** A registered redirect URI: an absolute http(s) URL without a fragment (RFC 6749 §3.1.2). */
 const redirectUri = httpUrl.refine(
@@ -34,14 +35,38 @@ export const sso = z
       .describe(
         'file of 32 random bytes in base64 (`openssl rand -base64 32`), relative to the config file: the key that seals IdP client secrets in the store (AES-256-GCM). Every instance and the CLI must read the same file. Required to set an IdP with a client secret; omitted: such a set is refused',
       ),
+    ca: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'PEM file of extra CA certificates trusted for identity providers (relative to the config file), beside the system ones: a private IdP',
+      ),
+    timeoutMs: integer(100, 60_000)
+      .default(5000)
+      .describe("how long a provider's discovery document or key set may take to arrive"),
+    keysMaxAgeSeconds: integer(60, 86_400)
+      .default(600)
+      .describe("a provider's discovery document and key set are fetched again once this old"),
+    unknownKeyCooldownSeconds: integer(1, 3600)
+      .default(30)
+      .describe(
+        "a token signed with a key the cached set lacks refetches the set at most once per this time per provider (the provider's key rotation; never more for made-up `kid`s)",
+      ),
+    maxProviders: integer(1, 100_000)
+      .default(1000)
+      .describe(
+        'providers whose discovery document and keys are cached at once (least recently used dropped)',
+      ),
   })
   .meta({
-    description: "Tenants' own identity providers (OIDC sign-in).",
+    description: "Tenants' own identity providers (OIDC sign-in, token exchange).",
     examples: [
       {
         enabled: true,
         redirectUris: ['https://app.example.com/signed-in'],
         secretsKeyFile: './sso-secrets.key',
+        ca: './idp-ca.pem',
       },
     ],
   })
