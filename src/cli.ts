@@ -14,6 +14,7 @@ import { VERSION } from './version.js';
 import * as admin from './cli/admin.js';
 import * as apiKeys from './cli/api-keys.js';
 import * as clients from './cli/clients.js';
+import * as idps from './cli/idps.js';
 import * as members from './cli/members.js';
 import { auditTail, type TailOptions } from './cli/audit.js';
 import { resolveConfig } from './cli/config-option.js';
@@ -157,6 +158,36 @@ configurable(
     ),
 ).action(async (tenantId: string, _options: ConfigOptions, command: Command) =>
   admin.tenantRemove(await configOf(command), tenantId),
+);
+
+const idp = tenant
+  .command('idp')
+  .description("an org tenant's identity provider (OIDC sign-in; the secret is never printed)");
+configurable(
+  idp
+    .command('set <tenant_id>')
+    .description(
+      `set the tenant's identity provider, whole (client secret: --client-secret-stdin or $${idps.IDP_SECRET_ENV}; none given: kept while issuer and client id stay)`,
+    )
+    .requiredOption('--issuer <url>', "the IdP's issuer, exactly as its tokens name it (https://)")
+    .requiredOption('--client-id <id>', "the gateway's client id at the IdP")
+    .requiredOption('--domains <domains>', 'comma-separated e-mail domains it may sign in')
+    .option('--role <role>', 'admin or member (default): the role given at first sign-in')
+    .option('--link-existing', 'a local user with the same verified e-mail may be linked')
+    .option('--client-secret-stdin', 'read the client secret from stdin')
+    .option('--remove-client-secret', 'keep no client secret'),
+).action(async (tenantId: string, options: idps.IdpSetOptions, command: Command) =>
+  idps.idpSet(await configOf(command), tenantId, options),
+);
+configurable(
+  idp.command('show <tenant_id>').description("print the tenant's identity provider (no secret)"),
+).action(async (tenantId: string, _options: ConfigOptions, command: Command) =>
+  idps.idpShow(await configOf(command), tenantId),
+);
+configurable(
+  idp.command('remove <tenant_id>').description("remove the tenant's identity provider"),
+).action(async (tenantId: string, _options: ConfigOptions, command: Command) =>
+  idps.idpRemove(await configOf(command), tenantId),
 );
 
 const member = program.command('member').description('manage org tenant memberships');

@@ -19,6 +19,7 @@ import { createBruteForceGuard, type BruteForceGuard } from './auth/brute-force.
 import { confirmRevocations, type ConfirmationObserver } from './auth/confirmed-revocations.js';
 import { loadKeySet } from './auth/keys.js';
 import { createBcryptHasher, type PasswordHasher } from './auth/passwords.js';
+import { loadSecretSealer, type SecretSealer } from './auth/sealed-secrets.js';
 import {
   createRequestAuthenticator,
   type AuthenticateRequest,
@@ -50,6 +51,11 @@ export interface Core {
   bruteForce: BruteForceGuard;
   /** Audit events: to the log and the store's streams (`config.audit` bounds them). */
   audit: AuditRecorder;
+  /**
+   * Seals and opens tenants' IdP client secrets (`sso.secretsKeyFile`);
+   * undefined when no key is configured (a secret is then refused).
+   */
+  idpSecrets: SecretSealer | undefined;
   /** Stops the session watch, the password pool and the store. */
   close(): Promise<void>;
 }
@@ -88,13 +94,10 @@ export async function createCore(
     for (const closer of closers.reverse()) await closer();
   };
   try {
-    const keysDir = config.tokens.keys;
-    const keyring: KeyRing = { current: await loadKeySet(keysDir, log) };
-    if (keysDir !== undefined) {
-      keyring.reload = async () => {
-        keyring.current = await loadKeySet(keysDir, log, { reloading: true });
-      };
-    }
+    const keyring = await keyringOf(config, log);
+    const secretsKeyFile = config.sso.secretsKeyFile;
+    const idpSecrets =
+      secretsKeyFile === undefined ? undefined : await loadSecretSealer(secretsKeyFile);
     const passwords = await createBcryptHasher({
       cost: config.passwords.bcryptCost,
       ...(config.passwords.workers === undefined ? {} : { threads: config.passwords.workers }),
@@ -142,12 +145,25 @@ export async function createCore(
       verifier,
       bruteForce,
       audit,
+      idpSecrets,
       close,
     };
   } catch (err) {
     await close();
     throw err;
   }
+}
+
+/** The signing keys of `tokens.keys` (re-read on reload), or an ephemeral one. */
+async function keyringOf(config: GatewayConfig, log: Logger): Promise<KeyRing> {
+  const keysDir = config.tokens.keys;
+  const keyring: KeyRing = { current: await loadKeySet(keysDir, log) };
+  if (keysDir !== undefined) {
+    keyring.reload = async () => {
+      keyring.current = await loadKeySet(keysDir, log, { reloading: true });
+    };
+  }
+  return keyring;
 }
 
 /**

@@ -25,6 +25,8 @@ const STATUS = {
   method_not_allowed: 405,
   request_timeout: 408,
   user_exists: 409,
+  /** Another tenant's identity provider has this issuer. */
+  issuer_in_use: 409,
   payload_too_large: 413,
   expectation_failed: 417,
   too_many_requests: 429,

@@ -14,6 +14,7 @@ import { built, stepsOn, type BeforeStep } from './gateway/builders.js';
 import { createCleanup } from './gateway/cleanup.js';
 import { buildCore, seedStore } from './gateway/core.js';
 import { drainThenClose } from './gateway/drain.js';
+import { buildFederation } from './gateway/federation.js';
 import { buildHandlers } from './gateway/handlers.js';
 import { createListeners, type BoundAddresses } from './gateway/listeners.js';
 import { startSettings } from './gateway/proxy-settings.js';
@@ -79,6 +80,7 @@ export async function createGateway(
   const listeners = await step('listeners', () => createListeners(config, metrics, log));
   const forwarder = await step('forwarder', () => buildForwarder(config));
   const liveWebSockets = await step('websockets', () => buildLiveWebSockets(config, core));
+  const exchangeToken = await step('federation', () => buildFederation(config, core));
   const reload = await step('reload', () =>
     built(
       createReload({
@@ -106,6 +108,7 @@ export async function createGateway(
         forwarder,
         liveWebSockets,
         reload,
+        exchangeToken,
       }),
     ),
   );

@@ -6,12 +6,14 @@
  * Each endpoint group is a file in `identity/`; who the caller is (Basic login,
  * bearer, audit actor) is `identity/callers.ts`. The routes are added here in
  * the order that sets each path's `Allow` header. The tenant admins' machine
- * clients are `identity/client-routes.ts`.
+ * clients are `identity/client-routes.ts`, their identity provider
+ * `identity/idp-routes.ts`.
  */
 import { Router } from '@koa/router';
 import type { ApiState } from './state.js';
 import type { IdentityRouterDeps } from './identity/deps.js';
 import { addClientRoutes } from './identity/client-routes.js';
+import { addIdpRoutes } from './identity/idp-routes.js';
 import { addLogoutRoute } from './identity/logout-route.js';
 import { addOAuthRevokeRoute } from './identity/oauth-revoke-route.js';
 import { addOAuthTokenRoute } from './identity/oauth-token-route.js';
@@ -33,5 +35,6 @@ export function createIdentityRouter(deps: IdentityRouterDeps): Router<ApiState>
   addSignupRoute(router, deps);
   addPasswordRoute(router, deps);
   addClientRoutes(router, deps);
+  addIdpRoutes(router, deps);
   return router;
 }

@@ -8,7 +8,8 @@
  * any status that is not listed.
  *
  * This file is the table of paths; each group's operations live in
- * `openapi/` (tenants, machine clients, tokens, users, well-known, forward-auth), the schemas
+ * `openapi/` (tenants, machine clients, identity providers, tokens, users, well-known,
+ * forward-auth), the schemas
  * in `openapi/schemas.ts`.
  */
 import { VERSION } from '../version.js';
@@ -21,6 +22,7 @@ import {
   clientsPath,
 } from './openapi/client-paths.js';
 import { verifyPath } from './openapi/forward-auth-paths.js';
+import { idpPath } from './openapi/idp-paths.js';
 import { components } from './openapi/schemas.js';
 import { tenantPath, userTenantsPath } from './openapi/tenant-paths.js';
 import { oauthRevokePath, oauthTokenPath, tokenPath } from './openapi/token-paths.js';
@@ -42,6 +44,10 @@ export function openApiDocument(): Json {
         name: 'clients',
         description: "A tenant's machine clients and API keys, managed by its admins.",
       },
+      {
+        name: 'identity-providers',
+        description: "A tenant's own identity provider (OIDC sign-in), managed by its admins.",
+      },
       { name: 'keys', description: 'What verifies the tokens.' },
       { name: 'forward-auth', description: 'The verdict for an ingress (docs/forward-auth.md).' },
     ],
@@ -57,6 +63,7 @@ export function openApiDocument(): Json {
       '/1/tenants/{tenant_id}/clients/{client_id}/secret': clientSecretPath(),
       '/1/tenants/{tenant_id}/clients/{client_id}/keys': clientKeysPath(),
       '/1/tenants/{tenant_id}/clients/{client_id}/keys/{key_id}': clientKeyPath(),
+      '/1/tenants/{tenant_id}/idp': idpPath(),
       '/1/users': signupPath(),
       '/1/users/{user_id}/password': passwordPath(),
       '/.well-known/jwks.json': jwksPath(),

@@ -18,6 +18,10 @@ export type AuditEventKind =
   | 'token_revoked'
   | 'token_refreshed'
   | 'refresh_token_reused'
+  | 'federated_sign_in'
+  | 'federated_user_created'
+  | 'federated_member_joined'
+  | 'federated_sign_in_refused'
   | 'password_changed'
   | 'user_created'
   | 'user_disabled'
@@ -34,6 +38,8 @@ export type AuditEventKind =
   | 'client_removed'
   | 'api_key_created'
   | 'api_key_removed'
+  | 'idp_set'
+  | 'idp_removed'
   | 'revoked_credential_used';
 
 /** Who made a change, and through what. */
@@ -65,6 +71,8 @@ export interface AuditSubject {
   user_ids?: string[];
   /** member_role_changed: the member's role from then on. */
   role?: 'admin' | 'member';
+  /** federated_sign_in_refused: why (`auth/federation/refusals.ts`). */
+  reason?: string;
   /** Events of a machine client: its id (public; never its secret). */
   client_id?: string;
   /** client_created: the client's scopes. */
@@ -73,6 +81,10 @@ export interface AuditSubject {
   key_id?: string;
   /** client_removed: the ids of the keys removed with it. */
   key_ids?: string[];
+  /** idp_set, idp_removed, federated_*: the tenant's identity provider (its issuer; never its secret). */
+  issuer?: string;
+  /** idp_set: the gateway's client id at the identity provider (public, like the issuer). */
+  idp_client_id?: string;
 }
 
 export type AuditEvent = {

@@ -6,10 +6,11 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { normaliseEmail } from '../store/normalise.js';
-import type { MemberRole, Store, TenantRecord, UserRecord } from '../store/types.js';
+import type { IdpOrigin, MemberRole, Store, TenantRecord, UserRecord } from '../store/types.js';
 import { basicCanCarryUserId, parseBasicAuthorization } from './basic.js';
 import type { BruteForceGuard, LoginOutcome } from './brute-force.js';
 import { disabledHash, enabledHash, isDisabledHash } from './disabled.js';
+import { hasNoPassword } from './no-password.js';
 import { checkPasswordPolicy, type PasswordHasher } from './passwords.js';
 import {
   issueAccessToken,
@@ -71,6 +72,8 @@ export interface Accounts {
     password?: string;
     passwordHash?: string;
     name?: string;
+    /** The tenant identity provider creating the user at its first sign-in. */
+    createdByIdp?: IdpOrigin;
   }): Promise<UserRecord>;
   /**
    * Basic header → user, or `invalid_credentials` (same answer for unknown
@@ -149,6 +152,7 @@ async function signUp(
     ...(name === undefined ? {} : { name }),
     passwordHash,
     createdAt,
+    ...(input.createdByIdp === undefined ? {} : { createdByIdp: input.createdByIdp }),
     personalTenant: {
       tenantId: randomUUID(),
       type: 'usertenant',
@@ -177,8 +181,11 @@ async function logIn(
   try {
     const user = await store.findUserByEmail(email);
     // A disabled user costs the same bcrypt work as an unknown e-mail, and gets the same answer.
+    // So does a user with no password (created by a tenant's identity provider).
     const usable =
-      user === null || isDisabledHash(user.passwordHash) ? undefined : user.passwordHash;
+      user === null || isDisabledHash(user.passwordHash) || hasNoPassword(user.passwordHash)
+        ? undefined
+        : user.passwordHash;
     const ok = await passwords.verify(credentials.password, usable, signal);
     if (!ok || user === null) {
       outcome = 'failed';

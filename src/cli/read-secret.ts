@@ -1,5 +1,5 @@
 /**
- * Passwords for CLI commands come from an environment variable or standard
+ * Passwords (and IdP client secrets) for CLI commands come from an environment variable or standard
  * input, never from argv (where `ps` and shell history would show them).
  */
 import { createInterface } from 'node:readline';
@@ -7,7 +7,12 @@ import { Writable } from 'node:stream';
 import { UsageError } from './usage-error.js';
 
 /** @throws UsageError when the variable is unset or nothing was given. */
-export async function readSecret(options: { envVar?: string; prompt: string }): Promise<string> {
+export async function readSecret(options: {
+  envVar?: string;
+  prompt: string;
+  /** The refusal when nothing was given; by default it speaks of a password. */
+  nothingGiven?: string;
+}): Promise<string> {
   if (options.envVar !== undefined) {
     const value = process.env[options.envVar];
     if (value === undefined || value === '') {
@@ -18,7 +23,8 @@ export async function readSecret(options: { envVar?: string; prompt: string }): 
   const secret = process.stdin.isTTY ? await promptHidden(options.prompt) : await readStdin();
   if (secret === '') {
     throw new UsageError(
-      'no password given: pipe it on stdin or name a variable with --password-env',
+      options.nothingGiven ??
+        'no password given: pipe it on stdin or name a variable with --password-env',
     );
   }
   return secret;

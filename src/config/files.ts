@@ -32,7 +32,10 @@ export const inBase = (baseDir: string, path: string): string =>
 
 /** The TLS files of routes and the store: every command reads them. */
 export function tlsFileProblems(raw: unknown, checks: FileChecks): string[] {
-  const paths: (string | number)[][] = [['store', 'redis', 'tls', 'ca']];
+  const paths: (string | number)[][] = [
+    ['store', 'redis', 'tls', 'ca'],
+    ['sso', 'ca'],
+  ];
   const routes = valueAt(raw, ['routes']);
   if (Array.isArray(routes)) {
     routes.forEach((_route, i) => {
@@ -51,7 +54,8 @@ export function tlsFileProblems(raw: unknown, checks: FileChecks): string[] {
 /**
  * The `tokens.keys` folder (missing, every replica would mint a key of its
  * own and refuse the others' tokens; `tenant-gateway keys add` creates it;
- * omitted, the key is ephemeral: the demo) and the seed file.
+ * omitted, the key is ephemeral: the demo), the `sso.secretsKeyFile` (its
+ * content is checked when the core loads it) and the seed file.
  */
 export async function servingFileProblems(
   raw: unknown,
@@ -63,6 +67,12 @@ export async function servingFileProblems(
   if (keys !== undefined && !readableDirectory(keys)) {
     problems.push(
       `tokens.keys: no readable directory ${keys} (every instance must share one; \`tenant-gateway keys add\` creates it with a key)`,
+    );
+  }
+  const sealingKey = fileAt(raw, ['sso', 'secretsKeyFile'], checks);
+  if (sealingKey !== undefined && !readable(sealingKey)) {
+    problems.push(
+      `sso.secretsKeyFile: cannot read ${sealingKey} (every instance must share it; openssl rand -base64 32 makes one)`,
     );
   }
   const seed = fileAt(raw, ['seed'], checks);

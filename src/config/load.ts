@@ -205,6 +205,8 @@ function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {
   const at = (path: string) => inBase(baseDir, path);
   if (config.seed !== undefined) config.seed = at(config.seed);
   if (config.tokens.keys !== undefined) config.tokens.keys = at(config.tokens.keys);
+  if (config.sso.secretsKeyFile !== undefined)
+    config.sso.secretsKeyFile = at(config.sso.secretsKeyFile);
   for (const route of config.routes) {
     const tls = route.tls;
     if (tls === undefined) continue;
@@ -215,6 +217,7 @@ function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {
   }
   const redisTls = config.store.redis?.tls;
   if (redisTls?.ca !== undefined) redisTls.ca = at(redisTls.ca);
+  if (config.sso.ca !== undefined) config.sso.ca = at(config.sso.ca);
   return config;
 }
 

@@ -21,6 +21,7 @@ import { limits, rateLimits, upstreamPool } from './schema/limits.js';
 import { admin, checkListeners, forwardAuth, listen } from './schema/listeners.js';
 import { checkOpsShadow, checkRouteScopesGrantable, routes } from './schema/routes.js';
 import { checkTimeouts, readiness, server, shutdown } from './schema/server.js';
+import { sso } from './schema/sso.js';
 import { store } from './schema/store.js';
 import { audit, log, tracing } from './schema/telemetry.js';
 
@@ -46,6 +47,7 @@ export const configSchema = z
     routes,
     authorization,
     apiKeys,
+    sso,
     cors,
     log,
     tracing,

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { createApiApp } from '../api/app.js';
 import { createClientCredentials } from '../auth/client-credentials.js';
 import { createRefreshTokens } from '../auth/refresh-grant.js';
+import type { ExchangeToken } from '../auth/federation/exchange.js';
 import type { GatewayConfig } from '../config/index.js';
 import type { Core } from '../core.js';
 import { createAdminRequestHandler, createRequestHandler, scopeOf } from '../dispatch.js';
@@ -35,6 +36,8 @@ export interface HandlerDeps {
   forwarder: Forwarder;
   liveWebSockets: LiveWebSockets;
   reload: Reload;
+  /** The token exchange of tenants' identity providers' tokens (`sso.enabled`). */
+  exchangeToken?: ExchangeToken | undefined;
 }
 
 export interface Handlers {
@@ -64,6 +67,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
       trusted: (peer) => deps.live.trusted(peer),
       scopesSupported: () => scopesSupported(deps.live.config.authorization),
       refreshEnabled: config.tokens.refresh.enabled,
+      tokenExchange: deps.exchangeToken !== undefined,
     },
     clientIp: (req) => clientIp(req.socket.remoteAddress, req),
     signupEnabled: config.signup.enabled,
@@ -72,10 +76,13 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     refreshTokens: createRefreshTokens({ ...core, tokens: config.tokens }),
     onRefresh: (outcome) => metrics.refreshed(outcome),
     onTokenIssued: (kind) => metrics.tokenIssued(kind),
+    ...(deps.exchangeToken === undefined ? {} : { exchangeToken: deps.exchangeToken }),
+    onFederatedSignIn: (outcome) => metrics.federatedSignIn(outcome),
     onLoginRefused: (reason) => metrics.loginRefused(reason),
     audit: core.audit,
     scopeOf,
     clientScopes: () => deps.live.config.authorization.clientScopes,
+    idpSecrets: core.idpSecrets,
   });
   const traffic = createRequestHandler({
     recorder,

@@ -46,6 +46,9 @@ export const ON_RELOAD: Readonly<Record<keyof GatewayConfig, 'live' | 'restart'>
   authorization: 'live',
   // The request path is built with or without keys.
   apiKeys: 'restart',
+  // The sealing key is read at start; the IdP records are read from the store;
+  // the provider fetcher (its CA, timeouts) and key cache are built at start.
+  sso: 'restart',
   cors: 'live',
   log: 'restart',
   tracing: 'restart',

@@ -8,6 +8,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { REFRESH_OUTCOMES, type RefreshOutcome } from '../auth/refresh-grant.js';
+import { FEDERATION_OUTCOMES, type FederationOutcome } from '../auth/federation/refusals.js';
 import { TOKEN_REFUSALS, type TokenRefusal } from '../auth/token-refusals.js';
 import { BatchedHistogram, type Series } from './batched-histogram.js';
 import { registerMemoryLimits } from './memory-limits.js';
@@ -53,6 +54,8 @@ export interface Metrics {
   tokenIssued(kind?: 'user' | 'client'): void;
   /** A refresh-token grant, by outcome (`auth/refresh-grant.ts`). */
   refreshed(outcome: RefreshOutcome): void;
+  /** A token exchange of a tenant's provider's ID token, by outcome (`auth/federation/refusals.ts`). */
+  federatedSignIn(outcome: FederationOutcome): void;
   /** A Basic login refused on the identity endpoints (never a proxied request's 429). */
   loginRefused(reason: 'invalid_credentials' | 'too_many_requests'): void;
   /** A bearer token refused (`invalid_token`), on any entry way: why. */
@@ -113,6 +116,7 @@ export function createMetrics(sources: MetricSources): Metrics {
     },
     tokenIssued: (kind = 'user') => counters.tokens.inc({ kind }),
     refreshed: (outcome) => counters.refreshes.inc({ outcome }),
+    federatedSignIn: (outcome) => counters.federatedSignIns.inc({ outcome }),
     loginRefused: (reason) => counters.loginFailures.inc({ reason }),
     tokenRefused: (reason) => counters.tokenRefusals.inc({ reason }),
     configReload(ok) {
@@ -202,6 +206,13 @@ function registerCounters(registry: Registry) {
     registers: [registry],
   });
   for (const outcome of REFRESH_OUTCOMES) refreshes.inc({ outcome }, 0);
+  const federatedSignIns = new Counter({
+    name: 'tenant_gateway_federated_sign_ins_total',
+    help: "Token exchanges of a tenant's identity provider's ID token, by outcome: signed_in, user_created, member_joined, unavailable (the provider, or the store, unreachable: 503), or why it was refused (no_provider, foreign_issuer, unknown_issuer, malformed, algorithm, unknown_key, bad_signature, expired, audience, claims, email_not_verified, domain_not_allowed, user_disabled, not_linked).",
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  for (const outcome of FEDERATION_OUTCOMES) federatedSignIns.inc({ outcome }, 0);
   const loginFailures = new Counter({
     name: 'tenant_gateway_login_failures_total',
     help: 'Refused Basic logins on the identity endpoints by reason (invalid_credentials, too_many_requests: locked out or throttled).',
@@ -237,6 +248,7 @@ function registerCounters(registry: Registry) {
     upgrades,
     tokens,
     refreshes,
+    federatedSignIns,
     loginFailures,
     tokenRefusals,
     auditWriteFailures,

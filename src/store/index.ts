@@ -1,4 +1,12 @@
-export type { NewUser, Store, TenantInput, TenantRecord, TenantType, UserRecord } from './types.js';
+export type {
+  NewUser,
+  Store,
+  TenantIdp,
+  TenantInput,
+  TenantRecord,
+  TenantType,
+  UserRecord,
+} from './types.js';
 export { createMemoryStore } from './memory-store.js';
 export { createRedisStore, type RedisStoreOptions } from './redis-store.js';
 export { redisForDisplay, redisUrlForDisplay } from './redis-connection.js';

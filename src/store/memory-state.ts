@@ -1,8 +1,8 @@
 /**
  * The in-memory store's state and the helpers its parts share
  * (`memory-users.ts`, `memory-tenants.ts`, `memory-memberships.ts`,
- * `memory-revocations.ts`, `memory-clients.ts`, `memory-refresh.ts`; assembled
- * by `memory-store.ts`).
+ * `memory-revocations.ts`, `memory-clients.ts`, `memory-refresh.ts`,
+ * `memory-idps.ts`; assembled by `memory-store.ts`).
  * Records are copied in and out so a caller mutating an object it passed or
  * received cannot change the store behind its back (Redis gives that for free).
  */
@@ -12,6 +12,7 @@ import type {
   ApiKeyRecord,
   ClientRecord,
   MemberRole,
+  TenantIdp,
   SessionEvent,
   SessionEventListener,
   TenantRecord,
@@ -36,6 +37,10 @@ export interface MemoryState {
   clientsOfTenant: Map<string, Set<string>>;
   apiKeys: Map<string, ApiKeyRecord>;
   keysOfClient: Map<string, Set<string>>;
+  /** tenant id → its identity provider. */
+  idps: Map<string, TenantIdp>;
+  /** issuer → the tenant id whose identity provider it is. */
+  tenantsByIssuer: Map<string, string>;
   /** jti → deadline in Unix milliseconds. */
   revoked: Map<string, number>;
   /** The last generation taken (see `Membership.generation`). */
@@ -61,6 +66,8 @@ export function newMemoryState(): MemoryState {
     clientsOfTenant: new Map(),
     apiKeys: new Map(),
     keysOfClient: new Map(),
+    idps: new Map(),
+    tenantsByIssuer: new Map(),
     revoked: new Map(),
     generation: 0,
     refreshFamilies: new Map(),

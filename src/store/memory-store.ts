@@ -8,6 +8,7 @@
  */
 import { memoryAuditLogs } from './memory-audit.js';
 import { memoryClients } from './memory-clients.js';
+import { memoryIdps } from './memory-idps.js';
 import { memoryMemberships } from './memory-memberships.js';
 import { memoryRefreshFamilies } from './memory-refresh.js';
 import { memoryRevocations } from './memory-revocations.js';
@@ -26,6 +27,7 @@ export function createMemoryStore(): Store {
     ...memoryRevocations(state),
     ...memoryClients(state),
     ...memoryRefreshFamilies(state),
+    ...memoryIdps(state),
 
     loginCounter: memoryLoginCounters(),
 

@@ -1,5 +1,6 @@
 /** The in-memory store's tenants (see `memory-state.ts`). */
 import { removeTenantClients } from './memory-clients.js';
+import { removeTenantIdp } from './memory-idps.js';
 import {
   ensureOpen,
   nextGeneration,
@@ -73,5 +74,6 @@ function removeOrgTenant(state: MemoryState, tenantId: string): string[] | null 
   state.membersOfTenant.delete(tenantId);
   state.tenants.delete(tenantId);
   removeTenantClients(state, tenantId);
+  removeTenantIdp(state, tenantId);
   return members;
 }

@@ -85,6 +85,7 @@ function createUser(state: MemoryState, user: NewUser): UserRecord {
     sessionVersion: 0,
     personalTenantId: tenant.tenantId,
     createdAt: user.createdAt,
+    ...(user.createdByIdp === undefined ? {} : { createdByIdp: { ...user.createdByIdp } }),
   };
   state.users.set(record.id, record);
   state.userIdsByEmail.set(email, record.id);

@@ -51,3 +51,16 @@ export function tenantTypeFixed(): GatewayError {
 export function normaliseScopes(scopes: readonly string[]): string[] {
   return [...new Set(scopes)].sort(compareIds);
 }
+
+/** An IdP record's e-mail domains as stored: lower-cased, sorted, without duplicates. */
+export function normaliseDomains(domains: readonly string[]): string[] {
+  return normaliseScopes(domains.map((domain) => domain.toLowerCase()));
+}
+
+/** The refusal of an IdP record whose issuer another tenant's record has. */
+export function issuerInUse(): GatewayError {
+  return new GatewayError(
+    'issuer_in_use',
+    "This issuer is another tenant's identity provider: an issuer can sign in for one tenant only.",
+  );
+}

@@ -16,6 +16,8 @@
  * - `tg:{dir}:tenant-clients:<tenantId>` set: client ids of the tenant
  * - `tg:{dir}:api-key:<keyId>`          hash: an API key (its digest only)
  * - `tg:{dir}:client-keys:<clientId>`   set: key ids of the client
+ * - `tg:{dir}:idp:<tenantId>`           hash: the tenant's identity provider (its secret sealed)
+ * - `tg:{dir}:idp-issuers`              hash: issuer → the tenant whose identity provider it is
  *
  * The two sets say who is a member (and are what versions before
  * generations read and write); the membership hash says under which
@@ -24,7 +26,9 @@
  * counter orders every membership change of the store. A membership's role
  * is a field of its hash (`role`; absent before roles: the tenant's creator
  * reads as `admin`, anyone else as `member`). Every change of a client or an
- * API key takes the next generation from the same counter.
+ * API key takes the next generation from the same counter. An identity
+ * provider's record and its issuer's entry are written together by one script
+ * (one issuer, one tenant), and go with the tenant's removal.
  *
  * Why one tag: creating a user writes seven of these keys, and membership
  * changes write two sets after checking two hashes. Each such write is one Lua
@@ -84,6 +88,8 @@ export interface RedisKeys {
   tenantClients(tenantId: string): string;
   apiKey(keyId: string): string;
   clientKeys(clientId: string): string;
+  idp(tenantId: string): string;
+  readonly idpIssuers: string;
   readonly users: string;
   readonly tenants: string;
   revoked(jti: string): string;
@@ -120,6 +126,8 @@ export function createRedisKeys(prefix: string): RedisKeys {
     tenantClients: (tenantId) => `${dir}tenant-clients:${tenantId}`,
     apiKey: (keyId) => `${dir}api-key:${keyId}`,
     clientKeys: (clientId) => `${dir}client-keys:${clientId}`,
+    idp: (tenantId) => `${dir}idp:${tenantId}`,
+    idpIssuers: `${dir}idp-issuers`,
     users: `${dir}users`,
     tenants: `${dir}tenants`,
     revoked: (jti) => `${prefix}revoked:{${jti}}`,

@@ -8,6 +8,7 @@ import type {
   ApiKeyRecord,
   ClientRecord,
   MembershipState,
+  TenantIdp,
   TenantInput,
   TenantRecord,
   TenantType,
@@ -27,6 +28,8 @@ export function userHashArguments(user: UserRecord): string[] {
     sessionVersion: user.sessionVersion,
     personalTenantId: user.personalTenantId,
     createdAt: user.createdAt,
+    idpTenantId: user.createdByIdp?.tenantId,
+    idpIssuer: user.createdByIdp?.issuer,
   });
 }
 
@@ -75,6 +78,10 @@ export function userFromHash(hash: RedisHash): UserRecord | null {
     createdAt: number(hash, 'createdAt', 'user'),
   };
   if (hash['name'] !== undefined) user.name = hash['name'];
+  const idpTenantId = hash['idpTenantId'];
+  const idpIssuer = hash['idpIssuer'];
+  if (idpTenantId !== undefined && idpIssuer !== undefined)
+    user.createdByIdp = { tenantId: idpTenantId, issuer: idpIssuer };
   return user;
 }
 
@@ -171,6 +178,44 @@ export function apiKeyFromHash(hash: RedisHash): ApiKeyRecord | null {
     ...optionalNumber(hash, 'expiresAt', 'API key'),
     ...optionalNumber(hash, 'lastUsedAt', 'API key'),
   };
+}
+
+/**
+ * HSET arguments for a tenant's identity provider. Domains are one field,
+ * space-separated (a DNS name never holds a space); the flag is `1` or `0`.
+ */
+export function idpHashArguments(idp: TenantIdp): string[] {
+  return hashArguments({
+    tenantId: idp.tenantId,
+    issuer: idp.issuer,
+    clientId: idp.clientId,
+    clientSecretSealed: idp.clientSecretSealed,
+    domains: idp.domains.join(' '),
+    role: idp.role,
+    linkExisting: idp.linkExisting ? '1' : '0',
+    updatedAt: idp.updatedAt,
+  });
+}
+
+/** null for an empty hash (no identity provider). */
+export function idpFromHash(hash: RedisHash): TenantIdp | null {
+  if (Object.keys(hash).length === 0) return null;
+  const kind = 'identity provider';
+  const domains = text(hash, 'domains', kind);
+  const role = text(hash, 'role', kind);
+  if (role !== 'admin' && role !== 'member') throw malformed(kind);
+  const idp: TenantIdp = {
+    tenantId: text(hash, 'tenantId', kind),
+    issuer: text(hash, 'issuer', kind),
+    clientId: text(hash, 'clientId', kind),
+    domains: domains === '' ? [] : domains.split(' '),
+    role,
+    linkExisting: text(hash, 'linkExisting', kind) === '1',
+    updatedAt: number(hash, 'updatedAt', kind),
+  };
+  const sealed = hash['clientSecretSealed'];
+  if (sealed !== undefined) idp.clientSecretSealed = sealed;
+  return idp;
 }
 
 function optionalNumber(hash: RedisHash, field: string, kind: string): Record<string, number> {

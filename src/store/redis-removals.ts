@@ -66,7 +66,8 @@ export function removeUserRecords(
 }
 
 /**
- * Removes an org tenant, its memberships, its machine clients and their keys.
+ * Removes an org tenant, its memberships, its machine clients and their
+ * keys, and its identity provider.
  * @returns the ids of its members; null when there is no org tenant with
  * this id.
  * @throws GatewayError `unavailable` when every round went stale; Redis errors as they come.
@@ -92,6 +93,8 @@ export function removeOrgTenantRecords(
         keys.clientKeys(clientId),
         ...keyIds.map((id) => keys.apiKey(id)),
       ]),
+      keys.idp(tenantId),
+      keys.idpIssuers,
     ];
     const reply = await redis.removeOrgTenant(
       removalKeys.length,

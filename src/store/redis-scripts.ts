@@ -14,6 +14,7 @@
 import type { Redis } from 'ioredis';
 import { CLIENT_SCRIPTS } from './redis-client-scripts.js';
 import { REFRESH_SCRIPTS } from './redis-refresh-scripts.js';
+import { IDP_SCRIPTS } from './redis-idp-scripts.js';
 
 export interface ScriptDefinition {
   /** Omitted: the key count varies, and each call passes it first (as EVALSHA takes it). */
@@ -277,14 +278,15 @@ return generation
    * KEYS: tenant, tenant-members, tenants, generation, tenant-clients, then
    * user-tenants of each member in ARGV, then the membership of each, then
    * for each client in ARGV its hash, its key set and the hash of each of
-   * its keys.
+   * its keys, then the tenant's idp and the idp-issuers index (the last two).
    * ARGV: tenantId, session channel, the number of members, their ids, the
    * number of clients, then for each client its id, its number of keys and
    * their ids — all as the caller read them.
    * Returns 0 when there is no org tenant with the id, ${REMOVAL_STALE} when the
    * members or clients are no longer those the caller read (read again and
    * retry), else the generation the removal took. Publishes
-   * `membership-removed` for every member in the same step.
+   * `membership-removed` for every member in the same step. The tenant's
+   * identity provider and its issuer's entry go too.
    */
   removeOrgTenant: {
     lua: `
@@ -321,7 +323,10 @@ for _, key in ipairs(doomed) do redis.call('DEL', key) end
 for _, clientId in ipairs(gone) do
   redis.call('PUBLISH', channel, cjson.encode({ kind = 'client-changed', clientId = clientId }))
 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[5])
+local idp, issuers = KEYS[#KEYS - 1], KEYS[#KEYS]
+local issuer = redis.call('HGET', idp, 'issuer')
+if issuer and redis.call('HGET', issuers, issuer) == tenantId then redis.call('HDEL', issuers, issuer) end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[5], idp)
 redis.call('SREM', KEYS[3], tenantId)
 return generation
 `,
@@ -362,7 +367,10 @@ return generation
 } as const satisfies Record<string, ScriptDefinition>;
 
 type ScriptName =
-  keyof typeof STORE_SCRIPTS | keyof typeof CLIENT_SCRIPTS | keyof typeof REFRESH_SCRIPTS;
+  | keyof typeof STORE_SCRIPTS
+  | keyof typeof CLIENT_SCRIPTS
+  | keyof typeof REFRESH_SCRIPTS
+  | keyof typeof IDP_SCRIPTS;
 
 /**
  * A client with the store's scripts as methods: keys first, then arguments
@@ -377,6 +385,7 @@ export function defineStoreScripts(redis: Redis): ScriptedRedis {
     ...STORE_SCRIPTS,
     ...CLIENT_SCRIPTS,
     ...REFRESH_SCRIPTS,
+    ...IDP_SCRIPTS,
   })) {
     redis.defineCommand(name, definition);
   }

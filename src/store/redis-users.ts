@@ -87,6 +87,7 @@ async function createUser(context: RedisStoreContext, user: NewUser): Promise<Us
     sessionVersion: 0,
     personalTenantId: user.personalTenant.tenantId,
     createdAt: user.createdAt,
+    ...(user.createdByIdp === undefined ? {} : { createdByIdp: { ...user.createdByIdp } }),
   };
   const tenantId = record.personalTenantId;
   const userArgs = userHashArguments(record);

@@ -6,8 +6,11 @@
  */
 
 import type { AuditLog, AuditLogSpec } from './audit-log.js';
+import type { TenantIdps } from './idp-types.js';
 import type { LoginCounter, LoginCounterSpec } from './login-counters.js';
 import type { RefreshFamilyStore } from './refresh-types.js';
+
+export type { TenantIdp, TenantIdps } from './idp-types.js';
 
 export type TenantType = 'usertenant' | 'orgtenant';
 
@@ -28,6 +31,18 @@ export interface UserRecord {
   personalTenantId: string;
   /** Unix seconds. */
   createdAt: number;
+  /**
+   * The tenant identity provider that created the user at its first sign-in
+   * (token exchange); absent for everyone else. Such a user has no password
+   * (`auth/no-password.ts`) until one is set.
+   */
+  createdByIdp?: IdpOrigin;
+}
+
+/** A tenant's identity provider, as it was when it created a user. */
+export interface IdpOrigin {
+  tenantId: string;
+  issuer: string;
 }
 
 export interface TenantRecord {
@@ -49,6 +64,7 @@ export interface NewUser {
   name?: string;
   passwordHash: string;
   createdAt: number;
+  createdByIdp?: IdpOrigin;
   /** Created in the same atomic write as the user, with the user as its only member. */
   personalTenant: TenantRecord;
 }
@@ -265,8 +281,11 @@ export interface RateLease {
   shared: number;
 }
 
-/** The refresh-family methods are declared in {@link RefreshFamilyStore}. */
-export interface Store extends RefreshFamilyStore {
+/**
+ * The refresh-family methods are declared in {@link RefreshFamilyStore}; the
+ * tenants' identity providers in {@link TenantIdps}.
+ */
+export interface Store extends RefreshFamilyStore, TenantIdps {
   /**
    * Creates the user and its personal tenant (with the membership both ways,
    * at a new generation, the user its `admin`) atomically: all of it or none of it.
@@ -313,7 +332,8 @@ export interface Store extends RefreshFamilyStore {
    * `membership-removed` for each member (with a new generation: a tenant
    * created again under the id does not bring them back): their tokens for the tenant are
    * refused on every instance before this resolves (their other tenants are
-   * untouched). Its machine clients and their API keys go in the same write.
+   * untouched). Its machine clients and their API keys, and its identity
+   * provider's record and issuer (`TenantIdps`), go in the same write.
    * A personal tenant goes only with its user (`removeUser`).
    * @returns the ids of the members it had, sorted; null when there is no
    * org tenant with this id.

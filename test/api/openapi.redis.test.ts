@@ -402,6 +402,55 @@ describe('every operation, every status', () => {
     await call(fx.gw, 'DELETE', one, { headers: admin });
   });
 
+  it("manages a tenant's identity provider as documented (tenant admins)", async () => {
+    const admin = {
+      authorization: bearer((await tokenFor(fx.gw.url, ALICE, 'acme')).access_token),
+    };
+    const member = { authorization: bearer((await tokenFor(fx.gw.url, BOB, 'acme')).access_token) };
+    const globexAdmin = {
+      authorization: bearer((await tokenFor(fx.gw.url, BOB, 'globex')).access_token),
+    };
+    const idp = '/1/tenants/acme/idp';
+    const settings = (issuer: string) =>
+      JSON.stringify({ issuer, client_id: 'gw', domains: ['acme.example'] });
+    await call(fx.gw, 'GET', idp, { headers: admin }); // 404: none yet
+    await call(fx.gw, 'DELETE', idp, { headers: admin }); // 404: none yet
+    await call(fx.gw, 'PUT', idp, { headers: admin, body: settings('https://idp.acme.example') });
+    await call(fx.gw, 'PUT', idp, { headers: admin, body: settings('https://idp.acme.example') });
+    await call(fx.gw, 'GET', idp, { headers: admin });
+    // 400 (no sso.secretsKeyFile here: a secret is refused too), 413, 409
+    await call(fx.gw, 'PUT', idp, { headers: admin, body: settings('http://idp.acme.example') });
+    await call(fx.gw, 'PUT', idp, {
+      headers: admin,
+      body: JSON.stringify({ ...JSON.parse(settings('https://x.example')), client_secret: 's' }),
+    });
+    await call(fx.gw, 'PUT', idp, { headers: admin, body: TOO_LARGE });
+    await call(fx.gw, 'PUT', '/1/tenants/globex/idp', {
+      headers: globexAdmin,
+      body: settings('https://idp.acme.example'),
+    });
+    // 401, 403 (a member; another tenant's admin)
+    for (const headers of [{ authorization: 'Bearer x.y.z' }, member, globexAdmin]) {
+      await call(fx.gw, 'GET', idp, { headers });
+      await call(fx.gw, 'PUT', idp, { headers, body: settings('https://idp.acme.example') });
+      await call(fx.gw, 'DELETE', idp, { headers });
+    }
+    // 500: a corrupt tenant record.
+    await redis.hset(`${prefix}{dir}:tenant:acme`, 'type', 'not-a-type');
+    await call(fx.gw, 'GET', idp, { headers: admin });
+    await call(fx.gw, 'PUT', idp, { headers: admin, body: settings('https://idp.acme.example') });
+    await call(fx.gw, 'DELETE', idp, { headers: admin });
+    await redis.hset(`${prefix}{dir}:tenant:acme`, 'type', 'orgtenant');
+    await call(fx.gw, 'DELETE', idp, { headers: admin });
+    // 404 for a set: the tenant gone after the token was issued (its record set aside).
+    await redis.rename(`${prefix}{dir}:tenant:acme`, `${prefix}{dir}:tenant:acme-aside`);
+    await call(fx.gw, 'PUT', '/1/tenants/current/idp', {
+      headers: admin,
+      body: settings('https://idp.acme.example'),
+    });
+    await redis.rename(`${prefix}{dir}:tenant:acme-aside`, `${prefix}{dir}:tenant:acme`);
+  });
+
   it('answers 500 for a corrupt record and 404 for a removed tenant', async () => {
     const acme = `${prefix}{dir}:tenant:acme`;
     const token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
@@ -450,6 +499,16 @@ describe('every operation, every status', () => {
       '/1/tenants/acme/clients',
       '/1/tenants/acme/clients/tgc_aaaaaaaaaaaaaaaaaaaaaaaaaa',
     );
+    await call(fx.gw, 'GET', '/1/tenants/acme/idp', { headers: bearerOf });
+    await call(fx.gw, 'PUT', '/1/tenants/acme/idp', {
+      headers: bearerOf,
+      body: JSON.stringify({
+        issuer: 'https://x.example',
+        client_id: 'gw',
+        domains: ['x.example'],
+      }),
+    });
+    await call(fx.gw, 'DELETE', '/1/tenants/acme/idp', { headers: bearerOf });
     // What needs no store still answers.
     await call(fx.gw, 'GET', '/.well-known/jwks.json');
     await fx.redis.restart();

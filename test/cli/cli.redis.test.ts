@@ -172,6 +172,7 @@ describe('every problem in one run (issue 30)', () => {
         "store: { redis: { url: 'redis://:${REDIS_PASSWORD}@127.0.0.1:6379/0' } }",
         'tokens: { keys: ./keys, ttlSeconds: "${TOKEN_TTL}" }',
         'seed: ./seed.yaml',
+        'sso: { secretsKeyFile: ./sso.key }',
         'routes:',
         "  - { prefix: /orders, upstream: 'https://127.0.0.1:9001', tls: { ca: ./orders-ca.pem } }",
       ].join('\n'),
@@ -185,6 +186,7 @@ describe('every problem in one run (issue 30)', () => {
         'lisen: unknown key (did you mean "listen"?)',
         `routes[0].tls.ca: cannot read ${join(dir, 'orders-ca.pem')}`,
         `tokens.keys: no readable directory ${join(dir, 'keys')} (every instance must share one; \`tenant-gateway keys add\` creates it with a key)`,
+        `sso.secretsKeyFile: cannot read ${join(dir, 'sso.key')} (every instance must share it; openssl rand -base64 32 makes one)`,
         `seed: ${join(dir, 'seed.yaml')}: cannot read the file: ENOENT`,
       ],
     };

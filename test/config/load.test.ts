@@ -468,6 +468,14 @@ describe('defaults', () => {
       routes: [],
       authorization: { roles: { admin: [], member: [] } },
       apiKeys: { enabled: false, header: 'X-API-Key' },
+      sso: {
+        enabled: false,
+        redirectUris: [],
+        timeoutMs: 5000,
+        keysMaxAgeSeconds: 600,
+        unknownKeyCooldownSeconds: 30,
+        maxProviders: 1000,
+      },
       log: { level: 'info', pretty: false, buffer: { bytes: 8192, flushMs: 1000 } },
       tracing: {
         enabled: false,

@@ -34,6 +34,7 @@ const STEPS = [
   'listeners',
   'forwarder',
   'websockets',
+  'federation',
   'reload',
   'handlers',
   'listen',

@@ -1,11 +1,12 @@
 /**
  * Issue 32, item 5: requests are countable by the kind of principal they
  * acted for, never by its id. A running gateway (the built CLI's `serve`, a
- * child process, on a real redis-server) takes a user's token and a machine
- * client's token on one tenant-header route, and requests that prove no
- * credential; `/metrics` then counts `tenant_gateway_requests_total` by its
- * `principal` label (`user`, `client`, `none`), and the duration histograms
- * carry no such label.
+ * child process, on a real redis-server) takes a user's token, a machine
+ * client's token and its API key (both spellings) on one tenant-header
+ * route, and requests that prove no credential; `/metrics` then counts
+ * `tenant_gateway_requests_total` by its `principal` label (`user`,
+ * `client`, `api_key`, `none`), and the duration histograms carry no such
+ * label.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCliHarness, type CliHarness, type Served } from '../cli/harness.js';
@@ -32,8 +33,12 @@ let gw: Served;
 let samples: Sample[];
 
 /** Proxied GET on the route for tenant `acme` (or `tenant`), with `authorization` if any. */
-async function get(authorization: string | undefined, tenant = 'acme'): Promise<number> {
-  const headers: Record<string, string> = { 'x-tenant-id': tenant };
+async function get(
+  authorization: string | undefined,
+  tenant = 'acme',
+  extra: Record<string, string> = {},
+): Promise<number> {
+  const headers: Record<string, string> = { 'x-tenant-id': tenant, ...extra };
   if (authorization !== undefined) headers.authorization = authorization;
   const res = await fetch(`${gw.base}${ROUTE}/items`, { headers });
   await res.arrayBuffer();
@@ -48,6 +53,7 @@ beforeAll(async () => {
   const kase = h.newCase(
     [
       `admin: { host: 127.0.0.1, port: ${adminPort} }`,
+      'apiKeys: { enabled: true }',
       'routes:',
       `  - { prefix: ${ROUTE}, upstream: "${echo.url}", tenant: { header: X-Tenant-Id } }`,
     ].join('\n'),
@@ -63,6 +69,13 @@ beforeAll(async () => {
     'nightly-export',
     '--scopes',
     'orders:read',
+    ...kase.c,
+  ]);
+  const { api_key: apiKey } = await h.ok<{ api_key: string }>([
+    'client',
+    'key',
+    'add',
+    client.client_id,
     ...kase.c,
   ]);
   gw = await h.serve(kase);
@@ -86,6 +99,9 @@ beforeAll(async () => {
   for (let i = 0; i < 2; i++) expect(await get(bearer(userToken))).toBe(200);
   expect(await get(bearer(userToken), 'globex')).toBe(403);
   for (let i = 0; i < 3; i++) expect(await get(bearer(clientToken))).toBe(200);
+  expect(await get(bearer(apiKey))).toBe(200);
+  expect(await get(undefined, 'acme', { 'x-api-key': apiKey })).toBe(200);
+  expect(await get(undefined, 'globex', { 'x-api-key': apiKey })).toBe(403);
   expect(await get(undefined)).toBe(401);
   expect(await get(bearer(`${userToken.slice(0, -2)}xx`))).toBe(401);
 
@@ -108,9 +124,18 @@ describe('tenant_gateway_requests_total by principal', () => {
     ).toBe(3);
   });
 
-  it('counts a refusal after the token proved who it is under that principal', () => {
+  it('counts an API key’s requests as api_key, in either spelling', () => {
+    expect(
+      total(samples, REQUESTS, { route: ROUTE, principal: 'api_key', outcome: 'accepted' }),
+    ).toBe(2);
+  });
+
+  it('counts a refusal after the credential proved who it is under that principal', () => {
     expect(
       total(samples, REQUESTS, { route: ROUTE, principal: 'user', reason: 'tenant_mismatch' }),
+    ).toBe(1);
+    expect(
+      total(samples, REQUESTS, { route: ROUTE, principal: 'api_key', reason: 'tenant_mismatch' }),
     ).toBe(1);
   });
 
@@ -131,7 +156,7 @@ describe('tenant_gateway_requests_total by principal', () => {
     expect(series.length).toBeGreaterThan(0);
     for (const s of series)
       expect(['user', 'client', 'api_key', 'none']).toContain(s.labels.principal);
-    expect(total(samples, REQUESTS, { route: ROUTE })).toBe(8);
+    expect(total(samples, REQUESTS, { route: ROUTE })).toBe(11);
   });
 
   it('the duration histograms have no principal label', () => {

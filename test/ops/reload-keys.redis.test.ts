@@ -151,6 +151,8 @@ function cases(): Record<string, Case> {
         after: 'https://app.example.com',
       },
     },
+    apiKeys: { change: { enabled: true } },
+    sso: { change: { redirectUris: ['https://app.example.com/signed-in'] } },
     log: { change: { level: 'warn' } },
     tracing: { change: { enabled: true } },
     readiness: {

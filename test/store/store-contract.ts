@@ -10,6 +10,7 @@ import type { Store } from '../../src/store/types.js';
 import { describeAuditContract } from './store-contract-audit.js';
 import { describeClientContract } from './store-contract-clients.js';
 import { describeRefreshContract } from './store-contract-refresh.js';
+import { describeIdpContract } from './store-contract-idp.js';
 import { describeRemovalContract } from './store-contract-removal.js';
 import { distinct, newUser, NOW, orgTenant, sleep, watchLive } from './store-fixtures.js';
 
@@ -56,6 +57,14 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
           createdAt: NOW,
         });
         expect(await store.getUser(input.id)).toEqual(created);
+      });
+
+      it('keeps the identity provider that created a user', async () => {
+        const createdByIdp = { tenantId: 'acme', issuer: 'https://idp.acme.test' };
+        const input = { ...newUser({ email: 'federated@example.com' }), createdByIdp };
+        expect((await store.createUser(input)).createdByIdp).toEqual(createdByIdp);
+        expect((await store.getUser(input.id))?.createdByIdp).toEqual(createdByIdp);
+        expect((await store.findUserByEmail(input.email))?.createdByIdp).toEqual(createdByIdp);
       });
 
       it('finds a user by e-mail in any letter case', async () => {
@@ -528,6 +537,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
     describeAuditContract(() => store);
     describeClientContract(() => store);
     describeRefreshContract(() => store);
+    describeIdpContract(() => store);
 
     describe('lifecycle', () => {
       it('answers ping while open, refuses with unavailable once closed', async () => {

@@ -1,10 +1,9 @@
 /**
  * The tenant admins' machine clients (`/1/tenants/:tenant_id/clients…`):
  * create, list, read and remove a client, rotate its secret, and add, list
- * and remove its API keys. The caller is a user whose bearer token is for the
- * tenant and whose role there is `admin` *now* (read from the store on every
- * request, so a demotion takes effect at once). Only org tenants have
- * clients: a personal tenant's path is refused (403 `forbidden`). A client or
+ * and remove its API keys. The caller is an admin of the tenant
+ * (`tenant-admins.ts`: a user whose role there is `admin` now). Only org
+ * tenants have clients: a personal tenant's path is refused (403 `forbidden`). A client or
  * key of another tenant is 404 `not_found`, as one that does not exist.
  *
  * A secret or key is in the answer that made it (`Cache-Control: no-store`),
@@ -15,7 +14,6 @@
  */
 import type { Router } from '@koa/router';
 import { z } from 'zod';
-import type { Principal } from '../../auth/authenticate.js';
 import {
   isClientId,
   isKeyId,
@@ -36,8 +34,9 @@ import {
 } from '../client-representations.js';
 import { readJsonBody } from '../request-input.js';
 import type { ApiContext, ApiState } from '../state.js';
-import { actor, bearer, noStore } from './callers.js';
+import { actor, noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
+import { tenantAdmin, type TenantAdmin } from './tenant-admins.js';
 
 const expiresAt = z.number().int().positive().optional();
 
@@ -58,25 +57,19 @@ const clientBody = z.strictObject({
 
 const keyBody = z.strictObject({ expires_at: expiresAt });
 
-/** Who may manage the tenant's clients: an admin of it, by their token for it. */
-interface TenantAdmin {
-  principal: Principal;
-  tenantId: string;
-}
-
 const CLIENTS = '/tenants/:tenant_id/clients';
 const CLIENT = `${CLIENTS}/:client_id`;
 
 export function addClientRoutes(router: Router<ApiState>, deps: IdentityRouterDeps): void {
   router.get(CLIENTS, async (ctx) => {
-    const { tenantId } = await tenantAdmin(deps, ctx);
+    const { tenantId } = await clientsAdmin(deps, ctx);
     const clients = await deps.store.listClients(tenantId);
     noStore(ctx);
     ctx.body = { clients: clients.map(clientView) };
   });
   router.post(CLIENTS, (ctx) => createClient(deps, ctx));
   router.get(CLIENT, async (ctx) => {
-    const { tenantId } = await tenantAdmin(deps, ctx);
+    const { tenantId } = await clientsAdmin(deps, ctx);
     const client = await tenantClient(deps, tenantId, ctx.params.client_id as string);
     noStore(ctx);
     ctx.body = clientView(client);
@@ -84,7 +77,7 @@ export function addClientRoutes(router: Router<ApiState>, deps: IdentityRouterDe
   router.delete(CLIENT, (ctx) => removeClient(deps, ctx));
   router.post(`${CLIENT}/secret`, (ctx) => rotateSecret(deps, ctx));
   router.get(`${CLIENT}/keys`, async (ctx) => {
-    const { tenantId } = await tenantAdmin(deps, ctx);
+    const { tenantId } = await clientsAdmin(deps, ctx);
     const client = await tenantClient(deps, tenantId, ctx.params.client_id as string);
     const keys = await deps.store.listApiKeys(client.clientId);
     noStore(ctx);
@@ -94,33 +87,12 @@ export function addClientRoutes(router: Router<ApiState>, deps: IdentityRouterDe
   router.delete(`${CLIENT}/keys/:key_id`, (ctx) => removeKey(deps, ctx));
 }
 
-/**
- * The caller, when they may manage the path's tenant's clients.
- * @throws `invalid_token` (401), `tenant_mismatch`, `forbidden` (403), `not_found`
- */
-async function tenantAdmin(deps: IdentityRouterDeps, ctx: ApiContext): Promise<TenantAdmin> {
-  const principal = await bearer(deps, ctx);
-  // A machine client's token never manages clients, whatever its scopes:
-  // only a user can be an admin.
-  if (principal.kind !== 'user') {
-    throw new GatewayError('forbidden', "Only a tenant's admins (users) manage its clients.");
-  }
-  const inPath = ctx.params.tenant_id as string;
-  if (inPath !== 'current' && inPath !== principal.tenantId) {
-    throw new GatewayError('tenant_mismatch', "The path names a tenant other than the token's.", {
-      detail: inPath,
-    });
-  }
-  const tenantId = principal.tenantId;
-  const tenant = await deps.store.getTenant(tenantId);
-  if (tenant === null) throw new GatewayError('not_found', 'The tenant no longer exists.');
-  if (tenant.type !== 'orgtenant') {
-    throw new GatewayError('forbidden', 'Machine clients belong to org tenants only.');
-  }
-  if ((await deps.store.getMemberRole(tenantId, principal.userId)) !== 'admin') {
-    throw new GatewayError('forbidden', "Only the tenant's admins manage its clients.");
-  }
-  return { principal, tenantId };
+/** The caller, when an admin of the path's tenant (`tenant-admins.ts`). */
+function clientsAdmin(deps: IdentityRouterDeps, ctx: ApiContext): Promise<TenantAdmin> {
+  return tenantAdmin(deps, ctx, {
+    what: 'its clients',
+    orgOnly: 'Machine clients belong to org tenants only.',
+  });
 }
 
 /** The tenant's client named in the path; another tenant's is as unknown as none. */
@@ -137,7 +109,7 @@ async function tenantClient(
 }
 
 async function createClient(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
-  const admin = await tenantAdmin(deps, ctx);
+  const admin = await clientsAdmin(deps, ctx);
   const body = await readJsonBody(ctx, clientBody, deps.bodyLimit);
   const allowed = deps.clientScopes?.();
   const refused = allowed === undefined ? [] : body.scopes.filter((s) => !allowed.includes(s));
@@ -170,7 +142,7 @@ async function createClient(deps: IdentityRouterDeps, ctx: ApiContext): Promise<
 }
 
 async function rotateSecret(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
-  const admin = await tenantAdmin(deps, ctx);
+  const admin = await clientsAdmin(deps, ctx);
   const { clientId } = await tenantClient(deps, admin.tenantId, ctx.params.client_id as string);
   const secret = newClientSecret();
   const client = await deps.store.rotateClientSecret(clientId, secretDigest(secret), nowSeconds());
@@ -184,7 +156,7 @@ async function rotateSecret(deps: IdentityRouterDeps, ctx: ApiContext): Promise<
 }
 
 async function removeClient(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
-  const admin = await tenantAdmin(deps, ctx);
+  const admin = await clientsAdmin(deps, ctx);
   const { clientId } = await tenantClient(deps, admin.tenantId, ctx.params.client_id as string);
   const keyIds = await deps.store.removeClient(clientId);
   if (keyIds === null) throw new GatewayError('not_found', 'The tenant has no such client.');
@@ -197,7 +169,7 @@ async function removeClient(deps: IdentityRouterDeps, ctx: ApiContext): Promise<
 }
 
 async function createKey(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
-  const admin = await tenantAdmin(deps, ctx);
+  const admin = await clientsAdmin(deps, ctx);
   const { clientId } = await tenantClient(deps, admin.tenantId, ctx.params.client_id as string);
   const body = hasBody(ctx) ? await readJsonBody(ctx, keyBody, deps.bodyLimit) : {};
   const { keyId, apiKey } = newApiKey();
@@ -220,7 +192,7 @@ async function createKey(deps: IdentityRouterDeps, ctx: ApiContext): Promise<voi
 }
 
 async function removeKey(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
-  const admin = await tenantAdmin(deps, ctx);
+  const admin = await clientsAdmin(deps, ctx);
   const { clientId } = await tenantClient(deps, admin.tenantId, ctx.params.client_id as string);
   const keyId = ctx.params.key_id as string;
   if (!isKeyId(keyId) || !(await deps.store.removeApiKey(clientId, keyId))) {

@@ -6,6 +6,9 @@ import type { Authenticate } from '../../auth/authenticate.js';
 import type { BruteForceGuard } from '../../auth/brute-force.js';
 import type { GrantClientToken } from '../../auth/client-credentials.js';
 import type { RefreshOutcome, RefreshTokens } from '../../auth/refresh-grant.js';
+import type { ExchangeToken } from '../../auth/federation/exchange.js';
+import type { FederationOutcome } from '../../auth/federation/refusals.js';
+import type { SecretSealer } from '../../auth/sealed-secrets.js';
 import type { SessionGuard } from '../../auth/sessions.js';
 import type { Store } from '../../store/types.js';
 
@@ -24,6 +27,10 @@ export interface IdentityRouterDeps {
   refreshTokens?: RefreshTokens;
   /** Told of every refresh by outcome (metrics). */
   onRefresh?: (outcome: RefreshOutcome) => void;
+  /** The token exchange (RFC 8693) of tenants' providers' ID tokens; absent unless `sso.enabled`. */
+  exchangeToken?: ExchangeToken;
+  /** Told of every token exchange, by outcome (metrics). */
+  onFederatedSignIn?: (outcome: FederationOutcome) => void;
   /** Told of every token issued, by principal kind (metrics). */
   onTokenIssued?: (kind: 'user' | 'client') => void;
   /** Told of every Basic login refused: wrong credentials, or throttled (metrics). */
@@ -36,4 +43,6 @@ export interface IdentityRouterDeps {
    * applies live on reload): what a machine client may hold; undefined: any scope.
    */
   clientScopes?: () => readonly string[] | undefined;
+  /** Seals tenants' IdP client secrets (`sso.secretsKeyFile`); undefined: a secret is refused. */
+  idpSecrets?: SecretSealer | undefined;
 }

@@ -25,6 +25,8 @@ export interface OAuthMetadataDeps {
   scopesSupported?: () => readonly string[];
   /** `tokens.refresh.enabled`. */
   refreshEnabled?: boolean;
+  /** Whether the token exchange (RFC 8693) is offered (`sso.enabled`). */
+  tokenExchange?: boolean;
 }
 
 export const OAUTH_METADATA_PATH = '/.well-known/oauth-authorization-server';
@@ -41,9 +43,11 @@ export function createOAuthMetadataRouter(deps: OAuthMetadataDeps): Router<ApiSt
       issuer: deps.issuer,
       token_endpoint: `${origin}/1/oauth/token`,
       jwks_uri: `${origin}/.well-known/jwks.json`,
-      grant_types_supported: refresh
-        ? ['client_credentials', 'refresh_token']
-        : ['client_credentials'],
+      grant_types_supported: [
+        'client_credentials',
+        ...(refresh ? ['refresh_token'] : []),
+        ...(deps.tokenExchange === true ? ['urn:ietf:params:oauth:grant-type:token-exchange'] : []),
+      ],
       token_endpoint_auth_methods_supported: [
         'client_secret_basic',
         'client_secret_post',

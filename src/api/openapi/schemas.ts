@@ -5,6 +5,7 @@
 import { ERROR_CODES } from '../../errors.js';
 import { type Json, ref } from './answers.js';
 import { clientSchemas } from './client-schemas.js';
+import { idpSchemas } from './idp-paths.js';
 
 /** `components` of the document. */
 export function components(): Json {
@@ -25,9 +26,11 @@ export function components(): Json {
       TokenResponse: tokenResponseSchema(),
       ClientTokenResponse: clientTokenResponseSchema(),
       RefreshTokenResponse: refreshTokenResponseSchema(),
+      TokenExchangeResponse: tokenExchangeResponseSchema(),
       AuthorizationServerMetadata: authorizationServerMetadataSchema(),
       ...userSchemas(),
       ...clientSchemas(),
+      ...idpSchemas(),
       JwkSet: jwkSetSchema(),
     },
   };
@@ -220,6 +223,24 @@ function refreshTokenResponseSchema(): Json {
       refresh_token: {
         type: 'string',
         description: 'The successor (`tgr_…`); the one presented is used up.',
+      },
+    },
+  };
+}
+
+/** The token exchange's answer (RFC 8693 §2.2.1, plus the tenant). */
+function tokenExchangeResponseSchema(): Json {
+  const client = clientTokenResponseSchema() as { required: string[]; properties: object };
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: [...client.required, 'issued_token_type'],
+    properties: {
+      ...client.properties,
+      issued_token_type: { const: 'urn:ietf:params:oauth:token-type:access_token' },
+      scope: {
+        type: 'string',
+        description: "The scopes of the member's role (`authorization.roles`), space-separated.",
       },
     },
   };

@@ -83,9 +83,9 @@ export function oauthTokenPath(): Json {
 function clientCredentialsOperation(): Json {
   return {
     operationId: 'clientCredentialsToken',
-    summary: 'The OAuth token endpoint: client credentials, and refresh tokens',
+    summary: 'The OAuth token endpoint: client credentials, refresh tokens, the token exchange',
     description:
-      '`client_credentials`: client authentication by HTTP Basic (`client_secret_basic`: id and secret each form-urlencoded, RFC 6749 §2.3.1) or in the body (`client_secret_post`), exactly one of the two. `refresh_token` (with `tokens.refresh.enabled`): the refresh token is the credential, no client authentication (a `client_id` is ignored); the answer carries the successor, the presented token is used up — presented again within 10 s it gives the same successor, later it revokes its whole family (RFC 9700 §4.14.2). Never cached (`Cache-Control: no-store`, `Pragma: no-cache`).',
+      "`client_credentials`: client authentication by HTTP Basic (`client_secret_basic`: id and secret each form-urlencoded, RFC 6749 §2.3.1) or in the body (`client_secret_post`), exactly one of the two. `refresh_token` (with `tokens.refresh.enabled`): the refresh token is the credential, no client authentication (a `client_id` is ignored); the answer carries the successor, the presented token is used up — presented again within 10 s it gives the same successor, later it revokes its whole family (RFC 9700 §4.14.2). `urn:ietf:params:oauth:grant-type:token-exchange` (with `sso.enabled`, RFC 8693): an ID token of the tenant's own identity provider for a gateway token of that tenant, the user created or joined at first sign-in; no client authentication (the subject token is the credential). Never cached (`Cache-Control: no-store`, `Pragma: no-cache`).",
     tags: ['identity'],
     security: [{ basic: [] }, {}],
     requestBody: {
@@ -96,8 +96,16 @@ function clientCredentialsOperation(): Json {
             type: 'object',
             required: ['grant_type'],
             properties: {
-              grant_type: { type: 'string', enum: ['client_credentials', 'refresh_token'] },
+              grant_type: {
+                type: 'string',
+                enum: [
+                  'client_credentials',
+                  'refresh_token',
+                  'urn:ietf:params:oauth:grant-type:token-exchange',
+                ],
+              },
               refresh_token: { type: 'string', description: '`refresh_token` grant only.' },
+              ...tokenExchangeParameters(),
               scope: {
                 type: 'string',
                 description:
@@ -115,10 +123,16 @@ function clientCredentialsOperation(): Json {
         description:
           'An access token for the client, in its tenant, with the scopes granted; or, for a refresh, a new access token for the user and the successor refresh token.',
         headers: REQUEST_ID_HEADER,
-        content: json({ oneOf: [ref('ClientTokenResponse'), ref('RefreshTokenResponse')] }),
+        content: json({
+          oneOf: [
+            ref('ClientTokenResponse'),
+            ref('RefreshTokenResponse'),
+            ref('TokenExchangeResponse'),
+          ],
+        }),
       },
       '400': refusal(
-        'A body not form-encoded, a parameter missing or repeated, two authentication methods; a scope the client does not hold or the login did not grant; a refresh token malformed, unknown, expired, of an ended session, or used (then its family is revoked); an unsupported grant type.',
+        "A body not form-encoded, a parameter missing or repeated, two authentication methods; a scope the client does not hold or the login did not grant; a refresh token malformed, unknown, expired, of an ended session, or used (then its family is revoked); a subject token not accepted for the tenant (one answer whatever the check: its issuer not the tenant's provider, signature, audience, expiry, e-mail, domain, a user who may not be linked); an unsupported grant type.",
         'invalid_request',
         'invalid_scope',
         'invalid_grant',
@@ -129,7 +143,10 @@ function clientCredentialsOperation(): Json {
         'invalid_client',
       ),
       '429': THROTTLED,
-      '503': STORE_DOWN,
+      '503': refusal(
+        "The store is unreachable, or (token exchange) the tenant's identity provider's discovery document or keys could not be fetched.",
+        'unavailable',
+      ),
     },
   };
 }
@@ -169,5 +186,29 @@ export function oauthRevokePath(): Json {
         '503': STORE_DOWN,
       },
     },
+  };
+}
+
+/** The token exchange's form parameters (RFC 8693 §2.1), with `sso.enabled`. */
+function tokenExchangeParameters(): Json {
+  const exchangeOnly = (description: string) => ({
+    type: 'string',
+    description: `Token exchange only: ${description}`,
+  });
+  return {
+    subject_token: exchangeOnly(
+      "an ID token of the tenant's identity provider (its `iss` the tenant's issuer, `aud` the tenant's client id, a verified e-mail in an allowed domain).",
+    ),
+    subject_token_type: {
+      ...exchangeOnly('the type of `subject_token`.'),
+      enum: ['urn:ietf:params:oauth:token-type:id_token'],
+    },
+    requested_token_type: {
+      ...exchangeOnly('optional; only an access token is issued.'),
+      enum: ['urn:ietf:params:oauth:token-type:access_token'],
+    },
+    tenant_id: exchangeOnly(
+      'the tenant whose provider issued the subject token; the token is for it.',
+    ),
   };
 }

@@ -1,0 +1,103 @@
+/**
+ * `POST /1/oauth/token` with `grant_type=urn:ietf:params:oauth:grant-type:token-exchange`
+ * (RFC 8693): an ID token of tenant T's identity provider
+ * (`subject_token_type=urn:ietf:params:oauth:token-type:id_token`) for a
+ * gateway access token for T (`tenant_id=T`). No client authentication: the
+ * subject token is the credential, and it is good for T only
+ * (`auth/federation/exchange.ts`). Every refusal is one `invalid_grant`
+ * whatever check failed (no oracle for a forger); the reason goes to the log,
+ * the audit event and the metric. The provider unreachable: 503 `unavailable`.
+ */
+import type { AuditActor } from '../../audit/events.js';
+import type { ExchangeSeen, ExchangeToken } from '../../auth/federation/exchange.js';
+import { refusalOf } from '../../auth/federation/refusals.js';
+import { isGatewayError } from '../../errors.js';
+import type { ApiContext } from '../state.js';
+import { actor, noStore } from './callers.js';
+import type { IdentityRouterDeps } from './deps.js';
+import { invalidRequest, param } from './oauth-form.js';
+
+export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+
+export async function exchangeGrant(
+  deps: IdentityRouterDeps,
+  exchange: ExchangeToken,
+  ctx: ApiContext,
+  form: URLSearchParams,
+): Promise<void> {
+  const subjectToken = required(form, 'subject_token');
+  const subjectTokenType = required(form, 'subject_token_type');
+  const tenantId = required(form, 'tenant_id');
+  if (subjectTokenType !== ID_TOKEN_TYPE)
+    throw invalidRequest(`Only subject_token_type=${ID_TOKEN_TYPE} is supported.`);
+  // RFC 8693 §2.1: the gateway issues access tokens only.
+  const wanted = param(form, 'requested_token_type');
+  if (wanted !== undefined && wanted !== ACCESS_TOKEN_TYPE)
+    throw invalidRequest(`Only requested_token_type=${ACCESS_TOKEN_TYPE} is issued.`);
+  const seen: ExchangeSeen = {};
+  let result;
+  try {
+    result = await exchange({ subjectToken, tenantId }, seen);
+  } catch (err) {
+    await recordFailure(deps, ctx, tenantId, seen, err);
+    throw err;
+  }
+  const { granted, outcome, idp } = result;
+  const { token, claims, user, tenant } = granted;
+  ctx.state.scope.userId = user.id;
+  ctx.state.scope.tenantId = tenant.tenantId;
+  deps.onFederatedSignIn?.(outcome);
+  deps.onTokenIssued?.('user');
+  const who = actor(deps, ctx, user.email);
+  const about = { tenant_id: tenant.tenantId, user_id: user.id, user_email: user.email };
+  if (outcome === 'user_created')
+    await deps.audit.record('federated_user_created', who, { ...about, issuer: idp.issuer });
+  if (outcome !== 'signed_in')
+    await deps.audit.record('federated_member_joined', who, { ...about, role: idp.role });
+  await deps.audit.record('federated_sign_in', who, {
+    ...about,
+    issuer: idp.issuer,
+    jti: claims.jti,
+  });
+  noStore(ctx);
+  ctx.set('pragma', 'no-cache');
+  ctx.body = {
+    access_token: token,
+    issued_token_type: ACCESS_TOKEN_TYPE,
+    token_type: 'Bearer',
+    expires_in: claims.exp - claims.iat,
+    scope: claims.scope ?? '',
+    tenant_id: tenant.tenantId,
+  };
+}
+
+function required(form: URLSearchParams, name: string): string {
+  const value = param(form, name);
+  if (value === undefined || value === '')
+    throw invalidRequest(`The ${name} parameter is required.`);
+  return value;
+}
+
+/** A refusal or an unreachable provider: counted, and audited in the tenant's stream. */
+async function recordFailure(
+  deps: IdentityRouterDeps,
+  ctx: ApiContext,
+  tenantId: string,
+  seen: ExchangeSeen,
+  err: unknown,
+): Promise<void> {
+  const reason = refusalOf(err);
+  const unavailable = isGatewayError(err) && err.code === 'unavailable';
+  if (reason === undefined && !unavailable) return;
+  deps.onFederatedSignIn?.(reason ?? 'unavailable');
+  const who: AuditActor = actor(deps, ctx, seen.email ?? 'unverified');
+  // A tenant without a provider (or no tenant at all) gets no stream of its own from a stranger.
+  await deps.audit.record('federated_sign_in_refused', who, {
+    ...(reason === 'no_provider' ? {} : { tenant_id: tenantId }),
+    ...(seen.email === undefined ? {} : { user_email: seen.email }),
+    ...(seen.issuer === undefined ? {} : { issuer: seen.issuer }),
+    reason: reason ?? 'unavailable',
+  });
+}

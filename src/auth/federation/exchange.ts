@@ -1,0 +1,150 @@
+/**
+ * The token exchange (RFC 8693) of a tenant's provider's ID token for a
+ * gateway token of that tenant. The tenant named in the request decides
+ * everything: its provider record, hence the one issuer whose keys may verify
+ * the token (chosen by `iss` — never keys of another issuer tried in turn), the
+ * client id its `aud` must name, the allowed e-mail domains, the role of a
+ * user created or joined. Then the user, found by the verified e-mail:
+ *
+ * - none: created without a password, marked as this provider's, and made a
+ *   member with the provider's role;
+ * - a member of the tenant: signed in as they are (their role kept);
+ * - not a member: joined with the provider's role only when the record allows
+ *   linking local users (`linkExisting`) or this provider created them; else
+ *   refused (`not_linked`);
+ * - disabled: refused.
+ *
+ * The token comes from the normal issuance path (`Accounts.grantToken`): the
+ * member's role's scopes, the membership's generation, the session version.
+ */
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { isGatewayError } from '../../errors.js';
+import type { Store, TenantIdp, UserRecord } from '../../store/types.js';
+import type { Accounts, GrantedToken } from '../accounts.js';
+import { isDisabledHash } from '../disabled.js';
+import { NO_PASSWORD } from '../no-password.js';
+import type { IssuerKeys } from './issuer-keys.js';
+import { providerUnavailable, refused } from './refusals.js';
+import { ID_TOKEN_ALGORITHMS, verifyIdToken, type Seen } from './verify-id-token.js';
+
+export type ExchangeOutcome = 'signed_in' | 'user_created' | 'member_joined';
+
+export interface ExchangeResult {
+  granted: GrantedToken;
+  outcome: ExchangeOutcome;
+  idp: TenantIdp;
+  /** The provider's `sub` of the user. */
+  subject: string;
+}
+
+/** What the exchange learnt before it refused: for the audit event of the refusal. */
+export interface ExchangeSeen extends Seen {
+  /** The token's `iss` once it is the tenant's provider's (never an arbitrary claimed one). */
+  issuer?: string;
+}
+
+export type ExchangeToken = (
+  input: { subjectToken: string; tenantId: string },
+  seen?: ExchangeSeen,
+) => Promise<ExchangeResult>;
+
+export interface TokenExchangeDeps {
+  store: Store;
+  accounts: Accounts;
+  keys: IssuerKeys;
+  /** `tokens.clockSkewSeconds`: the same tolerance as for the gateway's own tokens. */
+  clockSkewSeconds: number;
+}
+
+export function createTokenExchange(deps: TokenExchangeDeps): ExchangeToken {
+  return async ({ subjectToken, tenantId }, seen = {}) => {
+    const claimedIssuer = issuerOf(subjectToken);
+    const idp = await deps.store.getTenantIdp(tenantId);
+    if (idp === null || idp.issuer !== claimedIssuer)
+      throw refused(await issuerRefusal(deps.store, idp, claimedIssuer));
+    seen.issuer = idp.issuer;
+    let keys;
+    try {
+      keys = await deps.keys.keysFor(idp.issuer);
+    } catch (err) {
+      throw providerUnavailable(err);
+    }
+    const identity = await verifyIdToken(subjectToken, idp, keys, deps.clockSkewSeconds, seen);
+    const { user, outcome } = await memberFor(deps, idp, identity.email);
+    const granted = await deps.accounts.grantToken(user, tenantId);
+    return { granted, outcome, idp, subject: identity.subject };
+  };
+}
+
+/**
+ * The unverified `iss` (a string), checked against the tenant's record before
+ * any key is fetched; `alg` (and `typ`) checked here too, so `none` or HS256
+ * costs no fetch.
+ */
+function issuerOf(token: string): string {
+  let iss: unknown;
+  let header;
+  try {
+    iss = decodeJwt(token).iss;
+    header = decodeProtectedHeader(token);
+  } catch (err) {
+    throw refused('malformed', err);
+  }
+  if (typeof iss !== 'string') throw refused('malformed');
+  if (!(ID_TOKEN_ALGORITHMS as readonly unknown[]).includes(header.alg)) throw refused('algorithm');
+  // RFC 9068 §4: an access token (`typ: at+jwt`) is not an ID token.
+  const typ = typeof header.typ === 'string' ? header.typ.toLowerCase() : '';
+  if (typ === 'at+jwt' || typ === 'application/at+jwt') throw refused('algorithm');
+  return iss;
+}
+
+/** Why the issuer does not fit the tenant (for the log and audit only). */
+async function issuerRefusal(
+  store: Store,
+  idp: TenantIdp | null,
+  issuer: string,
+): Promise<'no_provider' | 'foreign_issuer' | 'unknown_issuer'> {
+  if (idp === null) return 'no_provider';
+  return (await store.tenantIdByIssuer(issuer)) === null ? 'unknown_issuer' : 'foreign_issuer';
+}
+
+async function memberFor(
+  deps: TokenExchangeDeps,
+  idp: TenantIdp,
+  email: string,
+): Promise<{ user: UserRecord; outcome: ExchangeOutcome }> {
+  const { store } = deps;
+  let user = await store.findUserByEmail(email);
+  let outcome: ExchangeOutcome = 'signed_in';
+  if (user === null) ({ user, outcome } = await createFederatedUser(deps, idp, email));
+  if (isDisabledHash(user.passwordHash)) throw refused('user_disabled');
+  if (await store.isMember(idp.tenantId, user.id)) return { user, outcome };
+  const ownUser =
+    user.createdByIdp?.tenantId === idp.tenantId && user.createdByIdp.issuer === idp.issuer;
+  if (!ownUser && !idp.linkExisting) throw refused('not_linked');
+  if (!(await store.addMember(idp.tenantId, user.id, idp.role))) throw refused('no_provider');
+  return { user, outcome: outcome === 'user_created' ? outcome : 'member_joined' };
+}
+
+/** A new user without a password; a concurrent first sign-in may have created them first. */
+async function createFederatedUser(
+  deps: TokenExchangeDeps,
+  idp: TenantIdp,
+  email: string,
+): Promise<{ user: UserRecord; outcome: ExchangeOutcome }> {
+  try {
+    const user = await deps.accounts.signUp({
+      email,
+      passwordHash: NO_PASSWORD,
+      createdByIdp: { tenantId: idp.tenantId, issuer: idp.issuer },
+    });
+    return { user, outcome: 'user_created' };
+  } catch (err) {
+    // An address the provider verified that the gateway's own rules refuse (length, Basic's alphabet).
+    if (isGatewayError(err) && err.code === 'invalid_request') throw refused('claims', err);
+    if (!isGatewayError(err) || err.code !== 'user_exists') throw err;
+    const user = await deps.store.findUserByEmail(email);
+    if (user === null) throw err;
+    return { user, outcome: 'signed_in' };
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * A tenant's identity provider as its admins and the operator set it (issue
+ * 34): the checks of what they send, the sealing of its client secret, and
+ * its public view. The CLI (`tenant idp set|show|remove`) and the API
+ * (`/1/tenants/{tenant_id}/idp`) both go through here, so they accept and
+ * refuse the same records.
+ *
+ * The client secret is write-only: sealed before it reaches the store
+ * (`sealed-secrets.ts`), never in a view, an audit event or a log line. A set
+ * that leaves it out keeps the stored one while the issuer and client id stay
+ * the same (a secret belongs to one client at one IdP); `null` removes it.
+ */
+import { z } from 'zod';
+import { GatewayError } from '../errors.js';
+import { normaliseDomains } from '../store/normalise.js';
+import type { Store, TenantIdp } from '../store/types.js';
+import type { SecretSealer } from './sealed-secrets.js';
+
+const MAX_DOMAINS = 100;
+
+/** A DNS name of two labels or more, lower-case letters, digits and hyphens (IDNs as `xn--`). */
+const DNS_NAME =
+  /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** Why `value` cannot be an issuer; undefined when it can. */
+function issuerProblem(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an https:// URL';
+  }
+  if (url.protocol !== 'https:' || !value.startsWith('https://')) return 'must be an https:// URL';
+  if (/\s/.test(value)) return 'must not hold spaces';
+  if (url.username !== '' || url.password !== '') return 'must not hold credentials';
+  if (value.includes('?') || value.includes('#'))
+    return 'must have no query or fragment (OpenID Connect Discovery §2)';
+  return undefined;
+}
+
+/**
+ * The IdP record as the API takes it (`PUT /1/tenants/{tenant_id}/idp`) and
+ * the CLI builds it from its options. The issuer is kept exactly as given:
+ * tokens must name it exactly.
+ */
+export const idpSettingsSchema = z.strictObject({
+  issuer: z
+    .string()
+    .max(1024)
+    .superRefine((value, ctx) => {
+      const problem = issuerProblem(value);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  client_id: z
+    .string()
+    .min(1, 'must not be empty')
+    .max(255)
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
+  client_secret: z.string().min(1, 'must not be empty').max(1024).nullable().optional(),
+  domains: z
+    .array(
+      z
+        .string()
+        .transform((domain) => domain.toLowerCase())
+        .refine((domain) => DNS_NAME.test(domain), 'each must be a DNS name such as example.com'),
+    )
+    .min(1, 'must name at least one e-mail domain')
+    .max(MAX_DOMAINS),
+  role: z.enum(['admin', 'member']).default('member'),
+  link_existing: z.boolean().default(false),
+});
+
+export type IdpSettings = z.output<typeof idpSettingsSchema>;
+
+/** The public view of a record: everything but the secret, of which only whether there is one. */
+export interface IdpView {
+  tenant_id: string;
+  issuer: string;
+  client_id: string;
+  client_secret_set: boolean;
+  domains: string[];
+  role: 'admin' | 'member';
+  link_existing: boolean;
+  updated_at: number;
+}
+
+export function idpView(idp: TenantIdp): IdpView {
+  return {
+    tenant_id: idp.tenantId,
+    issuer: idp.issuer,
+    client_id: idp.clientId,
+    client_secret_set: idp.clientSecretSealed !== undefined,
+    domains: [...idp.domains],
+    role: idp.role,
+    link_existing: idp.linkExisting,
+    updated_at: idp.updatedAt,
+  };
+}
+
+/**
+ * Checks settings the way the API's body is checked.
+ * @throws GatewayError `invalid_request` naming the field ("Invalid issuer: …"),
+ * the field (`issuer`, `domains.1`) as its `detail`.
+ */
+export function checkIdpSettings(raw: unknown): IdpSettings {
+  const result = idpSettingsSchema.safeParse(raw);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = issue?.path.length ? issue.path.join('.') : 'body';
+  throw new GatewayError('invalid_request', `Invalid ${field}: ${issue?.message ?? 'refused'}.`, {
+    detail: field,
+  });
+}
+
+export interface SetIdpDeps {
+  store: Store;
+  /** `sso.secretsKeyFile`'s sealer; undefined when none is configured. */
+  sealer: SecretSealer | undefined;
+}
+
+/** What a set did: the record stored, and whether it replaced one. */
+export interface IdpSet {
+  idp: TenantIdp;
+  replaced: boolean;
+}
+
+/**
+ * Stores the tenant's record from checked settings, sealing a new secret.
+ * @throws GatewayError `invalid_request` for a secret without `sso.secretsKeyFile`;
+ * `not_found` when there is no org tenant `tenantId`; `issuer_in_use` (409)
+ * when another tenant's IdP has the issuer.
+ */
+export async function setTenantIdp(
+  deps: SetIdpDeps,
+  tenantId: string,
+  settings: IdpSettings,
+  now: number,
+): Promise<IdpSet> {
+  const stored = await deps.store.getTenantIdp(tenantId);
+  const sealed = sealedSecret(deps.sealer, tenantId, settings, stored);
+  const idp: TenantIdp = {
+    tenantId,
+    issuer: settings.issuer,
+    clientId: settings.client_id,
+    ...(sealed === undefined ? {} : { clientSecretSealed: sealed }),
+    // As the store keeps them: what the answer shows is what was stored.
+    domains: normaliseDomains(settings.domains),
+    role: settings.role,
+    linkExisting: settings.link_existing,
+    updatedAt: now,
+  };
+  if (!(await deps.store.setTenantIdp(idp))) {
+    throw new GatewayError('not_found', 'There is no org tenant with this id.');
+  }
+  return { idp, replaced: stored !== null };
+}
+
+/** The sealed secret the record keeps: a new one sealed, the stored one kept, or none. */
+function sealedSecret(
+  sealer: SecretSealer | undefined,
+  tenantId: string,
+  settings: IdpSettings,
+  stored: TenantIdp | null,
+): string | undefined {
+  const secret = settings.client_secret;
+  if (secret === null) return undefined;
+  if (secret !== undefined) {
+    if (sealer === undefined) {
+      throw new GatewayError(
+        'invalid_request',
+        'Invalid client_secret: this gateway keeps no IdP client secrets (sso.secretsKeyFile is not configured); set the IdP without one, or configure the key first.',
+        { detail: 'client_secret' },
+      );
+    }
+    return sealer.seal(secret, tenantId);
+  }
+  const sameClient = stored?.issuer === settings.issuer && stored.clientId === settings.client_id;
+  return sameClient ? stored.clientSecretSealed : undefined;
+}

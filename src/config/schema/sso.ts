@@ -1,0 +1,73 @@
+/**
+ * Tenants' own identity providers (`sso`, issue 34): sign-in through a
+ * tenant's IdP, the key that seals the IdP client secrets at rest, and how
+ * the gateway reaches the providers (discovery and JWKS over HTTPS,
+ * `auth/federation/`). The IdP records themselves are data (`tenant idp
+ * set`, `PUT /1/tenants/{tenant_id}/idp`), not configuration.
+ */
+import { z } from 'zod';
+import { boolean, httpUrl, integer } from './values.js';
+
+/** A registered redirect URI: an absolute http(s) URL without a fragment (RFC 6749 §3.1.2). */
+const redirectUri = httpUrl.refine(
+  (value) => !value.includes('#'),
+  'must not have a fragment (RFC 6749 §3.1.2)',
+);
+
+/** The `sso` section. */
+export const sso = z
+  .strictObject({
+    enabled: boolean()
+      .default(false)
+      .describe(
+        "sign-in through tenants' identity providers: token exchange at `/1/oauth/token` and browser sign-in at `/1/tenants/{tenant_id}/sso/login`. Tenants' IdP records can be set whether or not it is on",
+      ),
+    redirectUris: z
+      .array(redirectUri)
+      .default([])
+      .describe(
+        "where a browser sign-in may hand its one-time code back, compared exactly: an application's `redirect_uri` must be one of these",
+      ),
+    secretsKeyFile: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'file of 32 random bytes in base64 (`openssl rand -base64 32`), relative to the config file: the key that seals IdP client secrets in the store (AES-256-GCM). Every instance and the CLI must read the same file. Required to set an IdP with a client secret; omitted: such a set is refused',
+      ),
+    ca: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'PEM file of extra CA certificates trusted for identity providers (relative to the config file), beside the system ones: a private IdP',
+      ),
+    timeoutMs: integer(100, 60_000)
+      .default(5000)
+      .describe("how long a provider's discovery document or key set may take to arrive"),
+    keysMaxAgeSeconds: integer(60, 86_400)
+      .default(600)
+      .describe("a provider's discovery document and key set are fetched again once this old"),
+    unknownKeyCooldownSeconds: integer(1, 3600)
+      .default(30)
+      .describe(
+        "a token signed with a key the cached set lacks refetches the set at most once per this time per provider (the provider's key rotation; never more for made-up `kid`s)",
+      ),
+    maxProviders: integer(1, 100_000)
+      .default(1000)
+      .describe(
+        'providers whose discovery document and keys are cached at once (least recently used dropped)',
+      ),
+  })
+  .meta({
+    description: "Tenants' own identity providers (OIDC sign-in, token exchange).",
+    examples: [
+      {
+        enabled: true,
+        redirectUris: ['https://app.example.com/signed-in'],
+        secretsKeyFile: './sso-secrets.key',
+        ca: './idp-ca.pem',
+      },
+    ],
+  })
+  .prefault({});

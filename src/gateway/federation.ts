@@ -1,0 +1,34 @@
+/**
+ * Tenants' identity providers (`sso`): the HTTPS fetcher that reaches them,
+ * their key cache by issuer, and the token exchange on top. Nothing when
+ * `sso.enabled` is false; the fetcher's connections are closed by the undo.
+ */
+import { createTokenExchange, type ExchangeToken } from '../auth/federation/exchange.js';
+import { createProviderHttp } from '../auth/federation/https-json.js';
+import { createIssuerKeys } from '../auth/federation/issuer-keys.js';
+import type { GatewayConfig } from '../config/index.js';
+import type { Core } from '../core.js';
+import { built, type Built } from './builders.js';
+
+export function buildFederation(
+  config: GatewayConfig,
+  core: Core,
+): Built<ExchangeToken | undefined> {
+  const { sso } = config;
+  if (!sso.enabled) return built(undefined);
+  const http = createProviderHttp({ caFile: sso.ca, timeoutMs: sso.timeoutMs });
+  const keys = createIssuerKeys({
+    http,
+    timeoutMs: sso.timeoutMs,
+    keysMaxAgeMs: sso.keysMaxAgeSeconds * 1000,
+    unknownKeyCooldownMs: sso.unknownKeyCooldownSeconds * 1000,
+    maxProviders: sso.maxProviders,
+  });
+  const exchange = createTokenExchange({
+    store: core.store,
+    accounts: core.accounts,
+    keys,
+    clockSkewSeconds: config.tokens.clockSkewSeconds,
+  });
+  return built(exchange, () => http.close());
+}

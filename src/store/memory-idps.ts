@@ -1,0 +1,49 @@
+/** The in-memory store's tenant identity providers (see `memory-state.ts`, `idp-types.ts`). */
+import type { TenantIdp, TenantIdps } from './idp-types.js';
+import { ensureOpen, type MemoryState } from './memory-state.js';
+import { issuerInUse, normaliseDomains } from './normalise.js';
+
+const copyIdp = (idp: TenantIdp): TenantIdp => ({ ...idp, domains: [...idp.domains] });
+
+export function memoryIdps(state: MemoryState): TenantIdps {
+  const open = () => ensureOpen(state);
+  return {
+    setTenantIdp: async (idp) => setTenantIdp(state, idp),
+    getTenantIdp: async (tenantId) => {
+      open();
+      const idp = state.idps.get(tenantId);
+      return idp === undefined ? null : copyIdp(idp);
+    },
+    removeTenantIdp: async (tenantId) => {
+      open();
+      return removeTenantIdp(state, tenantId);
+    },
+    tenantIdByIssuer: async (issuer) => {
+      open();
+      return state.tenantsByIssuer.get(issuer) ?? null;
+    },
+  };
+}
+
+function setTenantIdp(state: MemoryState, input: TenantIdp): boolean {
+  ensureOpen(state);
+  if (state.tenants.get(input.tenantId)?.type !== 'orgtenant') return false;
+  const holder = state.tenantsByIssuer.get(input.issuer);
+  if (holder !== undefined && holder !== input.tenantId) throw issuerInUse();
+  const idp = copyIdp({ ...input, domains: normaliseDomains(input.domains) });
+  if (idp.clientSecretSealed === undefined) delete idp.clientSecretSealed;
+  const previous = state.idps.get(idp.tenantId);
+  if (previous !== undefined) state.tenantsByIssuer.delete(previous.issuer);
+  state.idps.set(idp.tenantId, idp);
+  state.tenantsByIssuer.set(idp.issuer, idp.tenantId);
+  return true;
+}
+
+/** Removes the tenant's record and its issuer (also when the tenant goes). */
+export function removeTenantIdp(state: MemoryState, tenantId: string): boolean {
+  const idp = state.idps.get(tenantId);
+  if (idp === undefined) return false;
+  state.idps.delete(tenantId);
+  state.tenantsByIssuer.delete(idp.issuer);
+  return true;
+}

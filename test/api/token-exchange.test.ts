@@ -1,0 +1,435 @@
+/**
+ * Issue 34, part 2: the token exchange (RFC 8693) of a tenant's identity
+ * provider's ID token, against `oidc-provider` (OpenID-certified) started
+ * here over HTTPS as the IdPs of two tenants, acme (RS256) and globex (ES256),
+ * each with keys and accounts of its own; ID tokens come from the providers'
+ * own authorization code flow. Then the hostile cases: another tenant, another
+ * client's `aud`, an unverified or foreign e-mail, look-alike issuers, `none`
+ * and HS256 with the public key, another provider's key, an expired token; the
+ * provider unreachable (503, proxied traffic unaffected) and its keys rotated
+ * during traffic (one refetch).
+ */
+import { createPublicKey } from 'node:crypto';
+import { SignJWT, importJWK, type JWK } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectError } from '../support/expect-error.js';
+import { basic, bearer } from '../support/gateway.js';
+import {
+  ALICE,
+  startMemoryIdentityFixture,
+  tokenFor,
+  type IdentityFixture,
+} from '../support/identity-fixture.js';
+import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
+import { scrape, total } from '../support/prometheus-text.js';
+import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
+
+const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ID_TOKEN = 'urn:ietf:params:oauth:token-type:id_token';
+const ACME_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
+const OTHER_CLIENT = { clientId: 'acme-wiki', clientSecret: 'wiki-secret-0123456789abcdef' };
+const GLOBEX_CLIENT = { clientId: 'gateway-globex', clientSecret: 'globex-secret-0123456789abc' };
+
+let ca: TestCa;
+let acme: TestIdp;
+let globex: TestIdp;
+let fx: IdentityFixture;
+let upstream: CountingUpstream;
+
+beforeAll(async () => {
+  ca = makeTestCa();
+  acme = await startTestIdp({
+    ca,
+    alg: 'RS256',
+    clients: [ACME_CLIENT, OTHER_CLIENT],
+    accounts: {
+      ann: { email: 'Ann@Acme.test', emailVerified: true },
+      una: { email: 'una@acme.test', emailVerified: false },
+      eve: { email: 'eve@sub.acme.test', emailVerified: true },
+      alice: { email: ALICE.email, emailVerified: true },
+      carl: { email: 'carl@acme.test', emailVerified: true },
+      gus: { email: 'gus@globex.test', emailVerified: true },
+    },
+  });
+  globex = await startTestIdp({
+    ca,
+    alg: 'ES256',
+    clients: [GLOBEX_CLIENT],
+    accounts: { gus: { email: 'gus@globex.test', emailVerified: true } },
+  });
+  upstream = await startEchoUpstream();
+  fx = await startMemoryIdentityFixture({
+    sso: { enabled: true, ca: ca.caFile, unknownKeyCooldownSeconds: 1 },
+    routes: [{ prefix: '/orders', upstream: upstream.url }],
+  });
+  // Acme's admin sets acme's IdP through the API; globex's is written to the store directly.
+  const admin = await tokenFor(fx.gw.url, ALICE, 'acme');
+  const put = await fetch(`${fx.gw.url}/1/tenants/acme/idp`, {
+    method: 'PUT',
+    headers: { authorization: bearer(admin.access_token), 'content-type': 'application/json' },
+    body: JSON.stringify({
+      issuer: acme.issuer,
+      client_id: ACME_CLIENT.clientId,
+      domains: ['acme.test', 'example.com'],
+    }),
+  });
+  expect(put.status).toBe(201);
+  await fx.gw.gateway.store.setTenantIdp({
+    tenantId: 'globex',
+    issuer: globex.issuer,
+    clientId: GLOBEX_CLIENT.clientId,
+    domains: ['globex.test'],
+    role: 'member',
+    linkExisting: false,
+    updatedAt: Math.floor(Date.now() / 1000),
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await fx?.close();
+  await upstream?.close();
+  await acme?.close();
+  await globex?.close();
+  ca?.close();
+});
+
+function exchange(subjectToken: string, tenantId: string, extra: Record<string, string> = {}) {
+  return exchangeAt(fx.gw.url, subjectToken, tenantId, extra);
+}
+
+function exchangeAt(
+  url: string,
+  subjectToken: string,
+  tenantId: string,
+  extra: Record<string, string> = {},
+) {
+  return fetch(`${url}/1/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: EXCHANGE,
+      subject_token: subjectToken,
+      subject_token_type: ID_TOKEN,
+      tenant_id: tenantId,
+      ...extra,
+    }),
+  });
+}
+
+interface ExchangeAnswer {
+  access_token: string;
+  issued_token_type: string;
+  token_type: string;
+  expires_in: number;
+  scope: string;
+  tenant_id: string;
+}
+
+async function exchanged(subjectToken: string, tenantId: string): Promise<ExchangeAnswer> {
+  const res = await exchange(subjectToken, tenantId);
+  const text = await res.text();
+  expect({ status: res.status, text }).toMatchObject({ status: 200 });
+  expect(res.headers.get('cache-control')).toBe('no-store');
+  return JSON.parse(text) as ExchangeAnswer;
+}
+
+async function refusedGrant(res: Response): Promise<void> {
+  const body = await expectError(res, 400, 'invalid_grant');
+  // One description for every refusal: no oracle for which check failed.
+  expect(body.error_description).toBe('The subject token is not accepted for this tenant.');
+}
+
+async function outcomes(): Promise<(outcome: string) => number> {
+  const samples = await scrape(fx.gw.adminUrl as string);
+  return (outcome) => total(samples, 'tenant_gateway_federated_sign_ins_total', { outcome });
+}
+
+/** A token signed with `key` (a provider's private JWK) with the claims an ID token of acme's would have. */
+async function forged(
+  key: JWK,
+  claims: Record<string, unknown>,
+  header: Record<string, unknown> = {},
+) {
+  const now = Math.floor(Date.now() / 1000);
+  const alg = key.kty === 'RSA' ? 'RS256' : 'ES256';
+  return new SignJWT({
+    sub: 'ann',
+    email: 'ann@acme.test',
+    email_verified: true,
+    iss: acme.issuer,
+    aud: ACME_CLIENT.clientId,
+    iat: now,
+    exp: now + 300,
+    ...claims,
+  })
+    .setProtectedHeader({ alg, kid: key.kid as string, ...header })
+    .sign(await importJWK(key, alg));
+}
+
+describe('token exchange with a tenant identity provider', () => {
+  it('gives a new user of acme a gateway token for acme, created without a password and a member', async () => {
+    const before = await outcomes();
+    const answer = await exchanged(await acme.idToken('ann'), 'acme');
+    expect(answer).toMatchObject({
+      issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      token_type: 'Bearer',
+      tenant_id: 'acme',
+      expires_in: 600,
+    });
+    const tenant = await fetch(`${fx.gw.url}/1/tenants/acme`, {
+      headers: { authorization: bearer(answer.access_token) },
+    });
+    expect(tenant.status).toBe(200);
+    const proxied = await fetch(`${fx.gw.url}/orders/1`, {
+      headers: { authorization: bearer(answer.access_token) },
+    });
+    expect(proxied.status).toBe(200);
+    const seen = (await proxied.json()) as { headers: Record<string, string> };
+    expect(seen.headers['x-user-email']).toBe('ann@acme.test');
+    expect(seen.headers['x-tenant-id']).toBe('acme');
+    // No password opens the account; the tenants it has are its own and acme.
+    const login = await fetch(`${fx.gw.url}/1/token?tenant_id=acme`, {
+      headers: { authorization: basic('ann@acme.test', '*') },
+    });
+    expect(login.status).toBe(401);
+    const user = await fx.gw.gateway.store.findUserByEmail('ann@acme.test');
+    expect(user?.createdByIdp).toEqual({ tenantId: 'acme', issuer: acme.issuer });
+    expect(await fx.gw.gateway.store.getMemberRole('acme', user?.id as string)).toBe('member');
+    const after = await outcomes();
+    expect(after('user_created') - before('user_created')).toBe(1);
+    // Again: signed in as the member they now are.
+    await exchanged(await acme.idToken('ann'), 'acme');
+    expect((await outcomes())('signed_in') - after('signed_in')).toBe(1);
+  });
+
+  it('is not offered without sso.enabled', async () => {
+    const plain = await startMemoryIdentityFixture();
+    try {
+      const res = await exchangeAt(plain.gw.url, await acme.idToken('ann'), 'acme');
+      await expectError(res, 400, 'unsupported_grant_type');
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('is listed in the RFC 8414 metadata', async () => {
+    const res = await fetch(`${fx.gw.url}/.well-known/oauth-authorization-server`);
+    const metadata = (await res.json()) as { grant_types_supported: string[] };
+    expect(metadata.grant_types_supported).toContain(EXCHANGE);
+  });
+
+  it('signs an existing member in with their own role; globex works with its own provider', async () => {
+    const alice = await exchanged(await acme.idToken('alice'), 'acme');
+    expect(alice.tenant_id).toBe('acme');
+    const gus = await exchanged(await globex.idToken('gus'), 'globex');
+    expect(gus.tenant_id).toBe('globex');
+  });
+
+  it('joins a local user who is not a member only when the record links existing users', async () => {
+    const signup = await fetch(`${fx.gw.url}/1/users`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'carl@acme.test', password: 'carl-password-1' }),
+    });
+    expect(signup.status).toBe(201);
+    const token = await acme.idToken('carl');
+    await refusedGrant(await exchange(token, 'acme'));
+    const store = fx.gw.gateway.store;
+    const record = await store.getTenantIdp('acme');
+    await store.setTenantIdp({ ...(record as NonNullable<typeof record>), linkExisting: true });
+    try {
+      const before = await outcomes();
+      await exchanged(token, 'acme');
+      expect((await outcomes())('member_joined') - before('member_joined')).toBe(1);
+    } finally {
+      await store.setTenantIdp(record as NonNullable<typeof record>);
+    }
+  });
+
+  it('refuses a disabled user', async () => {
+    const store = fx.gw.gateway.store;
+    const user = await store.findUserByEmail('ann@acme.test');
+    const hash = user?.passwordHash as string;
+    await store.setPasswordHash(user?.id as string, `!${hash}`);
+    try {
+      await refusedGrant(await exchange(await acme.idToken('ann'), 'acme'));
+    } finally {
+      await store.setPasswordHash(user?.id as string, hash);
+    }
+  });
+});
+
+describe('hostile subject tokens', () => {
+  it("never turns acme's provider's token into a globex token, whatever its e-mail", async () => {
+    const before = await outcomes();
+    await refusedGrant(await exchange(await acme.idToken('gus'), 'globex'));
+    await refusedGrant(await exchange(await acme.idToken('ann'), 'globex'));
+    expect((await outcomes())('foreign_issuer') - before('foreign_issuer')).toBe(2);
+  });
+
+  it('refuses a token issued to another client of the provider (aud)', async () => {
+    await refusedGrant(await exchange(await acme.idToken('ann', OTHER_CLIENT), 'acme'));
+    const key = acme.keys[0] as JWK;
+    const several = await forged(key, { aud: [OTHER_CLIENT.clientId, ACME_CLIENT.clientId] });
+    await refusedGrant(await exchange(several, 'acme'));
+    const otherAzp = await forged(key, { azp: OTHER_CLIENT.clientId });
+    await refusedGrant(await exchange(otherAzp, 'acme'));
+  });
+
+  it('refuses an e-mail the provider has not verified, and one outside the domains', async () => {
+    const before = await outcomes();
+    await refusedGrant(await exchange(await acme.idToken('una'), 'acme'));
+    await refusedGrant(await exchange(await acme.idToken('eve'), 'acme'));
+    const after = await outcomes();
+    expect(after('email_not_verified') - before('email_not_verified')).toBe(1);
+    expect(after('domain_not_allowed') - before('domain_not_allowed')).toBe(1);
+    expect(await fx.gw.gateway.store.findUserByEmail('una@acme.test')).toBeNull();
+  });
+
+  it("takes Entra ID's xms_edov only from a token without email_verified", async () => {
+    const key = acme.keys[0] as JWK;
+    const entra = await forged(key, { email_verified: undefined, xms_edov: true });
+    expect((await exchange(entra, 'acme')).status).toBe(200);
+    const both = await forged(key, { email_verified: false, xms_edov: true });
+    await refusedGrant(await exchange(both, 'acme'));
+    const neither = await forged(key, { email_verified: undefined });
+    await refusedGrant(await exchange(neither, 'acme'));
+    const text = await forged(key, { email_verified: 'true' });
+    await refusedGrant(await exchange(text, 'acme'));
+  });
+
+  it('treats an issuer that differs in a trailing slash or letter case as unknown', async () => {
+    const key = acme.keys[0] as JWK;
+    const jwksBefore = acme.requests.get('/jwks') ?? 0;
+    const before = await outcomes();
+    for (const iss of [`${acme.issuer}/`, acme.issuer.replace('localhost', 'LOCALHOST')])
+      await refusedGrant(await exchange(await forged(key, { iss }), 'acme'));
+    expect((await outcomes())('unknown_issuer') - before('unknown_issuer')).toBe(2);
+    expect(acme.requests.get('/jwks') ?? 0).toBe(jwksBefore);
+  });
+
+  it('refuses alg none and HS256 keyed with the provider’s public key, without fetching keys', async () => {
+    const key = acme.keys[0] as JWK;
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const now = Math.floor(Date.now() / 1000);
+    const claims = {
+      sub: 'ann',
+      email: 'ann@acme.test',
+      email_verified: true,
+      iss: acme.issuer,
+      aud: ACME_CLIENT.clientId,
+      iat: now,
+      exp: now + 300,
+    };
+    const none = `${b64({ alg: 'none', kid: key.kid })}.${b64(claims)}.`;
+    const publicPem = createPublicKey({ key: key as never, format: 'jwk' })
+      .export({ type: 'spki', format: 'pem' })
+      .toString();
+    const hs256 = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256', kid: key.kid as string })
+      .sign(Buffer.from(publicPem));
+    const jwksBefore = acme.requests.get('/jwks') ?? 0;
+    const before = await outcomes();
+    await refusedGrant(await exchange(none, 'acme'));
+    await refusedGrant(await exchange(hs256, 'acme'));
+    // An access token of the provider (RFC 9068) is not an ID token, whatever its claims.
+    await refusedGrant(await exchange(await forged(key, {}, { typ: 'at+jwt' }), 'acme'));
+    expect((await outcomes())('algorithm') - before('algorithm')).toBe(3);
+    expect(acme.requests.get('/jwks') ?? 0).toBe(jwksBefore);
+  });
+
+  it("refuses a token signed with globex's provider's key claiming acme's issuer", async () => {
+    const globexKey = globex.keys[0] as JWK;
+    const acmeKid = (acme.keys[0] as JWK).kid as string;
+    // Its own kid: acme's set has no such key. Acme's kid: the signature fails.
+    await refusedGrant(await exchange(await forged(globexKey, {}), 'acme'));
+    const before = await outcomes();
+    await refusedGrant(await exchange(await forged(globexKey, {}, { kid: acmeKid }), 'acme'));
+    const after = await outcomes();
+    expect(after('unknown_key') + after('bad_signature')).toBeGreaterThan(
+      before('unknown_key') + before('bad_signature'),
+    );
+  });
+
+  it('refuses an expired token, and one altered after signing', async () => {
+    const key = acme.keys[0] as JWK;
+    const now = Math.floor(Date.now() / 1000);
+    await refusedGrant(
+      await exchange(await forged(key, { iat: now - 7200, exp: now - 3600 }), 'acme'),
+    );
+    // Issued in the future, or more than a day ago (whatever its exp).
+    await refusedGrant(await exchange(await forged(key, { iat: now + 3600 }), 'acme'));
+    await refusedGrant(
+      await exchange(await forged(key, { iat: now - 2 * 86_400, exp: now + 3600 }), 'acme'),
+    );
+    const [h, p, s] = (await forged(key, {})).split('.') as [string, string, string];
+    const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>;
+    const altered = Buffer.from(JSON.stringify({ ...claims, email: 'boss@acme.test' })).toString(
+      'base64url',
+    );
+    await refusedGrant(await exchange(`${h}.${altered}.${s}`, 'acme'));
+  });
+
+  it('refuses a tenant without a provider, and malformed requests', async () => {
+    const token = await acme.idToken('ann');
+    await refusedGrant(await exchange(token, 'no-such-tenant'));
+    await refusedGrant(await exchange('not-a-jwt', 'acme'));
+    await expectError(
+      await exchange(token, 'acme', { subject_token_type: 'urn:ietf:params:oauth:token-type:jwt' }),
+      400,
+      'invalid_request',
+    );
+    await expectError(await exchange(token, ''), 400, 'invalid_request');
+  });
+});
+
+describe('the provider at work', () => {
+  it('rotates its keys during traffic: a new kid refetches the key set once', async () => {
+    const old = await acme.idToken('ann');
+    await exchanged(old, 'acme');
+    await acme.rotate();
+    // Past the cooldown since the last fetch (sso.unknownKeyCooldownSeconds: 1).
+    await new Promise((r) => setTimeout(r, 1100));
+    const fresh = await acme.idToken('ann');
+    const jwksBefore = acme.requests.get('/jwks') ?? 0;
+    const answers = await Promise.all(
+      [fresh, fresh, fresh, old, fresh].map((t) => exchange(t, 'acme')),
+    );
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect((acme.requests.get('/jwks') ?? 0) - jwksBefore).toBe(1);
+    // A made-up kid right after: no second fetch within the cooldown.
+    const madeUp = await forged(acme.keys[0] as JWK, {}, { kid: 'made-up' });
+    await refusedGrant(await exchange(madeUp, 'acme'));
+    expect((acme.requests.get('/jwks') ?? 0) - jwksBefore).toBe(1);
+  });
+
+  it('answers 503 while a provider cannot be reached, and proxied traffic goes on', async () => {
+    const member = await exchanged(await acme.idToken('alice'), 'acme');
+    const another = await fx.startAnother();
+    try {
+      await another.gateway.store.setTenantIdp({
+        tenantId: 'globex',
+        issuer: globex.issuer,
+        clientId: GLOBEX_CLIENT.clientId,
+        domains: ['globex.test'],
+        role: 'member',
+        linkExisting: false,
+        updatedAt: Math.floor(Date.now() / 1000),
+      });
+      const token = await globex.idToken('gus');
+      await globex.stop();
+      // A gateway that has not fetched globex's keys yet.
+      await expectError(await exchangeAt(another.url, token, 'globex'), 503, 'unavailable');
+      const proxied = await fetch(`${fx.gw.url}/orders/2`, {
+        headers: { authorization: bearer(member.access_token) },
+      });
+      expect(proxied.status).toBe(200);
+      await globex.start();
+      const res = await exchangeAt(another.url, token, 'globex');
+      expect(res.status).toBe(200);
+    } finally {
+      if (!globex.listening()) await globex.start();
+      await another.close();
+    }
+  });
+});

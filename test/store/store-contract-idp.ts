@@ -1,0 +1,151 @@
+/**
+ * The store contract for tenants' identity providers (issue 34): what each
+ * backend keeps of an IdP record, that one issuer belongs to one tenant at
+ * most, and that a tenant's removal takes its record and its issuer along.
+ * Registered by `describeStoreContract`.
+ */
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../../src/errors.js';
+import type { Store, TenantIdp } from '../../src/store/types.js';
+import { newUser, NOW, orgTenant } from './store-fixtures.js';
+
+function idp(tenantId: string, overrides: Partial<TenantIdp> = {}): TenantIdp {
+  return {
+    tenantId,
+    issuer: `https://idp.example.com/realms/${tenantId}`,
+    clientId: `gateway-${tenantId}`,
+    domains: [`${tenantId}.example.com`],
+    role: 'member',
+    linkExisting: false,
+    updatedAt: NOW,
+    ...overrides,
+  };
+}
+
+async function refusal(promise: Promise<unknown>): Promise<GatewayError> {
+  const err = await promise.then(
+    () => new Error('resolved'),
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(GatewayError);
+  return err as GatewayError;
+}
+
+/** @param current the store of the running test (a fresh one each). */
+export function describeIdpContract(current: () => Store): void {
+  describe('tenant identity providers', () => {
+    it('keeps a record as given, its domains lower-cased, sorted and unique', async () => {
+      const store = current();
+      await store.upsertTenant(orgTenant('acme'), NOW);
+      const input = idp('acme', {
+        clientSecretSealed: 'aXY.Y3Q.dGFn',
+        domains: ['Sub.Acme.example', 'acme.example', 'ACME.example'],
+        role: 'admin',
+        linkExisting: true,
+      });
+      expect(await store.setTenantIdp(input)).toBe(true);
+      expect(await store.getTenantIdp('acme')).toEqual({
+        ...input,
+        domains: ['acme.example', 'sub.acme.example'],
+      });
+      expect(await store.tenantIdByIssuer(input.issuer)).toBe('acme');
+    });
+
+    it('keeps a record without a secret without one, and nothing for a tenant without', async () => {
+      const store = current();
+      await store.upsertTenant(orgTenant('acme'), NOW);
+      await store.upsertTenant(orgTenant('globex'), NOW);
+      await store.setTenantIdp(idp('acme'));
+      const read = await store.getTenantIdp('acme');
+      expect(read).toEqual(idp('acme'));
+      expect(read).not.toHaveProperty('clientSecretSealed');
+      expect(await store.getTenantIdp('globex')).toBeNull();
+      expect(await store.tenantIdByIssuer('https://idp.example.com/realms/globex')).toBeNull();
+    });
+
+    it('refuses a record of a missing or personal tenant, writing nothing', async () => {
+      const store = current();
+      const user = await store.createUser(newUser());
+      expect(await store.setTenantIdp(idp('nowhere'))).toBe(false);
+      expect(await store.setTenantIdp(idp(user.personalTenantId))).toBe(false);
+      expect(await store.getTenantIdp('nowhere')).toBeNull();
+      expect(await store.getTenantIdp(user.personalTenantId)).toBeNull();
+      expect(await store.tenantIdByIssuer(idp('nowhere').issuer)).toBeNull();
+    });
+
+    it('replaces a record whole: a secret not given again is gone, the issuer index moves', async () => {
+      const store = current();
+      await store.upsertTenant(orgTenant('acme'), NOW);
+      await store.setTenantIdp(idp('acme', { clientSecretSealed: 'aXY.Y3Q.dGFn' }));
+      const next = idp('acme', { issuer: 'https://login.acme.example', updatedAt: NOW + 5 });
+      expect(await store.setTenantIdp(next)).toBe(true);
+      const read = await store.getTenantIdp('acme');
+      expect(read).toEqual(next);
+      expect(read).not.toHaveProperty('clientSecretSealed');
+      expect(await store.tenantIdByIssuer('https://login.acme.example')).toBe('acme');
+      expect(await store.tenantIdByIssuer(idp('acme').issuer)).toBeNull();
+      // The issuer given up is free for another tenant.
+      await store.upsertTenant(orgTenant('globex'), NOW);
+      expect(await store.setTenantIdp(idp('globex', { issuer: idp('acme').issuer }))).toBe(true);
+      expect(await store.tenantIdByIssuer(idp('acme').issuer)).toBe('globex');
+    });
+
+    it("refuses another tenant's issuer with issuer_in_use, writing nothing", async () => {
+      const store = current();
+      await store.upsertTenant(orgTenant('acme'), NOW);
+      await store.upsertTenant(orgTenant('globex'), NOW);
+      await store.setTenantIdp(idp('acme'));
+      await store.setTenantIdp(idp('globex'));
+      const err = await refusal(store.setTenantIdp(idp('globex', { issuer: idp('acme').issuer })));
+      expect(err.code).toBe('issuer_in_use');
+      expect(err.status).toBe(409);
+      expect(await store.getTenantIdp('globex')).toEqual(idp('globex'));
+      expect(await store.tenantIdByIssuer(idp('acme').issuer)).toBe('acme');
+      expect(await store.tenantIdByIssuer(idp('globex').issuer)).toBe('globex');
+    });
+
+    it('compares issuers exactly: a trailing slash or a letter case is another issuer', async () => {
+      const store = current();
+      await store.upsertTenant(orgTenant('acme'), NOW);
+      await store.upsertTenant(orgTenant('globex'), NOW);
+      await store.upsertTenant(orgTenant('initech'), NOW);
+      const issuer = 'https://idp.example.com/realms/shared';
+      await store.setTenantIdp(idp('acme', { issuer }));
+      await store.setTenantIdp(idp('globex', { issuer: `${issuer}/` }));
+      await store.setTenantIdp(idp('initech', { issuer: issuer.toUpperCase() }));
+      expect(await store.tenantIdByIssuer(issuer)).toBe('acme');
+      expect(await store.tenantIdByIssuer(`${issuer}/`)).toBe('globex');
+      expect(await store.tenantIdByIssuer(issuer.toUpperCase())).toBe('initech');
+      expect(await store.tenantIdByIssuer('https://idp.example.com/realms/Shared')).toBeNull();
+    });
+
+    it('removes a record and its issuer; removing again is false', async () => {
+      const store = current();
+      await store.upsertTenant(orgTenant('acme'), NOW);
+      await store.setTenantIdp(idp('acme'));
+      expect(await store.removeTenantIdp('acme')).toBe(true);
+      expect(await store.getTenantIdp('acme')).toBeNull();
+      expect(await store.tenantIdByIssuer(idp('acme').issuer)).toBeNull();
+      expect(await store.removeTenantIdp('acme')).toBe(false);
+      expect(await store.removeTenantIdp('nowhere')).toBe(false);
+    });
+
+    it('removing an org tenant removes its record and its issuer, and only its own', async () => {
+      const store = current();
+      const user = await store.createUser(newUser());
+      await store.upsertTenant(orgTenant('acme'), NOW);
+      await store.upsertTenant(orgTenant('globex'), NOW);
+      await store.addMember('acme', user.id);
+      await store.setTenantIdp(idp('acme', { clientSecretSealed: 'aXY.Y3Q.dGFn' }));
+      await store.setTenantIdp(idp('globex'));
+      expect(await store.removeOrgTenant('acme')).toEqual([user.id]);
+      expect(await store.getTenantIdp('acme')).toBeNull();
+      expect(await store.tenantIdByIssuer(idp('acme').issuer)).toBeNull();
+      expect(await store.getTenantIdp('globex')).toEqual(idp('globex'));
+      // A tenant created again under the id has no identity provider.
+      await store.upsertTenant(orgTenant('acme'), NOW + 1);
+      expect(await store.getTenantIdp('acme')).toBeNull();
+      expect(await store.setTenantIdp(idp('acme'))).toBe(true);
+    });
+  });
+}
