@@ -8,6 +8,7 @@
  * share the store; the refreshes alternate between them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REFRESH_GRACE_SECONDS } from '../../src/auth/refresh-grant.js';
 import { basic, uniquePrefix, type TestGateway } from '../support/gateway.js';
 import { ALICE, startIdentityFixture, type IdentityFixture } from '../support/identity-fixture.js';
 import { startCluster, startSentinelSet } from '../support/redis-topologies.js';
@@ -60,11 +61,12 @@ async function refresh(gw: TestGateway, token: string): Promise<Answer> {
   return { status: res.status, body: (await res.json()) as Answer['body'] };
 }
 
-/** Until the answer is not a 503 (the store between masters), for at most 20 s. */
-async function settled(gw: TestGateway, token: string): Promise<Answer> {
+/** Until the answer is not a 503 (the store between masters), for at most 20 s; `sentAt`: the last try's start. */
+async function settled(gw: TestGateway, token: string): Promise<Answer & { sentAt: number }> {
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const answer = await refresh(gw, token);
+    const sentAt = Date.now();
+    const answer = { ...(await refresh(gw, token)), sentAt };
     if (answer.status !== 503 || Date.now() > deadline) return answer;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -105,10 +107,15 @@ describe.each(topologies)('a %s failover', (_name, startTopology) => {
 
     // The refresh of t1 races the kill: answered (the replica has it), or 503.
     const familyId = t0.slice(4, 30);
+    const killedAt = Date.now();
     const [during] = await Promise.all([refresh(a, t1), topology.killMaster(familyId)]);
     expect([200, 503]).toContain(during.status);
-    // Retried, or presented again (a lost answer): the same one successor, never a second.
+    // Retried, or presented again (a lost answer): the same one successor, never a
+    // second — within the grace. On a loaded machine the failover can outlast it:
+    // then a retry is reuse, as documented, and the family ends.
     const retried = await settled(b, t1);
+    const inGrace = retried.sentAt - killedAt < (REFRESH_GRACE_SECONDS - 1) * 1000;
+    if (!inGrace && retried.status === 400) return;
     expect(retried.status).toBe(200);
     if (during.status === 200) expect(retried.body.refresh_token).toBe(during.body.refresh_token);
     const t2 = retried.body.refresh_token as string;
