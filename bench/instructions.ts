@@ -24,12 +24,26 @@
  *
  * Needs valgrind (`apt-get install valgrind`). Environment:
  * BENCH_INSTRUCTIONS_WARMUP (requests before counting, default 10000),
- * BENCH_INSTRUCTIONS_COUNT (requests counted, default 4000).
+ * BENCH_INSTRUCTIONS_COUNT (requests counted, default 4000),
+ * BENCH_INSTRUCTIONS_TARGETS (comma-separated names to count, default all:
+ * `bare http-proxy-3,bare undici,gateway`),
+ * BENCH_INSTRUCTIONS_KEEP (a directory: the callgrind dumps are kept there,
+ * with V8's `--perf-basic-prof` map of each process to name its JIT code, for
+ * `bench/callgrind-breakdown.ts`; the map costs a little at compile time only).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
 import { comparedProxies, startBackends, type ComparedProxy } from './backends.js';
 import { REQUEST_PATH } from './gateway-config.js';
 import { positiveInt } from './env.js';
@@ -48,23 +62,48 @@ const settings = {
   warmup: positiveInt('BENCH_INSTRUCTIONS_WARMUP', 10_000),
   count: positiveInt('BENCH_INSTRUCTIONS_COUNT', 4_000),
   connections: 10,
+  targets: process.env.BENCH_INSTRUCTIONS_TARGETS?.split(',').map((name) => name.trim()),
+  keep: process.env.BENCH_INSTRUCTIONS_KEEP,
 };
 /** Everything runs ~50× slower under valgrind: minutes to start, not seconds. */
 const START_TIMEOUT_MS = 300_000;
 const NODE_FLAGS = ['--v8-pool-size=0', '--single-threaded-gc'];
 
 const teardown = createTeardown();
-const dumps = mkdtempSync(join(tmpdir(), 'tg-bench-callgrind-'));
-teardown.add(() => rmSync(dumps, { recursive: true, force: true }));
+const dumps = settings.keep ?? mkdtempSync(join(tmpdir(), 'tg-bench-callgrind-'));
+if (settings.keep === undefined)
+  teardown.add(() => rmSync(dumps, { recursive: true, force: true }));
+else mkdirSync(dumps, { recursive: true });
 
 async function main(): Promise<void> {
   requireCallgrind();
   const backends = await startBackends(teardown);
   const counts = new Map<string, number>();
-  for (const proxy of await comparedProxies(backends)) {
+  const chosen = (await comparedProxies(backends)).filter(
+    (proxy) => settings.targets === undefined || settings.targets.includes(proxy.name),
+  );
+  for (const proxy of chosen.map(withLongLease)) {
     counts.set(proxy.name, await countOne(proxy, backends.headers));
   }
   process.stdout.write(`\n${formatTable(counts)}\n`);
+}
+
+/**
+ * The gateway with its revocation lease at the longest (60 s): under
+ * callgrind a renewal (four per lease, 2 s by default) can come too late and
+ * the gateway then refuses, failing closed, and every renewal is background
+ * work counted as the requests'. Nothing per request changes.
+ */
+function withLongLease(proxy: ComparedProxy): ComparedProxy {
+  const at = proxy.nodeArgs.indexOf('--config');
+  if (at < 0) return proxy;
+  const file = proxy.nodeArgs[at + 1] as string;
+  const config = parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  const longLease = file.replace(/\.yaml$/, '-long-lease.yaml');
+  writeFileSync(longLease, stringify({ ...config, revocation: { leaseMs: 60_000 } }));
+  const nodeArgs = [...proxy.nodeArgs];
+  nodeArgs[at + 1] = longLease;
+  return { ...proxy, nodeArgs };
 }
 
 /** Starts `subject` under callgrind, warms it up, counts `settings.count` requests; per request. */
@@ -81,6 +120,7 @@ async function countOne(subject: ComparedProxy, headers: Record<string, string>)
       `--callgrind-out-file=${out}.%p`,
       process.execPath,
       ...NODE_FLAGS,
+      ...(settings.keep === undefined ? [] : ['--perf-basic-prof']),
       ...subject.nodeArgs,
     ],
     PROJECT_ROOT,
@@ -101,6 +141,7 @@ async function countOne(subject: ComparedProxy, headers: Record<string, string>)
   callgrindControl(proc, '--dump');
   callgrindControl(proc, '--instr=off');
   await proc.stop();
+  keepPerfMap(out, proc.pid);
   return mainThreadInstructions(out, proc.pid) / settings.count;
 }
 
@@ -109,9 +150,17 @@ async function load(target: LoadTarget, amount: number): Promise<void> {
   const run = await drive(target, { amount });
   if (run.non2xx > 0 || run.errors > 0 || run.completed !== amount) {
     throw new Error(
-      `${target.name}: ${run.completed} of ${amount} answered, ${run.non2xx} non-2xx, ${run.errors} errors`,
+      `${target.name}: ${run.completed} of ${amount} answered, ${run.non2xx} non-2xx (${JSON.stringify(run.statuses)}), ${run.errors} errors`,
     );
   }
+}
+
+/** Next to the kept dumps: V8's map of JIT code addresses to names (`/tmp/perf-<pid>.map`). */
+function keepPerfMap(out: string, pid: number): void {
+  const map = `/tmp/perf-${pid}.map`;
+  if (settings.keep === undefined || !existsSync(map)) return;
+  copyFileSync(map, `${out}.${pid}.perf.map`);
+  rmSync(map, { force: true });
 }
 
 function callgrindControl(proc: BenchProcess, command: string): void {
