@@ -132,6 +132,8 @@ async function countOne(subject: ComparedProxy, headers: Record<string, string>)
     url: `http://127.0.0.1:${subject.port}${REQUEST_PATH}`,
     connections: settings.connections,
     headers,
+    // A loaded machine under callgrind: an answer may take far longer than autocannon's 10 s.
+    timeoutSeconds: 300,
   };
   progress(`${subject.name}: ${settings.warmup} requests to warm up`);
   await load(target, settings.warmup);
