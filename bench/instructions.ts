@@ -30,6 +30,11 @@
  * BENCH_INSTRUCTIONS_KEEP (a directory: the callgrind dumps are kept there,
  * with V8's `--perf-basic-prof` map of each process to name its JIT code, for
  * `bench/callgrind-breakdown.ts`; the map costs a little at compile time only).
+ *
+ * `-- --check` counts bare undici and the gateway and fails when the
+ * gateway's ratio to bare undici is more than 5 % over the committed
+ * `bench/instructions-baseline.json`; `-- --write-baseline` records it
+ * (`instructions-baseline.ts`).
  */
 import { execFileSync } from 'node:child_process';
 import {
@@ -47,6 +52,12 @@ import { parse, stringify } from 'yaml';
 import { comparedProxies, startBackends, type ComparedProxy } from './backends.js';
 import { REQUEST_PATH } from './gateway-config.js';
 import { positiveInt } from './env.js';
+import {
+  BASELINE_FILE,
+  checkAgainst,
+  readBaseline,
+  writeBaseline,
+} from './instructions-baseline.js';
 import { drive, type LoadTarget } from './load.js';
 import {
   createTeardown,
@@ -75,17 +86,38 @@ if (settings.keep === undefined)
   teardown.add(() => rmSync(dumps, { recursive: true, force: true }));
 else mkdirSync(dumps, { recursive: true });
 
+/** `--check`: against the committed baseline; `--write-baseline`: record one (bare undici and the gateway only). */
+const mode = process.argv.includes('--check')
+  ? 'check'
+  : process.argv.includes('--write-baseline')
+    ? 'write-baseline'
+    : 'table';
+const targets = mode === 'table' ? settings.targets : ['bare undici', 'gateway'];
+
 async function main(): Promise<void> {
   requireCallgrind();
+  const baseline = mode === 'check' ? readBaseline() : undefined;
   const backends = await startBackends(teardown);
   const counts = new Map<string, number>();
   const chosen = (await comparedProxies(backends)).filter(
-    (proxy) => settings.targets === undefined || settings.targets.includes(proxy.name),
+    (proxy) => targets === undefined || targets.includes(proxy.name),
   );
   for (const proxy of chosen.map(withLongLease)) {
     counts.set(proxy.name, await countOne(proxy, backends.headers));
   }
   process.stdout.write(`\n${formatTable(counts)}\n`);
+  const pair = {
+    gateway: counts.get('gateway') ?? NaN,
+    bareUndici: counts.get('bare undici') ?? NaN,
+  };
+  if (mode === 'write-baseline') {
+    const written = writeBaseline(pair, settings);
+    process.stdout.write(`baseline written to ${BASELINE_FILE}: ratio ${written.ratio}\n`);
+  } else if (baseline !== undefined) {
+    const verdict = checkAgainst(baseline, pair);
+    process.stdout.write(`${verdict.ok ? 'ok' : 'FAILED'}: ${verdict.message}\n`);
+    if (!verdict.ok) process.exitCode = 1;
+  }
 }
 
 /**
