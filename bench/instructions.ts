@@ -200,6 +200,14 @@ async function load(target: LoadTarget, amount: number, counted?: BenchProcess):
   progress(`${summary}; kept. The last warnings:\n${warnings.join('\n')}`);
 }
 
+/** Next to the kept dumps: V8's map of JIT code addresses to names (`/tmp/perf-<pid>.map`). */
+function keepPerfMap(out: string, pid: number): void {
+  const map = `/tmp/perf-${pid}.map`;
+  if (settings.keep === undefined || !existsSync(map)) return;
+  copyFileSync(map, `${out}.${pid}.perf.map`);
+  rmSync(map, { force: true });
+}
+
 function callgrindControl(proc: BenchProcess, command: string): void {
   execFileSync('callgrind_control', [command, String(proc.pid)], { stdio: 'ignore' });
 }
