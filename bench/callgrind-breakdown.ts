@@ -116,6 +116,11 @@ function readDump(file: string, map: CodeMap): Costs {
   return { byFunction, total };
 }
 
+const GC_GROUP = 'GC, write barrier and allocation (V8)';
+/** V8's collectors, what they visit and move, its allocator and its write barrier. */
+const GC_NAMES =
+  /Heap|Scaveng|MarkCompact|Marking|Sweep|Evacuat|MinorMC|GC|Remembered|SlotSet|Visitor|MemoryChunk|PagedSpace|NewSpace|SemiSpace|Allocat|IterateObjectCache|IterateShared|OnMoveEvent|SizeFromMap|RelocIterator|ActiveSystemPages|BodyDescriptor|Worklist|LiveObject|FreeList|Pretenuring|CompactPrototypeTransition|FlushedBytecode|UsedInstanceSize|popcount|RecordWrite/;
+
 /** The group a function's cost is reported under. */
 function groupOf(key: string): string {
   const [name = '', ob = ''] = key.split('\t');
@@ -125,6 +130,7 @@ function groupOf(key: string): string {
   if (pkg !== null) return pkg[1] === 'undici' ? 'undici' : `package ${pkg[1]}`;
   if (/node:(_http_|internal\/http|http)/.test(name)) return "Node's http (JS)";
   if (/node:/.test(name)) return "Node's streams, net, events, timers (JS)";
+  if (GC_NAMES.test(name)) return GC_GROUP;
   if (/^Builtins_/.test(name)) return 'V8 builtins, interpreter, ICs, regexp code';
   if (
     /^(Builtin|BytecodeHandler|Handler|Stub|RegExp|CallIC|LoadIC|StoreIC|KeyedLoadIC|KeyedStoreIC):/.test(
@@ -133,12 +139,6 @@ function groupOf(key: string): string {
   )
     return 'V8 builtins, interpreter, ICs, regexp code';
   if (/^JIT code|^(JS|LazyCompile|Function|Script):/.test(name)) return 'V8 JIT code, other';
-  if (
-    /Heap|Scaveng|MarkCompact|Marking|Sweep|Evacuat|MinorMC|GC|Remembered|SlotSet|ObjectVisitor|MemoryChunk|PagedSpace|NewSpace|SemiSpace|Allocat/.test(
-      name,
-    )
-  )
-    return 'GC and allocation (V8 C++)';
   if (/llhttp|http_parser|node::http_parser/i.test(name)) return "Node's HTTP parser (C++)";
   if (/v8::|Runtime_|Builtins_/.test(name)) return 'V8 runtime (C++)';
   if (/node::|uv_|uv__/.test(name)) return 'Node and libuv (C++)';
@@ -197,8 +197,11 @@ function main(): void {
   const gateway = load(dir, 'gateway');
   const undici = load(dir, 'bare-undici');
   const header = `${'Δ/req'.padStart(9)} ${'gateway'.padStart(9)} ${'undici'.padStart(9)}  `;
+  const gc = (costs: Costs): number => sumBy(costs, groupOf).get(GC_GROUP) ?? 0;
+  const mutator = (costs: Costs): number => Math.round((costs.total - gc(costs)) / per);
   const out = [
     `instructions per request: gateway ${Math.round(gateway.total / per)}, bare undici ${Math.round(undici.total / per)}, +${Math.round((gateway.total - undici.total) / per)}`,
+    `without GC (whether a full collection falls in the window moves a count by ±50k): gateway ${mutator(gateway)}, bare undici ${mutator(undici)}, ratio ${(mutator(gateway) / mutator(undici)).toFixed(3)}`,
     '',
     `${header}group`,
     ...diffTable(sumBy(gateway, groupOf), sumBy(undici, groupOf), per, 1000),
