@@ -49,6 +49,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
+import { gcShare } from './callgrind-dump.js';
 import { comparedProxies, startBackends, type ComparedProxy } from './backends.js';
 import { REQUEST_PATH } from './gateway-config.js';
 import { positiveInt } from './env.js';
@@ -99,16 +100,19 @@ async function main(): Promise<void> {
   const baseline = mode === 'check' ? readBaseline() : undefined;
   const backends = await startBackends(teardown);
   const counts = new Map<string, number>();
+  const withoutGc = new Map<string, number>();
   const chosen = (await comparedProxies(backends)).filter(
     (proxy) => targets === undefined || targets.includes(proxy.name),
   );
   for (const proxy of chosen.map(withLongLease)) {
-    counts.set(proxy.name, await countOne(proxy, backends.headers));
+    const counted = await countOne(proxy, backends.headers);
+    counts.set(proxy.name, counted.all);
+    withoutGc.set(proxy.name, counted.withoutGc);
   }
-  process.stdout.write(`\n${formatTable(counts)}\n`);
+  process.stdout.write(`\n${formatTable(counts)}\n\n${formatWithoutGc(withoutGc)}\n`);
   const pair = {
-    gateway: counts.get('gateway') ?? NaN,
-    bareUndici: counts.get('bare undici') ?? NaN,
+    gateway: withoutGc.get('gateway') ?? NaN,
+    bareUndici: withoutGc.get('bare undici') ?? NaN,
   };
   if (mode === 'write-baseline') {
     const written = writeBaseline(pair, settings);
@@ -138,8 +142,14 @@ function withLongLease(proxy: ComparedProxy): ComparedProxy {
   return { ...proxy, nodeArgs };
 }
 
-/** Starts `subject` under callgrind, warms it up, counts `settings.count` requests; per request. */
-async function countOne(subject: ComparedProxy, headers: Record<string, string>): Promise<number> {
+/**
+ * Starts `subject` under callgrind, warms it up, counts `settings.count`
+ * requests; per request, in all and without V8's GC (`callgrind-dump.ts`).
+ */
+async function countOne(
+  subject: ComparedProxy,
+  headers: Record<string, string>,
+): Promise<{ all: number; withoutGc: number }> {
   const out = join(dumps, subject.name.replace(/\W+/g, '-'));
   progress(`${subject.name}: starting under callgrind`);
   const proc = spawnProcess(
@@ -176,7 +186,9 @@ async function countOne(subject: ComparedProxy, headers: Record<string, string>)
   callgrindControl(proc, '--instr=off');
   await proc.stop();
   keepPerfMap(out, proc.pid);
-  return mainThreadInstructions(out, proc.pid) / settings.count;
+  const { total, gc } = gcShare(`${out}.${proc.pid}.1-01`);
+  if (total !== mainThreadInstructions(out, proc.pid)) throw new Error('the dump does not add up');
+  return { all: total / settings.count, withoutGc: (total - gc) / settings.count };
 }
 
 /**
@@ -218,6 +230,18 @@ function mainThreadInstructions(out: string, pid: number): number {
   const match = /^summary: (\d+)$/m.exec(readFileSync(file, 'utf8'));
   if (match === null) throw new Error(`no summary line in ${file}`);
   return Number(match[1]);
+}
+
+/** The figure to compare two builds by: a full GC in the window or not moves the totals by ±50k. */
+function formatWithoutGc(counts: Map<string, number>): string {
+  const undici = counts.get('bare undici') ?? Number.NaN;
+  return [
+    'Without V8 GC, write barrier and allocation (repeats within ~1 %; what --check compares):',
+    ...[...counts].map(
+      ([name, perRequest]) =>
+        `${name.padEnd(22)} ${Math.round(perRequest).toLocaleString('en').padStart(9)}   ${(perRequest / undici).toFixed(3).padStart(13)}`,
+    ),
+  ].join('\n');
 }
 
 function formatTable(counts: Map<string, number>): string {
