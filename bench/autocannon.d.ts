@@ -18,6 +18,10 @@ declare module 'autocannon' {
       /** Seconds to wait for an answer before counting a timeout. */
       timeout?: number;
       headers?: Record<string, string>;
+      /** GET when not given. */
+      method?: string;
+      /** The body of every request. */
+      body?: string;
       title?: string;
     }
 

@@ -49,6 +49,8 @@ export function writeGatewayFiles(options: {
   upstream: string;
   /** bcrypt worker threads; default {@link PASSWORD_WORKERS}. */
   passwordWorkers?: number;
+  /** `apiKeys: { enabled: true }`: only for a build whose config knows the section. */
+  apiKeys?: boolean;
 }): GatewayFiles {
   const dir = mkdtempSync(join(tmpdir(), 'tg-bench-gateway-'));
   const keys = join(dir, 'keys');
@@ -104,6 +106,7 @@ export function writeGatewayFiles(options: {
       routes: [
         { prefix: ROUTE_PREFIX, upstream: options.upstream, tenant: { header: 'X-Tenant-Id' } },
       ],
+      ...(options.apiKeys === true ? { apiKeys: { enabled: true } } : {}),
       // Issue 13's targets are for the gateway with its access log at info.
       log: { level: 'info' },
     }),

@@ -16,10 +16,13 @@ const { identityHeaders } = configSchema.parse({});
 const policy = createHeaderPolicy(identityHeaders, createTrustCheck([]));
 // The values a bench token carries (gateway-config.ts): same lengths on the wire.
 const principal = {
+  kind: 'user',
   userId: '00000000-0000-4000-8000-000000000000',
   email: 'bench@example.com',
   tenantId: 'bench-org',
   tenantType: 'orgtenant',
+  // The bench config maps the roles to no scopes (no `authorization`): `X-Scope` is sent empty.
+  scopes: [],
   claims: {},
 };
 

@@ -14,6 +14,10 @@ export interface LoadTarget {
   url: string;
   connections: number;
   headers?: Record<string, string>;
+  /** GET when not given. */
+  method?: 'GET' | 'POST';
+  /** Sent with every request (a form, for the token endpoint). */
+  body?: string;
 }
 
 /** How long: a duration in seconds, or a fixed number of requests. */
@@ -62,6 +66,8 @@ export function drive(target: LoadTarget, length: LoadLength): Promise<Run> {
         connections: target.connections,
         pipelining: 1,
         headers: target.headers ?? {},
+        ...(target.method === undefined ? {} : { method: target.method }),
+        ...(target.body === undefined ? {} : { body: target.body }),
         title: target.name,
         ...('amount' in length ? { amount: length.amount } : { duration: length.seconds }),
       },

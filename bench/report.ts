@@ -2,6 +2,7 @@
  * The printed report: plain-text tables of a {@link BenchResults}.
  */
 import type { LoadResult } from './load.js';
+import { PRINCIPAL_ROWS, redisPerRequest, rowSpread } from './machine-clients.js';
 import {
   failedRuns,
   measuredRuns,
@@ -101,6 +102,8 @@ export function formatReport(r: BenchResults): string {
     '',
   );
 
+  out.push(...machineClientSection(r), '');
+
   if (soak === undefined) {
     out.push('Scenario 3 — soak: skipped (set BENCH_SOAK=1 to run 1,000,000 proxied requests)', '');
   } else {
@@ -117,7 +120,7 @@ export function formatReport(r: BenchResults): string {
   }
 
   out.push(
-    'Against the targets of issues 4, 13 and 23 (ratios of scenario 1: median over the sets, min–max)',
+    'Against the targets of issues 4, 13, 23 and 32 (ratios of scenarios 1 and 4: median over the sets, min–max)',
     ...table(
       ['figure', 'value', 'target', 'issue', ''],
       verdicts(r).map((v) => [
@@ -152,6 +155,50 @@ export function formatReport(r: BenchResults): string {
     out.push('gateway logged nothing at warn or above');
   }
   return out.join('\n');
+}
+
+/** Scenario 4 (issue 32): one row per credential, medians over the gateway processes; the grant. */
+function machineClientSection(r: BenchResults): string[] {
+  const m = r.machineClients;
+  const { settings } = r;
+  const range = (x: { median: number; min: number; max: number }, digits = 0) =>
+    Number.isNaN(x.median)
+      ? '—'
+      : `${x.median.toFixed(digits)} (${x.min.toFixed(digits)}–${x.max.toFixed(digits)})`;
+  const rows = PRINCIPAL_ROWS.flatMap(({ key, name }) => {
+    if (!m.processes.some((set) => set[key] !== undefined)) return [];
+    return [
+      [
+        name,
+        range(rowSpread(m, key, (run) => run.load.requestsPerSecond)),
+        rowSpread(m, key, (run) => run.load.p99Ms).median.toFixed(2),
+        range(rowSpread(m, key, (run) => run.load.serverCpuUsPerRequest)),
+        redisPerRequest(m, key).toFixed(4),
+        String(m.processes.reduce((n, set) => n + (set[key]?.load.non2xx ?? 0), 0)),
+      ],
+    ];
+  });
+  const grant = m.grant;
+  return [
+    `Scenario 4 — machine clients (issue 32): the scenario 1 request on the tenant-header route with each credential, on ${settings.processes} fresh gateway processes, each row measured in ${settings.rounds} interleaved rounds; medians over the processes (min–max)`,
+    ...table(
+      [
+        'credential',
+        'req/s (min–max)',
+        'p99 ms',
+        'server CPU µs/req (min–max)',
+        'Redis cmd/req',
+        'non-2xx',
+      ],
+      rows,
+    ),
+    ...(m.apiKeySkipped === undefined ? [] : [`  not run: API key row — ${m.apiKeySkipped}`]),
+    ...table(RUN_HEADER, [
+      runRow(grant.load),
+      runRow({ ...r.storm.tokenAlone, name: 'GET /1/token (Basic login), alone (scenario 2)' }),
+    ]),
+    `  Redis commands per grant: ${grant.redisPerRequest.toFixed(2)} (${describeCounts(grant.byCommand)})`,
+  ];
 }
 
 /**

@@ -1,9 +1,15 @@
 /**
  * The benchmark's results: the shape written as JSON and printed as tables,
- * and the derived figures checked against the targets of issues 4, 13 and 23.
+ * and the derived figures checked against the targets of issues 4, 13, 23 and 32.
  */
 import type { LoginCeiling } from './login-ceiling.js';
 import type { LoadResult } from './load.js';
+import {
+  cpuOverUser,
+  PRINCIPAL_ROWS,
+  redisPerRequest,
+  type MachineClientScenario,
+} from './machine-clients.js';
 
 /**
  * Scenario 1's targets, in the order they are measured in every round.
@@ -198,6 +204,8 @@ export interface BenchResults {
   throughput: ThroughputScenario;
   latency: LatencyScenario;
   storm: StormScenario;
+  /** Scenario 4 (issue 32): machine clients' credentials beside a user's. */
+  machineClients: MachineClientScenario;
   soak?: SoakScenario;
   /** Warn-level (and worse) lines the gateway logged, with the benchmark's phase at the time. */
   gatewayLog: { phase: string; line: string }[];
@@ -324,6 +332,7 @@ export function verdicts(r: BenchResults): Verdict[] {
       (x) => x >= 0.8,
     ),
   ];
+  v.push(...machineClientVerdicts(r));
   if (r.soak !== undefined) {
     const growth = r.soak.rssMb.after1M - r.soak.rssMb.after50k;
     v.push({
@@ -335,6 +344,52 @@ export function verdicts(r: BenchResults): Verdict[] {
       met: growth <= 30,
     });
   }
+  return v;
+}
+
+/**
+ * Issue 32's targets: a client token's and an API key's server CPU per
+ * request within +5 % of a user token's (set by set, on one process), each
+ * under 0.01 Redis commands per request, and the client-credentials grant at
+ * ≥ 20 × the Basic login's rate (GET /1/token alone, scenario 2).
+ */
+function machineClientVerdicts(r: BenchResults): Verdict[] {
+  const m = r.machineClients;
+  const ran = PRINCIPAL_ROWS.filter(({ key }) => m.processes.some((set) => set[key] !== undefined));
+  const v: Verdict[] = ran
+    .filter(({ key }) => key !== 'user')
+    .map(({ key, name }) => {
+      const s = cpuOverUser(m, key);
+      return {
+        label: `server CPU per request, ${name} / user token (median of ${m.processes.length} processes)`,
+        value: s.median,
+        range: { min: s.min, max: s.max },
+        unit: '',
+        target: '≤ 1.05',
+        issue: 32,
+        met: s.median <= 1.05,
+      };
+    });
+  for (const { key, name } of ran) {
+    const perRequest = redisPerRequest(m, key);
+    v.push({
+      label: `Redis commands per proxied request, ${name}`,
+      value: perRequest,
+      unit: '',
+      target: '< 0.01',
+      issue: 32,
+      met: perRequest < 0.01,
+    });
+  }
+  const grants = m.grant.load.requestsPerSecond / r.storm.tokenAlone.requestsPerSecond;
+  v.push({
+    label: 'client-credentials grants/s / Basic logins/s (each alone, same connections)',
+    value: grants,
+    unit: '',
+    target: '≥ 20',
+    issue: 32,
+    met: grants >= 20,
+  });
   return v;
 }
 
@@ -352,6 +407,8 @@ export function measuredRuns(r: BenchResults): LoadResult[] {
     r.storm.with,
     r.storm.token,
     r.storm.tokenAlone,
+    ...r.machineClients.processes.flatMap((set) => Object.values(set).map((run) => run.load)),
+    r.machineClients.grant.load,
   ];
   if (r.soak !== undefined) runs.push(r.soak.first, r.soak.rest);
   return runs;

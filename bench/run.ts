@@ -27,6 +27,7 @@ import { positiveInt } from './env.js';
 import { BENCH_TENANT, fetchToken, REQUEST_PATH, writeGatewayFiles } from './gateway-config.js';
 import type { LoadResult, LoadTarget } from './load.js';
 import { measureLoginCeiling } from './login-ceiling.js';
+import { buildTakesApiKeys, machineClientScenario } from './machine-clients.js';
 import {
   BENCH_DIR,
   createTeardown,
@@ -87,6 +88,9 @@ async function main(): Promise<void> {
   if (without === undefined) throw new Error('scenario 1 made no gateway run');
   const two = await stormScenario(world, proxied, without, ceiling);
   assertAlive(world.gateway());
+  // After the storm: it restarts the gateway, and the storm compares with scenario 1's process.
+  const four = await machineClientScenario(world, STORM_CONNECTIONS);
+  assertAlive(world.gateway());
   const soak = process.env['BENCH_SOAK'] === '1' ? await soakScenario(world) : undefined;
   assertAlive(world.gateway());
 
@@ -102,10 +106,11 @@ async function main(): Promise<void> {
     throughput: one.scenario,
     latency,
     storm: two.scenario,
+    machineClients: four.scenario,
     ...(soak === undefined ? {} : { soak }),
     gatewayLog,
   };
-  const warmupFailures = [...one.warmups, ...two.warmups].filter(
+  const warmupFailures = [...one.warmups, ...two.warmups, ...four.warmups].filter(
     (w: LoadResult) => w.non2xx > 0 || w.errors > 0,
   );
 
@@ -129,7 +134,12 @@ async function startWorld(): Promise<BenchWorld> {
   const redisPid = await readRedisPid(redis.port);
   const upstream = await startHelper('upstream', 'upstream.mjs', [], LOAD_CPU);
   const port = await findFreePort();
-  const files = writeGatewayFiles({ port, redisUrl: redis.url, upstream: upstream.url });
+  const files = writeGatewayFiles({
+    port,
+    redisUrl: redis.url,
+    upstream: upstream.url,
+    apiKeys: buildTakesApiKeys(),
+  });
   teardown.add(() => rmSync(files.dir, { recursive: true, force: true }));
 
   // How each proxy is started, and started again on the port it had.
@@ -191,6 +201,7 @@ async function startWorld(): Promise<BenchWorld> {
   return {
     settings,
     redisPort: redis.port,
+    configFile: files.configFile,
     targets: TARGETS.filter(({ key }) => running[key] !== undefined).map(({ key, name }) => ({
       key,
       name,

@@ -31,6 +31,8 @@ export interface BenchWorld {
     processes: number;
   };
   redisPort: number;
+  /** The gateway's config file (the CLI's `client add` runs on it). */
+  configFile: string;
   /** Scenario 1's targets that run here (TARGETS order), each with its base URL. */
   targets: { key: TargetKey; name: string; url: string }[];
   /** Targets that do not run here, with the reason. */

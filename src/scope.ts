@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { PrincipalKind } from './auth/authenticate.js';
 import type { ErrorCode } from './errors.js';
 
 /** The error a request was answered with, as its outcome record reads it (a `GatewayError` is one). */
@@ -55,6 +56,8 @@ export interface RequestScope {
   /** Who, once authenticated. */
   userId?: string;
   tenantId?: string;
+  /** What kind of principal, once authenticated (the request counter's `principal` label). */
+  kind?: PrincipalKind;
   /**
    * The error the api (Koa) answered; answers rendered by `sendError` carry
    * theirs on the response itself (`answeredError`).

@@ -42,6 +42,9 @@ export interface ApiKeyPrincipal extends PrincipalBase {
 /** Who a request acts for. The api's Bearer endpoints take tokens only; routes take API keys too. */
 export type Principal = TokenPrincipal | ApiKeyPrincipal;
 
+/** What kind of principal a request acts for: a label of the request metrics, never an id. */
+export type PrincipalKind = Principal['kind'];
+
 /**
  * Answers synchronously when both caches know the token (the steady state of
  * proxied traffic: no await, no promise), else with a promise.

@@ -104,6 +104,7 @@ function refusedByServer(metrics: Metrics, log: Logger) {
       status,
       outcome: status >= 500 ? 'failed' : 'refused',
       reason: code,
+      principal: 'none',
       seconds: undefined,
       upstreamSeconds: undefined,
       bytesIn: 0,

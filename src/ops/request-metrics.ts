@@ -2,10 +2,11 @@
  * The metrics read from each request's outcome record: the request counter,
  * the duration histograms and the byte counters. The hot path does a few
  * map lookups on strings it already holds (the route's label, the method,
- * the reason code) and plain additions; prom-client is handed the totals
+ * the reason code, the principal's kind) and plain additions; prom-client is handed the totals
  * when `/metrics` is scraped (see `batched-histogram.ts` for why).
  */
 import { Counter, type Registry } from 'prom-client';
+import type { PrincipalKind } from '../auth/authenticate.js';
 import { BatchedHistogram, type Series } from './batched-histogram.js';
 import type { Outcome, OutcomeReason } from './outcome.js';
 
@@ -14,6 +15,14 @@ export const DURATION_BUCKETS = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 ];
 
+/**
+ * The request counter's `principal` label: the kind of principal the request
+ * acted for (issue 32: by kind, never by id), `none` when it proved no
+ * credential (anonymous, or refused before one was proven). Only the counter
+ * has it: the histograms stay by route and outcome.
+ */
+export type PrincipalLabel = PrincipalKind | 'none';
+
 /** What the request metrics need of one finished request. */
 export interface RequestRecord {
   route: string;
@@ -21,6 +30,7 @@ export interface RequestRecord {
   status: number;
   outcome: Outcome;
   reason: OutcomeReason;
+  principal: PrincipalLabel;
   /** Undefined for a request Node's parser refused before it began: no time to tell. */
   seconds: number | undefined;
   /** Time to the upstream's answer or failure, for forwarded requests. */
@@ -33,7 +43,7 @@ export interface RequestRecord {
 
 const OUTCOMES: readonly Outcome[] = ['accepted', 'refused', 'failed'];
 
-type CountLabels = Record<'route' | 'method' | 'code' | 'outcome' | 'reason', string>;
+type CountLabels = Record<'route' | 'method' | 'code' | 'outcome' | 'reason' | 'principal', string>;
 
 interface CountSeries {
   labels: CountLabels;
@@ -44,8 +54,8 @@ interface CountSeries {
 
 /** One route's series, found with one lookup per request. */
 class RouteSeries {
-  /** method → `status reason` → count. */
-  readonly counts = new Map<string, Map<number, Map<string, CountSeries>>>();
+  /** method → status → reason → principal → count. */
+  readonly counts = new Map<string, Map<number, Map<string, Map<string, CountSeries>>>>();
   /** By outcome (the index in OUTCOMES), made on first use: no empty series in a scrape. */
   readonly #durations: (Series | undefined)[] = [];
   readonly #upstream: (Series | undefined)[] = [];
@@ -80,7 +90,9 @@ class RouteSeries {
     if (byStatus === undefined) this.counts.set(record.method, (byStatus = new Map()));
     let byReason = byStatus.get(record.status);
     if (byReason === undefined) byStatus.set(record.status, (byReason = new Map()));
-    let series = byReason.get(record.reason);
+    let byPrincipal = byReason.get(record.reason);
+    if (byPrincipal === undefined) byReason.set(record.reason, (byPrincipal = new Map()));
+    let series = byPrincipal.get(record.principal);
     if (series === undefined) {
       series = {
         labels: {
@@ -89,11 +101,12 @@ class RouteSeries {
           code: String(record.status),
           outcome: record.outcome,
           reason: record.reason,
+          principal: record.principal,
         },
         count: 0,
         reported: 0,
       };
-      byReason.set(record.reason, series);
+      byPrincipal.set(record.principal, series);
     }
     series.count++;
   }
@@ -124,18 +137,19 @@ export function createRequestMetrics(registry: Registry): RequestMetrics {
   };
   new Counter({
     name: 'tenant_gateway_requests_total',
-    help: 'Finished requests by route, method, status code the client saw (499: it left), outcome (accepted, refused, failed) and reason (the error code, upstream_broke, client_closed; empty when accepted).',
-    labelNames: ['route', 'method', 'code', 'outcome', 'reason'] as const,
+    help: 'Finished requests by route, method, status code the client saw (499: it left), outcome (accepted, refused, failed), reason (the error code, upstream_broke, client_closed; empty when accepted) and principal (the kind of principal the request acted for: user, client, api_key; none when it proved no credential).',
+    labelNames: ['route', 'method', 'code', 'outcome', 'reason', 'principal'] as const,
     registers: [registry],
     collect() {
       drain((route) => {
         for (const byStatus of route.counts.values())
           for (const byReason of byStatus.values())
-            for (const series of byReason.values()) {
-              if (series.count === series.reported) continue;
-              this.inc(series.labels, series.count - series.reported);
-              series.reported = series.count;
-            }
+            for (const byPrincipal of byReason.values())
+              for (const series of byPrincipal.values()) {
+                if (series.count === series.reported) continue;
+                this.inc(series.labels, series.count - series.reported);
+                series.reported = series.count;
+              }
       });
     },
   });

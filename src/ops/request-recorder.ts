@@ -102,6 +102,7 @@ class Recorder implements RequestRecorder {
       status: settled.status,
       outcome: settled.outcome,
       reason: settled.reason,
+      principal: scope.kind ?? 'none',
       seconds: durationMs / 1000,
       upstreamSeconds: scope.upstreamMs === undefined ? undefined : scope.upstreamMs / 1000,
       bytesIn,
@@ -156,6 +157,7 @@ class Scope implements RequestScope {
   route = 'none';
   userId?: string;
   tenantId?: string;
+  kind?: RequestScope['kind'];
   refusal?: RequestScope['refusal'];
   upstreamMs?: number;
   upstreamStatus?: number;

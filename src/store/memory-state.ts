@@ -1,11 +1,13 @@
 /**
  * The in-memory store's state and the helpers its parts share
  * (`memory-users.ts`, `memory-tenants.ts`, `memory-memberships.ts`,
- * `memory-revocations.ts`, `memory-clients.ts`, `memory-idps.ts`; assembled by `memory-store.ts`).
+ * `memory-revocations.ts`, `memory-clients.ts`, `memory-refresh.ts`,
+ * `memory-idps.ts`; assembled by `memory-store.ts`).
  * Records are copied in and out so a caller mutating an object it passed or
  * received cannot change the store behind its back (Redis gives that for free).
  */
 import { GatewayError } from '../errors.js';
+import type { StoredRefreshFamily } from './refresh-records.js';
 import type {
   ApiKeyRecord,
   ClientRecord,
@@ -43,6 +45,10 @@ export interface MemoryState {
   revoked: Map<string, number>;
   /** The last generation taken (see `Membership.generation`). */
   generation: number;
+  /** familyId → the family and when (Unix seconds) its record vanishes (`memory-refresh.ts`). */
+  refreshFamilies: Map<string, { family: StoredRefreshFamily; expiresAt: number }>;
+  /** userId → familyId → its absolute end: the user's live families. */
+  refreshFamiliesOfUser: Map<string, Map<string, number>>;
   closed: boolean;
   /** In one process, delivery is never interrupted. */
   listeners: Set<SessionEventListener>;
@@ -64,6 +70,8 @@ export function newMemoryState(): MemoryState {
     tenantsByIssuer: new Map(),
     revoked: new Map(),
     generation: 0,
+    refreshFamilies: new Map(),
+    refreshFamiliesOfUser: new Map(),
     closed: false,
     listeners: new Set(),
   };

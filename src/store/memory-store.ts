@@ -10,6 +10,7 @@ import { memoryAuditLogs } from './memory-audit.js';
 import { memoryClients } from './memory-clients.js';
 import { memoryIdps } from './memory-idps.js';
 import { memoryMemberships } from './memory-memberships.js';
+import { memoryRefreshFamilies } from './memory-refresh.js';
 import { memoryRevocations } from './memory-revocations.js';
 import { ensureOpen, newMemoryState } from './memory-state.js';
 import { memoryTenants } from './memory-tenants.js';
@@ -25,6 +26,7 @@ export function createMemoryStore(): Store {
     ...memoryMemberships(state),
     ...memoryRevocations(state),
     ...memoryClients(state),
+    ...memoryRefreshFamilies(state),
     ...memoryIdps(state),
 
     loginCounter: memoryLoginCounters(),

@@ -1,7 +1,7 @@
 /**
  * What the Redis store's parts share (`redis-users.ts`, `redis-tenants.ts`,
  * `redis-memberships.ts`, `redis-deny-list.ts`, `redis-clients.ts`,
- * `redis-api-keys.ts`, `redis-idps.ts`; assembled by `redis-store.ts`).
+ * `redis-api-keys.ts`, `redis-refresh.ts`, `redis-idps.ts`; assembled by `redis-store.ts`).
  */
 import { GatewayError } from '../errors.js';
 import type { RedisKeys } from './redis-keys.js';

@@ -51,6 +51,19 @@
  * acknowledgements together; they are written a few times a second per
  * instance, never per request.
  *
+ * Refresh-token families (issue 33; `redis-refresh.ts`):
+ * - `tg:refresh:{<familyId>}`          string: the family as JSON, expiring by itself
+ *                                       (`refreshRecordExpiry`: its end, or its last access token's)
+ * - `tg:refresh-user:{<userId>}`       sorted set: the user's live family ids → absolute end
+ *
+ * Why a tag per family: a rotation is one script over one key, made on every
+ * refresh, so families spread over every slot like the deny-list. The user's
+ * index has a tag of its own (so it is in the family's slot only by chance):
+ * it is advisory — written after the family, trimmed of ended families on
+ * each login, cleaned of revoked ones after the revocation; a family that
+ * outlives a failed index write is still bound by its record's own expiry,
+ * and by the session version and membership generation it carries.
+ *
  * Audit streams (`audit-log.ts`), one Redis Stream each, untagged (each is
  * written alone, so they spread over the slots like the deny-list):
  * - `tg:audit:users`                    user-level events
@@ -82,6 +95,8 @@ export interface RedisKeys {
   revoked(jti: string): string;
   readonly leaseHolders: string;
   leaseAcks(confirmationId: string): string;
+  refreshFamily(familyId: string): string;
+  refreshFamiliesOf(userId: string): string;
   /** The Redis Stream of an audit stream (`users`, `tenant:<id>`); `audit('')` is their common start. */
   audit(stream: string): string;
   /** Pub/sub channel of session events (a channel, not a key: no slot). */
@@ -118,6 +133,8 @@ export function createRedisKeys(prefix: string): RedisKeys {
     revoked: (jti) => `${prefix}revoked:{${jti}}`,
     leaseHolders: `${prefix}{leases}:holders`,
     leaseAcks: (confirmationId) => `${prefix}{leases}:acks:${confirmationId}`,
+    refreshFamily: (familyId) => `${prefix}refresh:{${familyId}}`,
+    refreshFamiliesOf: (userId) => `${prefix}refresh-user:{${userId}}`,
     audit: (stream) => `${prefix}audit:${stream}`,
     sessionChannel: `${prefix}sessions`,
   };

@@ -7,11 +7,13 @@
  * halfway through.
  *
  * Every key a script touches is passed in KEYS and lives under the `{dir}` tag
- * (see `redis-keys.ts`), as Redis Cluster requires. Hash field names here
- * match `redis-records.ts`.
+ * (see `redis-keys.ts`), as Redis Cluster requires — but for the
+ * refresh-family scripts (`redis-refresh-scripts.ts`), which touch one key
+ * each. Hash field names here match `redis-records.ts`.
  */
 import type { Redis } from 'ioredis';
 import { CLIENT_SCRIPTS } from './redis-client-scripts.js';
+import { REFRESH_SCRIPTS } from './redis-refresh-scripts.js';
 import { IDP_SCRIPTS } from './redis-idp-scripts.js';
 
 export interface ScriptDefinition {
@@ -365,7 +367,10 @@ return generation
 } as const satisfies Record<string, ScriptDefinition>;
 
 type ScriptName =
-  keyof typeof STORE_SCRIPTS | keyof typeof CLIENT_SCRIPTS | keyof typeof IDP_SCRIPTS;
+  | keyof typeof STORE_SCRIPTS
+  | keyof typeof CLIENT_SCRIPTS
+  | keyof typeof REFRESH_SCRIPTS
+  | keyof typeof IDP_SCRIPTS;
 
 /**
  * A client with the store's scripts as methods: keys first, then arguments
@@ -379,6 +384,7 @@ export function defineStoreScripts(redis: Redis): ScriptedRedis {
   for (const [name, definition] of Object.entries({
     ...STORE_SCRIPTS,
     ...CLIENT_SCRIPTS,
+    ...REFRESH_SCRIPTS,
     ...IDP_SCRIPTS,
   })) {
     redis.defineCommand(name, definition);

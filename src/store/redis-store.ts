@@ -1,8 +1,9 @@
 /**
  * The store kept in Redis (layout in `redis-keys.ts`). Each concern is a file
  * of its own (`redis-users.ts`, `redis-tenants.ts`, `redis-memberships.ts`,
- * `redis-deny-list.ts`, `redis-clients.ts`, `redis-api-keys.ts`, `redis-idps.ts`); this
- * connects and assembles them over one context (`redis-context.ts`).
+ * `redis-deny-list.ts`, `redis-clients.ts`, `redis-api-keys.ts`,
+ * `redis-refresh.ts`, `redis-idps.ts`); this connects and assembles them over
+ * one context (`redis-context.ts`).
  */
 import { attempt } from './redis-attempt.js';
 import { commandTimeoutOf, connectRedis, type RedisConnectionOptions } from './redis-connection.js';
@@ -15,6 +16,7 @@ import { redisDenyList } from './redis-deny-list.js';
 import { redisIdps } from './redis-idps.js';
 import { redisMemberships } from './redis-memberships.js';
 import { redisRateLeases } from './redis-rate-leases.js';
+import { redisRefreshFamilies } from './redis-refresh.js';
 import { createRedisKeys } from './redis-keys.js';
 import { redisLeases } from './redis-revocation-leases.js';
 import { redisTenants } from './redis-tenants.js';
@@ -62,6 +64,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     ...redisDenyList(context),
     ...redisClients(context),
     ...redisApiKeys(context),
+    ...redisRefreshFamilies(context),
     ...redisIdps(context),
 
     revocationLeases: redisLeases(redis, keys),

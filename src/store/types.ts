@@ -8,6 +8,7 @@
 import type { AuditLog, AuditLogSpec } from './audit-log.js';
 import type { TenantIdps } from './idp-types.js';
 import type { LoginCounter, LoginCounterSpec } from './login-counters.js';
+import type { RefreshFamilyStore } from './refresh-types.js';
 
 export type { TenantIdp, TenantIdps } from './idp-types.js';
 
@@ -150,6 +151,16 @@ export interface ApiKeyRecord {
 /** What `createApiKey` is given; the store adds the tenant and the generation. */
 export type NewApiKey = Omit<ApiKeyRecord, 'tenantId' | 'generation' | 'lastUsedAt'>;
 
+/** Refresh-token families (issue 33): records and their store methods, in `refresh-types.ts`. */
+export {
+  REFRESH_RECORD_MARGIN_SECONDS,
+  REFRESH_USED_DIGESTS_KEPT,
+  type RefreshFamily,
+  type RefreshFamilyStore,
+  type RotateRefreshInput,
+  type RotateResult,
+} from './refresh-types.js';
+
 /** What the store says of one user×tenant pair, read in one atomic step. */
 export interface MembershipState {
   /** null when the user is not a member of the tenant. */
@@ -270,8 +281,11 @@ export interface RateLease {
   shared: number;
 }
 
-/** Also keeps the tenants' identity providers: see {@link TenantIdps}. */
-export interface Store extends TenantIdps {
+/**
+ * The refresh-family methods are declared in {@link RefreshFamilyStore}; the
+ * tenants' identity providers in {@link TenantIdps}.
+ */
+export interface Store extends RefreshFamilyStore, TenantIdps {
   /**
    * Creates the user and its personal tenant (with the membership both ways,
    * at a new generation, the user its `admin`) atomically: all of it or none of it.

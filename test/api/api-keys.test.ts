@@ -208,6 +208,14 @@ describe('a removed key', () => {
     expect(metrics).toMatch(
       /^tenant_gateway_token_refusals_total\{reason="malformed_key"\} [1-9]/m,
     );
+    // Requests by principal kind: the key's accepted ones counted as api_key, never by id.
+    const keyed = metrics
+      .split('\n')
+      .filter(
+        (l) => l.startsWith('tenant_gateway_requests_total{') && l.includes('principal="api_key"'),
+      );
+    expect(keyed.some((l) => l.includes('outcome="accepted"') && !/ 0$/.test(l))).toBe(true);
+    expect(metrics).not.toContain(clientId);
   });
 
   it('goes with its client', async () => {

@@ -69,7 +69,7 @@ describe('health', () => {
 });
 
 describe('metrics', () => {
-  it('counts accepted and refused requests by route and reason, upstream latency, tokens, logins', async () => {
+  it('counts accepted and refused requests by route, reason and principal, upstream latency, tokens, logins', async () => {
     const { access_token } = await tokenFor(fx.gw.url, ALICE, 'acme');
     const before = await metrics();
     const auth = { authorization: bearer(access_token), 'x-tenant-id': 'acme' };
@@ -97,6 +97,7 @@ describe('metrics', () => {
         method: 'GET',
         code: '200',
         outcome: 'accepted',
+        principal: 'user',
       }),
     ).toBe(3);
     expect(
@@ -104,6 +105,7 @@ describe('metrics', () => {
         route: '/api',
         outcome: 'refused',
         reason: 'tenant_mismatch',
+        principal: 'user',
       }),
     ).toBe(1);
     expect(
@@ -111,6 +113,7 @@ describe('metrics', () => {
         route: '/api',
         outcome: 'refused',
         reason: 'invalid_token',
+        principal: 'none',
       }),
     ).toBe(1);
     expect(
@@ -118,6 +121,7 @@ describe('metrics', () => {
         route: 'api',
         outcome: 'refused',
         reason: 'invalid_credentials',
+        principal: 'none',
       }),
     ).toBe(1);
     expect(delta('tenant_gateway_tokens_issued_total')).toBe(1);

@@ -181,7 +181,7 @@ describe('createAdmit: authentication', () => {
 });
 
 describe('createAdmit: who a refusal names', () => {
-  it('writes the principal before the tenant checks, so a refusal after names them', async () => {
+  it('writes the principal and its kind before the tenant checks, so a refusal after names them', async () => {
     for (const authenticate of [() => ALICE, () => Promise.resolve(ALICE)]) {
       const who: Who = {};
       const admit = createAdmitWriting(stubAuthenticate(authenticate).authenticate, undefined);

@@ -142,12 +142,12 @@ const REFUSALS: Refusal[] = [
   },
 ];
 
-const CREDENTIALS: [string, () => Record<string, string>][] = [
-  ["a user's token", () => ({ authorization: bearer(token) })],
-  ["a client's API key", () => ({ 'x-api-key': apiKey })],
+const CREDENTIALS: [string, () => Record<string, string>, string][] = [
+  ["a user's token", () => ({ authorization: bearer(token) }), 'user'],
+  ["a client's API key", () => ({ 'x-api-key': apiKey }), 'api_key'],
 ];
 
-describe.each(CREDENTIALS)('with %s', (_credential, credentialOf) => {
+describe.each(CREDENTIALS)('with %s', (_credential, credentialOf, kindOf) => {
   beforeAll(() => {
     credential = credentialOf();
   });
@@ -158,6 +158,8 @@ describe.each(CREDENTIALS)('with %s', (_credential, credentialOf) => {
         total(await scrape(adminUrlOf(gw)), 'tenant_gateway_requests_total', {
           route,
           reason: code,
+          // The credential proved who it is before the check refused (issue 32: counted by kind).
+          principal: kindOf,
         });
       const route = way === forwardAuth ? 'forward-auth' : prefix;
       const before = await counted(route);

@@ -320,6 +320,7 @@ describe('one check, three ways: a scope no role grants', () => {
       total(await scrape(adminUrlOf(gw)), 'tenant_gateway_requests_total', {
         route,
         reason: 'insufficient_scope',
+        principal: 'user',
       });
     const before = await counted();
     const received = echo.counts.received;

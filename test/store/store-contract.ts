@@ -9,6 +9,7 @@ import { GatewayError } from '../../src/errors.js';
 import type { Store } from '../../src/store/types.js';
 import { describeAuditContract } from './store-contract-audit.js';
 import { describeClientContract } from './store-contract-clients.js';
+import { describeRefreshContract } from './store-contract-refresh.js';
 import { describeIdpContract } from './store-contract-idp.js';
 import { describeRemovalContract } from './store-contract-removal.js';
 import { distinct, newUser, NOW, orgTenant, sleep, watchLive } from './store-fixtures.js';
@@ -535,6 +536,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
     describeRemovalContract(() => store);
     describeAuditContract(() => store);
     describeClientContract(() => store);
+    describeRefreshContract(() => store);
     describeIdpContract(() => store);
 
     describe('lifecycle', () => {

@@ -28,6 +28,7 @@ export async function logIn(deps: IdentityRouterDeps, ctx: ApiContext): Promise<
   try {
     const user = await deps.accounts.logIn(authorization, deps.clientIp(ctx.req), abandoned(ctx));
     ctx.state.scope.userId = user.id;
+    ctx.state.scope.kind = 'user';
     await deps.audit.record('login_succeeded', actor(deps, ctx, user.email), {
       user_id: user.id,
       user_email: user.email,
@@ -83,6 +84,7 @@ export async function bearer(deps: IdentityRouterDeps, ctx: ApiContext): Promise
   const principal = await deps.authenticate(ctx.get('authorization') || undefined);
   ctx.state.scope.userId = principal.userId;
   ctx.state.scope.tenantId = principal.tenantId;
+  ctx.state.scope.kind = principal.kind;
   return principal;
 }
 

@@ -50,6 +50,7 @@ async function grant(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const { token, claims, client, scopes } = granted;
   ctx.state.scope.userId = client.clientId;
   ctx.state.scope.tenantId = client.tenantId;
+  ctx.state.scope.kind = 'client';
   deps.onTokenIssued?.('client');
   await deps.audit.record('client_token_issued', actor(deps, ctx, client.clientId), {
     tenant_id: client.tenantId,

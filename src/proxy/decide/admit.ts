@@ -4,7 +4,7 @@
  * tenant rules. One function, so the three can never give different verdicts.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Principal } from '../../auth/authenticate.js';
+import type { Principal, PrincipalKind } from '../../auth/authenticate.js';
 import type { AuthenticateRequest } from '../../auth/request-credentials.js';
 import { GatewayError } from '../../errors.js';
 import { ANY_HOST, type CompiledRoute } from './routes.js';
@@ -46,8 +46,8 @@ export function tenantChecks(
 export interface Who {
   userId?: string | undefined;
   tenantId?: string | undefined;
-  /** What proved it: a user's token, a client's token, a client's API key. */
-  kind?: Principal['kind'] | undefined;
+  /** The principal's kind: the request counter's `principal` label. */
+  kind?: PrincipalKind | undefined;
 }
 
 /**

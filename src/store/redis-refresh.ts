@@ -1,0 +1,198 @@
+/**
+ * The Redis store's refresh-token families (see `redis-context.ts`; layout in
+ * `redis-keys.ts`, scripts in `redis-refresh-scripts.ts`). A rotation is one
+ * script on the family's key; a family and its user's index live in slots of
+ * their own, so a login writes the family first and the index after, and the
+ * index is advisory (see `redis-keys.ts`). Every write that creates, rotates
+ * or ends a family is answered once a replica has it (`context.replicated`):
+ * a Sentinel or Cluster failover never brings back a used refresh token.
+ */
+import { attempt } from './redis-attempt.js';
+import { unexpectedReply, type RedisStoreContext } from './redis-context.js';
+import { REVOKE_REPLY } from './redis-refresh-scripts.js';
+import {
+  checkFamilyTimes,
+  checkMaxPerUser,
+  checkRotationInput,
+  familyIdTaken,
+  publicFamily,
+  refreshRecordExpiry,
+  storedFamily,
+  type StoredRefreshFamily,
+} from './refresh-records.js';
+import {
+  REFRESH_RECORD_MARGIN_SECONDS,
+  REFRESH_USED_DIGESTS_KEPT,
+  type RefreshFamily,
+  type RefreshFamilyStore,
+  type RotateRefreshInput,
+  type RotateResult,
+} from './refresh-types.js';
+
+/** The refresh-family methods of the Redis store. */
+export function redisRefreshFamilies(context: RedisStoreContext): RefreshFamilyStore {
+  const { redis, keys } = context;
+  return {
+    createRefreshFamily: (family, maxPerUser) => createFamily(context, family, maxPerUser),
+    rotateRefreshToken: (input) => rotate(context, input),
+    getRefreshFamily: async (familyId) => {
+      const raw = await attempt(() => redis.get(keys.refreshFamily(familyId)));
+      return raw === null ? null : publicFamily(familyFromJson(raw));
+    },
+    revokeRefreshFamily: async (familyId) => {
+      const [reply, family] = await revokeOne(context, familyId, '');
+      if (family === undefined) return null;
+      await forget(context, family.userId, [familyId]);
+      if (reply === REVOKE_REPLY.revoked) await context.replicated(keys.refreshFamily(familyId));
+      return family;
+    },
+    revokeRefreshFamiliesOf: (userId, tenantId) => revokeAllOf(context, userId, tenantId),
+  };
+}
+
+async function createFamily(
+  context: RedisStoreContext,
+  family: RefreshFamily,
+  maxPerUser: number,
+): Promise<RefreshFamily[]> {
+  checkMaxPerUser(maxPerUser);
+  checkFamilyTimes(family);
+  const { redis, keys } = context;
+  const key = keys.refreshFamily(family.familyId);
+  const index = keys.refreshFamiliesOf(family.userId);
+  const json = JSON.stringify(storedFamily(family));
+  const expiresAt = refreshRecordExpiry(family);
+  const created = await attempt(() => redis.set(key, json, 'EXAT', expiresAt, 'NX'));
+  if (created === null) throw familyIdTaken();
+  let out: unknown;
+  try {
+    out = await attempt(() =>
+      redis.indexRefreshFamily(
+        index,
+        family.familyId,
+        family.absoluteExpiresAt,
+        family.createdAt,
+        maxPerUser,
+        REFRESH_RECORD_MARGIN_SECONDS,
+      ),
+    );
+  } catch (err) {
+    // Not handed out: a family its user's index lacks must not stay behind.
+    await redis.del(key).catch(() => undefined);
+    throw err;
+  }
+  if (!Array.isArray(out)) throw unexpectedReply();
+  const ids = out.map(String);
+  const ended = await Promise.all(ids.map((id) => revokeOne(context, id, '')));
+  await forget(context, family.userId, ids);
+  const evicted = ended.flatMap(([reply, f]) => (reply === REVOKE_REPLY.revoked && f ? [f] : []));
+  await Promise.all(
+    [key, index, ...evicted.map((f) => keys.refreshFamily(f.familyId))].map(context.replicated),
+  );
+  return evicted;
+}
+
+async function rotate(
+  context: RedisStoreContext,
+  input: RotateRefreshInput,
+): Promise<RotateResult> {
+  checkRotationInput(input);
+  const { redis, keys } = context;
+  const key = keys.refreshFamily(input.familyId);
+  const reply = await attempt(() =>
+    redis.rotateRefreshToken(
+      key,
+      input.presentedDigest,
+      input.successorDigest,
+      input.jti,
+      input.accessExpiresAt,
+      input.now,
+      input.graceSeconds,
+      input.idleTtlSeconds,
+      REFRESH_RECORD_MARGIN_SECONDS,
+      REFRESH_USED_DIGESTS_KEPT,
+    ),
+  );
+  if (!Array.isArray(reply)) throw unexpectedReply();
+  const [outcome, json] = reply as unknown[];
+  if (outcome === 'invalid') return { outcome };
+  if (outcome !== 'rotated' && outcome !== 'grace' && outcome !== 'reused') throw unexpectedReply();
+  if (typeof json !== 'string') throw unexpectedReply();
+  const family = publicFamily(familyFromJson(json));
+  if (outcome === 'reused') await forget(context, family.userId, [family.familyId]);
+  await context.replicated(key);
+  return { outcome, family };
+}
+
+/**
+ * Runs the revocation script on one family (of `tenantId` only, unless '').
+ * @returns the script's reply, and the family when it has one to show.
+ */
+async function revokeOne(
+  { redis, keys }: RedisStoreContext,
+  familyId: string,
+  tenantId: string,
+): Promise<[string, RefreshFamily | undefined]> {
+  const reply = await attempt(() =>
+    redis.revokeRefreshFamily(keys.refreshFamily(familyId), tenantId),
+  );
+  if (!Array.isArray(reply) || typeof reply[0] !== 'string') throw unexpectedReply();
+  const [kind, json] = reply as [string, unknown];
+  if (kind === REVOKE_REPLY.none || kind === REVOKE_REPLY.otherTenant) return [kind, undefined];
+  if (typeof json !== 'string') throw unexpectedReply();
+  return [kind, publicFamily(familyFromJson(json))];
+}
+
+async function revokeAllOf(
+  context: RedisStoreContext,
+  userId: string,
+  tenantId: string | undefined,
+): Promise<RefreshFamily[]> {
+  const { redis, keys } = context;
+  const ids = await attempt(() => redis.zrange(keys.refreshFamiliesOf(userId), '0', '-1'));
+  const replies = await Promise.all(ids.map((id) => revokeOne(context, id, tenantId ?? '')));
+  const revoked: RefreshFamily[] = [];
+  const gone: string[] = [];
+  replies.forEach(([reply, family], i) => {
+    if (reply !== REVOKE_REPLY.otherTenant) gone.push(ids[i]!);
+    if (reply === REVOKE_REPLY.revoked && family !== undefined) revoked.push(family);
+  });
+  await forget(context, userId, gone);
+  await Promise.all(revoked.map((f) => context.replicated(keys.refreshFamily(f.familyId))));
+  return revoked;
+}
+
+/**
+ * Takes ended families out of their user's index. Best effort: the index is
+ * advisory, and the families are ended whether or not this lands.
+ */
+async function forget(
+  { redis, keys }: RedisStoreContext,
+  userId: string,
+  familyIds: string[],
+): Promise<void> {
+  if (familyIds.length === 0) return;
+  await redis.zrem(keys.refreshFamiliesOf(userId), ...familyIds).catch(() => undefined);
+}
+
+/** A family as the scripts keep it (cjson writes an empty list as `{}`). */
+function familyFromJson(json: string): StoredRefreshFamily {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    throw unexpectedReply();
+  }
+  const family = parsed as StoredRefreshFamily;
+  if (
+    typeof family !== 'object' ||
+    family === null ||
+    typeof family.familyId !== 'string' ||
+    typeof family.currentDigest !== 'string' ||
+    typeof family.accessTokens !== 'object'
+  ) {
+    throw unexpectedReply();
+  }
+  if (!Array.isArray(family.used)) family.used = [];
+  return family;
+}

@@ -1,0 +1,190 @@
+/**
+ * Issue 33: a used refresh token stays used across a failover. A rotation is
+ * answered only once a replica has it, so a Sentinel (or Cluster) failover
+ * right after — or during a chain of rotations — never brings back a token
+ * the store said was used; and a rotation that could not be confirmed is on
+ * the master all the same, so the client's retry gets the same successor.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isGatewayError } from '../../src/errors.js';
+import { createRedisKeys } from '../../src/store/redis-keys.js';
+import { createRedisStore } from '../../src/store/redis-store.js';
+import type { RefreshFamily, RotateRefreshInput, Store } from '../../src/store/types.js';
+import {
+  startCluster,
+  startSentinelSet,
+  type TestCluster,
+  type TestSentinelSet,
+} from '../support/redis-topologies.js';
+
+const GRACE = 10;
+
+const digest = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+/** As the API derives it: the successor follows from the token presented. */
+const successorOf = (presentedDigest: string): string => digest(`next:${presentedDigest}`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function newFamily(): RefreshFamily {
+  const now = Math.floor(Date.now() / 1000);
+  return {
+    familyId: `rf-${randomUUID()}`,
+    userId: `u-${randomUUID().slice(0, 8)}`,
+    tenantId: 'acme',
+    scope: 'orders:read',
+    sessionVersion: 0,
+    membershipGeneration: 1,
+    createdAt: now,
+    absoluteExpiresAt: now + 86_400,
+    currentDigest: digest(randomUUID()),
+    currentExpiresAt: now + 3600,
+    accessTokens: {},
+    revoked: false,
+  };
+}
+
+function rotation(family: RefreshFamily, presentedDigest: string, now: number): RotateRefreshInput {
+  return {
+    familyId: family.familyId,
+    presentedDigest,
+    successorDigest: successorOf(presentedDigest),
+    jti: randomUUID(),
+    accessExpiresAt: now + 900,
+    now,
+    graceSeconds: GRACE,
+    idleTtlSeconds: 3600,
+  };
+}
+
+/**
+ * Rotates `family` along its chain while `kill` runs, retrying a refused
+ * rotation as a client would (the same token, the same successor, no time
+ * passed); stops a few rotations after the kill has ended.
+ * @returns the tokens the store answered as used, in order, and the clock.
+ */
+async function rotateThrough(
+  store: Store,
+  family: RefreshFamily,
+  kill: () => Promise<unknown>,
+): Promise<{ used: string[]; now: number }> {
+  let killed = false;
+  const killing = sleep(100)
+    .then(kill)
+    .then(() => (killed = true));
+  const used: string[] = [];
+  let presented = family.currentDigest;
+  let now = family.createdAt;
+  let afterKill = 0;
+  const deadline = Date.now() + 40_000;
+  while (afterKill < 5 && Date.now() < deadline) {
+    const result = await store
+      .rotateRefreshToken(rotation(family, presented, now + 1))
+      .catch((err: unknown) => {
+        if (!isGatewayError(err) || err.code !== 'unavailable') throw err;
+        return undefined;
+      });
+    if (result === undefined) {
+      await sleep(50);
+      continue;
+    }
+    // A retry of a rotation that landed unconfirmed is grace; nothing is ever reuse.
+    expect(['rotated', 'grace']).toContain(result.outcome);
+    used.push(presented);
+    presented = successorOf(presented);
+    now += 1;
+    if (killed) afterKill++;
+  }
+  await killing;
+  expect(afterKill).toBe(5);
+  return { used, now };
+}
+
+/** Every token the store answered as used is used still; the last one's successor is current. */
+async function expectChainKept(store: Store, family: RefreshFamily, used: string[], now: number) {
+  const last = used.at(-1)!;
+  const again = await store.rotateRefreshToken(rotation(family, last, now));
+  expect(again.outcome).toBe('grace');
+  expect(again.outcome === 'grace' && again.family.currentDigest).toBe(successorOf(last));
+  for (const token of used.slice(0, -1)) {
+    const stale = await store.rotateRefreshToken(rotation(family, token, now + GRACE + 1));
+    expect(stale.outcome, 'a token used before the failover').not.toBe('rotated');
+    expect(stale.outcome).not.toBe('grace');
+  }
+  expect((await store.getRefreshFamily(family.familyId))?.revoked).toBe(true);
+}
+
+describe('refresh families on Sentinel', () => {
+  let sentinel: TestSentinelSet;
+  beforeAll(async () => {
+    sentinel = await startSentinelSet();
+  }, 60_000);
+  afterAll(async () => {
+    await sentinel?.stop();
+  });
+
+  const openStore = (commandTimeoutMs = 500) =>
+    createRedisStore({
+      sentinel: { name: sentinel.name, nodes: sentinel.sentinels },
+      keyPrefix: `tg-test-${randomUUID()}:`,
+      commandTimeoutMs,
+    });
+
+  it('an unconfirmed rotation is unavailable, yet on the master: the retry gets the same successor', async () => {
+    const store = await openStore(400);
+    try {
+      const family = newFamily();
+      await store.createRefreshFamily(family, 5);
+      const input = rotation(family, family.currentDigest, family.createdAt + 1);
+      for (const replica of sentinel.replicas) replica.pause();
+      const err = await store.rotateRefreshToken(input).catch((e: unknown) => e);
+      expect(isGatewayError(err) && err.code).toBe('unavailable');
+      for (const replica of sentinel.replicas) replica.resume();
+      const retry = await store.rotateRefreshToken({ ...input, jti: randomUUID() });
+      expect(retry.outcome).toBe('grace');
+      expect(retry.outcome === 'grace' && retry.family.currentDigest).toBe(input.successorDigest);
+    } finally {
+      for (const replica of sentinel.replicas) replica.resume();
+      await store.close();
+    }
+  });
+
+  it('a master killed during rotations: no used token comes back, nothing is taken for reuse', async () => {
+    const store = await openStore();
+    try {
+      const family = newFamily();
+      await store.createRefreshFamily(family, 5);
+      const { used, now } = await rotateThrough(store, family, () => sentinel.killMaster());
+      await expectChainKept(store, family, used, now);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+});
+
+describe('refresh families on Cluster', () => {
+  let cluster: TestCluster;
+  beforeAll(async () => {
+    cluster = await startCluster();
+  }, 60_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it("the master of a family's slot killed during rotations: no used token comes back", async () => {
+    const keyPrefix = `tg-test-${randomUUID().slice(0, 8)}:`;
+    const store = await createRedisStore({
+      cluster: { nodes: cluster.nodes },
+      keyPrefix,
+      commandTimeoutMs: 1000,
+    });
+    try {
+      const family = newFamily();
+      await store.createRefreshFamily(family, 5);
+      const key = createRedisKeys(keyPrefix).refreshFamily(family.familyId);
+      const { used, now } = await rotateThrough(store, family, () => cluster.killMasterOf(key));
+      await expectChainKept(store, family, used, now);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+});

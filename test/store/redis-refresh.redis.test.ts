@@ -1,0 +1,175 @@
+/**
+ * Issue 33: how the Redis store lays out refresh families — a key per family
+ * under its own tag, a per-user index under the user's, both expiring by
+ * themselves — and that the index is advisory (a family gone behind its back
+ * is skipped and dropped). The behaviour itself is the store contract's
+ * (`store-contract-refresh.ts`).
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisKeys } from '../../src/store/redis-keys.js';
+import { defineStoreScripts } from '../../src/store/redis-scripts.js';
+import { createRedisStore } from '../../src/store/redis-store.js';
+import {
+  REFRESH_RECORD_MARGIN_SECONDS,
+  type RefreshFamily,
+  type Store,
+} from '../../src/store/types.js';
+import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
+
+let server: TestRedisServer;
+let plain: Redis;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  plain = new Redis(server.url, { maxRetriesPerRequest: 1 });
+});
+
+afterAll(async () => {
+  plain?.disconnect();
+  await server?.stop();
+});
+
+const digest = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+const realNow = (): number => Math.floor(Date.now() / 1000);
+
+function newFamily(overrides: Partial<RefreshFamily> = {}): RefreshFamily {
+  const now = realNow();
+  return {
+    familyId: `rf-${randomUUID()}`,
+    userId: `u-${randomUUID().slice(0, 8)}`,
+    tenantId: 'acme',
+    scope: 'orders:read',
+    sessionVersion: 0,
+    membershipGeneration: 1,
+    createdAt: now,
+    absoluteExpiresAt: now + 1000,
+    currentDigest: digest(randomUUID()),
+    currentExpiresAt: now + 500,
+    accessTokens: {},
+    revoked: false,
+    ...overrides,
+  };
+}
+
+/** Runs `use` on a store with a prefix of its own. */
+async function withStore(
+  use: (store: Store, keys: ReturnType<typeof createRedisKeys>) => Promise<void>,
+): Promise<void> {
+  const keyPrefix = `tg-test-${randomUUID()}:`;
+  const store = await createRedisStore({ url: server.url, keyPrefix });
+  try {
+    await use(store, createRedisKeys(keyPrefix));
+  } finally {
+    await store.close();
+  }
+}
+
+async function keysUnder(prefix: string): Promise<string[]> {
+  return (await plain.keys(`${prefix}*`)).sort();
+}
+
+describe('refresh families in Redis', () => {
+  it('keep a family under its own tag and the user’s index under the user’s, nothing else', async () => {
+    await withStore(async (store, keys) => {
+      const family = newFamily();
+      await store.createRefreshFamily(family, 3);
+      expect(await keysUnder(keys.prefix)).toEqual(
+        [
+          `${keys.prefix}refresh:{${family.familyId}}`,
+          `${keys.prefix}refresh-user:{${family.userId}}`,
+        ].sort(),
+      );
+      expect(
+        await plain.zrange(keys.refreshFamiliesOf(family.userId), '0', '-1', 'WITHSCORES'),
+      ).toEqual([family.familyId, String(family.absoluteExpiresAt)]);
+    });
+  });
+
+  it('expire by themselves: the family past its end and its last access token, the index past its last family', async () => {
+    await withStore(async (store, keys) => {
+      const now = realNow();
+      const family = newFamily({ absoluteExpiresAt: now + 1000 });
+      await store.createRefreshFamily(family, 3);
+      const key = keys.refreshFamily(family.familyId);
+      const index = keys.refreshFamiliesOf(family.userId);
+      expect(await plain.expiretime(key)).toBe(now + 1000 + REFRESH_RECORD_MARGIN_SECONDS);
+      expect(await plain.expiretime(index)).toBe(now + 1000 + REFRESH_RECORD_MARGIN_SECONDS);
+
+      // An access token outliving the family keeps its record until it expires.
+      await store.rotateRefreshToken({
+        familyId: family.familyId,
+        presentedDigest: family.currentDigest,
+        successorDigest: digest(randomUUID()),
+        jti: randomUUID(),
+        accessExpiresAt: now + 1500,
+        now: now + 10,
+        graceSeconds: 10,
+        idleTtlSeconds: 3600,
+      });
+      expect(await plain.expiretime(key)).toBe(now + 1500 + REFRESH_RECORD_MARGIN_SECONDS);
+      // A revocation keeps the expiry.
+      await store.revokeRefreshFamily(family.familyId);
+      expect(await plain.expiretime(key)).toBe(now + 1500 + REFRESH_RECORD_MARGIN_SECONDS);
+      expect(await plain.exists(index)).toBe(0);
+    });
+  });
+
+  it('keep the index advisory: a family gone behind its back is skipped and dropped from it', async () => {
+    await withStore(async (store, keys) => {
+      const userId = `u-${randomUUID().slice(0, 8)}`;
+      const [gone, kept] = [newFamily({ userId }), newFamily({ userId })];
+      await store.createRefreshFamily(gone, 3);
+      await store.createRefreshFamily(kept, 3);
+      await plain.del(keys.refreshFamily(gone.familyId));
+      expect(await store.revokeRefreshFamiliesOf(userId)).toEqual([{ ...kept, revoked: true }]);
+      expect(await plain.exists(keys.refreshFamiliesOf(userId))).toBe(0);
+      expect(await store.getRefreshFamily(gone.familyId)).toBeNull();
+    });
+  });
+
+  it('count a family gone behind the index’s back until a login pushes it out, ending nothing else', async () => {
+    await withStore(async (store, keys) => {
+      const userId = `u-${randomUUID().slice(0, 8)}`;
+      const now = realNow();
+      const [gone, kept] = [
+        newFamily({ userId, absoluteExpiresAt: now + 900 }),
+        newFamily({ userId, absoluteExpiresAt: now + 1000 }),
+      ];
+      await store.createRefreshFamily(gone, 2);
+      await store.createRefreshFamily(kept, 2);
+      await plain.del(keys.refreshFamily(gone.familyId));
+      expect(await store.createRefreshFamily(newFamily({ userId }), 2)).toEqual([]);
+      expect((await store.getRefreshFamily(kept.familyId))?.revoked).toBe(false);
+    });
+  });
+
+  it('leave a family past the cap in the index until it is ended: one a login failed to end goes at the next', async () => {
+    await withStore(async (store, keys) => {
+      const userId = `u-${randomUUID().slice(0, 8)}`;
+      const index = keys.refreshFamiliesOf(userId);
+      const [a, b] = [newFamily({ userId }), newFamily({ userId })];
+      await store.createRefreshFamily(a, 5);
+      await store.createRefreshFamily(b, 5);
+      // A login that indexed its family and died before ending the ones past the cap.
+      const now = realNow();
+      const lost = await defineStoreScripts(plain).indexRefreshFamily(
+        index,
+        'rf-lost',
+        now + 2000,
+        now,
+        1,
+        REFRESH_RECORD_MARGIN_SECONDS,
+      );
+      expect((lost as string[]).sort()).toEqual([a.familyId, b.familyId].sort());
+      expect(await plain.zcard(index)).toBe(3);
+
+      const next = newFamily({ userId, absoluteExpiresAt: now + 3000 });
+      const evicted = await store.createRefreshFamily(next, 1);
+      expect(evicted.map((f) => f.familyId).sort()).toEqual([a.familyId, b.familyId].sort());
+      expect(evicted.every((f) => f.revoked)).toBe(true);
+      expect(await plain.zrange(index, '0', '-1')).toEqual([next.familyId]);
+    });
+  });
+});

@@ -1,0 +1,426 @@
+/**
+ * The store contract for refresh-token families (issue 33): rotation, the
+ * grace for a repeated refresh, reuse detection, idle and absolute ends, the
+ * cap per user, and the race of many refreshes of one token. Registered by
+ * `describeStoreContract`.
+ *
+ * Families are created around the real clock (Redis expires their records on
+ * it); the `now` given to a rotation moves time forward instead.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../../src/errors.js';
+import {
+  REFRESH_USED_DIGESTS_KEPT,
+  type RefreshFamily,
+  type RotateRefreshInput,
+  type Store,
+} from '../../src/store/types.js';
+
+const GRACE = 10;
+const IDLE = 3600;
+
+const digest = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+const newDigest = (): string => digest(randomUUID());
+const realNow = (): number => Math.floor(Date.now() / 1000);
+
+function newFamily(overrides: Partial<RefreshFamily> = {}): RefreshFamily {
+  const now = realNow();
+  return {
+    familyId: `rf-${randomUUID()}`,
+    userId: `u-${randomUUID().slice(0, 8)}`,
+    tenantId: 'acme',
+    scope: 'orders:read orders:write',
+    sessionVersion: 2,
+    membershipGeneration: 7,
+    createdAt: now,
+    absoluteExpiresAt: now + 30 * 86_400,
+    currentDigest: newDigest(),
+    currentExpiresAt: now + IDLE,
+    accessTokens: { [randomUUID()]: now + 900 },
+    revoked: false,
+    ...overrides,
+  };
+}
+
+/** A rotation of `family`'s current token (or `presented`) at `now`, issuing a fresh jti. */
+function rotation(
+  family: RefreshFamily,
+  overrides: Partial<RotateRefreshInput> = {},
+): RotateRefreshInput {
+  const now = overrides.now ?? family.createdAt + 60;
+  return {
+    familyId: family.familyId,
+    presentedDigest: family.currentDigest,
+    successorDigest: newDigest(),
+    jti: randomUUID(),
+    accessExpiresAt: now + 900,
+    now,
+    graceSeconds: GRACE,
+    idleTtlSeconds: IDLE,
+    ...overrides,
+  };
+}
+
+const byId = (families: RefreshFamily[]): RefreshFamily[] =>
+  [...families].sort((a, b) => (a.familyId < b.familyId ? -1 : 1));
+
+/** @param current the store of the running test (a fresh one each). */
+export function describeRefreshContract(current: () => Store): void {
+  describe('refresh families', () => {
+    describeRotation(current);
+    describeGraceAndReuse(current);
+    describeEnds(current);
+    describeCap(current);
+    describeRevocation(current);
+  });
+}
+
+function describeRotation(current: () => Store): void {
+  it('keeps a new family as given, and a copy of it', async () => {
+    const store = current();
+    const family = newFamily();
+    expect(await store.createRefreshFamily(family, 5)).toEqual([]);
+    expect(await store.getRefreshFamily(family.familyId)).toEqual(family);
+    family.accessTokens['other'] = 1;
+    const read = await store.getRefreshFamily(family.familyId);
+    expect(read?.accessTokens).not.toHaveProperty('other');
+    read!.revoked = true;
+    expect((await store.getRefreshFamily(family.familyId))?.revoked).toBe(false);
+    expect(await store.getRefreshFamily('rf-nobody')).toBeNull();
+  });
+
+  it('refuses a family id in use and a cap below one', async () => {
+    const store = current();
+    const family = newFamily();
+    await store.createRefreshFamily(family, 5);
+    const err = await store.createRefreshFamily({ ...family }, 5).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GatewayError);
+    expect((err as GatewayError).code).toBe('internal_error');
+    await expect(store.createRefreshFamily(newFamily(), 0)).rejects.toThrow(RangeError);
+  });
+
+  it('rotates the current token: the successor is current, the presented one previous', async () => {
+    const store = current();
+    const family = newFamily();
+    await store.createRefreshFamily(family, 5);
+    const input = rotation(family);
+    const result = await store.rotateRefreshToken(input);
+    const rotated: RefreshFamily = {
+      ...family,
+      currentDigest: input.successorDigest,
+      currentExpiresAt: input.now + IDLE,
+      previous: {
+        digest: family.currentDigest,
+        usedAt: input.now,
+        successorDigest: input.successorDigest,
+      },
+      accessTokens: { ...family.accessTokens, [input.jti]: input.accessExpiresAt },
+    };
+    expect(result).toEqual({ outcome: 'rotated', family: rotated });
+    expect(await store.getRefreshFamily(family.familyId)).toEqual(rotated);
+
+    const next = rotation(rotated, { now: input.now + 120 });
+    const again = await store.rotateRefreshToken(next);
+    expect(again.outcome).toBe('rotated');
+    expect(again.outcome !== 'invalid' && again.family.previous?.digest).toBe(
+      input.successorDigest,
+    );
+  });
+
+  it('never lets a rotation carry the idle expiry past the absolute end', async () => {
+    const store = current();
+    const now = realNow();
+    const family = newFamily({ absoluteExpiresAt: now + 600, currentExpiresAt: now + 300 });
+    await store.createRefreshFamily(family, 5);
+    const result = await store.rotateRefreshToken(rotation(family, { now: now + 200 }));
+    expect(result.outcome === 'rotated' && result.family.currentExpiresAt).toBe(now + 600);
+  });
+
+  it('prunes access tokens expired before now, keeping one that expires now', async () => {
+    const store = current();
+    const now = realNow();
+    const family = newFamily({
+      accessTokens: { gone: now + 100, edge: now + 200, kept: now + 900 },
+    });
+    await store.createRefreshFamily(family, 5);
+    const input = rotation(family, { now: now + 200 });
+    const result = await store.rotateRefreshToken(input);
+    expect(result.outcome !== 'invalid' && result.family.accessTokens).toEqual({
+      edge: now + 200,
+      kept: now + 900,
+      [input.jti]: input.accessExpiresAt,
+    });
+    expect((await store.getRefreshFamily(family.familyId))?.accessTokens).toEqual(
+      result.outcome !== 'invalid' && result.family.accessTokens,
+    );
+  });
+}
+
+function describeGraceAndReuse(current: () => Store): void {
+  it('a repeat within the grace keeps the one successor current and adds its jti', async () => {
+    const store = current();
+    const family = newFamily();
+    await store.createRefreshFamily(family, 5);
+    const first = rotation(family);
+    await store.rotateRefreshToken(first);
+    for (const late of [1, GRACE]) {
+      const repeat = rotation(family, {
+        successorDigest: first.successorDigest,
+        now: first.now + late,
+      });
+      const result = await store.rotateRefreshToken(repeat);
+      expect(result.outcome).toBe('grace');
+      if (result.outcome !== 'grace') return;
+      expect(result.family.currentDigest).toBe(first.successorDigest);
+      expect(result.family.previous).toEqual({
+        digest: family.currentDigest,
+        usedAt: first.now,
+        successorDigest: first.successorDigest,
+      });
+      expect(result.family.accessTokens).toHaveProperty(repeat.jti, repeat.accessExpiresAt);
+      expect(result.family.accessTokens).toHaveProperty(first.jti, first.accessExpiresAt);
+      expect(result.family.revoked).toBe(false);
+    }
+    // Another successor offered within the grace changes nothing: the first stays the one.
+    const other = await store.rotateRefreshToken(rotation(family, { now: first.now + 1 }));
+    expect(other.outcome).toBe('grace');
+    expect(other.outcome === 'grace' && other.family.currentDigest).toBe(first.successorDigest);
+    // The successor handed out twice is still the one live token.
+    const next = await store.rotateRefreshToken(
+      rotation(family, { presentedDigest: first.successorDigest, now: first.now + GRACE + 1 }),
+    );
+    expect(next.outcome).toBe('rotated');
+  });
+
+  it('the used token past the grace is reuse: the family is revoked at once, naming its access tokens', async () => {
+    const store = current();
+    const family = newFamily();
+    await store.createRefreshFamily(family, 5);
+    const first = rotation(family);
+    await store.rotateRefreshToken(first);
+    const stolen = rotation(family, { now: first.now + GRACE + 1 });
+    const result = await store.rotateRefreshToken(stolen);
+    expect(result.outcome).toBe('reused');
+    if (result.outcome !== 'reused') return;
+    expect(result.family.revoked).toBe(true);
+    expect(Object.keys(result.family.accessTokens).sort()).toEqual(
+      [...Object.keys(family.accessTokens), first.jti].sort(),
+    );
+    expect(result.family.currentDigest).toBe(first.successorDigest);
+    expect(await store.getRefreshFamily(family.familyId)).toEqual(result.family);
+    // The honest client's token is dead with the family.
+    const honest = rotation(family, { presentedDigest: first.successorDigest, now: stolen.now });
+    expect(await store.rotateRefreshToken(honest)).toEqual({ outcome: 'invalid' });
+  });
+
+  it('a token used two rotations ago is reuse, even within the grace of the last', async () => {
+    const store = current();
+    const family = newFamily();
+    await store.createRefreshFamily(family, 5);
+    const first = rotation(family);
+    await store.rotateRefreshToken(first);
+    await store.rotateRefreshToken(
+      rotation(family, { presentedDigest: first.successorDigest, now: first.now + 1 }),
+    );
+    const result = await store.rotateRefreshToken(rotation(family, { now: first.now + 2 }));
+    expect(result.outcome).toBe('reused');
+  });
+
+  it('a digest the family never had is invalid and changes nothing', async () => {
+    const store = current();
+    const family = newFamily();
+    await store.createRefreshFamily(family, 5);
+    const input = rotation(family);
+    await store.rotateRefreshToken(input);
+    const before = await store.getRefreshFamily(family.familyId);
+    const forged = rotation(family, { presentedDigest: newDigest(), now: input.now + 100 });
+    expect(await store.rotateRefreshToken(forged)).toEqual({ outcome: 'invalid' });
+    expect(await store.getRefreshFamily(family.familyId)).toEqual(before);
+    const unknown = rotation(family, { familyId: 'rf-nobody' });
+    expect(await store.rotateRefreshToken(unknown)).toEqual({ outcome: 'invalid' });
+  });
+
+  it(`remembers ${REFRESH_USED_DIGESTS_KEPT} used tokens before the previous one; older ones are invalid`, async () => {
+    const store = current();
+    const family = newFamily();
+    await store.createRefreshFamily(family, 5);
+    let now = family.createdAt;
+    const used = [family.currentDigest];
+    for (let i = 0; i < REFRESH_USED_DIGESTS_KEPT + 2; i++) {
+      now += 1;
+      const input = rotation(family, { presentedDigest: used.at(-1)!, now });
+      expect((await store.rotateRefreshToken(input)).outcome).toBe('rotated');
+      used.push(input.successorDigest);
+    }
+    // used.at(-1) is current, used.at(-2) previous, then the remembered ones.
+    const late = now + GRACE + 1;
+    expect(
+      await store.rotateRefreshToken(rotation(family, { presentedDigest: used[0], now: late })),
+    ).toEqual({ outcome: 'invalid' });
+    const remembered = used[1]!;
+    const result = await store.rotateRefreshToken(
+      rotation(family, { presentedDigest: remembered, now: late }),
+    );
+    expect(result.outcome).toBe('reused');
+  });
+
+  it('50 concurrent refreshes of one token: exactly one rotates, the rest get the same successor', async () => {
+    const store = current();
+    const family = newFamily();
+    await store.createRefreshFamily(family, 5);
+    const successorDigest = newDigest();
+    const now = family.createdAt + 60;
+    const inputs = Array.from({ length: 50 }, () => rotation(family, { successorDigest, now }));
+    const results = await Promise.all(inputs.map((input) => store.rotateRefreshToken(input)));
+    const outcomes = results.map((result) => result.outcome);
+    expect(outcomes.filter((outcome) => outcome === 'rotated')).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome === 'grace')).toHaveLength(49);
+    for (const result of results) {
+      expect(result.outcome !== 'invalid' && result.family.currentDigest).toBe(successorDigest);
+    }
+    const stored = await store.getRefreshFamily(family.familyId);
+    expect(stored?.revoked).toBe(false);
+    expect(stored?.currentDigest).toBe(successorDigest);
+    for (const input of inputs) expect(stored?.accessTokens).toHaveProperty(input.jti);
+  });
+}
+
+function describeEnds(current: () => Store): void {
+  it('a revoked family refuses even its current token', async () => {
+    const store = current();
+    const family = newFamily();
+    await store.createRefreshFamily(family, 5);
+    const revoked = await store.revokeRefreshFamily(family.familyId);
+    expect(revoked).toEqual({ ...family, revoked: true });
+    expect(await store.rotateRefreshToken(rotation(family))).toEqual({ outcome: 'invalid' });
+    expect(await store.getRefreshFamily(family.familyId)).toEqual(revoked);
+  });
+
+  it('the current token is refused from its idle expiry on, and that changes nothing', async () => {
+    const store = current();
+    const family = newFamily();
+    await store.createRefreshFamily(family, 5);
+    const idle = rotation(family, { now: family.currentExpiresAt });
+    expect(await store.rotateRefreshToken(idle)).toEqual({ outcome: 'invalid' });
+    expect(await store.getRefreshFamily(family.familyId)).toEqual(family);
+    const inTime = rotation(family, { now: family.currentExpiresAt - 1 });
+    expect((await store.rotateRefreshToken(inTime)).outcome).toBe('rotated');
+  });
+
+  it('the family ends at its absolute end, whatever the rotation', async () => {
+    const store = current();
+    const now = realNow();
+    const family = newFamily({ absoluteExpiresAt: now + 100, currentExpiresAt: now + 100 });
+    await store.createRefreshFamily(family, 5);
+    const first = rotation(family, { now: now + 50 });
+    expect((await store.rotateRefreshToken(first)).outcome).toBe('rotated');
+    const atEnd = rotation(family, { presentedDigest: first.successorDigest, now: now + 100 });
+    expect(await store.rotateRefreshToken(atEnd)).toEqual({ outcome: 'invalid' });
+    // Nor is an old token reuse any more: there is nothing left to end.
+    const old = rotation(family, { now: now + 100 });
+    expect(await store.rotateRefreshToken(old)).toEqual({ outcome: 'invalid' });
+    expect((await store.getRefreshFamily(family.familyId))?.revoked).toBe(false);
+  });
+}
+
+function describeCap(current: () => Store): void {
+  it('past the cap ends the user’s oldest families and returns them revoked', async () => {
+    const store = current();
+    const now = realNow();
+    const userId = `u-${randomUUID().slice(0, 8)}`;
+    const families = [0, 1, 2, 3].map((i) =>
+      newFamily({ userId, createdAt: now + i, absoluteExpiresAt: now + 1000 + i }),
+    );
+    const stranger = newFamily({ createdAt: now, absoluteExpiresAt: now + 500 });
+    await store.createRefreshFamily(stranger, 1);
+    expect(await store.createRefreshFamily(families[0]!, 2)).toEqual([]);
+    expect(await store.createRefreshFamily(families[1]!, 2)).toEqual([]);
+    expect(await store.createRefreshFamily(families[2]!, 2)).toEqual([
+      { ...families[0]!, revoked: true },
+    ]);
+    // A lower cap now: two go at once.
+    expect(byId(await store.createRefreshFamily(families[3]!, 1))).toEqual(
+      byId([families[1]!, families[2]!].map((f) => ({ ...f, revoked: true }))),
+    );
+    expect((await store.getRefreshFamily(families[0]!.familyId))?.revoked).toBe(true);
+    expect((await store.getRefreshFamily(families[3]!.familyId))?.revoked).toBe(false);
+    expect((await store.getRefreshFamily(stranger.familyId))?.revoked).toBe(false);
+  });
+
+  it('never ends the family being created, even one ending no later than the others', async () => {
+    const store = current();
+    const now = realNow();
+    const userId = `u-${randomUUID().slice(0, 8)}`;
+    const old = newFamily({ userId, familyId: 'rf-zzz', absoluteExpiresAt: now + 1000 });
+    const young = newFamily({ userId, familyId: 'rf-aaa', absoluteExpiresAt: now + 1000 });
+    await store.createRefreshFamily(old, 1);
+    expect(await store.createRefreshFamily(young, 1)).toEqual([{ ...old, revoked: true }]);
+    expect((await store.getRefreshFamily(young.familyId))?.revoked).toBe(false);
+  });
+
+  it('families past their absolute end leave the index without counting', async () => {
+    const store = current();
+    const now = realNow();
+    const userId = `u-${randomUUID().slice(0, 8)}`;
+    const ended = newFamily({ userId, absoluteExpiresAt: now + 10, currentExpiresAt: now + 10 });
+    const live = newFamily({ userId, absoluteExpiresAt: now + 1000 });
+    await store.createRefreshFamily(ended, 2);
+    await store.createRefreshFamily(live, 2);
+    const later = newFamily({ userId, createdAt: now + 10, absoluteExpiresAt: now + 2000 });
+    expect(await store.createRefreshFamily(later, 2)).toEqual([]);
+    expect((await store.getRefreshFamily(live.familyId))?.revoked).toBe(false);
+    expect(byId(await store.revokeRefreshFamiliesOf(userId))).toEqual(
+      byId([live, later].map((f) => ({ ...f, revoked: true }))),
+    );
+  });
+
+  it('a revoked or reused family no longer counts against the cap', async () => {
+    const store = current();
+    const userId = `u-${randomUUID().slice(0, 8)}`;
+    const [a, b, c] = [newFamily({ userId }), newFamily({ userId }), newFamily({ userId })];
+    await store.createRefreshFamily(a, 2);
+    await store.createRefreshFamily(b, 2);
+    await store.revokeRefreshFamily(a.familyId);
+    expect(await store.createRefreshFamily(c, 2)).toEqual([]);
+    const first = rotation(b);
+    await store.rotateRefreshToken(first);
+    const reused = await store.rotateRefreshToken(rotation(b, { now: first.now + GRACE + 1 }));
+    expect(reused.outcome).toBe('reused');
+    expect(await store.createRefreshFamily(newFamily({ userId }), 2)).toEqual([]);
+  });
+}
+
+function describeRevocation(current: () => Store): void {
+  it('revoking a family is idempotent; an unknown one is null', async () => {
+    const store = current();
+    const family = newFamily();
+    await store.createRefreshFamily(family, 5);
+    const revoked = { ...family, revoked: true };
+    expect(await store.revokeRefreshFamily(family.familyId)).toEqual(revoked);
+    expect(await store.revokeRefreshFamily(family.familyId)).toEqual(revoked);
+    expect(await store.revokeRefreshFamily('rf-nobody')).toBeNull();
+  });
+
+  it('revokes a user’s live families, of one tenant or all, through the index', async () => {
+    const store = current();
+    const userId = `u-${randomUUID().slice(0, 8)}`;
+    const acme = [newFamily({ userId }), newFamily({ userId })];
+    const other = newFamily({ userId, tenantId: 'other' });
+    const before = newFamily({ userId });
+    const stranger = newFamily();
+    for (const family of [...acme, other, before, stranger]) {
+      await store.createRefreshFamily(family, 10);
+    }
+    await store.revokeRefreshFamily(before.familyId);
+    expect(byId(await store.revokeRefreshFamiliesOf(userId, 'acme'))).toEqual(
+      byId(acme.map((f) => ({ ...f, revoked: true }))),
+    );
+    expect(await store.revokeRefreshFamiliesOf(userId, 'acme')).toEqual([]);
+    expect(await store.revokeRefreshFamiliesOf(userId)).toEqual([{ ...other, revoked: true }]);
+    expect(await store.revokeRefreshFamiliesOf(userId)).toEqual([]);
+    expect(await store.revokeRefreshFamiliesOf('u-nobody')).toEqual([]);
+    expect((await store.getRefreshFamily(stranger.familyId))?.revoked).toBe(false);
+    expect(await store.rotateRefreshToken(rotation(acme[0]!))).toEqual({ outcome: 'invalid' });
+  });
+}
