@@ -6,7 +6,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { createApiApp } from '../api/app.js';
+import { requestOrigin } from '../api/identity/oauth-metadata-route.js';
 import { createClientCredentials } from '../auth/client-credentials.js';
+import type { BrowserSignIn } from '../auth/federation/browser-sign-in.js';
 import type { ExchangeToken } from '../auth/federation/exchange.js';
 import type { GatewayConfig } from '../config/index.js';
 import type { Core } from '../core.js';
@@ -37,6 +39,8 @@ export interface HandlerDeps {
   reload: Reload;
   /** The token exchange of tenants' identity providers' tokens (`sso.enabled`). */
   exchangeToken?: ExchangeToken | undefined;
+  /** The browser sign-in through tenants' identity providers (`sso.enabled`). */
+  browserSignIn?: BrowserSignIn | undefined;
 }
 
 export interface Handlers {
@@ -73,6 +77,12 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     grantClientToken: createClientCredentials({ ...core, tokens: config.tokens }),
     onTokenIssued: (kind) => metrics.tokenIssued(kind),
     ...(deps.exchangeToken === undefined ? {} : { exchangeToken: deps.exchangeToken }),
+    ...(deps.browserSignIn === undefined
+      ? {}
+      : {
+          browserSignIn: deps.browserSignIn,
+          requestOrigin: (req: IncomingMessage) => requestOrigin(req, deps.live.trusted),
+        }),
     onFederatedSignIn: (outcome) => metrics.federatedSignIn(outcome),
     onLoginRefused: (reason) => metrics.loginRefused(reason),
     audit: core.audit,

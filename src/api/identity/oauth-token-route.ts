@@ -1,7 +1,7 @@
 /**
  * `POST /1/oauth/token`: the OAuth client-credentials grant (RFC 6749 §4.4)
  * for machine clients, and with `sso.enabled` the token exchange (RFC 8693,
- * `oauth-exchange-grant.ts`). A form-encoded body; the client authenticates by HTTP
+ * `oauth-exchange-grant.ts`) and the browser sign-in's code (`oauth-code-grant.ts`). A form-encoded body; the client authenticates by HTTP
  * Basic (`client_secret_basic`, id and secret form-urlencoded, §2.3.1) or in
  * the body (`client_secret_post`), exactly one of the two. Errors are the
  * RFC 6749 §5.2 body the gateway gives every refusal.
@@ -13,6 +13,7 @@ import { GatewayError, isGatewayError } from '../../errors.js';
 import type { ApiContext, ApiState } from '../state.js';
 import { actor, noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
+import { codeGrant } from './oauth-code-grant.js';
 import { exchangeGrant, TOKEN_EXCHANGE } from './oauth-exchange-grant.js';
 import { invalidRequest, param, readForm } from './oauth-form.js';
 
@@ -26,12 +27,14 @@ async function grant(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   if (grantType === undefined) throw invalidRequest('The grant_type parameter is required.');
   if (grantType === TOKEN_EXCHANGE && deps.exchangeToken !== undefined)
     return exchangeGrant(deps, deps.exchangeToken, ctx, form);
+  if (grantType === 'authorization_code' && deps.browserSignIn !== undefined)
+    return codeGrant(deps, deps.browserSignIn, ctx, form);
   if (grantType !== 'client_credentials') {
     throw new GatewayError(
       'unsupported_grant_type',
       deps.exchangeToken === undefined
         ? 'Only client_credentials is supported.'
-        : `Only client_credentials and ${TOKEN_EXCHANGE} are supported.`,
+        : `Only client_credentials, authorization_code and ${TOKEN_EXCHANGE} are supported.`,
     );
   }
   const { clientId, clientSecret } = clientCredentials(ctx, form);
