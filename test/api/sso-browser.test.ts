@@ -105,10 +105,16 @@ function redeem(form: Record<string, string>) {
  * (the IdP's login form posted as `account`), cookies carried by hand.
  * @returns the callback URL the IdP sent the browser to (not yet followed).
  */
-async function throughIdp(start: string, account: string): Promise<string> {
+async function throughIdp(
+  start: string,
+  account: string,
+  alter: (toIdp: URL) => void = () => {},
+): Promise<string> {
   const first = await fetch(start, { redirect: 'manual' });
   expect(first.status).toBe(302);
-  let location = first.headers.get('location') as string;
+  const toIdp = new URL(first.headers.get('location') as string);
+  alter(toIdp);
+  let location = toIdp.href;
   const jar = new Map<string, string>();
   for (let step = 0; step < 8; step++) {
     if (location.startsWith(`${fx.gw.url}/1/sso/callback`)) return location;
@@ -209,6 +215,25 @@ describe('in Chromium, through the IdP login page', () => {
     expect(seen.headers['x-user-email']).toBe('ann@acme.test');
     expect(seen.headers['x-tenant-id']).toBe('acme');
   }, 60_000);
+});
+
+async function auditOfAcme(): Promise<Record<string, unknown>[]> {
+  const log = fx.gw.gateway.store.auditLog({ maxEventsPerStream: 10_000 });
+  const entries = await log.read('tenant:acme', 0);
+  return entries.map((e) => JSON.parse(e.event) as Record<string, unknown>);
+}
+
+describe('audit', () => {
+  it('records the sign-in and the token as via the browser', async () => {
+    const code = await codeFor('bea');
+    expect((await redeem({ code, redirect_uri: appRedirect })).status).toBe(200);
+    const events = (await auditOfAcme()).filter((e) => e['user_email'] === 'bea@acme.test');
+    expect(events.slice(-2)).toMatchObject([
+      { event: 'federated_sign_in', tenant_id: 'acme', issuer: acme.issuer, via: 'browser' },
+      { event: 'token_issued', tenant_id: 'acme', via: 'browser' },
+    ]);
+    expect(events.some((e) => e['event'] === 'federated_user_created')).toBe(true);
+  }, 30_000);
 });
 
 describe('refused', () => {
@@ -316,6 +341,25 @@ describe('refused', () => {
     expect(res.status).toBe(400);
     expect(res.headers.get('location')).toBeNull();
     expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
+  }, 30_000);
+
+  it('a nonce altered on the way to the IdP: invalid_grant at the callback, audited', async () => {
+    const url = await throughIdp(loginUrl({ redirect_uri: appRedirect }), 'bea', (toIdp) =>
+      toIdp.searchParams.set('nonce', 'chosen-by-an-attacker'),
+    );
+    const res = await callback(url);
+    expect(res.status).toBe(400);
+    expect(res.headers.get('location')).toBeNull();
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
+    const events = await auditOfAcme();
+    expect(events.at(-1)).toMatchObject({
+      event: 'federated_sign_in_refused',
+      tenant_id: 'acme',
+      user_email: 'bea@acme.test',
+      issuer: acme.issuer,
+      reason: 'nonce',
+      via: 'browser',
+    });
   }, 30_000);
 
   it('a made-up code: invalid_grant', async () => {
