@@ -357,6 +357,11 @@ describe('hostile subject tokens', () => {
     await refusedGrant(
       await exchange(await forged(key, { iat: now - 7200, exp: now - 3600 }), 'acme'),
     );
+    // Issued in the future, or more than a day ago (whatever its exp).
+    await refusedGrant(await exchange(await forged(key, { iat: now + 3600 }), 'acme'));
+    await refusedGrant(
+      await exchange(await forged(key, { iat: now - 2 * 86_400, exp: now + 3600 }), 'acme'),
+    );
     const [h, p, s] = (await forged(key, {})).split('.') as [string, string, string];
     const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>;
     const altered = Buffer.from(JSON.stringify({ ...claims, email: 'boss@acme.test' })).toString(

@@ -16,6 +16,9 @@ import { providerUnavailable, refused, type FederationRefusal } from './refusals
 /** Asymmetric only: never `none`, never HS* (a provider's public key is no secret). */
 export const ID_TOKEN_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
 
+/** An ID token issued longer ago than this is refused, whatever its `exp`. */
+export const MAX_ID_TOKEN_AGE_SECONDS = 86_400;
+
 export interface VerifiedIdentity {
   issuer: string;
   subject: string;
@@ -44,6 +47,8 @@ export async function verifyIdToken(
       issuer: idp.issuer,
       audience: idp.clientId,
       clockTolerance: clockSkewSeconds,
+      // Also refuses an `iat` ahead of now (jose checks it only with a maximum age).
+      maxTokenAge: MAX_ID_TOKEN_AGE_SECONDS,
       requiredClaims: ['sub', 'iat', 'exp'],
     }));
   } catch (err) {
