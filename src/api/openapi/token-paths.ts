@@ -75,8 +75,10 @@ export function oauthTokenPath(): Json {
 function clientCredentialsOperation(): Json {
   return {
     operationId: 'clientCredentialsToken',
-    summary: 'The OAuth token endpoint: client credentials, and the token exchange',
+    summary:
+      'The OAuth token endpoint: client credentials, the token exchange, the browser sign-in code',
     description:
+      '`authorization_code` (with `sso.enabled`): the one-time code a browser sign-in (`/1/tenants/{tenant_id}/sso/login`) handed the application, single use, with the same `redirect_uri`, and the `code_verifier` when the sign-in sent a `code_challenge` (none otherwise); no client authentication. ' +
       "`urn:ietf:params:oauth:grant-type:token-exchange` (with `sso.enabled`, RFC 8693): an ID token of the tenant's own identity provider for a gateway token of that tenant, the user created or joined at first sign-in; no client authentication (the subject token is the credential). `client_credentials`: client authentication by HTTP Basic (`client_secret_basic`: id and secret each form-urlencoded, RFC 6749 §2.3.1) or in the body (`client_secret_post`), exactly one of the two. Never cached (`Cache-Control: no-store`, `Pragma: no-cache`).",
     tags: ['identity'],
     security: [{ basic: [] }, {}],
@@ -90,9 +92,14 @@ function clientCredentialsOperation(): Json {
             properties: {
               grant_type: {
                 type: 'string',
-                enum: ['client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'],
+                enum: [
+                  'client_credentials',
+                  'authorization_code',
+                  'urn:ietf:params:oauth:grant-type:token-exchange',
+                ],
               },
               ...tokenExchangeParameters(),
+              ...codeParameters(),
               scope: {
                 type: 'string',
                 description:
@@ -128,6 +135,19 @@ function clientCredentialsOperation(): Json {
         'unavailable',
       ),
     },
+  };
+}
+
+/** The browser sign-in code's form parameters (RFC 6749 §4.1.3, RFC 7636 §4.5). */
+function codeParameters(): Json {
+  const codeOnly = (description: string) => ({
+    type: 'string',
+    description: `authorization_code only: ${description}`,
+  });
+  return {
+    code: codeOnly('the one-time code the browser sign-in handed the application.'),
+    redirect_uri: codeOnly('the `redirect_uri` of the sign-in, exactly.'),
+    code_verifier: codeOnly("the PKCE verifier of the sign-in's `code_challenge`."),
   };
 }
 
