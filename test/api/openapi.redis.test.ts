@@ -461,7 +461,10 @@ describe('every operation, every status', () => {
     const started = await call(sso, 'GET', login);
     expect(started.status, JSON.stringify(started.body)).toBe(302);
     const state = new URL(started.headers.get('location') as string).searchParams.get('state');
-    await call(sso, 'GET', `/1/sso/callback?state=${state as string}&error=access_denied`);
+    const cookie = (started.headers.get('set-cookie') as string).split(';')[0] as string;
+    await call(sso, 'GET', `/1/sso/callback?state=${state as string}&error=access_denied`, {
+      headers: { cookie },
+    });
     await call(sso, 'GET', `/1/sso/callback?state=${state as string}&code=x`);
     await call(sso, 'GET', '/1/tenants/acme/sso/login?redirect_uri=https://evil.example/');
     await call(sso, 'POST', '/1/oauth/token', {

@@ -103,7 +103,8 @@ function redeem(form: Record<string, string>) {
 /**
  * What a browser does from the gateway's login URL to the gateway's callback
  * (the IdP's login form posted as `account`), cookies carried by hand.
- * @returns the callback URL the IdP sent the browser to (not yet followed).
+ * @returns the callback URL the IdP sent the browser to (not yet followed);
+ * the gateway's binding cookie is kept for {@link callback}.
  */
 async function throughIdp(
   start: string,
@@ -112,6 +113,10 @@ async function throughIdp(
 ): Promise<string> {
   const first = await fetch(start, { redirect: 'manual' });
   expect(first.status).toBe(302);
+  const set = first.headers.getSetCookie();
+  expect(set).toHaveLength(1);
+  expect(set[0]).toMatch(/; Path=\/1\/sso\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/);
+  lastBinding = (set[0] as string).split(';')[0] as string;
   const toIdp = new URL(first.headers.get('location') as string);
   alter(toIdp);
   let location = toIdp.href;
@@ -147,9 +152,12 @@ async function throughIdp(
   throw new Error(`never reached the callback: ${location}`);
 }
 
-/** The callback followed: the gateway's answer, unfollowed. */
-function callback(url: string) {
-  return fetch(url, { redirect: 'manual' });
+/** The binding cookie (`name=value`) of the last sign-in {@link throughIdp} started. */
+let lastBinding = '';
+
+/** The callback followed by the browser that started the sign-in: the gateway's answer, unfollowed. */
+function callback(url: string, cookie = lastBinding) {
+  return fetch(url, { redirect: 'manual', headers: { cookie } });
 }
 
 /** A whole sign-in by fetch; @returns the application's code. */
@@ -296,9 +304,23 @@ describe('refused', () => {
     expect(bad.headers.get('location')).toBeNull();
     const first = await callback(url);
     expect(first.status).toBe(302);
+    expect(first.headers.getSetCookie()[0]).toMatch(/Max-Age=0/);
     const again = await callback(url);
     expect(again.status).toBe(400);
     expect(again.headers.get('location')).toBeNull();
+  }, 30_000);
+
+  it("a callback from another browser (no binding cookie, or another sign-in's): 400, state spent", async () => {
+    const url = await throughIdp(loginUrl({ redirect_uri: appRedirect }), 'bea');
+    const mine = lastBinding;
+    await throughIdp(loginUrl({ redirect_uri: appRedirect }), 'bea');
+    const other = lastBinding.split('=')[1] as string;
+    for (const cookie of ['', `${mine.split('=')[0] as string}=${other}`]) {
+      const res = await callback(url, cookie);
+      expect(res.status).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+    }
+    expect((await callback(url, mine)).status).toBe(400);
   }, 30_000);
 
   it('a code redeemed twice: the second is invalid_grant', async () => {

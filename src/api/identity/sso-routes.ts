@@ -3,17 +3,21 @@
  * `auth/federation/browser-sign-in.ts`):
  *
  * - `GET /1/tenants/{tenant_id}/sso/login?redirect_uri=…[&state=…][&code_challenge=…&code_challenge_method=S256]`:
- *   302 to the provider. An unregistered `redirect_uri` is a 400, never a redirect.
+ *   302 to the provider, with a cookie binding the sign-in to this browser
+ *   (path `/1/sso/callback`, HttpOnly, SameSite=Lax). An unregistered
+ *   `redirect_uri` is a 400, never a redirect.
  * - `GET /1/sso/callback?state=…&code=…`: the provider's answer; 302 to the
  *   application's `redirect_uri` with a one-time `code` (and its `state`). An
- *   unknown, used or expired state is a 400, never a redirect; a refusal of
+ *   unknown, used or expired state, or a callback without the sign-in's
+ *   cookie, is a 400, never a redirect; a refusal of
  *   the provider's code or ID token is one `invalid_grant` (400), audited with
  *   its reason.
  *
  * The code is redeemed at `POST /1/oauth/token` (`oauth-code-grant.ts`).
  */
+import { createHash } from 'node:crypto';
 import type { Router } from '@koa/router';
-import type { BrowserSignIn } from '../../auth/federation/browser-sign-in.js';
+import { PENDING_TTL_SECONDS, type BrowserSignIn } from '../../auth/federation/browser-sign-in.js';
 import type { ExchangeSeen } from '../../auth/federation/exchange.js';
 import { refusalOf } from '../../auth/federation/refusals.js';
 import { isGatewayError } from '../../errors.js';
@@ -29,7 +33,7 @@ export function addSsoRoutes(router: Router<ApiState>, deps: IdentityRouterDeps)
   const origin = deps.requestOrigin;
   if (signIn === undefined || origin === undefined) return;
   router.get('/tenants/:tenantId/sso/login', async (ctx) => {
-    const location = await signIn.start({
+    const { location, state, binding } = await signIn.start({
       tenantId: ctx.params['tenantId'] as string,
       redirectUri: one(ctx, 'redirect_uri', true) as string,
       appState: one(ctx, 'state'),
@@ -37,6 +41,7 @@ export function addSsoRoutes(router: Router<ApiState>, deps: IdentityRouterDeps)
       codeChallengeMethod: one(ctx, 'code_challenge_method'),
       callbackUrl: `${origin(ctx.req)}${SSO_CALLBACK_PATH}`,
     });
+    ctx.append('set-cookie', bindingCookie(state, binding, origin(ctx.req), PENDING_TTL_SECONDS));
     redirect(ctx, location);
   });
   router.get('/sso/callback', (ctx) => callback(deps, signIn, ctx));
@@ -48,10 +53,14 @@ async function callback(
   ctx: ApiContext,
 ): Promise<void> {
   const state = one(ctx, 'state', true) as string;
+  const binding = ctx.cookies.get(cookieName(state)) ?? undefined;
+  // Spent whatever the outcome: the state is single use.
+  ctx.append('set-cookie', bindingCookie(state, '', deps.requestOrigin?.(ctx.req) ?? '', 0));
   const seen: ExchangeSeen & { tenantId?: string } = {};
   let result;
   try {
-    result = await signIn.finish({ state, code: one(ctx, 'code'), error: one(ctx, 'error') }, seen);
+    const input = { state, binding, code: one(ctx, 'code'), error: one(ctx, 'error') };
+    result = await signIn.finish(input, seen);
   } catch (err) {
     await recordRefusal(deps, ctx, seen, err);
     throw err;
@@ -79,6 +88,17 @@ async function callback(
     await deps.audit.record('federated_sign_in', who, { ...about, issuer: done.idp.issuer, via });
   }
   redirect(ctx, result.location);
+}
+
+/** One cookie per sign-in (two tabs may sign in at once), named by a digest of its state. */
+function cookieName(state: string): string {
+  return `tg_sso_${createHash('sha256').update(state).digest('base64url').slice(0, 16)}`;
+}
+
+/** The browser binding: only sent to the callback, never readable by scripts. */
+function bindingCookie(state: string, value: string, origin: string, maxAge: number): string {
+  const secure = origin.startsWith('https:') ? '; Secure' : '';
+  return `${cookieName(state)}=${value}; Path=${SSO_CALLBACK_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure}`;
 }
 
 function redirect(ctx: ApiContext, location: string): void {

@@ -8,8 +8,12 @@
  *   `sso.redirectUris` exactly (never a redirect to any other). The pending
  *   sign-in (tenant, the application's redirect URI, state and PKCE challenge,
  *   the nonce, the PKCE verifier) is kept in the store under a random `state`
- *   for {@link PENDING_TTL_SECONDS}; the browser goes to the provider.
- * - `finish`: the state is taken (single use), the provider's code redeemed at
+ *   for {@link PENDING_TTL_SECONDS}, with the SHA-256 of a random browser
+ *   binding the caller sets as a cookie (RFC 9700 §4.7.1: the callback is
+ *   accepted only from the browser that started the sign-in, so a callback
+ *   URL of the attacker's own sign-in cannot sign a victim in); the browser
+ *   goes to the provider.
+ * - `finish`: the state is taken (single use) and the binding checked, the provider's code redeemed at
  *   its token endpoint (`client_secret_basic`, the verifier), the ID token
  *   verified as the exchange does plus its `nonce`, the user found, created
  *   or joined as the exchange does; then a gateway code (its SHA-256 the
@@ -49,8 +53,18 @@ export interface StartInput {
   callbackUrl: string;
 }
 
+export interface StartResult {
+  /** The provider's authorization URL to redirect the browser to. */
+  location: string;
+  state: string;
+  /** The browser binding, for a cookie the callback must carry. */
+  binding: string;
+}
+
 export interface FinishInput {
   state: string;
+  /** The browser binding the callback carried (its cookie). */
+  binding: string | undefined;
   code?: string | undefined;
   /** The provider's `error` (the user cancelled …). */
   error?: string | undefined;
@@ -76,8 +90,7 @@ export interface RedeemInput {
 }
 
 export interface BrowserSignIn {
-  /** @returns the provider's authorization URL to redirect the browser to. */
-  start(input: StartInput): Promise<string>;
+  start(input: StartInput): Promise<StartResult>;
   /** @param seen filled with what was learnt before a refusal (for the audit). */
   finish(input: FinishInput, seen: ExchangeSeen & { tenantId?: string }): Promise<FinishResult>;
   redeem(input: RedeemInput): Promise<GrantedToken>;
@@ -103,6 +116,8 @@ interface PendingSignIn {
   nonce: string;
   verifier: string;
   callbackUrl: string;
+  /** SHA-256 of the browser binding. */
+  binding: string;
 }
 
 interface IssuedCode {
@@ -135,7 +150,7 @@ async function start(
   deps: BrowserSignInDeps,
   endpoints: (issuer: string) => Promise<Endpoints>,
   input: StartInput,
-): Promise<string> {
+): Promise<StartResult> {
   if (!deps.redirectUris.includes(input.redirectUri))
     throw invalidRequest('The redirect_uri is not one registered with the gateway.');
   const { codeChallenge, codeChallengeMethod } = input;
@@ -157,7 +172,10 @@ async function start(
     nonce: random(),
     verifier: random(),
     callbackUrl: input.callbackUrl,
+    binding: '',
   };
+  const binding = random();
+  pending.binding = sha256(binding);
   const state = random();
   await deps.store.putSsoRecord('sign-in', state, JSON.stringify(pending), PENDING_TTL_SECONDS);
   const url = new URL(authorization);
@@ -172,7 +190,7 @@ async function start(
     code_challenge_method: 'S256',
   }))
     url.searchParams.set(name, value);
-  return url.href;
+  return { location: url.href, state, binding };
 }
 
 async function finish(
@@ -184,6 +202,8 @@ async function finish(
   const stored = await deps.store.takeSsoRecord('sign-in', input.state);
   if (stored === null) throw invalidRequest('The sign-in is unknown, used or expired.');
   const pending = JSON.parse(stored) as PendingSignIn;
+  if (input.binding === undefined || sha256(input.binding) !== pending.binding)
+    throw invalidRequest('The sign-in was started in another browser.');
   seen.tenantId = pending.tenantId;
   const back = new URL(pending.redirectUri);
   if (pending.appState !== undefined) back.searchParams.set('state', pending.appState);
