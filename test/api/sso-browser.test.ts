@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { Agent, fetch as undiciFetch } from 'undici';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBrowser, startPageOrigin, type PageOrigin } from '../support/browser.js';
 import { bearer } from '../support/gateway.js';
@@ -25,6 +25,11 @@ import {
   type IdentityFixture,
 } from '../support/identity-fixture.js';
 import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
+import {
+  callback as callbackSupport,
+  redeemCode,
+  throughIdp as throughSupport,
+} from '../support/sso-sign-in.js';
 import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
 
 const ACME_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
@@ -93,71 +98,36 @@ function loginUrl(query: Record<string, string>): string {
 }
 
 function redeem(form: Record<string, string>) {
-  return fetch(`${fx.gw.url}/1/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', ...form }),
-  });
-}
-
-/**
- * What a browser does from the gateway's login URL to the gateway's callback
- * (the IdP's login form posted as `account`), cookies carried by hand.
- * @returns the callback URL the IdP sent the browser to (not yet followed);
- * the gateway's binding cookie is kept for {@link callback}.
- */
-async function throughIdp(
-  start: string,
-  account: string,
-  alter: (toIdp: URL) => void = () => {},
-): Promise<string> {
-  const first = await fetch(start, { redirect: 'manual' });
-  expect(first.status).toBe(302);
-  const set = first.headers.getSetCookie();
-  expect(set).toHaveLength(1);
-  expect(set[0]).toMatch(/; Path=\/1\/sso\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/);
-  lastBinding = (set[0] as string).split(';')[0] as string;
-  const toIdp = new URL(first.headers.get('location') as string);
-  alter(toIdp);
-  let location = toIdp.href;
-  const jar = new Map<string, string>();
-  for (let step = 0; step < 8; step++) {
-    if (location.startsWith(`${fx.gw.url}/1/sso/callback`)) return location;
-    const login = location.includes('/interaction/');
-    const res = await undiciFetch(new URL(location, acme.issuer), {
-      method: login ? 'POST' : 'GET',
-      redirect: 'manual',
-      dispatcher: idpAgent,
-      headers: {
-        cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; '),
-        ...(login ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-      },
-      ...(login
-        ? {
-            body: new URLSearchParams({
-              prompt: 'login',
-              login: account,
-              password: 'x',
-            }).toString(),
-          }
-        : {}),
-    });
-    for (const line of res.headers.getSetCookie()) {
-      const pair = line.split(';')[0] as string;
-      jar.set(pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1));
-    }
-    await res.arrayBuffer();
-    location = new URL(res.headers.get('location') as string, acme.issuer).href;
-  }
-  throw new Error(`never reached the callback: ${location}`);
+  return redeemCode(fx.gw.url, form);
 }
 
 /** The binding cookie (`name=value`) of the last sign-in {@link throughIdp} started. */
 let lastBinding = '';
 
+async function throughIdp(
+  start: string,
+  account: string,
+  alter: (toIdp: URL) => void = () => {},
+): Promise<string> {
+  const started = await throughSupport({
+    gatewayUrl: fx.gw.url,
+    issuer: acme.issuer,
+    agent: idpAgent,
+    start,
+    account,
+    alter,
+  });
+  expect(started.setCookie).toHaveLength(1);
+  expect(started.setCookie[0]).toMatch(
+    /; Path=\/1\/sso\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/,
+  );
+  lastBinding = started.cookie;
+  return started.callbackUrl;
+}
+
 /** The callback followed by the browser that started the sign-in: the gateway's answer, unfollowed. */
 function callback(url: string, cookie = lastBinding) {
-  return fetch(url, { redirect: 'manual', headers: { cookie } });
+  return callbackSupport(url, cookie);
 }
 
 /** A whole sign-in by fetch; @returns the application's code. */

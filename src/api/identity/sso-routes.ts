@@ -20,7 +20,7 @@ import type { Router } from '@koa/router';
 import { PENDING_TTL_SECONDS, type BrowserSignIn } from '../../auth/federation/browser-sign-in.js';
 import type { ExchangeSeen } from '../../auth/federation/exchange.js';
 import { refusalOf } from '../../auth/federation/refusals.js';
-import { isGatewayError } from '../../errors.js';
+import { GatewayError, isGatewayError } from '../../errors.js';
 import type { ApiContext, ApiState } from '../state.js';
 import { actor, noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
@@ -63,6 +63,14 @@ async function callback(
     result = await signIn.finish(input, seen);
   } catch (err) {
     await recordRefusal(deps, ctx, seen, err);
+    const reason = refusalOf(err);
+    // The exchange's description names a subject token; here there is none.
+    if (reason !== undefined)
+      throw new GatewayError(
+        'invalid_grant',
+        "The sign-in at the tenant's identity provider is not accepted.",
+        { detail: reason, cause: err },
+      );
     throw err;
   }
   const done = result.signedIn;
