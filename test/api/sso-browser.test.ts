@@ -17,6 +17,7 @@ import type { Browser } from 'playwright-core';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBrowser, startPageOrigin, type PageOrigin } from '../support/browser.js';
+import { expectError } from '../support/expect-error.js';
 import { bearer } from '../support/gateway.js';
 import {
   ALICE,
@@ -230,6 +231,52 @@ describe('refused', () => {
     }
     const none = await fetch(`${fx.gw.url}/1/tenants/acme/sso/login`, { redirect: 'manual' });
     expect(none.status).toBe(400);
+  });
+
+  it('a challenge not S256 or not 43 characters, a method alone, a repeated redirect_uri: 400', async () => {
+    for (const query of [
+      `code_challenge=${'a'.repeat(42)}&code_challenge_method=S256`,
+      `code_challenge=${'a'.repeat(43)}`,
+      'code_challenge_method=S256',
+      `redirect_uri=${encodeURIComponent(appRedirect)}`,
+    ]) {
+      const url = `${loginUrl({ redirect_uri: appRedirect })}&${query}`;
+      const res = await fetch(url, { redirect: 'manual' });
+      expect(res.status, query).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(res.headers.get('set-cookie')).toBeNull();
+    }
+  });
+
+  it('nothing without sso.enabled: 404, and the code grant is unsupported', async () => {
+    const plain = await startMemoryIdentityFixture();
+    try {
+      const login = await fetch(
+        `${plain.gw.url}/1/tenants/acme/sso/login?redirect_uri=${encodeURIComponent(appRedirect)}`,
+        { redirect: 'manual' },
+      );
+      expect(login.status).toBe(404);
+      const res = await redeemCode(plain.gw.url, { code: 'x', redirect_uri: appRedirect });
+      await expectError(res, 400, 'unsupported_grant_type');
+    } finally {
+      await plain.close();
+    }
+  }, 30_000);
+
+  it("the IdP's error goes back to the application with its state, and no code", async () => {
+    const res = await fetch(loginUrl({ redirect_uri: appRedirect, state: 'app-2' }), {
+      redirect: 'manual',
+    });
+    const state = new URL(res.headers.get('location') as string).searchParams.get('state');
+    const cookie = (res.headers.getSetCookie()[0] as string).split(';')[0] as string;
+    const back = await callback(
+      `${fx.gw.url}/1/sso/callback?state=${state as string}&error=access_denied`,
+      cookie,
+    );
+    expect(back.status).toBe(302);
+    const to = new URL(back.headers.get('location') as string);
+    expect(`${to.origin}${to.pathname}`).toBe(appRedirect);
+    expect(Object.fromEntries(to.searchParams)).toEqual({ error: 'access_denied', state: 'app-2' });
   });
 
   it('a plain PKCE challenge, or a tenant without an IdP: 400', async () => {
