@@ -18,7 +18,7 @@ import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBrowser, startPageOrigin, type PageOrigin } from '../support/browser.js';
 import { expectError } from '../support/expect-error.js';
-import { bearer } from '../support/gateway.js';
+import { bearer, startTestGateway } from '../support/gateway.js';
 import {
   ALICE,
   startMemoryIdentityFixture,
@@ -260,6 +260,22 @@ describe('refused', () => {
       await expectError(res, 400, 'unsupported_grant_type');
     } finally {
       await plain.close();
+    }
+  }, 30_000);
+
+  it('too many sign-ins started from one address: 429, before any store write', async () => {
+    const strict = await startTestGateway({
+      ...fx.config,
+      limits: { ssoLogin: { perIp: 2, windowSeconds: 600 } },
+    });
+    try {
+      const url = `${strict.url}/1/tenants/acme/sso/login?redirect_uri=${encodeURIComponent(appRedirect)}`;
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await fetch(url, { redirect: 'manual' })).status);
+      // This instance's own memory store has no IdP record for acme: 400 until the budget is spent.
+      expect(statuses).toEqual([400, 400, 429]);
+    } finally {
+      await strict.close();
     }
   }, 30_000);
 

@@ -33,6 +33,7 @@ export function addSsoRoutes(router: Router<ApiState>, deps: IdentityRouterDeps)
   const origin = deps.requestOrigin;
   if (signIn === undefined || origin === undefined) return;
   router.get('/tenants/:tenantId/sso/login', async (ctx) => {
+    await deps.bruteForce.ssoLogin(deps.clientIp(ctx.req));
     const { location, state, binding } = await signIn.start({
       tenantId: ctx.params['tenantId'] as string,
       redirectUri: one(ctx, 'redirect_uri', true) as string,
