@@ -80,6 +80,8 @@ beforeAll(async () => {
   sso = await startTestGateway({
     ...fx.config,
     sso: { enabled: true, ca: ca.caFile, redirectUris: [APP] },
+    // Three sign-ins started, then 429.
+    limits: { ssoLogin: { perIp: 3, windowSeconds: 600 } },
   });
 }, 60_000);
 afterAll(async () => {
@@ -467,6 +469,8 @@ describe('every operation, every status', () => {
     });
     await call(sso, 'GET', `/1/sso/callback?state=${state as string}&code=x`);
     await call(sso, 'GET', '/1/tenants/acme/sso/login?redirect_uri=https://evil.example/');
+    await call(sso, 'GET', login);
+    expect((await call(sso, 'GET', login)).status).toBe(429);
     await call(sso, 'POST', '/1/oauth/token', {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: `grant_type=authorization_code&code=made-up&redirect_uri=${encodeURIComponent(APP)}`,

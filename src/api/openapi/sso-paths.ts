@@ -3,7 +3,7 @@
  * provider (`sso.enabled`, issue 34; `identity/sso-routes.ts`). Both answer a
  * browser: a 302, or an error body (never a redirect to an unregistered URI).
  */
-import { refusal, type Json } from './answers.js';
+import { refusal, THROTTLED, type Json } from './answers.js';
 
 const query = (name: string, description: string, required = false): Json => ({
   name,
@@ -25,7 +25,7 @@ export function ssoLoginPath(): Json {
       operationId: 'ssoLogin',
       summary: "Start a browser sign-in through the tenant's identity provider",
       description:
-        "Redirects the browser to the tenant's provider (authorization code flow with PKCE S256, `state` and `nonce`; the gateway's callback `/1/sso/callback` on the origin the request was addressed to). The pending sign-in is kept in the store for 10 minutes, single use. With `sso.enabled` only.",
+        "At most `limits.ssoLogin.perIp` per client IP per window (429 beyond). Redirects the browser to the tenant's provider (authorization code flow with PKCE S256, `state` and `nonce`; the gateway's callback `/1/sso/callback` on the origin the request was addressed to). The pending sign-in is kept in the store for 10 minutes, single use. With `sso.enabled` only.",
       tags: ['identity'],
       security: [{}],
       parameters: [
@@ -53,6 +53,7 @@ export function ssoLoginPath(): Json {
           'A `redirect_uri` that is not registered, a parameter missing or repeated, a challenge not S256, a tenant without an identity provider: never a redirect.',
           'invalid_request',
         ),
+        '429': THROTTLED,
         '503': refusal(
           "The store, or the provider's discovery document, could not be reached.",
           'unavailable',
