@@ -30,7 +30,7 @@ import type { Store, TenantIdp } from '../../store/types.js';
 import type { Accounts, GrantedToken } from '../accounts.js';
 import { isDisabledHash } from '../disabled.js';
 import type { SecretSealer } from '../sealed-secrets.js';
-import { memberFor, type ExchangeOutcome, type ExchangeSeen } from './exchange.js';
+import { issuerOf, memberFor, type ExchangeOutcome, type ExchangeSeen } from './exchange.js';
 import type { ProviderHttp } from './https-json.js';
 import type { IssuerKeys } from './issuer-keys.js';
 import { providerUnavailable, refused } from './refusals.js';
@@ -225,6 +225,8 @@ async function finish(
     input.code,
     pending,
   );
+  // The exchange's header checks too (`alg` asymmetric, not `typ: at+jwt`); `iss` is jose's below.
+  issuerOf(idToken);
   let keys;
   try {
     keys = await deps.keys.keysFor(idp.issuer);

@@ -84,7 +84,7 @@ export function createTokenExchange(deps: TokenExchangeDeps): ExchangeToken {
  * any key is fetched; `alg` (and `typ`) checked here too, so `none` or HS256
  * costs no fetch.
  */
-function issuerOf(token: string): string {
+export function issuerOf(token: string): string {
   let iss: unknown;
   let header;
   try {
