@@ -14,6 +14,10 @@
  * its core (gateway − bare undici = authentication, tenant matching, the
  * header policy, tenant slots, route timeout, metrics, access log, request
  * scope).
+ * Except for V8's full collections: whether one falls in the counted window
+ * moves a count by up to ~100k per request (the gateway's ~26 MB heap), so
+ * each count is also given without V8's GC, write barrier and allocation
+ * (`callgrind-dump.ts`), which repeats within ~1 % (issue 35).
  * It counts instructions, not cycles: cache misses and the cost of the
  * kernel's side of a syscall are not in it, so it is not a throughput ratio.
  *
@@ -24,15 +28,41 @@
  *
  * Needs valgrind (`apt-get install valgrind`). Environment:
  * BENCH_INSTRUCTIONS_WARMUP (requests before counting, default 10000),
- * BENCH_INSTRUCTIONS_COUNT (requests counted, default 4000).
+ * BENCH_INSTRUCTIONS_COUNT (requests counted, default 4000),
+ * BENCH_INSTRUCTIONS_TARGETS (comma-separated names to count, default all:
+ * `bare http-proxy-3,bare undici,gateway`),
+ * BENCH_INSTRUCTIONS_KEEP (a directory: the callgrind dumps are kept there,
+ * with V8's `--perf-basic-prof` map of each process to name its JIT code, for
+ * `bench/callgrind-breakdown.ts`; the map costs a little at compile time only).
+ *
+ * `-- --check` counts bare undici and the gateway and fails when the
+ * gateway's ratio to bare undici, both without GC, is more than 5 % over the committed
+ * `bench/instructions-baseline.json`; `-- --write-baseline` records it
+ * (`instructions-baseline.ts`).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { gcShare } from './callgrind-dump.js';
 import { comparedProxies, startBackends, type ComparedProxy } from './backends.js';
 import { REQUEST_PATH } from './gateway-config.js';
 import { positiveInt } from './env.js';
+import {
+  BASELINE_FILE,
+  checkAgainst,
+  readBaseline,
+  writeBaseline,
+} from './instructions-baseline.js';
 import { drive, type LoadTarget } from './load.js';
 import {
   createTeardown,
@@ -48,27 +78,82 @@ const settings = {
   warmup: positiveInt('BENCH_INSTRUCTIONS_WARMUP', 10_000),
   count: positiveInt('BENCH_INSTRUCTIONS_COUNT', 4_000),
   connections: 10,
+  targets: process.env.BENCH_INSTRUCTIONS_TARGETS?.split(',').map((name) => name.trim()),
+  keep: process.env.BENCH_INSTRUCTIONS_KEEP,
 };
 /** Everything runs ~50× slower under valgrind: minutes to start, not seconds. */
 const START_TIMEOUT_MS = 300_000;
 const NODE_FLAGS = ['--v8-pool-size=0', '--single-threaded-gc'];
 
 const teardown = createTeardown();
-const dumps = mkdtempSync(join(tmpdir(), 'tg-bench-callgrind-'));
-teardown.add(() => rmSync(dumps, { recursive: true, force: true }));
+const dumps = settings.keep ?? mkdtempSync(join(tmpdir(), 'tg-bench-callgrind-'));
+if (settings.keep === undefined)
+  teardown.add(() => rmSync(dumps, { recursive: true, force: true }));
+else mkdirSync(dumps, { recursive: true });
+
+/** `--check`: against the committed baseline; `--write-baseline`: record one (bare undici and the gateway only). */
+const mode = process.argv.includes('--check')
+  ? 'check'
+  : process.argv.includes('--write-baseline')
+    ? 'write-baseline'
+    : 'table';
+const targets = mode === 'table' ? settings.targets : ['bare undici', 'gateway'];
 
 async function main(): Promise<void> {
   requireCallgrind();
+  const baseline = mode === 'check' ? readBaseline() : undefined;
   const backends = await startBackends(teardown);
   const counts = new Map<string, number>();
-  for (const proxy of await comparedProxies(backends)) {
-    counts.set(proxy.name, await countOne(proxy, backends.headers));
+  const withoutGc = new Map<string, number>();
+  const chosen = (await comparedProxies(backends)).filter(
+    (proxy) => targets === undefined || targets.includes(proxy.name),
+  );
+  for (const proxy of chosen.map(withLongLease)) {
+    const counted = await countOne(proxy, backends.headers);
+    counts.set(proxy.name, counted.all);
+    withoutGc.set(proxy.name, counted.withoutGc);
   }
-  process.stdout.write(`\n${formatTable(counts)}\n`);
+  process.stdout.write(`\n${formatTable(counts)}\n\n${formatWithoutGc(withoutGc)}\n`);
+  const pair = {
+    gateway: withoutGc.get('gateway') ?? NaN,
+    bareUndici: withoutGc.get('bare undici') ?? NaN,
+  };
+  if (mode === 'write-baseline') {
+    const written = writeBaseline(pair, settings);
+    process.stdout.write(`baseline written to ${BASELINE_FILE}: ratio ${written.ratio}\n`);
+  } else if (baseline !== undefined) {
+    const verdict = checkAgainst(baseline, pair);
+    process.stdout.write(`${verdict.ok ? 'ok' : 'FAILED'}: ${verdict.message}\n`);
+    if (!verdict.ok) process.exitCode = 1;
+  }
 }
 
-/** Starts `subject` under callgrind, warms it up, counts `settings.count` requests; per request. */
-async function countOne(subject: ComparedProxy, headers: Record<string, string>): Promise<number> {
+/**
+ * The gateway with its revocation lease at the longest (60 s): under
+ * callgrind a renewal (four per lease, 2 s by default) can come too late and
+ * the gateway then refuses, failing closed, and every renewal is background
+ * work counted as the requests'. Nothing per request changes.
+ */
+function withLongLease(proxy: ComparedProxy): ComparedProxy {
+  const at = proxy.nodeArgs.indexOf('--config');
+  if (at < 0) return proxy;
+  const file = proxy.nodeArgs[at + 1] as string;
+  const config = parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  const longLease = file.replace(/\.yaml$/, '-long-lease.yaml');
+  writeFileSync(longLease, stringify({ ...config, revocation: { leaseMs: 60_000 } }));
+  const nodeArgs = [...proxy.nodeArgs];
+  nodeArgs[at + 1] = longLease;
+  return { ...proxy, nodeArgs };
+}
+
+/**
+ * Starts `subject` under callgrind, warms it up, counts `settings.count`
+ * requests; per request, in all and without V8's GC (`callgrind-dump.ts`).
+ */
+async function countOne(
+  subject: ComparedProxy,
+  headers: Record<string, string>,
+): Promise<{ all: number; withoutGc: number }> {
   const out = join(dumps, subject.name.replace(/\W+/g, '-'));
   progress(`${subject.name}: starting under callgrind`);
   const proc = spawnProcess(
@@ -81,6 +166,7 @@ async function countOne(subject: ComparedProxy, headers: Record<string, string>)
       `--callgrind-out-file=${out}.%p`,
       process.execPath,
       ...NODE_FLAGS,
+      ...(settings.keep === undefined ? [] : ['--perf-basic-prof']),
       ...subject.nodeArgs,
     ],
     PROJECT_ROOT,
@@ -92,26 +178,50 @@ async function countOne(subject: ComparedProxy, headers: Record<string, string>)
     url: `http://127.0.0.1:${subject.port}${REQUEST_PATH}`,
     connections: settings.connections,
     headers,
+    // A loaded machine under callgrind: an answer may take far longer than autocannon's 10 s.
+    timeoutSeconds: 300,
   };
   progress(`${subject.name}: ${settings.warmup} requests to warm up`);
   await load(target, settings.warmup);
   callgrindControl(proc, '--instr=on');
   progress(`${subject.name}: ${settings.count} requests counted`);
-  await load(target, settings.count);
+  await load(target, settings.count, proc);
   callgrindControl(proc, '--dump');
   callgrindControl(proc, '--instr=off');
   await proc.stop();
-  return mainThreadInstructions(out, proc.pid) / settings.count;
+  keepPerfMap(out, proc.pid);
+  const { total, gc } = gcShare(`${out}.${proc.pid}.1-01`);
+  if (total !== mainThreadInstructions(out, proc.pid)) throw new Error('the dump does not add up');
+  return { all: total / settings.count, withoutGc: (total - gc) / settings.count };
 }
 
-/** Drives `amount` requests; any answer other than 2xx makes the count meaningless. */
-async function load(target: LoadTarget, amount: number): Promise<void> {
+/**
+ * Drives `amount` requests; any answer other than 2xx makes the count
+ * meaningless. Counted (`counted` given): a few refusals (under 1 %, the
+ * store timing out under callgrind on a loaded machine) are reported with the
+ * process's warnings, and the count kept.
+ */
+async function load(target: LoadTarget, amount: number, counted?: BenchProcess): Promise<void> {
   const run = await drive(target, { amount });
-  if (run.non2xx > 0 || run.errors > 0 || run.completed !== amount) {
-    throw new Error(
-      `${target.name}: ${run.completed} of ${amount} answered, ${run.non2xx} non-2xx, ${run.errors} errors`,
-    );
-  }
+  const summary = `${target.name}: ${run.completed} of ${amount} answered, ${run.non2xx} non-2xx (${JSON.stringify(run.statuses)}), ${run.errors} errors`;
+  const fine = run.non2xx === 0 && run.errors === 0 && run.completed === amount;
+  if (fine) return;
+  if (counted === undefined || run.errors > 0 || run.non2xx > amount / 100)
+    throw new Error(summary);
+  const warnings = counted
+    .output()
+    .split('\n')
+    .filter((line) => /"level":[4-6]0/.test(line))
+    .slice(-3);
+  progress(`${summary}; kept. The last warnings:\n${warnings.join('\n')}`);
+}
+
+/** Next to the kept dumps: V8's map of JIT code addresses to names (`/tmp/perf-<pid>.map`). */
+function keepPerfMap(out: string, pid: number): void {
+  const map = `/tmp/perf-${pid}.map`;
+  if (settings.keep === undefined || !existsSync(map)) return;
+  copyFileSync(map, `${out}.${pid}.perf.map`);
+  rmSync(map, { force: true });
 }
 
 function callgrindControl(proc: BenchProcess, command: string): void {
@@ -124,6 +234,18 @@ function mainThreadInstructions(out: string, pid: number): number {
   const match = /^summary: (\d+)$/m.exec(readFileSync(file, 'utf8'));
   if (match === null) throw new Error(`no summary line in ${file}`);
   return Number(match[1]);
+}
+
+/** The figure to compare two builds by: a full GC in the window or not moves the totals by ±50k. */
+function formatWithoutGc(counts: Map<string, number>): string {
+  const undici = counts.get('bare undici') ?? Number.NaN;
+  return [
+    'Without V8 GC, write barrier and allocation (repeats within ~1 %; what --check compares):',
+    ...[...counts].map(
+      ([name, perRequest]) =>
+        `${name.padEnd(22)} ${Math.round(perRequest).toLocaleString('en').padStart(9)}   ${(perRequest / undici).toFixed(3).padStart(13)}`,
+    ),
+  ].join('\n');
 }
 
 function formatTable(counts: Map<string, number>): string {

@@ -18,6 +18,8 @@ export interface LoadTarget {
   method?: 'GET' | 'POST';
   /** Sent with every request (a form, for the token endpoint). */
   body?: string;
+  /** Seconds before a request with no answer counts as an error (autocannon's default: 10). */
+  timeoutSeconds?: number;
 }
 
 /** How long: a duration in seconds, or a fixed number of requests. */
@@ -68,6 +70,7 @@ export function drive(target: LoadTarget, length: LoadLength): Promise<Run> {
         headers: target.headers ?? {},
         ...(target.method === undefined ? {} : { method: target.method }),
         ...(target.body === undefined ? {} : { body: target.body }),
+        ...(target.timeoutSeconds === undefined ? {} : { timeout: target.timeoutSeconds }),
         title: target.name,
         ...('amount' in length ? { amount: length.amount } : { duration: length.seconds }),
       },

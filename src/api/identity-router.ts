@@ -1,6 +1,6 @@
 /**
  * The identity endpoints (docs/identity-api.md): tenant list, token (and its OAuth
- * alias), the client-credentials grant, tenant record, signup, password change, logout. `current` stands for
+ * alias), the OAuth token endpoint (client credentials, refresh) and revocation (RFC 7009), tenant record, signup, password change, logout. `current` stands for
  * the caller's own user or tenant id in any path.
  *
  * Each endpoint group is a file in `identity/`; who the caller is (Basic login,
@@ -15,6 +15,7 @@ import type { IdentityRouterDeps } from './identity/deps.js';
 import { addClientRoutes } from './identity/client-routes.js';
 import { addIdpRoutes } from './identity/idp-routes.js';
 import { addLogoutRoute } from './identity/logout-route.js';
+import { addOAuthRevokeRoute } from './identity/oauth-revoke-route.js';
 import { addOAuthTokenRoute } from './identity/oauth-token-route.js';
 import { addPasswordRoute } from './identity/password-route.js';
 import { addSignupRoute } from './identity/signup-route.js';
@@ -29,6 +30,7 @@ export function createIdentityRouter(deps: IdentityRouterDeps): Router<ApiState>
   addUserTenantsRoute(router, deps);
   addTokenRoutes(router, deps);
   addOAuthTokenRoute(router, deps);
+  addOAuthRevokeRoute(router, deps);
   addLogoutRoute(router, deps);
   addTenantRoute(router, deps);
   addSignupRoute(router, deps);

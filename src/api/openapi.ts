@@ -26,7 +26,7 @@ import { idpPath } from './openapi/idp-paths.js';
 import { ssoCallbackPath, ssoLoginPath } from './openapi/sso-paths.js';
 import { components } from './openapi/schemas.js';
 import { tenantPath, userTenantsPath } from './openapi/tenant-paths.js';
-import { oauthTokenPath, tokenPath } from './openapi/token-paths.js';
+import { oauthRevokePath, oauthTokenPath, tokenPath } from './openapi/token-paths.js';
 import { passwordPath, signupPath } from './openapi/user-paths.js';
 import { jwksPath, oauthMetadataPath, openApiPath } from './openapi/well-known-paths.js';
 
@@ -57,6 +57,7 @@ export function openApiDocument(): Json {
       '/1/users/{user_id}/tenants': userTenantsPath(),
       '/1/token': tokenPath(),
       '/1/oauth/token': oauthTokenPath(),
+      '/1/oauth/revoke': oauthRevokePath(),
       '/1/tenants/{tenant_id}': tenantPath(),
       '/1/tenants/{tenant_id}/clients': clientsPath(),
       '/1/tenants/{tenant_id}/clients/{client_id}': clientPath(),

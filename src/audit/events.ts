@@ -15,6 +15,9 @@ export type AuditEventKind =
   | 'client_token_issued'
   | 'client_auth_failed'
   | 'logout'
+  | 'token_revoked'
+  | 'token_refreshed'
+  | 'refresh_token_reused'
   | 'federated_sign_in'
   | 'federated_user_created'
   | 'federated_member_joined'
@@ -60,6 +63,8 @@ export interface AuditSubject {
   user_email?: string;
   /** The id of the token issued or revoked. */
   jti?: string;
+  /** The refresh family a token was issued in or that ended (its id, never a refresh token). */
+  family_id?: string;
   /** user_removed: the tenants whose membership ended with the user. */
   tenant_ids?: string[];
   /** tenant_removed: the users whose membership ended with the tenant. */

@@ -92,8 +92,11 @@ export interface Accounts {
    * @returns false when the user already was so.
    */
   setDisabled(user: UserRecord, disabled: boolean): Promise<boolean>;
-  /** @throws `tenant_access_denied` when the tenant does not exist or the user is not a member. */
-  grantToken(user: UserRecord, tenantId: string): Promise<GrantedToken>;
+  /**
+   * `familyId`: the refresh family the token begins (its `fid` claim).
+   * @throws `tenant_access_denied` when the tenant does not exist or the user is not a member.
+   */
+  grantToken(user: UserRecord, tenantId: string, familyId?: string): Promise<GrantedToken>;
 }
 
 type SignupInput = Parameters<Accounts['signUp']>[0];
@@ -125,7 +128,7 @@ export function createAccounts(deps: AccountDeps): Accounts {
       return true;
     },
 
-    grantToken: (user, tenantId) => grantToken(deps, user, tenantId),
+    grantToken: (user, tenantId, familyId) => grantToken(deps, now(), user, tenantId, familyId),
   };
 }
 
@@ -202,8 +205,10 @@ async function logIn(
 
 async function grantToken(
   { store, keyring, tokens, roles }: AccountDeps,
+  at: number,
   user: UserRecord,
   tenantId: string,
+  familyId: string | undefined,
 ): Promise<GrantedToken> {
   const [tenant, membership] = await Promise.all([
     store.getTenant(tenantId),
@@ -217,15 +222,21 @@ async function grantToken(
       detail: tenantId,
     });
   }
-  const { token, claims } = await issueAccessToken(keyring, tokens, {
-    userId: user.id,
-    email: user.email,
-    sessionVersion: user.sessionVersion,
-    tenantId: tenant.tenantId,
-    tenantType: tenant.type,
-    membershipGeneration: membership.generation,
-    scope: scopeClaim(roles?.current[role] ?? []),
-  });
+  const { token, claims } = await issueAccessToken(
+    keyring,
+    tokens,
+    {
+      userId: user.id,
+      email: user.email,
+      sessionVersion: user.sessionVersion,
+      tenantId: tenant.tenantId,
+      tenantType: tenant.type,
+      membershipGeneration: membership.generation,
+      scope: scopeClaim(roles?.current[role] ?? []),
+      ...(familyId === undefined ? {} : { familyId }),
+    },
+    at,
+  );
   return { token, claims, user, tenant };
 }
 

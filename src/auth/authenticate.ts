@@ -85,7 +85,23 @@ function peekExactBearer(
   return tokens.peek(authorization.slice(BEARER_PREFIX.length));
 }
 
+/**
+ * The principal of verified claims, made once per claims object: the
+ * verifier caches the claims object itself, so a request of the steady state
+ * reuses the principal (frozen: it is shared) and allocates nothing here.
+ */
+const principals = new WeakMap<AccessTokenClaims, TokenPrincipal>();
+
 function principalOf(claims: AccessTokenClaims): TokenPrincipal {
+  let principal = principals.get(claims);
+  if (principal === undefined) {
+    principal = Object.freeze(newPrincipal(claims));
+    principals.set(claims, principal);
+  }
+  return principal;
+}
+
+function newPrincipal(claims: AccessTokenClaims): TokenPrincipal {
   if (claims.client_id !== undefined) {
     return {
       kind: 'client',
@@ -111,19 +127,8 @@ function principalOf(claims: AccessTokenClaims): TokenPrincipal {
 
 const NO_SCOPES: readonly string[] = Object.freeze([]);
 
-/**
- * The claims' scopes, parsed once per verified token: the verifier caches
- * the claims object itself, so it keys the parsed list for as long as the
- * token is cached, and a request of the steady state parses nothing.
- */
-const parsedScopes = new WeakMap<AccessTokenClaims, readonly string[]>();
-
+/** The claims' scopes: sorted, each once, frozen. */
 function scopesOf(claims: AccessTokenClaims): readonly string[] {
   if (claims.scope === undefined || claims.scope === '') return NO_SCOPES;
-  let scopes = parsedScopes.get(claims);
-  if (scopes === undefined) {
-    scopes = Object.freeze([...new Set(claims.scope.split(' ').filter(Boolean))].sort());
-    parsedScopes.set(claims, scopes);
-  }
-  return scopes;
+  return Object.freeze([...new Set(claims.scope.split(' ').filter(Boolean))].sort());
 }

@@ -83,7 +83,7 @@ export function secretMatches(secret: string, digest: string): boolean {
 }
 
 /** RFC 4648 base32, lower case, unpadded. */
-function base32(bytes: Buffer): string {
+export function base32(bytes: Buffer): string {
   let bits = 0;
   let value = 0;
   let out = '';
@@ -99,8 +99,8 @@ function base32(bytes: Buffer): string {
   return out;
 }
 
-/** CRC-32 of `text` in six base62 digits (62^6 > 2^32). */
-function checksum(text: string): string {
+/** CRC-32 of `text` in six base62 digits (62^6 > 2^32): what ends an API key or refresh token. */
+export function checksum(text: string): string {
   let crc = crc32(Buffer.from(text, 'utf8'));
   let out = '';
   for (let i = 0; i < CHECKSUM_CHARS; i++) {

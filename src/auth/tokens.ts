@@ -49,6 +49,12 @@ export interface AccessTokenClaims {
   client_id?: string;
   /** A client token's generation: alive only while the client still has it. */
   cg?: number;
+  /**
+   * The refresh family the token was issued in (`refresh-grant.ts`): a logout
+   * or an RFC 7009 revocation of the token ends the family too. Absent on a
+   * token issued without a refresh token.
+   */
+  fid?: string;
   iat: number;
   /**
    * When the gateway stops accepting the token: the token's own `exp`, but
@@ -72,6 +78,8 @@ export interface TokenSubject {
   membershipGeneration: number;
   /** The scopes granted (the member's role's), space-separated and sorted; omitted: none. */
   scope?: string;
+  /** The refresh family the token is issued in (`fid`); omitted: none. */
+  familyId?: string;
 }
 
 /** Holds the current key set; replaced on key rotation. */
@@ -101,6 +109,7 @@ export async function issueAccessToken(
     sv: subject.sessionVersion,
     mg: subject.membershipGeneration,
     ...(subject.scope === undefined ? {} : { scope: subject.scope }),
+    ...(subject.familyId === undefined ? {} : { fid: subject.familyId }),
     jti: randomUUID(),
     iat: now,
     exp: now + settings.ttlSeconds,
@@ -186,7 +195,7 @@ function keyFor(keys: KeySet, header: JWTHeaderParameters): SigningKey {
 
 function checkClaimShapes(payload: Record<string, unknown>): AccessTokenClaims {
   if (payload.client_id !== undefined) return checkClientClaimShapes(payload);
-  const { sub, tenant_id, tenant_type, email, sv, mg, jti, aud, scope } = payload;
+  const { sub, tenant_id, tenant_type, email, sv, mg, jti, aud, scope, fid } = payload;
   const ok =
     typeof sub === 'string' &&
     typeof tenant_id === 'string' &&
@@ -198,7 +207,8 @@ function checkClaimShapes(payload: Record<string, unknown>): AccessTokenClaims {
     (mg as number) > 0 &&
     typeof jti === 'string' &&
     typeof aud === 'string' &&
-    (scope === undefined || typeof scope === 'string');
+    (scope === undefined || typeof scope === 'string') &&
+    (fid === undefined || typeof fid === 'string');
   if (!ok) throw tokenRefused('claims', 'The token lacks required claims.');
   return payload as unknown as AccessTokenClaims;
 }

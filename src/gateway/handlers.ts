@@ -9,6 +9,7 @@ import { createApiApp } from '../api/app.js';
 import { requestOrigin } from '../api/identity/oauth-metadata-route.js';
 import { createClientCredentials } from '../auth/client-credentials.js';
 import type { BrowserSignIn } from '../auth/federation/browser-sign-in.js';
+import { createRefreshTokens } from '../auth/refresh-grant.js';
 import type { ExchangeToken } from '../auth/federation/exchange.js';
 import type { GatewayConfig } from '../config/index.js';
 import type { Core } from '../core.js';
@@ -69,12 +70,15 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
       issuer: config.tokens.issuer,
       trusted: (peer) => deps.live.trusted(peer),
       scopesSupported: () => scopesSupported(deps.live.config.authorization),
+      refreshEnabled: config.tokens.refresh.enabled,
       tokenExchange: deps.exchangeToken !== undefined,
     },
     clientIp: (req) => clientIp(req.socket.remoteAddress, req),
     signupEnabled: config.signup.enabled,
     bodyLimit: config.limits.bodyBytes,
     grantClientToken: createClientCredentials({ ...core, tokens: config.tokens }),
+    refreshTokens: createRefreshTokens({ ...core, tokens: config.tokens }),
+    onRefresh: (outcome) => metrics.refreshed(outcome),
     onTokenIssued: (kind) => metrics.tokenIssued(kind),
     ...(deps.exchangeToken === undefined ? {} : { exchangeToken: deps.exchangeToken }),
     ...(deps.browserSignIn === undefined

@@ -72,8 +72,8 @@ export function createAccessLog(log: Logger): AccessLog {
           text('outcome', settled.outcome) +
           text('reason', settled.reason === '' ? undefined : settled.reason) +
           refusalText(settled) +
-          num('durationMs', round(durationMs)) +
-          num('upstreamMs', scope.upstreamMs === undefined ? undefined : round(scope.upstreamMs)) +
+          milliseconds('durationMs', durationMs) +
+          milliseconds('upstreamMs', scope.upstreamMs) +
           num('upstreamStatus', scope.upstreamStatus) +
           text('tenantId', scope.tenantId) +
           text('userId', scope.userId) +
@@ -172,8 +172,20 @@ function originalOf(original: OriginalRequest | undefined): string {
   return `,"original":{${fields.slice(1)}}`;
 }
 
-function round(ms: number): number {
-  return Math.round(ms * 100) / 100;
+/**
+ * `,"key":ms` rounded to 1/100 ms, written as JavaScript writes the rounded
+ * number (`12.3`, `0.05`, `7`), from integers: a fractional number's
+ * shortest-decimal conversion was ~0.8k instructions a field (issue 35).
+ */
+function milliseconds(key: string, ms: number | undefined): string {
+  if (ms === undefined) return '';
+  const hundredths = Math.round(ms * 100);
+  if (!Number.isSafeInteger(hundredths) || hundredths < 0) return num(key, hundredths / 100);
+  const whole = Math.floor(hundredths / 100);
+  const cents = hundredths % 100;
+  if (cents === 0) return `,"${key}":${whole}`;
+  if (cents % 10 === 0) return `,"${key}":${whole}.${cents / 10}`;
+  return `,"${key}":${whole}.${cents < 10 ? '0' : ''}${cents}`;
 }
 
 /** The path without the query: never log a query, it may carry credentials. */

@@ -7,6 +7,7 @@
  * tenant or path. The list with meanings: `docs/operations.md`.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { REFRESH_OUTCOMES, type RefreshOutcome } from '../auth/refresh-grant.js';
 import { FEDERATION_OUTCOMES, type FederationOutcome } from '../auth/federation/refusals.js';
 import { TOKEN_REFUSALS, type TokenRefusal } from '../auth/token-refusals.js';
 import { BatchedHistogram, type Series } from './batched-histogram.js';
@@ -51,6 +52,8 @@ export interface Metrics {
   request(record: RequestRecord): void;
   /** An access token issued: to a user (Basic login) or a machine client (client credentials). */
   tokenIssued(kind?: 'user' | 'client'): void;
+  /** A refresh-token grant, by outcome (`auth/refresh-grant.ts`). */
+  refreshed(outcome: RefreshOutcome): void;
   /** A token exchange of a tenant's provider's ID token, by outcome (`auth/federation/refusals.ts`). */
   federatedSignIn(outcome: FederationOutcome): void;
   /** A Basic login refused on the identity endpoints (never a proxied request's 429). */
@@ -112,6 +115,7 @@ export function createMetrics(sources: MetricSources): Metrics {
       if (record.reason === 'unavailable') store.errors.inc();
     },
     tokenIssued: (kind = 'user') => counters.tokens.inc({ kind }),
+    refreshed: (outcome) => counters.refreshes.inc({ outcome }),
     federatedSignIn: (outcome) => counters.federatedSignIns.inc({ outcome }),
     loginRefused: (reason) => counters.loginFailures.inc({ reason }),
     tokenRefused: (reason) => counters.tokenRefusals.inc({ reason }),
@@ -195,6 +199,13 @@ function registerCounters(registry: Registry) {
     registers: [registry],
   });
   for (const kind of ['user', 'client'] as const) tokens.inc({ kind }, 0);
+  const refreshes = new Counter({
+    name: 'tenant_gateway_refreshes_total',
+    help: 'Refresh-token grants by outcome: rotated, grace (a token presented again within the grace: the same successor), reused (a used token: its family revoked), invalid (unknown, expired, or its session ended).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  for (const outcome of REFRESH_OUTCOMES) refreshes.inc({ outcome }, 0);
   const federatedSignIns = new Counter({
     name: 'tenant_gateway_federated_sign_ins_total',
     help: "Token exchanges of a tenant's identity provider's ID token, by outcome: signed_in, user_created, member_joined, unavailable (the provider, or the store, unreachable: 503), or why it was refused (no_provider, foreign_issuer, unknown_issuer, malformed, algorithm, unknown_key, bad_signature, expired, audience, claims, email_not_verified, domain_not_allowed, user_disabled, not_linked).",
@@ -236,6 +247,7 @@ function registerCounters(registry: Registry) {
   return {
     upgrades,
     tokens,
+    refreshes,
     federatedSignIns,
     loginFailures,
     tokenRefusals,

@@ -289,6 +289,8 @@ describe('GET /.well-known/oauth-authorization-server', () => {
       jwks_uri: `${url}/.well-known/jwks.json`,
       grant_types_supported: ['client_credentials'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      revocation_endpoint: `${url}/1/oauth/revoke`,
+      revocation_endpoint_auth_methods_supported: ['none'],
       response_types_supported: [],
       // Every role's scopes and every scope a client may hold, once each.
       scopes_supported: ['exports:run', 'orders:read', 'orders:write'],

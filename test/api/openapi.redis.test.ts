@@ -62,6 +62,7 @@ beforeAll(async () => {
       { prefix: '/orders', tenant: { path: '/orders/:tenant_id' } },
       { prefix: '/org-only', tenantTypes: ['orgtenant'] },
     ],
+    tokens: { refresh: { enabled: true } },
   });
   closed = await startTestGateway({ ...fx.config, signup: { enabled: false } });
   strict = await startTestGateway({
@@ -205,6 +206,11 @@ const grant = (client: MachineClient, secret = client.clientSecret) => ({
     client_secret: secret,
   }).toString(),
 });
+/** A form POST of `fields` (the refresh grant, RFC 7009 revocation). */
+const formOf = (fields: Record<string, string>) => ({
+  headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  body: new URLSearchParams(fields).toString(),
+});
 const TOO_LARGE = JSON.stringify({ password: 'x'.repeat(20_000) });
 
 describe('the document', () => {
@@ -237,6 +243,15 @@ describe('every operation, every status', () => {
         headers: { authorization: bearer(token), 'x-original-uri': '/orders/acme/1' },
       });
     await call(fx.gw, 'DELETE', '/1/token', { headers: { authorization: bearer(token) } });
+    const refreshToken = (await tokenFor(fx.gw.url, ALICE, 'acme')).refresh_token as string;
+    const { body: refreshed } = await call(
+      fx.gw,
+      'POST',
+      '/1/oauth/token',
+      formOf({ grant_type: 'refresh_token', refresh_token: refreshToken }),
+    );
+    const successor = (refreshed as { refresh_token: string }).refresh_token;
+    await call(fx.gw, 'POST', '/1/oauth/revoke', formOf({ token: successor }));
 
     const carol = { email: 'carol@example.com', password: 'carol-password-1' };
     const { body } = await call(fx.gw, 'POST', '/1/users', { body: JSON.stringify(carol) });
@@ -256,6 +271,13 @@ describe('every operation, every status', () => {
     });
     await call(fx.gw, 'POST', '/1/users', { body: '{"email": ' });
     await call(fx.gw, 'POST', '/1/oauth/token', { body: '{"grant_type": "client_credentials"}' });
+    await call(
+      fx.gw,
+      'POST',
+      '/1/oauth/token',
+      formOf({ grant_type: 'refresh_token', refresh_token: 'tgr_not-a-refresh-token' }),
+    );
+    await call(fx.gw, 'POST', '/1/oauth/revoke', formOf({}));
     await call(fx.gw, 'PUT', '/1/users/current/password', {
       headers: auth(ALICE),
       body: JSON.stringify({ password: 'short' }),
@@ -496,8 +518,13 @@ describe('every operation, every status', () => {
   });
 
   it('answers 503 everywhere the store is needed once it is gone', async () => {
-    const token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
+    const { access_token: token, refresh_token: refreshToken } = (await tokenFor(
+      fx.gw.url,
+      ALICE,
+      'acme',
+    )) as { access_token: string; refresh_token: string };
     await fx.redis.kill();
+    await call(fx.gw, 'POST', '/1/oauth/revoke', formOf({ token: refreshToken }));
     const bearerOf = { authorization: bearer(token) };
     await call(fx.gw, 'GET', '/1/users/current/tenants', { headers: auth(ALICE) });
     await call(fx.gw, 'GET', '/1/token?tenant_id=acme', { headers: auth(ALICE) });

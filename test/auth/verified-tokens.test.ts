@@ -33,6 +33,20 @@ describe('verified-token cache', () => {
     expect(verifier.stats()).toEqual({ hits: 9, misses: 1, size: 1 });
   });
 
+  it('takes a token whose tail is a cached token’s for nothing but itself: verified, refused', async () => {
+    const keyring: KeyRing = { current: await loadKeySet(undefined, { warn() {} }) };
+    const verifier = createTokenVerifier(keyring, settings);
+    const { token } = await issueAccessToken(keyring, settings, subject);
+    await verifier.verify(token);
+    const [, payload = '', signature = ''] = token.split('.');
+    // Another header, the same payload and signature: the same tail, not the same token.
+    const forged = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${payload}.${signature}`;
+    expect(verifier.peek(forged)).toBeUndefined();
+    await expect(verifier.verify(forged)).rejects.toMatchObject({ code: 'invalid_token' });
+    expect(verifier.peek(token)?.sub).toBe('u1');
+    expect(verifier.stats()).toEqual({ hits: 1, misses: 2, size: 1 });
+  });
+
   it('is bounded: a flood of distinct valid tokens keeps at most cacheEntries', async () => {
     const keyring: KeyRing = { current: await loadKeySet(undefined, { warn() {} }) };
     const verifier = createTokenVerifier(keyring, settings, { cacheEntries: 10 });

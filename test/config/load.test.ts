@@ -431,6 +431,7 @@ describe('defaults', () => {
         ttlSeconds: 3600,
         algorithms: ['EdDSA', 'ES256'],
         clockSkewSeconds: 30,
+        refresh: { enabled: false, ttlSeconds: 1_209_600, absoluteTtlSeconds: 7_776_000 },
       },
       revocation: { mode: 'lease', leaseMs: 2000 },
       signup: { enabled: false, cloudRegion: 'local' },

@@ -219,6 +219,8 @@ const expected: Record<string, { measure: (v: number) => boolean; fires: boolean
   TenantGatewayStoreUnreachable: { measure: (up) => up === 1, fires: false },
   // 12 refused logins in a 5 m window: above 0, far below 1/s.
   TenantGatewayLoginFailureSpike: { measure: (rate) => rate > 0 && rate < 1, fires: false },
+  // No refresh tokens in this traffic: the reused series is exported at 0.
+  TenantGatewayRefreshTokenReused: { measure: (reuses) => reuses === 0, fires: false },
   // The test's key was made at start: seconds old.
   TenantGatewaySigningKeyOld: { measure: (age) => age >= 0 && age < 3600, fires: false },
   // The refused reload above.

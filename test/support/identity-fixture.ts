@@ -78,13 +78,14 @@ async function startFixture(
   const config = {
     ...store,
     seed: seedFile,
-    tokens: { keys: keys.dir, ttlSeconds: 600 },
     passwords: { bcryptCost: 4 },
     signup: { enabled: true },
     // Health and metrics (`adminUrl`) on a listener of their own, as in production:
     // the public one never serves them.
     admin: {},
     ...overrides,
+    // Merged, so that every instance keeps the fixture's one key directory.
+    tokens: { keys: keys.dir, ttlSeconds: 600, ...(overrides.tokens as object | undefined) },
   };
   const gateways: TestGateway[] = [await startTestGateway(config)];
   return {

@@ -6,6 +6,7 @@ import type { Authenticate } from '../../auth/authenticate.js';
 import type { BruteForceGuard } from '../../auth/brute-force.js';
 import type { GrantClientToken } from '../../auth/client-credentials.js';
 import type { BrowserSignIn } from '../../auth/federation/browser-sign-in.js';
+import type { RefreshOutcome, RefreshTokens } from '../../auth/refresh-grant.js';
 import type { ExchangeToken } from '../../auth/federation/exchange.js';
 import type { FederationOutcome } from '../../auth/federation/refusals.js';
 import type { SecretSealer } from '../../auth/sealed-secrets.js';
@@ -23,6 +24,10 @@ export interface IdentityRouterDeps {
   signupEnabled: boolean;
   /** The OAuth client-credentials grant (`POST /1/oauth/token`). */
   grantClientToken: GrantClientToken;
+  /** Refresh tokens (`tokens.refresh`): issued at Basic login when enabled, their grant and revocation. */
+  refreshTokens?: RefreshTokens;
+  /** Told of every refresh by outcome (metrics). */
+  onRefresh?: (outcome: RefreshOutcome) => void;
   /** The token exchange (RFC 8693) of tenants' providers' ID tokens; absent unless `sso.enabled`. */
   exchangeToken?: ExchangeToken;
   /** The browser sign-in (`/1/tenants/{id}/sso/login`, `/1/sso/callback`); absent unless `sso.enabled`. */

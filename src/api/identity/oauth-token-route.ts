@@ -1,7 +1,9 @@
 /**
  * `POST /1/oauth/token`: the OAuth client-credentials grant (RFC 6749 §4.4)
- * for machine clients, and with `sso.enabled` the token exchange (RFC 8693,
- * `oauth-exchange-grant.ts`) and the browser sign-in's code (`oauth-code-grant.ts`). A form-encoded body; the client authenticates by HTTP
+ * for machine clients; with `tokens.refresh.enabled` the refresh-token grant
+ * (RFC 6749 §6, `oauth-refresh-grant.ts`); with `sso.enabled` the token
+ * exchange (RFC 8693, `oauth-exchange-grant.ts`) and the browser sign-in's
+ * code (`oauth-code-grant.ts`). A form-encoded body; the client authenticates by HTTP
  * Basic (`client_secret_basic`, id and secret form-urlencoded, §2.3.1) or in
  * the body (`client_secret_post`), exactly one of the two. Errors are the
  * RFC 6749 §5.2 body the gateway gives every refusal.
@@ -16,6 +18,7 @@ import type { IdentityRouterDeps } from './deps.js';
 import { codeGrant } from './oauth-code-grant.js';
 import { exchangeGrant, TOKEN_EXCHANGE } from './oauth-exchange-grant.js';
 import { invalidRequest, param, readForm } from './oauth-form.js';
+import { refreshGrant } from './oauth-refresh-grant.js';
 
 export function addOAuthTokenRoute(router: Router<ApiState>, deps: IdentityRouterDeps): void {
   router.post('/oauth/token', (ctx) => grant(deps, ctx));
@@ -25,16 +28,24 @@ async function grant(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const form = await readForm(ctx, deps.bodyLimit);
   const grantType = param(form, 'grant_type');
   if (grantType === undefined) throw invalidRequest('The grant_type parameter is required.');
+  if (grantType === 'refresh_token' && deps.refreshTokens?.enabled === true)
+    return refreshGrant(deps, deps.refreshTokens, ctx, form);
   if (grantType === TOKEN_EXCHANGE && deps.exchangeToken !== undefined)
     return exchangeGrant(deps, deps.exchangeToken, ctx, form);
   if (grantType === 'authorization_code' && deps.browserSignIn !== undefined)
     return codeGrant(deps, deps.browserSignIn, ctx, form);
   if (grantType !== 'client_credentials') {
+    const supported = [
+      'client_credentials',
+      ...(deps.refreshTokens?.enabled === true ? ['refresh_token'] : []),
+      ...(deps.browserSignIn === undefined ? [] : ['authorization_code']),
+      ...(deps.exchangeToken === undefined ? [] : [TOKEN_EXCHANGE]),
+    ];
     throw new GatewayError(
       'unsupported_grant_type',
-      deps.exchangeToken === undefined
+      supported.length === 1
         ? 'Only client_credentials is supported.'
-        : `Only client_credentials, authorization_code and ${TOKEN_EXCHANGE} are supported.`,
+        : `Only ${supported.join(', ')} are supported.`,
     );
   }
   const { clientId, clientSecret } = clientCredentials(ctx, form);

@@ -3,7 +3,8 @@
  * one of the user's tenants. Its `scope` is the member's role's
  * (`authorization.roles`); a `scope` parameter is ignored — it can neither
  * widen nor narrow them, and the answer's `scope` says what was granted
- * (RFC 6749 §3.3).
+ * (RFC 6749 §3.3). With `tokens.refresh.enabled` the login begins a refresh
+ * family and the answer adds its first `refresh_token` (`auth/refresh-grant.ts`).
  */
 import type { Router } from '@koa/router';
 import { singleQueryParam } from '../request-input.js';
@@ -20,7 +21,12 @@ export function addTokenRoutes(router: Router<ApiState>, deps: IdentityRouterDep
 async function issue(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const tenantId = singleQueryParam(ctx, 'tenant_id');
   const user = await logIn(deps, ctx);
-  const { token, claims, tenant } = await deps.accounts.grantToken(user, tenantId);
+  const refresh = deps.refreshTokens?.enabled === true ? deps.refreshTokens : undefined;
+  const { token, claims, tenant, ...granted } =
+    refresh === undefined
+      ? await deps.accounts.grantToken(user, tenantId)
+      : await refresh.begin(user, tenantId);
+  const refreshToken = 'refreshToken' in granted ? granted.refreshToken : undefined;
   ctx.state.scope.tenantId = tenant.tenantId;
   deps.onTokenIssued?.('user');
   await deps.audit.record('token_issued', actor(deps, ctx, user.email), {
@@ -28,6 +34,7 @@ async function issue(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
     user_id: user.id,
     user_email: user.email,
     jti: claims.jti,
+    ...(claims.fid === undefined ? {} : { family_id: claims.fid }),
   });
   noStore(ctx);
   ctx.set('pragma', 'no-cache');
@@ -41,5 +48,6 @@ async function issue(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
     tenant_name: tenant.name,
     tenant_type: tenant.type,
     scope: claims.scope ?? '',
+    ...(refreshToken === undefined ? {} : { refresh_token: refreshToken }),
   };
 }

@@ -25,6 +25,7 @@ export function components(): Json {
       ...tenantSchemas(),
       TokenResponse: tokenResponseSchema(),
       ClientTokenResponse: clientTokenResponseSchema(),
+      RefreshTokenResponse: refreshTokenResponseSchema(),
       TokenExchangeResponse: tokenExchangeResponseSchema(),
       AuthorizationServerMetadata: authorizationServerMetadataSchema(),
       ...userSchemas(),
@@ -124,6 +125,11 @@ function tokenResponseSchema(): Json {
         description:
           "The granted scopes, space-separated and sorted: those of the member's role (`authorization.roles`); empty: none",
       },
+      refresh_token: {
+        type: 'string',
+        description:
+          'With `tokens.refresh.enabled`: the first refresh token of a new family (`tgr_…`), for `POST /1/oauth/token` `grant_type=refresh_token`.',
+      },
     },
   };
 }
@@ -201,6 +207,27 @@ function clientTokenResponseSchema(): Json {
   };
 }
 
+/** The refresh-token grant's answer (RFC 6749 §5.1, plus the tenant): the successor refresh token with it. */
+function refreshTokenResponseSchema(): Json {
+  const client = clientTokenResponseSchema() as { required: string[]; properties: object };
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: [...client.required, 'refresh_token'],
+    properties: {
+      ...client.properties,
+      scope: {
+        type: 'string',
+        description: 'The scopes granted at login, or the part of them the request asked for.',
+      },
+      refresh_token: {
+        type: 'string',
+        description: 'The successor (`tgr_…`); the one presented is used up.',
+      },
+    },
+  };
+}
+
 /** The token exchange's answer (RFC 8693 §2.2.1, plus the tenant). */
 function tokenExchangeResponseSchema(): Json {
   const client = clientTokenResponseSchema() as { required: string[]; properties: object };
@@ -241,6 +268,8 @@ function authorizationServerMetadataSchema(): Json {
       token_endpoint_auth_methods_supported: strings,
       response_types_supported: strings,
       scopes_supported: strings,
+      revocation_endpoint: { ...uri, description: '`POST /1/oauth/revoke` (RFC 7009).' },
+      revocation_endpoint_auth_methods_supported: strings,
     },
   };
 }

@@ -8,6 +8,39 @@ import { boolean, integer } from './values.js';
 
 const algorithm = z.enum(['EdDSA', 'ES256']);
 
+/**
+ * `tokens.refresh`: refresh tokens (docs/identity-api.md#refresh-tokens). Off
+ * by default: a refresh token is a credential that outlives a password's
+ * presence on the client, so an operator turns it on knowing its lifetimes.
+ */
+const refresh = z
+  .strictObject({
+    enabled: boolean()
+      .default(false)
+      .describe(
+        'the Basic token endpoint also returns a `refresh_token`, and `POST /1/oauth/token` takes `grant_type=refresh_token` (rotation, reuse detection) and `POST /1/oauth/revoke` ends a token and its family',
+      ),
+    ttlSeconds: integer(300, 31_536_000)
+      .default(1_209_600)
+      .describe(
+        'idle lifetime: a refresh token not used within this ends (each rotation starts it again); at most `absoluteTtlSeconds`',
+      ),
+    absoluteTtlSeconds: integer(300, 31_536_000)
+      .default(7_776_000)
+      .describe(
+        'lifetime of a family (a login and every refresh token rotated from it), however often it is rotated; then the user logs in again',
+      ),
+  })
+  .refine((r) => r.ttlSeconds <= r.absoluteTtlSeconds, {
+    message: 'ttlSeconds must not exceed absoluteTtlSeconds',
+    path: ['ttlSeconds'],
+  })
+  .meta({
+    description: 'Refresh tokens: rotated at each use, a reused one ends its whole family.',
+    examples: [{ enabled: true, ttlSeconds: 1_209_600, absoluteTtlSeconds: 7_776_000 }],
+  })
+  .prefault({});
+
 /** The `tokens` section. */
 export const tokens = z
   .strictObject({
@@ -31,6 +64,7 @@ export const tokens = z
       .default(['EdDSA', 'ES256'])
       .describe('algorithms accepted on verify'),
     clockSkewSeconds: integer(0, 300).default(30).describe('tolerance on `exp`/`nbf`/`iat`'),
+    refresh,
   })
   .meta({
     description: 'The access tokens the gateway issues and verifies.',

@@ -150,6 +150,8 @@ class Policy implements HeaderPolicy {
   private readonly decided = new Map<string, boolean>();
   /** The identity headers' names, lower-cased as Node gives header names. */
   private readonly lower: IdentityHeaderNames;
+  /** Each principal's identity headers, as {@link Policy.injected} made them. */
+  private readonly identityOf = new WeakMap<Principal, readonly string[]>();
 
   constructor(
     private readonly names: IdentityHeaderNames,
@@ -229,16 +231,8 @@ class Policy implements HeaderPolicy {
     // An API key is a long-lived secret: it never crosses, whatever the route says.
     const out = this.passed(headers, options.stripAuthorization || principal?.kind === 'api_key');
     if (principal !== undefined) {
-      const lower = this.lower;
-      out[lower.tenantId] = principal.tenantId;
-      out[lower.tenantType] = principal.tenantType;
-      // A client has no user: its id goes in its own header, and no X-User-* is sent.
-      if (principal.kind !== 'user') out[lower.clientId] = principal.clientId ?? '';
-      else {
-        out[lower.userId] = principal.userId;
-        out[lower.userEmail] = principal.email;
-      }
-      out[lower.scope] = scopeValue(principal);
+      const injected = this.injected(principal);
+      for (let i = 0; i < injected.length; i += 2) out[injected[i] as string] = injected[i + 1];
     }
     out[REQUEST_ID_HEADER] = options.requestId;
     const clientFor = fromTrusted ? headers['x-forwarded-for'] : undefined;
@@ -252,6 +246,25 @@ class Policy implements HeaderPolicy {
     if (forwardedHost !== undefined) out['x-forwarded-host'] = forwardedHost;
     frame(out, headers, options.upgrade);
     req.headers = out;
+  }
+
+  /**
+   * The principal's identity headers, `[name, value, …]` by the lower-case
+   * names, made once per principal: a token's principal is one object for as
+   * long as the token is cached (`auth/authenticate.ts`), so the steady state
+   * neither joins the scopes nor builds the list again.
+   */
+  private injected(principal: Principal): readonly string[] {
+    const known = this.identityOf.get(principal);
+    if (known !== undefined) return known;
+    const lower = this.lower;
+    const injected = [lower.tenantId, principal.tenantId, lower.tenantType, principal.tenantType];
+    // A client has no user: its id goes in its own header, and no X-User-* is sent.
+    if (principal.kind !== 'user') injected.push(lower.clientId, principal.clientId ?? '');
+    else injected.push(lower.userId, principal.userId, lower.userEmail, principal.email);
+    injected.push(lower.scope, scopeValue(principal));
+    this.identityOf.set(principal, injected);
+    return injected;
   }
 
   /**

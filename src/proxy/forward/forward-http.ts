@@ -208,10 +208,10 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
     this.recordUpstreamTime();
     this.scope.upstreamStatus = statusCode;
     this.call?.answered(statusCode);
-    dropHopByHop(headers);
-    keepGatewayCors(this.res, headers);
-    if (statusMessage) this.res.writeHead(statusCode, statusMessage, headers);
-    else this.res.writeHead(statusCode, headers);
+    const forwarded = dropHopByHop(headers);
+    keepGatewayCors(this.res, forwarded);
+    if (statusMessage) this.res.writeHead(statusCode, statusMessage, forwarded);
+    else this.res.writeHead(statusCode, forwarded);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {

@@ -129,9 +129,9 @@ class UpgradeExchange implements Dispatcher.DispatchHandler {
     res.on('drain', () => controller.resume());
     this.response = res;
     this.request.scope.answered(res);
-    dropHopByHop(headers);
-    if (statusMessage) res.writeHead(statusCode, statusMessage, headers);
-    else res.writeHead(statusCode, headers);
+    const forwarded = dropHopByHop(headers);
+    if (statusMessage) res.writeHead(statusCode, statusMessage, forwarded);
+    else res.writeHead(statusCode, forwarded);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {

@@ -19,22 +19,29 @@ const HOP_BY_HOP = [
   'trailer',
   'upgrade',
 ];
+const HOP_BY_HOP_NAMES = new Set(HOP_BY_HOP);
 
 /**
- * Removes them in place from `headers`, an object undici made for this
- * response alone. Deletes only what is there: a typical upstream sends two
- * or three of these.
+ * `headers` without them: the same object when it has none, else a new one
+ * with the rest. Not `delete` on undici's object: deleting a property turns
+ * an object into a slow dictionary that Node's `writeHead` then walks
+ * (issue 35), and a typical upstream sends two or three of these.
  */
 export function dropHopByHop(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   const connection = headers.connection;
-  if (typeof connection === 'string' && connection !== 'keep-alive' && connection !== 'close') {
-    for (const token of connection.split(',')) {
-      const name = token.trim().toLowerCase();
-      if (name !== '' && headers[name] !== undefined) delete headers[name];
-    }
+  const listed =
+    typeof connection === 'string' && connection !== 'keep-alive' && connection !== 'close'
+      ? connection.split(',').map((token) => token.trim().toLowerCase())
+      : undefined;
+  let any = listed !== undefined;
+  for (const name of HOP_BY_HOP) if (headers[name] !== undefined) any = true;
+  if (!any) return headers;
+  const kept: IncomingHttpHeaders = {};
+  for (const name in headers) {
+    if (!HOP_BY_HOP_NAMES.has(name) && !(listed?.includes(name) ?? false))
+      kept[name] = headers[name];
   }
-  for (const name of HOP_BY_HOP) if (headers[name] !== undefined) delete headers[name];
-  return headers;
+  return kept;
 }
 
 /**
@@ -42,7 +49,7 @@ export function dropHopByHop(headers: IncomingHttpHeaders): IncomingHttpHeaders 
  * headers on `res`, see `cors.ts`): the upstream's own `Access-Control-*`
  * headers are dropped — they could allow what the route's policy does not —
  * and its `Vary` keeps the gateway's `Origin`, so no cache hands one origin's
- * answer to another. Removes in place from `headers`, like `dropHopByHop`.
+ * answer to another. Removes in place from `headers` (the object `dropHopByHop` returned).
  */
 export function keepGatewayCors(res: ServerResponse, headers: IncomingHttpHeaders): void {
   const ours = res.getHeader('vary');

@@ -1,0 +1,69 @@
+/**
+ * `POST /1/oauth/token` with `grant_type=refresh_token` (RFC 6749 §6): the
+ * refresh token is the credential. It was issued at a user's Basic login, to
+ * no client, so there is no client to authenticate: a `client_id` a public
+ * client library sends along is ignored (docs/identity-api.md#refresh-tokens).
+ * The answer is the OAuth token response with the successor `refresh_token`;
+ * a refusal is 400 `invalid_grant`, and a reuse is recorded
+ * (`refresh_token_reused`: the family, user and tenant, never the token).
+ */
+import { RefreshRefused, type RefreshTokens } from '../../auth/refresh-grant.js';
+import type { ApiContext } from '../state.js';
+import { actor, noStore } from './callers.js';
+import type { IdentityRouterDeps } from './deps.js';
+import { invalidRequest, param } from './oauth-form.js';
+
+export async function refreshGrant(
+  deps: IdentityRouterDeps,
+  refresh: RefreshTokens,
+  ctx: ApiContext,
+  form: URLSearchParams,
+): Promise<void> {
+  const refreshToken = param(form, 'refresh_token');
+  if (refreshToken === undefined || refreshToken === '')
+    throw invalidRequest('The refresh_token parameter is required.');
+  let refreshed;
+  try {
+    refreshed = await refresh.refresh(refreshToken, param(form, 'scope'));
+  } catch (err) {
+    if (err instanceof RefreshRefused) await refused(deps, ctx, err);
+    throw err;
+  }
+  const { token, claims, user, tenant } = refreshed;
+  ctx.state.scope.userId = user.id;
+  ctx.state.scope.tenantId = tenant.tenantId;
+  ctx.state.scope.kind = 'user';
+  deps.onRefresh?.(refreshed.outcome);
+  deps.onTokenIssued?.('user');
+  await deps.audit.record('token_refreshed', actor(deps, ctx, user.email), {
+    tenant_id: tenant.tenantId,
+    user_id: user.id,
+    user_email: user.email,
+    jti: claims.jti,
+    ...(claims.fid === undefined ? {} : { family_id: claims.fid }),
+  });
+  noStore(ctx);
+  ctx.set('pragma', 'no-cache');
+  ctx.body = {
+    access_token: token,
+    token_type: 'Bearer',
+    expires_in: claims.exp - claims.iat,
+    scope: claims.scope ?? '',
+    tenant_id: tenant.tenantId,
+    refresh_token: refreshed.refreshToken,
+  };
+}
+
+/** Counts the refusal; a reuse is audited in the family's tenant stream. */
+async function refused(deps: IdentityRouterDeps, ctx: ApiContext, err: RefreshRefused) {
+  deps.onRefresh?.(err.outcome);
+  const family = err.family;
+  if (err.outcome !== 'reused' || family === undefined) return;
+  const user = await deps.store.getUser(family.userId).catch(() => null);
+  await deps.audit.record('refresh_token_reused', actor(deps, ctx, user?.email ?? family.userId), {
+    tenant_id: family.tenantId,
+    user_id: family.userId,
+    ...(user === null ? {} : { user_email: user.email }),
+    family_id: family.familyId,
+  });
+}

@@ -1,0 +1,281 @@
+/**
+ * Refresh tokens (`tokens.refresh`, docs/identity-api.md#refresh-tokens): a
+ * family begins at a Basic login and is rotated at each refresh (RFC 6749 §6,
+ * RFC 9700 §4.14.2). The store rotates atomically; this module decides
+ * around it: whether the family's session is still alive, what access token
+ * to issue, and what a reuse ends.
+ *
+ * - Liveness: a family is as alive as a token issued at its login would be:
+ *   the user's session version and the membership's generation are the ones
+ *   it began under, and the user is not disabled. A password change, a user
+ *   disabled or removed, a membership removed or its role changed, a tenant
+ *   removed — each moves one of them, so each ends the family at its next use.
+ * - Grace: a token presented again within {@link REFRESH_GRACE_SECONDS} of its
+ *   rotation gets a new access token and the same successor (the successor is
+ *   derived from it, `refresh-tokens.ts`); later, or an older token of the
+ *   family the store still remembers, is reuse.
+ * - Reuse revokes the family and deny-lists every access token issued in it
+ *   through the revocation path (in lease mode confirmed by every instance)
+ *   before the answer.
+ */
+import { GatewayError } from '../errors.js';
+import type { RefreshFamily, Store, TenantRecord, UserRecord } from '../store/types.js';
+import type { GrantedToken } from './accounts.js';
+import { scopeClaim, type Accounts } from './accounts.js';
+import { isDisabledHash } from './disabled.js';
+import {
+  newRefreshFamily,
+  parseRefreshToken,
+  refreshDigest,
+  successorOf,
+  type ParsedRefreshToken,
+} from './refresh-tokens.js';
+import {
+  issueAccessToken,
+  type AccessTokenClaims,
+  type KeyRing,
+  type TokenSettings,
+} from './tokens.js';
+
+export type { RefreshFamily };
+
+/** How long a used refresh token still gets its successor (two tabs, a retry after a lost answer). */
+export const REFRESH_GRACE_SECONDS = 10;
+/** A user's live families (logins with refresh); a new one past this ends the oldest. */
+export const MAX_FAMILIES_PER_USER = 50;
+
+export interface RefreshSettings {
+  enabled: boolean;
+  ttlSeconds: number;
+  absoluteTtlSeconds: number;
+}
+
+/** What became of a refresh: the label of `tenant_gateway_refreshes_total`. */
+export const REFRESH_OUTCOMES = ['rotated', 'grace', 'reused', 'invalid'] as const;
+export type RefreshOutcome = (typeof REFRESH_OUTCOMES)[number];
+
+export interface RefreshDeps {
+  store: Store;
+  accounts: Accounts;
+  keyring: KeyRing;
+  tokens: TokenSettings & { refresh: RefreshSettings };
+  /** Unix seconds (tests move it past the grace). */
+  now?: () => number;
+}
+
+/** A refresh that succeeded: the new access token, the successor, and whose they are. */
+export interface Refreshed {
+  outcome: 'rotated' | 'grace';
+  token: string;
+  claims: AccessTokenClaims;
+  refreshToken: string;
+  user: UserRecord;
+  tenant: TenantRecord;
+}
+
+/** A refresh refused, and what the caller should record of it. */
+export class RefreshRefused extends GatewayError {
+  constructor(
+    readonly outcome: 'reused' | 'invalid',
+    readonly family?: RefreshFamily,
+  ) {
+    super(
+      'invalid_grant',
+      outcome === 'reused'
+        ? 'The refresh token was already used; its sessions have been ended.'
+        : 'The refresh token is not valid, has expired, or its session has ended.',
+      { detail: outcome },
+    );
+  }
+}
+
+export interface RefreshTokens {
+  /** Whether `tokens.refresh.enabled`. */
+  readonly enabled: boolean;
+  /** A Basic login's token, beginning a family: the access token and the family's first refresh token. */
+  begin(user: UserRecord, tenantId: string): Promise<GrantedToken & { refreshToken: string }>;
+  /** @throws RefreshRefused (`invalid_grant`); GatewayError `invalid_scope` */
+  refresh(refreshToken: string, scope: string | undefined): Promise<Refreshed>;
+  /** Ends a family and every access token issued in it, on every instance; null when there was none. */
+  endFamily(familyId: string): Promise<RefreshFamily | null>;
+  /**
+   * RFC 7009: ends the family of a refresh token that is one of its own — the
+   * current token or the one just rotated — and null for any other string (a
+   * made-up token for a family id learnt from an access token's `fid` ends
+   * nothing; an older token of the family is refused already).
+   */
+  revokeByToken(refreshToken: string): Promise<RefreshFamily | null>;
+}
+
+export function createRefreshTokens(deps: RefreshDeps): RefreshTokens {
+  const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
+  const endFamily = async (familyId: string) => {
+    const family = await deps.store.revokeRefreshFamily(familyId);
+    if (family !== null) await denyAccessTokens(deps, family, now());
+    return family;
+  };
+  return {
+    enabled: deps.tokens.refresh.enabled,
+    begin: (user, tenantId) => begin(deps, now(), user, tenantId),
+    refresh: (token, scope) => refresh(deps, now(), token, scope, endFamily),
+    endFamily,
+    async revokeByToken(token) {
+      const presented = parseRefreshToken(token);
+      if (presented === null) return null;
+      const family = await deps.store.getRefreshFamily(presented.familyId);
+      if (family === null || !isOfFamily(presented, family)) return null;
+      return endFamily(family.familyId);
+    },
+  };
+}
+
+async function begin(
+  deps: RefreshDeps,
+  at: number,
+  user: UserRecord,
+  tenantId: string,
+): Promise<GrantedToken & { refreshToken: string }> {
+  const { familyId, token: refreshToken } = newRefreshFamily();
+  const granted = await deps.accounts.grantToken(user, tenantId, familyId);
+  const { claims } = granted;
+  const { ttlSeconds, absoluteTtlSeconds } = deps.tokens.refresh;
+  const evicted = await deps.store.createRefreshFamily(
+    {
+      familyId,
+      userId: user.id,
+      tenantId: claims.tenant_id,
+      scope: claims.scope ?? '',
+      sessionVersion: claims.sv,
+      membershipGeneration: claims.mg,
+      createdAt: at,
+      absoluteExpiresAt: at + absoluteTtlSeconds,
+      currentDigest: refreshDigest(refreshToken),
+      currentExpiresAt: Math.min(at + ttlSeconds, at + absoluteTtlSeconds),
+      accessTokens: { [claims.jti]: claims.exp },
+      revoked: false,
+    },
+    MAX_FAMILIES_PER_USER,
+  );
+  await Promise.all(evicted.map((family) => denyAccessTokens(deps, family, at)));
+  return { ...granted, refreshToken };
+}
+
+async function refresh(
+  deps: RefreshDeps,
+  at: number,
+  refreshToken: string,
+  scope: string | undefined,
+  endFamily: (familyId: string) => Promise<RefreshFamily | null>,
+): Promise<Refreshed> {
+  const presented = parseRefreshToken(refreshToken);
+  if (presented === null) throw new RefreshRefused('invalid');
+  const family = await deps.store.getRefreshFamily(presented.familyId);
+  if (family === null || family.revoked || family.absoluteExpiresAt <= at)
+    throw new RefreshRefused('invalid', family ?? undefined);
+  const session = await liveSession(deps.store, family);
+  if (session === null) {
+    await endFamily(family.familyId);
+    throw new RefreshRefused('invalid', family);
+  }
+  const successor = successorOf(presented);
+  const { token, claims } = await issueAccessToken(
+    deps.keyring,
+    deps.tokens,
+    {
+      userId: family.userId,
+      email: session.user.email,
+      sessionVersion: family.sessionVersion,
+      tenantId: family.tenantId,
+      tenantType: session.tenant.type,
+      membershipGeneration: family.membershipGeneration,
+      scope: narrowedScope(family.scope, scope),
+      familyId: family.familyId,
+    },
+    at,
+  );
+  const rotation = await deps.store.rotateRefreshToken({
+    familyId: family.familyId,
+    presentedDigest: refreshDigest(presented.token),
+    successorDigest: refreshDigest(successor.token),
+    jti: claims.jti,
+    accessExpiresAt: claims.exp,
+    now: at,
+    graceSeconds: REFRESH_GRACE_SECONDS,
+    idleTtlSeconds: deps.tokens.refresh.ttlSeconds,
+  });
+  if (rotation.outcome === 'rotated' || rotation.outcome === 'grace') {
+    const { user, tenant } = session;
+    return {
+      outcome: rotation.outcome,
+      token,
+      claims,
+      refreshToken: successor.token,
+      user,
+      tenant,
+    };
+  }
+  if (rotation.outcome === 'reused') {
+    await denyAccessTokens(deps, rotation.family, at);
+    throw new RefreshRefused('reused', rotation.family);
+  }
+  throw new RefreshRefused('invalid');
+}
+
+/**
+ * Whether the token is the family's current one or the one just rotated. An
+ * older one is already refused, so revoking by it is not needed — and
+ * recognising it would mean walking the successor chain, work a stranger
+ * could ask for with a made-up token.
+ */
+function isOfFamily(presented: ParsedRefreshToken, family: RefreshFamily): boolean {
+  const digest = refreshDigest(presented.token);
+  return digest === family.currentDigest || digest === family.previous?.digest;
+}
+
+/** The user and tenant when the family's session is alive; null when it has ended. */
+async function liveSession(
+  store: Store,
+  family: RefreshFamily,
+): Promise<{ user: UserRecord; tenant: TenantRecord } | null> {
+  const [user, tenant, membership] = await Promise.all([
+    store.getUser(family.userId),
+    store.getTenant(family.tenantId),
+    store.membershipForToken(family.tenantId, family.userId),
+  ]);
+  const alive =
+    user !== null &&
+    !isDisabledHash(user.passwordHash) &&
+    user.sessionVersion === family.sessionVersion &&
+    tenant !== null &&
+    membership !== null &&
+    membership.generation === family.membershipGeneration;
+  return alive ? { user, tenant } : null;
+}
+
+/**
+ * The scope of a refreshed access token: the family's, or the part of it a
+ * `scope` parameter asks for (RFC 6749 §6: it may narrow, never widen).
+ * @throws GatewayError `invalid_scope`
+ */
+export function narrowedScope(granted: string, requested: string | undefined): string {
+  const asked = (requested ?? '').split(' ').filter((s) => s !== '');
+  if (asked.length === 0) return granted;
+  const held = new Set(granted.split(' '));
+  if (asked.some((s) => !held.has(s)))
+    throw new GatewayError('invalid_scope', 'A requested scope was not granted at login.');
+  return scopeClaim(asked);
+}
+
+/**
+ * Deny-lists the family's access tokens that can still verify (the store's
+ * revocation is confirmed by every instance in lease mode before it resolves).
+ */
+async function denyAccessTokens(
+  deps: RefreshDeps,
+  family: RefreshFamily,
+  at: number,
+): Promise<void> {
+  const skew = deps.tokens.clockSkewSeconds;
+  const live = Object.entries(family.accessTokens).filter(([, exp]) => exp + skew > at);
+  await Promise.all(live.map(([jti, exp]) => deps.store.revokeToken(jti, exp + skew)));
+}
