@@ -65,6 +65,7 @@ beforeAll(async () => {
   writeFileSync(keyFile, `${randomBytes(32).toString('base64')}\n`);
   fx = await startMemoryIdentityFixture({
     sso: { enabled: true, ca: ca.caFile, secretsKeyFile: keyFile, redirectUris: [appRedirect] },
+    tokens: { refresh: { enabled: true } },
     routes: [{ prefix: '/orders', upstream: upstream.url }],
   });
   acme.allowRedirectUri(`${fx.gw.url}/1/sso/callback`);
@@ -183,6 +184,7 @@ describe('in Chromium, through the IdP login page', () => {
       access_token: string;
       token_type: string;
       tenant_id: string;
+      refresh_token?: string;
     };
     expect(token.token_type).toBe('Bearer');
     expect(token.tenant_id).toBe('acme');
@@ -193,6 +195,17 @@ describe('in Chromium, through the IdP login page', () => {
     const seen = (await proxied.json()) as { headers: Record<string, string> };
     expect(seen.headers['x-user-email']).toBe('ann@acme.test');
     expect(seen.headers['x-tenant-id']).toBe('acme');
+    // tokens.refresh.enabled: the code began a refresh family, as a Basic login does.
+    const refreshed = await fetch(`${fx.gw.url}/1/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: token.refresh_token as string,
+      }),
+    });
+    expect(refreshed.status).toBe(200);
+    expect(((await refreshed.json()) as { tenant_id: string }).tenant_id).toBe('acme');
   }, 60_000);
 });
 

@@ -4,7 +4,9 @@
  * access token. No client authentication (the applications are public
  * clients); the code is the credential: single use, bound to the
  * application's `redirect_uri`, and to its PKCE challenge when it sent one
- * (RFC 7636 §4.6). Every refusal is `invalid_grant` (RFC 6749 §5.2).
+ * (RFC 7636 §4.6). Every refusal is `invalid_grant` (RFC 6749 §5.2). With
+ * `tokens.refresh.enabled` the answer begins a refresh family, as a Basic
+ * login does.
  */
 import type { BrowserSignIn } from '../../auth/federation/browser-sign-in.js';
 import type { ApiContext } from '../state.js';
@@ -23,12 +25,13 @@ export async function codeGrant(
   if (code === undefined || code === '') throw invalidRequest('The code parameter is required.');
   if (redirectUri === undefined || redirectUri === '')
     throw invalidRequest('The redirect_uri parameter is required.');
-  const granted = await signIn.redeem({
-    code,
-    redirectUri,
-    codeVerifier: param(form, 'code_verifier'),
-  });
-  const { token, claims, user, tenant } = granted;
+  const refresh = deps.refreshTokens?.enabled === true ? deps.refreshTokens : undefined;
+  const input = { code, redirectUri, codeVerifier: param(form, 'code_verifier') };
+  const { token, claims, user, tenant, ...granted } =
+    refresh === undefined
+      ? await signIn.redeem(input)
+      : await signIn.redeem(input, (u, tenantId) => refresh.begin(u, tenantId));
+  const refreshToken = 'refreshToken' in granted ? granted.refreshToken : undefined;
   ctx.state.scope.userId = user.id;
   ctx.state.scope.tenantId = tenant.tenantId;
   deps.onTokenIssued?.('user');
@@ -37,6 +40,7 @@ export async function codeGrant(
     user_id: user.id,
     user_email: user.email,
     jti: claims.jti,
+    ...(claims.fid === undefined ? {} : { family_id: claims.fid }),
     via: 'browser',
   });
   noStore(ctx);
@@ -47,5 +51,6 @@ export async function codeGrant(
     expires_in: claims.exp - claims.iat,
     scope: claims.scope ?? '',
     tenant_id: tenant.tenantId,
+    ...(refreshToken === undefined ? {} : { refresh_token: refreshToken }),
   };
 }

@@ -124,7 +124,7 @@ function clientCredentialsOperation(): Json {
     responses: {
       '200': {
         description:
-          'An access token for the client, in its tenant, with the scopes granted; or, for a refresh, a new access token for the user and the successor refresh token.',
+          'An access token for the client, in its tenant, with the scopes granted; or, for a refresh, a new access token for the user and the successor refresh token; for a browser sign-in code, the user token (with a refresh token when `tokens.refresh.enabled`).',
         headers: REQUEST_ID_HEADER,
         content: json({
           oneOf: [
@@ -135,7 +135,7 @@ function clientCredentialsOperation(): Json {
         }),
       },
       '400': refusal(
-        "A body not form-encoded, a parameter missing or repeated, two authentication methods; a scope the client does not hold or the login did not grant; a refresh token malformed, unknown, expired, of an ended session, or used (then its family is revoked); a subject token not accepted for the tenant (one answer whatever the check: its issuer not the tenant's provider, signature, audience, expiry, e-mail, domain, a user who may not be linked); an unsupported grant type.",
+        "A body not form-encoded, a parameter missing or repeated, two authentication methods; a scope the client does not hold or the login did not grant; a refresh token malformed, unknown, expired, of an ended session, or used (then its family is revoked); a browser sign-in code unknown, used, expired, for another `redirect_uri` or without its `code_verifier`; a subject token not accepted for the tenant (one answer whatever the check: its issuer not the tenant's provider, signature, audience, expiry, e-mail, domain, a user who may not be linked); an unsupported grant type.",
         'invalid_request',
         'invalid_scope',
         'invalid_grant',

@@ -26,7 +26,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { GatewayError } from '../../errors.js';
-import type { Store, TenantIdp } from '../../store/types.js';
+import type { Store, TenantIdp, UserRecord } from '../../store/types.js';
 import type { Accounts, GrantedToken } from '../accounts.js';
 import { isDisabledHash } from '../disabled.js';
 import type { SecretSealer } from '../sealed-secrets.js';
@@ -93,7 +93,14 @@ export interface BrowserSignIn {
   start(input: StartInput): Promise<StartResult>;
   /** @param seen filled with what was learnt before a refusal (for the audit). */
   finish(input: FinishInput, seen: ExchangeSeen & { tenantId?: string }): Promise<FinishResult>;
-  redeem(input: RedeemInput): Promise<GrantedToken>;
+  /**
+   * @param grant how the token is issued (a refresh family begun with it, when
+   * `tokens.refresh.enabled`); the normal path by default.
+   */
+  redeem<T extends GrantedToken>(
+    input: RedeemInput,
+    grant?: (user: UserRecord, tenantId: string) => Promise<T>,
+  ): Promise<T | GrantedToken>;
 }
 
 export interface BrowserSignInDeps {
@@ -142,7 +149,7 @@ export function createBrowserSignIn(deps: BrowserSignInDeps): BrowserSignIn {
   return {
     start: (input) => start(deps, endpoints, input),
     finish: (input, seen) => finish(deps, endpoints, input, seen),
-    redeem: (input) => redeem(deps, input),
+    redeem: (input, grant) => redeem(deps, input, grant ?? deps.accounts.grantToken),
   };
 }
 
@@ -285,7 +292,11 @@ async function redeemAtProvider(
   return idToken;
 }
 
-async function redeem(deps: BrowserSignInDeps, input: RedeemInput): Promise<GrantedToken> {
+async function redeem<T extends GrantedToken>(
+  deps: BrowserSignInDeps,
+  input: RedeemInput,
+  grant: (user: UserRecord, tenantId: string) => Promise<T>,
+): Promise<T> {
   const stored = await deps.store.takeSsoRecord('code', sha256(input.code));
   if (stored === null) throw invalidGrant('The code is unknown, used or expired.');
   const issued = JSON.parse(stored) as IssuedCode;
@@ -304,7 +315,7 @@ async function redeem(deps: BrowserSignInDeps, input: RedeemInput): Promise<Gran
   if (user === null || isDisabledHash(user.passwordHash))
     throw invalidGrant('The user can no longer sign in.');
   try {
-    return await deps.accounts.grantToken(user, issued.tenantId);
+    return await grant(user, issued.tenantId);
   } catch (err) {
     if (err instanceof GatewayError && err.status < 500)
       throw invalidGrant('The user is no longer a member of the tenant.');
