@@ -171,6 +171,7 @@ async function start(
   const idp = await deps.store.getTenantIdp(input.tenantId);
   if (idp === null) throw invalidRequest('The tenant has no identity provider.');
   const { authorization } = await endpoints(idp.issuer);
+  const binding = random();
   const pending: PendingSignIn = {
     tenantId: idp.tenantId,
     redirectUri: input.redirectUri,
@@ -179,10 +180,8 @@ async function start(
     nonce: random(),
     verifier: random(),
     callbackUrl: input.callbackUrl,
-    binding: '',
+    binding: sha256(binding),
   };
-  const binding = random();
-  pending.binding = sha256(binding);
   const state = random();
   await deps.store.putSsoRecord('sign-in', state, JSON.stringify(pending), PENDING_TTL_SECONDS);
   const url = new URL(authorization);
