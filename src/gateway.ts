@@ -80,7 +80,7 @@ export async function createGateway(
   const listeners = await step('listeners', () => createListeners(config, metrics, log));
   const forwarder = await step('forwarder', () => buildForwarder(config));
   const liveWebSockets = await step('websockets', () => buildLiveWebSockets(config, core));
-  const exchangeToken = await step('federation', () => buildFederation(config, core));
+  const federation = await step('federation', () => buildFederation(config, core));
   const reload = await step('reload', () =>
     built(
       createReload({
@@ -108,7 +108,8 @@ export async function createGateway(
         forwarder,
         liveWebSockets,
         reload,
-        exchangeToken,
+        exchangeToken: federation?.exchangeToken,
+        browserSignIn: federation?.browserSignIn,
       }),
     ),
   );

@@ -19,6 +19,7 @@ import { addOAuthRevokeRoute } from './identity/oauth-revoke-route.js';
 import { addOAuthTokenRoute } from './identity/oauth-token-route.js';
 import { addPasswordRoute } from './identity/password-route.js';
 import { addSignupRoute } from './identity/signup-route.js';
+import { addSsoRoutes } from './identity/sso-routes.js';
 import { addTenantRoute, addUserTenantsRoute } from './identity/tenant-routes.js';
 import { addTokenRoutes } from './identity/token-routes.js';
 
@@ -36,5 +37,6 @@ export function createIdentityRouter(deps: IdentityRouterDeps): Router<ApiState>
   addPasswordRoute(router, deps);
   addClientRoutes(router, deps);
   addIdpRoutes(router, deps);
+  addSsoRoutes(router, deps);
   return router;
 }

@@ -23,6 +23,7 @@ import {
 } from './openapi/client-paths.js';
 import { verifyPath } from './openapi/forward-auth-paths.js';
 import { idpPath } from './openapi/idp-paths.js';
+import { ssoCallbackPath, ssoLoginPath } from './openapi/sso-paths.js';
 import { components } from './openapi/schemas.js';
 import { tenantPath, userTenantsPath } from './openapi/tenant-paths.js';
 import { oauthRevokePath, oauthTokenPath, tokenPath } from './openapi/token-paths.js';
@@ -64,6 +65,8 @@ export function openApiDocument(): Json {
       '/1/tenants/{tenant_id}/clients/{client_id}/keys': clientKeysPath(),
       '/1/tenants/{tenant_id}/clients/{client_id}/keys/{key_id}': clientKeyPath(),
       '/1/tenants/{tenant_id}/idp': idpPath(),
+      '/1/tenants/{tenant_id}/sso/login': ssoLoginPath(),
+      '/1/sso/callback': ssoCallbackPath(),
       '/1/users': signupPath(),
       '/1/users/{user_id}/password': passwordPath(),
       '/.well-known/jwks.json': jwksPath(),

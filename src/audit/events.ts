@@ -83,6 +83,8 @@ export interface AuditSubject {
   key_ids?: string[];
   /** idp_set, idp_removed, federated_*: the tenant's identity provider (its issuer; never its secret). */
   issuer?: string;
+  /** federated_*: how the sign-in came, when through the browser sign-in (`browser`). */
+  via?: 'browser';
   /** idp_set: the gateway's client id at the identity provider (public, like the issuer). */
   idp_client_id?: string;
 }

@@ -30,6 +30,8 @@ export interface BruteForceLimits {
     maxQueuedPerIp: number;
   };
   signup: { perIp: number; windowSeconds: number };
+  /** Browser sign-ins started per client IP (each writes a pending sign-in to the store); absent: unbounded. */
+  ssoLogin?: { perIp: number; windowSeconds: number };
 }
 
 /** How a login attempt ended, for {@link LoginAttempt.end}. */
@@ -56,25 +58,28 @@ export interface BruteForceGuard {
   beginLogin(email: string, ip: string): Promise<LoginAttempt>;
   /** Takes a point of the signup budget. @throws `too_many_requests` when spent. */
   signup(ip: string): Promise<void>;
+  /** Takes a point of the browser sign-in budget. @throws `too_many_requests` when spent. */
+  ssoLogin(ip: string): Promise<void>;
+}
+
+function counters(store: Store, limits: BruteForceLimits) {
+  const { login, signup, ssoLogin } = limits;
+  const counter = (name: string, points: number, windowSeconds: number) =>
+    store.loginCounter({ name, points, windowSeconds });
+  return {
+    byEmail: counter('login-email', login.perEmail, login.windowSeconds),
+    byIp: counter('login-ip', login.perIp, login.windowSeconds),
+    signups: counter('signup-ip', signup.perIp, signup.windowSeconds),
+    ssoLogins:
+      ssoLogin === undefined
+        ? undefined
+        : counter('sso-login-ip', ssoLogin.perIp, ssoLogin.windowSeconds),
+  };
 }
 
 export function createBruteForceGuard(store: Store, limits: BruteForceLimits): BruteForceGuard {
-  const { login, signup } = limits;
-  const byEmail = store.loginCounter({
-    name: 'login-email',
-    points: login.perEmail,
-    windowSeconds: login.windowSeconds,
-  });
-  const byIp = store.loginCounter({
-    name: 'login-ip',
-    points: login.perIp,
-    windowSeconds: login.windowSeconds,
-  });
-  const signups = store.loginCounter({
-    name: 'signup-ip',
-    points: signup.perIp,
-    windowSeconds: signup.windowSeconds,
-  });
+  const { login } = limits;
+  const { byEmail, byIp, signups, ssoLogins } = counters(store, limits);
   const queuedByEmail = createPlaces(login.maxQueuedPerEmail);
   const queuedByIp = createPlaces(login.maxQueuedPerIp);
 
@@ -127,6 +132,12 @@ export function createBruteForceGuard(store: Store, limits: BruteForceLimits): B
       if (!point.granted) {
         throw tooMany(point.retryAfter, 'Too many signups from this address: try again later.');
       }
+    },
+
+    async ssoLogin(ip) {
+      const point = await ssoLogins?.reserve(ip);
+      if (point !== undefined && !point.granted)
+        throw tooMany(point.retryAfter, 'Too many sign-ins from this address: try again later.');
     },
   };
 }

@@ -1,8 +1,10 @@
 /**
  * Tenants' identity providers (`sso`): the HTTPS fetcher that reaches them,
- * their key cache by issuer, and the token exchange on top. Nothing when
+ * their key cache by issuer, and the token exchange and the browser sign-in
+ * on top. Nothing when
  * `sso.enabled` is false; the fetcher's connections are closed by the undo.
  */
+import { createBrowserSignIn, type BrowserSignIn } from '../auth/federation/browser-sign-in.js';
 import { createTokenExchange, type ExchangeToken } from '../auth/federation/exchange.js';
 import { createProviderHttp } from '../auth/federation/https-json.js';
 import { createIssuerKeys } from '../auth/federation/issuer-keys.js';
@@ -10,10 +12,12 @@ import type { GatewayConfig } from '../config/index.js';
 import type { Core } from '../core.js';
 import { built, type Built } from './builders.js';
 
-export function buildFederation(
-  config: GatewayConfig,
-  core: Core,
-): Built<ExchangeToken | undefined> {
+export interface Federation {
+  exchangeToken: ExchangeToken;
+  browserSignIn: BrowserSignIn;
+}
+
+export function buildFederation(config: GatewayConfig, core: Core): Built<Federation | undefined> {
   const { sso } = config;
   if (!sso.enabled) return built(undefined);
   const http = createProviderHttp({ caFile: sso.ca, timeoutMs: sso.timeoutMs });
@@ -30,5 +34,15 @@ export function buildFederation(
     keys,
     clockSkewSeconds: config.tokens.clockSkewSeconds,
   });
-  return built(exchange, () => http.close());
+  const browserSignIn = createBrowserSignIn({
+    store: core.store,
+    accounts: core.accounts,
+    keys,
+    http,
+    sealer: core.idpSecrets,
+    clockSkewSeconds: config.tokens.clockSkewSeconds,
+    redirectUris: sso.redirectUris,
+    keysMaxAgeMs: sso.keysMaxAgeSeconds * 1000,
+  });
+  return built({ exchangeToken: exchange, browserSignIn }, () => http.close());
 }

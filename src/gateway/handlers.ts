@@ -6,7 +6,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { createApiApp } from '../api/app.js';
+import { requestOrigin } from '../api/identity/oauth-metadata-route.js';
 import { createClientCredentials } from '../auth/client-credentials.js';
+import type { BrowserSignIn } from '../auth/federation/browser-sign-in.js';
 import { createRefreshTokens } from '../auth/refresh-grant.js';
 import type { ExchangeToken } from '../auth/federation/exchange.js';
 import type { GatewayConfig } from '../config/index.js';
@@ -38,6 +40,8 @@ export interface HandlerDeps {
   reload: Reload;
   /** The token exchange of tenants' identity providers' tokens (`sso.enabled`). */
   exchangeToken?: ExchangeToken | undefined;
+  /** The browser sign-in through tenants' identity providers (`sso.enabled`). */
+  browserSignIn?: BrowserSignIn | undefined;
 }
 
 export interface Handlers {
@@ -77,6 +81,12 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     onRefresh: (outcome) => metrics.refreshed(outcome),
     onTokenIssued: (kind) => metrics.tokenIssued(kind),
     ...(deps.exchangeToken === undefined ? {} : { exchangeToken: deps.exchangeToken }),
+    ...(deps.browserSignIn === undefined
+      ? {}
+      : {
+          browserSignIn: deps.browserSignIn,
+          requestOrigin: (req: IncomingMessage) => requestOrigin(req, deps.live.trusted),
+        }),
     onFederatedSignIn: (outcome) => metrics.federatedSignIn(outcome),
     onLoginRefused: (reason) => metrics.loginRefused(reason),
     audit: core.audit,

@@ -41,6 +41,8 @@ export interface MemoryState {
   idps: Map<string, TenantIdp>;
   /** issuer → the tenant id whose identity provider it is. */
   tenantsByIssuer: Map<string, string>;
+  /** `<kind>:<key>` → a browser sign-in's one-time record and its deadline in Unix milliseconds. */
+  ssoRecords: Map<string, { value: string; expiresAt: number }>;
   /** jti → deadline in Unix milliseconds. */
   revoked: Map<string, number>;
   /** The last generation taken (see `Membership.generation`). */
@@ -68,6 +70,7 @@ export function newMemoryState(): MemoryState {
     keysOfClient: new Map(),
     idps: new Map(),
     tenantsByIssuer: new Map(),
+    ssoRecords: new Map(),
     revoked: new Map(),
     generation: 0,
     refreshFamilies: new Map(),

@@ -8,7 +8,7 @@
  */
 import { memoryAuditLogs } from './memory-audit.js';
 import { memoryClients } from './memory-clients.js';
-import { memoryIdps } from './memory-idps.js';
+import { memoryIdps, memorySsoRecords } from './memory-idps.js';
 import { memoryMemberships } from './memory-memberships.js';
 import { memoryRefreshFamilies } from './memory-refresh.js';
 import { memoryRevocations } from './memory-revocations.js';
@@ -28,6 +28,7 @@ export function createMemoryStore(): Store {
     ...memoryClients(state),
     ...memoryRefreshFamilies(state),
     ...memoryIdps(state),
+    ...memorySsoRecords(state),
 
     loginCounter: memoryLoginCounters(),
 

@@ -3,7 +3,7 @@
  * `redis-keys.ts`, scripts in `redis-idp-scripts.ts`). A write is answered
  * once a replica has it.
  */
-import type { TenantIdps } from './idp-types.js';
+import type { SsoRecords, TenantIdps } from './idp-types.js';
 import { issuerInUse, normaliseDomains } from './normalise.js';
 import { attempt } from './redis-attempt.js';
 import { unexpectedReply, type RedisStoreContext } from './redis-context.js';
@@ -42,5 +42,19 @@ export function redisIdps(context: RedisStoreContext): TenantIdps {
       return true;
     },
     tenantIdByIssuer: async (issuer) => attempt(() => redis.hget(keys.idpIssuers, issuer)),
+  };
+}
+
+/** One-time records: a key with a TTL, taken by GETDEL (one taker wins). */
+export function redisSsoRecords(context: RedisStoreContext): SsoRecords {
+  const { redis, keys } = context;
+  return {
+    putSsoRecord: async (kind, key, value, ttlSeconds) => {
+      const name = keys.ssoRecord(kind, key);
+      await attempt(() => redis.set(name, value, 'EX', ttlSeconds));
+      // The callback may reach another instance, reading after a failover.
+      await context.replicated(name);
+    },
+    takeSsoRecord: async (kind, key) => attempt(() => redis.getdel(keys.ssoRecord(kind, key))),
   };
 }

@@ -36,6 +36,10 @@
  * slot; a shared tag puts them there. The directory is small and rarely
  * written, so one slot holding it costs nothing.
  *
+ * Browser sign-in, one key per one-time record (a pending sign-in by its
+ * `state`, a gateway code by its SHA-256), expiring with it, taken by GETDEL:
+ * - `tg:sso:<kind>:{<key>}`            string: the record (JSON)
+ *
  * Deny-list, one key per revoked token:
  * - `tg:revoked:{<jti>}`                string, expiring at the token's `exp`
  *
@@ -93,6 +97,7 @@ export interface RedisKeys {
   readonly users: string;
   readonly tenants: string;
   revoked(jti: string): string;
+  ssoRecord(kind: string, key: string): string;
   readonly leaseHolders: string;
   leaseAcks(confirmationId: string): string;
   refreshFamily(familyId: string): string;
@@ -131,6 +136,7 @@ export function createRedisKeys(prefix: string): RedisKeys {
     users: `${dir}users`,
     tenants: `${dir}tenants`,
     revoked: (jti) => `${prefix}revoked:{${jti}}`,
+    ssoRecord: (kind, key) => `${prefix}sso:${kind}:{${key}}`,
     leaseHolders: `${prefix}{leases}:holders`,
     leaseAcks: (confirmationId) => `${prefix}{leases}:acks:${confirmationId}`,
     refreshFamily: (familyId) => `${prefix}refresh:{${familyId}}`,

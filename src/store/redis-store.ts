@@ -13,7 +13,7 @@ import { redisAuditLogs } from './redis-audit.js';
 import { redisClients } from './redis-clients.js';
 import type { RedisStoreContext } from './redis-context.js';
 import { redisDenyList } from './redis-deny-list.js';
-import { redisIdps } from './redis-idps.js';
+import { redisIdps, redisSsoRecords } from './redis-idps.js';
 import { redisMemberships } from './redis-memberships.js';
 import { redisRateLeases } from './redis-rate-leases.js';
 import { redisRefreshFamilies } from './redis-refresh.js';
@@ -66,6 +66,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     ...redisApiKeys(context),
     ...redisRefreshFamilies(context),
     ...redisIdps(context),
+    ...redisSsoRecords(context),
 
     revocationLeases: redisLeases(redis, keys),
 

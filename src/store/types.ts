@@ -6,11 +6,11 @@
  */
 
 import type { AuditLog, AuditLogSpec } from './audit-log.js';
-import type { TenantIdps } from './idp-types.js';
+import type { SsoRecords, TenantIdps } from './idp-types.js';
 import type { LoginCounter, LoginCounterSpec } from './login-counters.js';
 import type { RefreshFamilyStore } from './refresh-types.js';
 
-export type { TenantIdp, TenantIdps } from './idp-types.js';
+export type { SsoRecordKind, SsoRecords, TenantIdp, TenantIdps } from './idp-types.js';
 
 export type TenantType = 'usertenant' | 'orgtenant';
 
@@ -283,9 +283,10 @@ export interface RateLease {
 
 /**
  * The refresh-family methods are declared in {@link RefreshFamilyStore}; the
- * tenants' identity providers in {@link TenantIdps}.
+ * tenants' identity providers in {@link TenantIdps}, the browser sign-in's
+ * one-time records in {@link SsoRecords}.
  */
-export interface Store extends RefreshFamilyStore, TenantIdps {
+export interface Store extends RefreshFamilyStore, TenantIdps, SsoRecords {
   /**
    * Creates the user and its personal tenant (with the membership both ways,
    * at a new generation, the user its `admin`) atomically: all of it or none of it.

@@ -24,6 +24,7 @@ import {
   type RedisIdentityFixture,
 } from '../support/identity-fixture.js';
 import { makeClient, type MachineClient } from '../support/machine-client.js';
+import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
 
 type Json = Record<string, unknown>;
 interface Operation {
@@ -48,6 +49,12 @@ let strict: TestGateway;
 let redis: Redis;
 let prefix: string;
 let machine: MachineClient;
+/** `sso.enabled`, acme's identity provider an `oidc-provider` of its own: the browser sign-in. */
+let sso: TestGateway;
+let ca: TestCa;
+let idp: TestIdp;
+const APP = 'https://app.example.test/signed-in';
+const IDP_CLIENT = { clientId: 'gateway-acme', clientSecret: 'unused-0123456789abcdef' };
 
 beforeAll(async () => {
   fx = await startIdentityFixture({
@@ -69,10 +76,20 @@ beforeAll(async () => {
   redis = new Redis(fx.redis.url, { lazyConnect: true, maxRetriesPerRequest: 0 });
   await redis.connect();
   machine = await makeClient(fx.gw.gateway.store, 'acme', ['orders:read']);
+  ca = makeTestCa();
+  idp = await startTestIdp({ ca, alg: 'ES256', clients: [IDP_CLIENT], accounts: {} });
+  sso = await startTestGateway({
+    ...fx.config,
+    sso: { enabled: true, ca: ca.caFile, redirectUris: [APP] },
+    // Three sign-ins started, then 429.
+    limits: { ssoLogin: { perIp: 3, windowSeconds: 600 } },
+  });
 }, 60_000);
 afterAll(async () => {
   redis.disconnect();
-  await Promise.all([closed.close(), strict.close()]);
+  await Promise.all([closed.close(), strict.close(), sso?.close()]);
+  await idp?.close();
+  ca?.close();
   await fx.close();
 });
 
@@ -102,6 +119,8 @@ async function call(
   const operation = operationOf(method.toLowerCase(), path);
   const res = await fetch(`${gw.url}${target}`, {
     method,
+    // A 302 is an answer of its own (the browser sign-in), never followed here.
+    redirect: 'manual',
     headers: {
       ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
       ...init.headers,
@@ -451,6 +470,36 @@ describe('every operation, every status', () => {
     await redis.rename(`${prefix}{dir}:tenant:acme-aside`, `${prefix}{dir}:tenant:acme`);
   });
 
+  it('signs in through a browser as documented (sso.enabled)', async () => {
+    // Taken away at the end: the IdP operations' 404s want acme without one.
+    await sso.gateway.store.setTenantIdp({
+      tenantId: 'acme',
+      issuer: idp.issuer,
+      clientId: IDP_CLIENT.clientId,
+      domains: ['acme.test'],
+      role: 'member',
+      linkExisting: false,
+      updatedAt: Math.floor(Date.now() / 1000),
+    });
+    const login = `/1/tenants/acme/sso/login?redirect_uri=${encodeURIComponent(APP)}`;
+    const started = await call(sso, 'GET', login);
+    expect(started.status, JSON.stringify(started.body)).toBe(302);
+    const state = new URL(started.headers.get('location') as string).searchParams.get('state');
+    const cookie = (started.headers.get('set-cookie') as string).split(';')[0] as string;
+    await call(sso, 'GET', `/1/sso/callback?state=${state as string}&error=access_denied`, {
+      headers: { cookie },
+    });
+    await call(sso, 'GET', `/1/sso/callback?state=${state as string}&code=x`);
+    await call(sso, 'GET', '/1/tenants/acme/sso/login?redirect_uri=https://evil.example/');
+    await call(sso, 'GET', login);
+    expect((await call(sso, 'GET', login)).status).toBe(429);
+    await call(sso, 'POST', '/1/oauth/token', {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `grant_type=authorization_code&code=made-up&redirect_uri=${encodeURIComponent(APP)}`,
+    });
+    await sso.gateway.store.removeTenantIdp('acme');
+  });
+
   it('answers 500 for a corrupt record and 404 for a removed tenant', async () => {
     const acme = `${prefix}{dir}:tenant:acme`;
     const token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
@@ -509,6 +558,8 @@ describe('every operation, every status', () => {
       }),
     });
     await call(fx.gw, 'DELETE', '/1/tenants/acme/idp', { headers: bearerOf });
+    await call(sso, 'GET', `/1/tenants/acme/sso/login?redirect_uri=${encodeURIComponent(APP)}`);
+    await call(sso, 'GET', '/1/sso/callback?state=any&code=x');
     // What needs no store still answers.
     await call(fx.gw, 'GET', '/.well-known/jwks.json');
     await fx.redis.restart();

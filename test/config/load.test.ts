@@ -446,6 +446,7 @@ describe('defaults', () => {
           maxQueuedPerIp: 8,
         },
         signup: { perIp: 20, windowSeconds: 3600 },
+        ssoLogin: { perIp: 60, windowSeconds: 600 },
         bodyBytes: 16384,
         requestTimeoutMs: 0,
       },

@@ -102,6 +102,8 @@ export interface TestIdp {
   requests: Map<string, number>;
   /** An ID token for `accountId`, through the login form and the token endpoint. */
   idToken(accountId: string, client?: IdpClient, nonce?: string): Promise<string>;
+  /** Accepts `uri` as a redirect URI of every client from now on (a gateway's callback). */
+  allowRedirectUri(uri: string): void;
   /** A new key signs from now on; the old ones are still published. @returns the new kid */
   rotate(): Promise<string>;
   /** Stops listening (connections closed); `start` listens again on the same port. */
@@ -135,8 +137,9 @@ export async function startTestIdp(options: TestIdpOptions): Promise<TestIdp> {
   const port = (server.address() as AddressInfo).port;
   const issuer = `https://localhost:${port}`;
   const keys: JWK[] = [await signingKey(options.alg)];
+  const redirectUris = [REDIRECT_URI];
   const build = () => {
-    const provider = makeProvider(issuer, options, keys);
+    const provider = makeProvider(issuer, options, keys, redirectUris);
     handle = provider.callback() as typeof handle;
   };
   build();
@@ -147,6 +150,10 @@ export async function startTestIdp(options: TestIdpOptions): Promise<TestIdp> {
     requests,
     idToken: (accountId, client = options.clients[0] as IdpClient, nonce) =>
       authorizationCodeFlow(issuer, dispatcher, accountId, client, nonce),
+    allowRedirectUri(uri) {
+      redirectUris.push(uri);
+      build();
+    },
     async rotate() {
       keys.unshift(await signingKey(options.alg));
       build();
@@ -179,19 +186,24 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-function makeProvider(issuer: string, options: TestIdpOptions, keys: JWK[]): Provider {
+function makeProvider(
+  issuer: string,
+  options: TestIdpOptions,
+  keys: JWK[],
+  redirectUris: string[],
+): Provider {
   const provider = new Provider(issuer, {
     clients: options.clients.map((c) => ({
       client_id: c.clientId,
       client_secret: c.clientSecret,
-      redirect_uris: [REDIRECT_URI],
+      redirect_uris: [...redirectUris],
       grant_types: ['authorization_code'],
       response_types: ['code'],
       id_token_signed_response_alg: options.alg,
     })),
     jwks: { keys: keys.map((k) => ({ ...k, alg: options.alg })) },
     cookies: { keys: ['test-cookie-key-0123456789abcdef'] },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     // The e-mail claims in the ID token itself, as Google, Okta and Keycloak put them.
     conformIdTokenClaims: false,
     features: { devInteractions: { enabled: true } },
@@ -213,7 +225,7 @@ function makeProvider(issuer: string, options: TestIdpOptions, keys: JWK[]): Pro
         clientId: client.clientId,
         accountId: session.accountId,
       });
-      grant.addOIDCScope('openid email');
+      grant.addOIDCScope('openid email profile');
       await grant.save();
       return grant;
     },

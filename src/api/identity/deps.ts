@@ -5,6 +5,7 @@ import type { Accounts } from '../../auth/accounts.js';
 import type { Authenticate } from '../../auth/authenticate.js';
 import type { BruteForceGuard } from '../../auth/brute-force.js';
 import type { GrantClientToken } from '../../auth/client-credentials.js';
+import type { BrowserSignIn } from '../../auth/federation/browser-sign-in.js';
 import type { RefreshOutcome, RefreshTokens } from '../../auth/refresh-grant.js';
 import type { ExchangeToken } from '../../auth/federation/exchange.js';
 import type { FederationOutcome } from '../../auth/federation/refusals.js';
@@ -29,6 +30,10 @@ export interface IdentityRouterDeps {
   onRefresh?: (outcome: RefreshOutcome) => void;
   /** The token exchange (RFC 8693) of tenants' providers' ID tokens; absent unless `sso.enabled`. */
   exchangeToken?: ExchangeToken;
+  /** The browser sign-in (`/1/tenants/{id}/sso/login`, `/1/sso/callback`); absent unless `sso.enabled`. */
+  browserSignIn?: BrowserSignIn;
+  /** `scheme://host` a request was addressed to (trusted proxies' forwarded headers): the callback's origin. */
+  requestOrigin?: (req: IncomingMessage) => string;
   /** Told of every token exchange, by outcome (metrics). */
   onFederatedSignIn?: (outcome: FederationOutcome) => void;
   /** Told of every token issued, by principal kind (metrics). */

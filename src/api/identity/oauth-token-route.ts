@@ -2,7 +2,8 @@
  * `POST /1/oauth/token`: the OAuth client-credentials grant (RFC 6749 §4.4)
  * for machine clients; with `tokens.refresh.enabled` the refresh-token grant
  * (RFC 6749 §6, `oauth-refresh-grant.ts`); with `sso.enabled` the token
- * exchange (RFC 8693, `oauth-exchange-grant.ts`). A form-encoded body; the client authenticates by HTTP
+ * exchange (RFC 8693, `oauth-exchange-grant.ts`) and the browser sign-in's
+ * code (`oauth-code-grant.ts`). A form-encoded body; the client authenticates by HTTP
  * Basic (`client_secret_basic`, id and secret form-urlencoded, §2.3.1) or in
  * the body (`client_secret_post`), exactly one of the two. Errors are the
  * RFC 6749 §5.2 body the gateway gives every refusal.
@@ -14,6 +15,7 @@ import { GatewayError, isGatewayError } from '../../errors.js';
 import type { ApiContext, ApiState } from '../state.js';
 import { actor, noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
+import { codeGrant } from './oauth-code-grant.js';
 import { exchangeGrant, TOKEN_EXCHANGE } from './oauth-exchange-grant.js';
 import { invalidRequest, param, readForm } from './oauth-form.js';
 import { refreshGrant } from './oauth-refresh-grant.js';
@@ -30,10 +32,13 @@ async function grant(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
     return refreshGrant(deps, deps.refreshTokens, ctx, form);
   if (grantType === TOKEN_EXCHANGE && deps.exchangeToken !== undefined)
     return exchangeGrant(deps, deps.exchangeToken, ctx, form);
+  if (grantType === 'authorization_code' && deps.browserSignIn !== undefined)
+    return codeGrant(deps, deps.browserSignIn, ctx, form);
   if (grantType !== 'client_credentials') {
     const supported = [
       'client_credentials',
       ...(deps.refreshTokens?.enabled === true ? ['refresh_token'] : []),
+      ...(deps.browserSignIn === undefined ? [] : ['authorization_code']),
       ...(deps.exchangeToken === undefined ? [] : [TOKEN_EXCHANGE]),
     ];
     throw new GatewayError(

@@ -83,9 +83,10 @@ export function oauthTokenPath(): Json {
 function clientCredentialsOperation(): Json {
   return {
     operationId: 'clientCredentialsToken',
-    summary: 'The OAuth token endpoint: client credentials, refresh tokens, the token exchange',
+    summary:
+      'The OAuth token endpoint: client credentials, refresh tokens, the token exchange, the browser sign-in code',
     description:
-      "`client_credentials`: client authentication by HTTP Basic (`client_secret_basic`: id and secret each form-urlencoded, RFC 6749 §2.3.1) or in the body (`client_secret_post`), exactly one of the two. `refresh_token` (with `tokens.refresh.enabled`): the refresh token is the credential, no client authentication (a `client_id` is ignored); the answer carries the successor, the presented token is used up — presented again within 10 s it gives the same successor, later it revokes its whole family (RFC 9700 §4.14.2). `urn:ietf:params:oauth:grant-type:token-exchange` (with `sso.enabled`, RFC 8693): an ID token of the tenant's own identity provider for a gateway token of that tenant, the user created or joined at first sign-in; no client authentication (the subject token is the credential). Never cached (`Cache-Control: no-store`, `Pragma: no-cache`).",
+      "`client_credentials`: client authentication by HTTP Basic (`client_secret_basic`: id and secret each form-urlencoded, RFC 6749 §2.3.1) or in the body (`client_secret_post`), exactly one of the two. `refresh_token` (with `tokens.refresh.enabled`): the refresh token is the credential, no client authentication (a `client_id` is ignored); the answer carries the successor, the presented token is used up — presented again within 10 s it gives the same successor, later it revokes its whole family (RFC 9700 §4.14.2). `urn:ietf:params:oauth:grant-type:token-exchange` (with `sso.enabled`, RFC 8693): an ID token of the tenant's own identity provider for a gateway token of that tenant, the user created or joined at first sign-in; no client authentication (the subject token is the credential). `authorization_code` (with `sso.enabled`): the one-time code a browser sign-in (`/1/tenants/{tenant_id}/sso/login`) handed the application, single use, with the same `redirect_uri`, and the `code_verifier` when the sign-in sent a `code_challenge` (none otherwise); no client authentication. Never cached (`Cache-Control: no-store`, `Pragma: no-cache`).",
     tags: ['identity'],
     security: [{ basic: [] }, {}],
     requestBody: {
@@ -101,11 +102,13 @@ function clientCredentialsOperation(): Json {
                 enum: [
                   'client_credentials',
                   'refresh_token',
+                  'authorization_code',
                   'urn:ietf:params:oauth:grant-type:token-exchange',
                 ],
               },
               refresh_token: { type: 'string', description: '`refresh_token` grant only.' },
               ...tokenExchangeParameters(),
+              ...codeParameters(),
               scope: {
                 type: 'string',
                 description:
@@ -121,7 +124,7 @@ function clientCredentialsOperation(): Json {
     responses: {
       '200': {
         description:
-          'An access token for the client, in its tenant, with the scopes granted; or, for a refresh, a new access token for the user and the successor refresh token.',
+          'An access token for the client, in its tenant, with the scopes granted; or, for a refresh, a new access token for the user and the successor refresh token; for a browser sign-in code, the user token (with a refresh token when `tokens.refresh.enabled`).',
         headers: REQUEST_ID_HEADER,
         content: json({
           oneOf: [
@@ -132,7 +135,7 @@ function clientCredentialsOperation(): Json {
         }),
       },
       '400': refusal(
-        "A body not form-encoded, a parameter missing or repeated, two authentication methods; a scope the client does not hold or the login did not grant; a refresh token malformed, unknown, expired, of an ended session, or used (then its family is revoked); a subject token not accepted for the tenant (one answer whatever the check: its issuer not the tenant's provider, signature, audience, expiry, e-mail, domain, a user who may not be linked); an unsupported grant type.",
+        "A body not form-encoded, a parameter missing or repeated, two authentication methods; a scope the client does not hold or the login did not grant; a refresh token malformed, unknown, expired, of an ended session, or used (then its family is revoked); a browser sign-in code unknown, used, expired, for another `redirect_uri` or without its `code_verifier`; a subject token not accepted for the tenant (one answer whatever the check: its issuer not the tenant's provider, signature, audience, expiry, e-mail, domain, a user who may not be linked); an unsupported grant type.",
         'invalid_request',
         'invalid_scope',
         'invalid_grant',
@@ -148,6 +151,19 @@ function clientCredentialsOperation(): Json {
         'unavailable',
       ),
     },
+  };
+}
+
+/** The browser sign-in code's form parameters (RFC 6749 §4.1.3, RFC 7636 §4.5). */
+function codeParameters(): Json {
+  const codeOnly = (description: string) => ({
+    type: 'string',
+    description: `authorization_code only: ${description}`,
+  });
+  return {
+    code: codeOnly('the one-time code the browser sign-in handed the application.'),
+    redirect_uri: codeOnly('the `redirect_uri` of the sign-in, exactly.'),
+    code_verifier: codeOnly("the PKCE verifier of the sign-in's `code_challenge`."),
   };
 }
 

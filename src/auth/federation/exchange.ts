@@ -48,6 +48,9 @@ export type ExchangeToken = (
   seen?: ExchangeSeen,
 ) => Promise<ExchangeResult>;
 
+/** What {@link memberFor} needs. */
+export type MemberDeps = Pick<TokenExchangeDeps, 'store' | 'accounts'>;
+
 export interface TokenExchangeDeps {
   store: Store;
   accounts: Accounts;
@@ -81,7 +84,7 @@ export function createTokenExchange(deps: TokenExchangeDeps): ExchangeToken {
  * any key is fetched; `alg` (and `typ`) checked here too, so `none` or HS256
  * costs no fetch.
  */
-function issuerOf(token: string): string {
+export function issuerOf(token: string): string {
   let iss: unknown;
   let header;
   try {
@@ -108,8 +111,9 @@ async function issuerRefusal(
   return (await store.tenantIdByIssuer(issuer)) === null ? 'unknown_issuer' : 'foreign_issuer';
 }
 
-async function memberFor(
-  deps: TokenExchangeDeps,
+/** The user the verified e-mail names, created or joined as the file header says. */
+export async function memberFor(
+  deps: MemberDeps,
   idp: TenantIdp,
   email: string,
 ): Promise<{ user: UserRecord; outcome: ExchangeOutcome }> {
@@ -128,7 +132,7 @@ async function memberFor(
 
 /** A new user without a password; a concurrent first sign-in may have created them first. */
 async function createFederatedUser(
-  deps: TokenExchangeDeps,
+  deps: MemberDeps,
   idp: TenantIdp,
   email: string,
 ): Promise<{ user: UserRecord; outcome: ExchangeOutcome }> {

@@ -14,6 +14,15 @@ const MAX_BODY_BYTES = 512 * 1024;
 export interface ProviderHttp {
   /** The body of a 200 answer, parsed; throws on anything else. */
   getJson(url: string, signal?: AbortSignal): Promise<unknown>;
+  /**
+   * A form POST (the provider's token endpoint) under the same rules: the
+   * answer's status and its parsed JSON body (undefined when not JSON).
+   */
+  postForm(
+    url: string,
+    form: URLSearchParams,
+    authorization: string,
+  ): Promise<{ status: number; json: unknown }>;
   /** A fetch for jose's `createRemoteJWKSet` (`customFetch`): the same rules. */
   jwksFetch(url: string, options: { headers: Headers; signal: AbortSignal }): Promise<Response>;
   close(): Promise<void>;
@@ -32,13 +41,29 @@ export function createProviderHttp(options: ProviderHttpOptions): ProviderHttp {
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
   });
-  const text = async (url: string, headers: Headers | undefined, signal: AbortSignal) => {
+  const text = async (
+    url: string,
+    headers: Headers | undefined,
+    signal: AbortSignal,
+    post?: { form: URLSearchParams; authorization: string },
+  ) => {
     if (new URL(url).protocol !== 'https:') throw new Error(`not an https URL: ${url}`);
     const res = await fetch(url, {
       dispatcher,
       redirect: 'manual',
       signal: AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)]),
       headers: headers === undefined ? { accept: 'application/json' } : [...headers],
+      ...(post === undefined
+        ? {}
+        : {
+            method: 'POST',
+            body: post.form.toString(),
+            headers: {
+              accept: 'application/json',
+              'content-type': 'application/x-www-form-urlencoded',
+              authorization: post.authorization,
+            },
+          }),
     });
     return { status: res.status, body: await cappedBody(res) };
   };
@@ -47,6 +72,17 @@ export function createProviderHttp(options: ProviderHttpOptions): ProviderHttp {
       const { status, body } = await text(url, undefined, signal);
       if (status !== 200) throw new Error(`${url} answered ${status}`);
       return JSON.parse(body) as unknown;
+    },
+    async postForm(url, form, authorization) {
+      const signal = AbortSignal.timeout(options.timeoutMs);
+      const { status, body } = await text(url, undefined, signal, { form, authorization });
+      let json: unknown;
+      try {
+        json = JSON.parse(body) as unknown;
+      } catch {
+        json = undefined;
+      }
+      return { status, json };
     },
     async jwksFetch(url, { headers, signal }) {
       const { status, body } = await text(url, headers, signal);

@@ -32,6 +32,10 @@ export const FEDERATION_REFUSALS = [
   'user_disabled',
   /** A local user not a member, and the provider may not link them. */
   'not_linked',
+  /** Browser sign-in: the provider refused the authorization code, or answered no ID token. */
+  'code_refused',
+  /** Browser sign-in: the ID token's `nonce` is not the one its sign-in sent. */
+  'nonce',
 ] as const;
 
 export type FederationRefusal = (typeof FEDERATION_REFUSALS)[number];

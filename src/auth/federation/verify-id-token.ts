@@ -24,6 +24,8 @@ export interface VerifiedIdentity {
   subject: string;
   /** Lower-case. */
   email: string;
+  /** The `nonce` claim, when a string (the browser sign-in compares it). */
+  nonce?: string;
 }
 
 /** What was verified before a refusal, for the audit: the e-mail once the signature held. */
@@ -63,7 +65,8 @@ export async function verifyIdToken(
   if (!emailVerified(payload)) throw refused('email_not_verified');
   const domain = lower.slice(lower.lastIndexOf('@') + 1);
   if (!lower.includes('@') || !idp.domains.includes(domain)) throw refused('domain_not_allowed');
-  return { issuer: idp.issuer, subject: payload.sub, email: lower };
+  const nonce = typeof payload['nonce'] === 'string' ? { nonce: payload['nonce'] } : {};
+  return { issuer: idp.issuer, subject: payload.sub, email: lower, ...nonce };
 }
 
 /**

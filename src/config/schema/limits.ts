@@ -1,5 +1,5 @@
 /**
- * The limits: login and signup throttling, the body cap of the gateway's own
+ * The limits: login, signup and browser sign-in throttling, the body cap of the gateway's own
  * endpoints, a cap on a whole request, the connections to each upstream and
  * each tenant's share of them, and the token buckets of `routes[].rateLimit`
  * with how instances sharing a store reconcile them.
@@ -42,6 +42,17 @@ export const limits = z
       })
       .prefault({})
       .describe('signup throttling'),
+    ssoLogin: z
+      .strictObject({
+        perIp: integer(1, 1_000_000)
+          .default(60)
+          .describe(
+            'browser sign-ins started (`/1/tenants/{tenant_id}/sso/login`) per client IP per window: each keeps a pending sign-in in the store for 10 minutes',
+          ),
+        windowSeconds: integer(1, 86_400).default(600).describe('the window of `perIp`'),
+      })
+      .prefault({})
+      .describe('browser sign-in throttling (`sso.enabled`)'),
     bodyBytes: integer(256, 10 * 1024 * 1024)
       .default(16 * 1024)
       .describe(

@@ -1,0 +1,152 @@
+/**
+ * The browser sign-in through a tenant's identity provider (`sso.enabled`;
+ * `auth/federation/browser-sign-in.ts`):
+ *
+ * - `GET /1/tenants/{tenant_id}/sso/login?redirect_uri=…[&state=…][&code_challenge=…&code_challenge_method=S256]`:
+ *   302 to the provider, with a cookie binding the sign-in to this browser
+ *   (path `/1/sso/callback`, HttpOnly, SameSite=Lax). An unregistered
+ *   `redirect_uri` is a 400, never a redirect.
+ * - `GET /1/sso/callback?state=…&code=…`: the provider's answer; 302 to the
+ *   application's `redirect_uri` with a one-time `code` (and its `state`). An
+ *   unknown, used or expired state, or a callback without the sign-in's
+ *   cookie, is a 400, never a redirect; a refusal of
+ *   the provider's code or ID token is one `invalid_grant` (400), audited with
+ *   its reason.
+ *
+ * The code is redeemed at `POST /1/oauth/token` (`oauth-code-grant.ts`).
+ */
+import { createHash } from 'node:crypto';
+import type { Router } from '@koa/router';
+import { PENDING_TTL_SECONDS, type BrowserSignIn } from '../../auth/federation/browser-sign-in.js';
+import type { ExchangeSeen } from '../../auth/federation/exchange.js';
+import { refusalOf } from '../../auth/federation/refusals.js';
+import { GatewayError, isGatewayError } from '../../errors.js';
+import type { ApiContext, ApiState } from '../state.js';
+import { actor, noStore } from './callers.js';
+import type { IdentityRouterDeps } from './deps.js';
+import { invalidRequest } from './oauth-form.js';
+
+export const SSO_CALLBACK_PATH = '/1/sso/callback';
+
+export function addSsoRoutes(router: Router<ApiState>, deps: IdentityRouterDeps): void {
+  const signIn = deps.browserSignIn;
+  const origin = deps.requestOrigin;
+  if (signIn === undefined || origin === undefined) return;
+  router.get('/tenants/:tenantId/sso/login', async (ctx) => {
+    await deps.bruteForce.ssoLogin(deps.clientIp(ctx.req));
+    const { location, state, binding } = await signIn.start({
+      tenantId: ctx.params['tenantId'] as string,
+      redirectUri: one(ctx, 'redirect_uri', true) as string,
+      appState: one(ctx, 'state'),
+      codeChallenge: one(ctx, 'code_challenge'),
+      codeChallengeMethod: one(ctx, 'code_challenge_method'),
+      callbackUrl: `${origin(ctx.req)}${SSO_CALLBACK_PATH}`,
+    });
+    ctx.append('set-cookie', bindingCookie(state, binding, origin(ctx.req), PENDING_TTL_SECONDS));
+    redirect(ctx, location);
+  });
+  router.get('/sso/callback', (ctx) => callback(deps, signIn, ctx));
+}
+
+async function callback(
+  deps: IdentityRouterDeps,
+  signIn: BrowserSignIn,
+  ctx: ApiContext,
+): Promise<void> {
+  const state = one(ctx, 'state', true) as string;
+  const binding = ctx.cookies.get(cookieName(state)) ?? undefined;
+  // Spent whatever the outcome: the state is single use.
+  ctx.append('set-cookie', bindingCookie(state, '', deps.requestOrigin?.(ctx.req) ?? '', 0));
+  const seen: ExchangeSeen & { tenantId?: string } = {};
+  let result;
+  try {
+    const input = { state, binding, code: one(ctx, 'code'), error: one(ctx, 'error') };
+    result = await signIn.finish(input, seen);
+  } catch (err) {
+    await recordRefusal(deps, ctx, seen, err);
+    const reason = refusalOf(err);
+    // The exchange's description names a subject token; here there is none.
+    if (reason !== undefined)
+      throw new GatewayError(
+        'invalid_grant',
+        "The sign-in at the tenant's identity provider is not accepted.",
+        { detail: reason, cause: err },
+      );
+    throw err;
+  }
+  const done = result.signedIn;
+  if (done !== undefined) {
+    ctx.state.scope.userId = done.userId;
+    ctx.state.scope.tenantId = done.tenantId;
+    deps.onFederatedSignIn?.(done.outcome);
+    const who = actor(deps, ctx, done.email);
+    const about = { tenant_id: done.tenantId, user_id: done.userId, user_email: done.email };
+    const via = 'browser' as const;
+    if (done.outcome === 'user_created')
+      await deps.audit.record('federated_user_created', who, {
+        ...about,
+        issuer: done.idp.issuer,
+        via,
+      });
+    if (done.outcome !== 'signed_in')
+      await deps.audit.record('federated_member_joined', who, {
+        ...about,
+        role: done.idp.role,
+        via,
+      });
+    await deps.audit.record('federated_sign_in', who, { ...about, issuer: done.idp.issuer, via });
+  }
+  redirect(ctx, result.location);
+}
+
+/** One cookie per sign-in (two tabs may sign in at once), named by a digest of its state. */
+function cookieName(state: string): string {
+  return `tg_sso_${createHash('sha256').update(state).digest('base64url').slice(0, 16)}`;
+}
+
+/** The browser binding: only sent to the callback, never readable by scripts. */
+function bindingCookie(state: string, value: string, origin: string, maxAge: number): string {
+  const secure = origin.startsWith('https:') ? '; Secure' : '';
+  return `${cookieName(state)}=${value}; Path=${SSO_CALLBACK_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure}`;
+}
+
+function redirect(ctx: ApiContext, location: string): void {
+  noStore(ctx);
+  // The provider's and the application's URLs carry state and codes: never a Referer.
+  ctx.set('referrer-policy', 'no-referrer');
+  ctx.status = 302;
+  ctx.set('location', location);
+  ctx.body = '';
+}
+
+/** One query parameter; repeated is refused, and so is a missing required one. */
+function one(ctx: ApiContext, name: string, required = false): string | undefined {
+  const value = ctx.query[name];
+  if (Array.isArray(value)) throw invalidRequest(`The ${name} parameter is repeated.`);
+  if (required && (value === undefined || value === ''))
+    throw invalidRequest(`The ${name} parameter is required.`);
+  return value;
+}
+
+async function recordRefusal(
+  deps: IdentityRouterDeps,
+  ctx: ApiContext,
+  seen: ExchangeSeen & { tenantId?: string },
+  err: unknown,
+): Promise<void> {
+  const reason = refusalOf(err);
+  const unavailable = isGatewayError(err) && err.code === 'unavailable';
+  if ((reason === undefined && !unavailable) || seen.tenantId === undefined) return;
+  deps.onFederatedSignIn?.(reason ?? 'unavailable');
+  await deps.audit.record(
+    'federated_sign_in_refused',
+    actor(deps, ctx, seen.email ?? 'unverified'),
+    {
+      tenant_id: seen.tenantId,
+      ...(seen.email === undefined ? {} : { user_email: seen.email }),
+      ...(seen.issuer === undefined ? {} : { issuer: seen.issuer }),
+      reason: reason ?? 'unavailable',
+      via: 'browser',
+    },
+  );
+}

@@ -1,0 +1,357 @@
+/**
+ * The browser sign-in through a tenant's identity provider (issue 34 item 3):
+ * the authorization code flow with the provider (OpenID Connect Core §3.1,
+ * PKCE S256 per RFC 7636, `state` and `nonce`), and a one-time gateway code
+ * handed to the application, which redeems it at `/1/oauth/token`.
+ *
+ * - `start`: the application's `redirect_uri` must be one of
+ *   `sso.redirectUris` exactly (never a redirect to any other). The pending
+ *   sign-in (tenant, the application's redirect URI, state and PKCE challenge,
+ *   the nonce, the PKCE verifier) is kept in the store under a random `state`
+ *   for {@link PENDING_TTL_SECONDS}, with the SHA-256 of a random browser
+ *   binding the caller sets as a cookie (RFC 9700 §4.7.1: the callback is
+ *   accepted only from the browser that started the sign-in, so a callback
+ *   URL of the attacker's own sign-in cannot sign a victim in); the browser
+ *   goes to the provider.
+ * - `finish`: the state is taken (single use) and the binding checked, the provider's code redeemed at
+ *   its token endpoint (`client_secret_basic`, the verifier), the ID token
+ *   verified as the exchange does plus its `nonce`, the user found, created
+ *   or joined as the exchange does; then a gateway code (its SHA-256 the
+ *   store key, {@link CODE_TTL_SECONDS}) bound to tenant, user, the
+ *   application's redirect URI and PKCE challenge.
+ * - `redeem`: the code taken (single use), its redirect URI and verifier
+ *   checked (RFC 9700 §2.1.1: a verifier for a code without a challenge is
+ *   refused too), a token granted by the normal path.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { GatewayError } from '../../errors.js';
+import type { Store, TenantIdp, UserRecord } from '../../store/types.js';
+import type { Accounts, GrantedToken } from '../accounts.js';
+import { isDisabledHash } from '../disabled.js';
+import type { SecretSealer } from '../sealed-secrets.js';
+import { issuerOf, memberFor, type ExchangeOutcome, type ExchangeSeen } from './exchange.js';
+import type { ProviderHttp } from './https-json.js';
+import type { IssuerKeys } from './issuer-keys.js';
+import { providerUnavailable, refused } from './refusals.js';
+import { verifyIdToken } from './verify-id-token.js';
+
+export const PENDING_TTL_SECONDS = 600;
+export const CODE_TTL_SECONDS = 60;
+/** RFC 7636 §4.2: a S256 challenge is 43 base64url characters. */
+const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+/** RFC 7636 §4.1: 43 to 128 unreserved characters. */
+const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+
+export interface StartInput {
+  tenantId: string;
+  redirectUri: string;
+  appState?: string | undefined;
+  codeChallenge?: string | undefined;
+  codeChallengeMethod?: string | undefined;
+  /** The gateway's callback URL, on the origin the browser addressed. */
+  callbackUrl: string;
+}
+
+export interface StartResult {
+  /** The provider's authorization URL to redirect the browser to. */
+  location: string;
+  state: string;
+  /** The browser binding, for a cookie the callback must carry. */
+  binding: string;
+}
+
+export interface FinishInput {
+  state: string;
+  /** The browser binding the callback carried (its cookie). */
+  binding: string | undefined;
+  code?: string | undefined;
+  /** The provider's `error` (the user cancelled …). */
+  error?: string | undefined;
+}
+
+export interface FinishResult {
+  /** The application's redirect URI with `code` (or `error`) and its `state`. */
+  location: string;
+  /** Undefined when the provider answered an error. */
+  signedIn?: {
+    tenantId: string;
+    userId: string;
+    email: string;
+    outcome: ExchangeOutcome;
+    idp: TenantIdp;
+  };
+}
+
+export interface RedeemInput {
+  code: string;
+  redirectUri: string;
+  codeVerifier?: string | undefined;
+}
+
+export interface BrowserSignIn {
+  start(input: StartInput): Promise<StartResult>;
+  /** @param seen filled with what was learnt before a refusal (for the audit). */
+  finish(input: FinishInput, seen: ExchangeSeen & { tenantId?: string }): Promise<FinishResult>;
+  /**
+   * @param grant how the token is issued (a refresh family begun with it, when
+   * `tokens.refresh.enabled`); the normal path by default.
+   */
+  redeem<T extends GrantedToken>(
+    input: RedeemInput,
+    grant?: (user: UserRecord, tenantId: string) => Promise<T>,
+  ): Promise<T | GrantedToken>;
+}
+
+export interface BrowserSignInDeps {
+  store: Store;
+  accounts: Accounts;
+  keys: IssuerKeys;
+  http: ProviderHttp;
+  sealer: SecretSealer | undefined;
+  clockSkewSeconds: number;
+  /** `sso.redirectUris`. */
+  redirectUris: readonly string[];
+  keysMaxAgeMs: number;
+}
+
+interface PendingSignIn {
+  tenantId: string;
+  redirectUri: string;
+  appState?: string;
+  appChallenge?: string;
+  nonce: string;
+  verifier: string;
+  callbackUrl: string;
+  /** SHA-256 of the browser binding. */
+  binding: string;
+}
+
+interface IssuedCode {
+  tenantId: string;
+  userId: string;
+  redirectUri: string;
+  challenge?: string;
+}
+
+interface Endpoints {
+  authorization: string;
+  token: string;
+}
+
+const random = (): string => randomBytes(32).toString('base64url');
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('base64url');
+const invalidRequest = (description: string) => new GatewayError('invalid_request', description);
+const invalidGrant = (description: string) => new GatewayError('invalid_grant', description);
+
+export function createBrowserSignIn(deps: BrowserSignInDeps): BrowserSignIn {
+  const endpoints = providerEndpoints(deps);
+  return {
+    start: (input) => start(deps, endpoints, input),
+    finish: (input, seen) => finish(deps, endpoints, input, seen),
+    redeem: (input, grant) => redeem(deps, input, grant ?? deps.accounts.grantToken),
+  };
+}
+
+async function start(
+  deps: BrowserSignInDeps,
+  endpoints: (issuer: string) => Promise<Endpoints>,
+  input: StartInput,
+): Promise<StartResult> {
+  if (!deps.redirectUris.includes(input.redirectUri))
+    throw invalidRequest('The redirect_uri is not one registered with the gateway.');
+  const { codeChallenge, codeChallengeMethod } = input;
+  if (codeChallengeMethod !== undefined && codeChallenge === undefined)
+    throw invalidRequest('code_challenge_method without a code_challenge.');
+  if (
+    codeChallenge !== undefined &&
+    (codeChallengeMethod !== 'S256' || !CHALLENGE.test(codeChallenge))
+  )
+    throw invalidRequest('Only a code_challenge with code_challenge_method=S256 is accepted.');
+  const idp = await deps.store.getTenantIdp(input.tenantId);
+  if (idp === null) throw invalidRequest('The tenant has no identity provider.');
+  const { authorization } = await endpoints(idp.issuer);
+  const binding = random();
+  const pending: PendingSignIn = {
+    tenantId: idp.tenantId,
+    redirectUri: input.redirectUri,
+    ...(input.appState === undefined ? {} : { appState: input.appState }),
+    ...(codeChallenge === undefined ? {} : { appChallenge: codeChallenge }),
+    nonce: random(),
+    verifier: random(),
+    callbackUrl: input.callbackUrl,
+    binding: sha256(binding),
+  };
+  const state = random();
+  await deps.store.putSsoRecord('sign-in', state, JSON.stringify(pending), PENDING_TTL_SECONDS);
+  const url = new URL(authorization);
+  for (const [name, value] of Object.entries({
+    response_type: 'code',
+    client_id: idp.clientId,
+    redirect_uri: input.callbackUrl,
+    scope: 'openid email profile',
+    state,
+    nonce: pending.nonce,
+    code_challenge: sha256(pending.verifier),
+    code_challenge_method: 'S256',
+  }))
+    url.searchParams.set(name, value);
+  return { location: url.href, state, binding };
+}
+
+async function finish(
+  deps: BrowserSignInDeps,
+  endpoints: (issuer: string) => Promise<Endpoints>,
+  input: FinishInput,
+  seen: ExchangeSeen & { tenantId?: string },
+): Promise<FinishResult> {
+  const stored = await deps.store.takeSsoRecord('sign-in', input.state);
+  if (stored === null) throw invalidRequest('The sign-in is unknown, used or expired.');
+  const pending = JSON.parse(stored) as PendingSignIn;
+  if (input.binding === undefined || sha256(input.binding) !== pending.binding)
+    throw invalidRequest('The sign-in was started in another browser.');
+  seen.tenantId = pending.tenantId;
+  const back = new URL(pending.redirectUri);
+  if (pending.appState !== undefined) back.searchParams.set('state', pending.appState);
+  if (input.code === undefined) {
+    // OpenID Connect Core §3.1.2.6: the provider's error goes back to the application.
+    back.searchParams.set(
+      'error',
+      input.error === 'access_denied' ? 'access_denied' : 'server_error',
+    );
+    return { location: back.href };
+  }
+  const idp = await deps.store.getTenantIdp(pending.tenantId);
+  if (idp === null) throw refused('no_provider');
+  seen.issuer = idp.issuer;
+  const idToken = await redeemAtProvider(
+    deps,
+    await endpoints(idp.issuer),
+    idp,
+    input.code,
+    pending,
+  );
+  // The exchange's header checks too (`alg` asymmetric, not `typ: at+jwt`); `iss` is jose's below.
+  issuerOf(idToken);
+  let keys;
+  try {
+    keys = await deps.keys.keysFor(idp.issuer);
+  } catch (err) {
+    throw providerUnavailable(err);
+  }
+  const identity = await verifyIdToken(idToken, idp, keys, deps.clockSkewSeconds, seen);
+  if (identity.nonce !== pending.nonce) throw refused('nonce');
+  const { user, outcome } = await memberFor(deps, idp, identity.email);
+  const code = random();
+  const issued: IssuedCode = {
+    tenantId: idp.tenantId,
+    userId: user.id,
+    redirectUri: pending.redirectUri,
+    ...(pending.appChallenge === undefined ? {} : { challenge: pending.appChallenge }),
+  };
+  await deps.store.putSsoRecord('code', sha256(code), JSON.stringify(issued), CODE_TTL_SECONDS);
+  back.searchParams.set('code', code);
+  return {
+    location: back.href,
+    signedIn: { tenantId: idp.tenantId, userId: user.id, email: user.email, outcome, idp },
+  };
+}
+
+/** The provider's code for its ID token: `client_secret_basic` and the PKCE verifier. */
+async function redeemAtProvider(
+  deps: BrowserSignInDeps,
+  endpoints: Endpoints,
+  idp: TenantIdp,
+  code: string,
+  pending: PendingSignIn,
+): Promise<string> {
+  const secret =
+    idp.clientSecretSealed === undefined || deps.sealer === undefined
+      ? ''
+      : deps.sealer.open(idp.clientSecretSealed, idp.tenantId);
+  // RFC 6749 §2.3.1: id and secret each form-urlencoded.
+  const encode = (text: string) => encodeURIComponent(text).replace(/%20/g, '+');
+  const basic = Buffer.from(`${encode(idp.clientId)}:${encode(secret)}`).toString('base64');
+  const form = new URLSearchParams({
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: pending.callbackUrl,
+    code_verifier: pending.verifier,
+  });
+  let answer;
+  try {
+    answer = await deps.http.postForm(endpoints.token, form, `Basic ${basic}`);
+  } catch (err) {
+    throw providerUnavailable(err);
+  }
+  if (answer.status >= 500)
+    throw providerUnavailable(new Error(`token endpoint: ${answer.status}`));
+  const idToken = (answer.json as { id_token?: unknown } | undefined)?.id_token;
+  if (answer.status !== 200 || typeof idToken !== 'string') throw refused('code_refused');
+  return idToken;
+}
+
+async function redeem<T extends GrantedToken>(
+  deps: BrowserSignInDeps,
+  input: RedeemInput,
+  grant: (user: UserRecord, tenantId: string) => Promise<T>,
+): Promise<T> {
+  const stored = await deps.store.takeSsoRecord('code', sha256(input.code));
+  if (stored === null) throw invalidGrant('The code is unknown, used or expired.');
+  const issued = JSON.parse(stored) as IssuedCode;
+  if (issued.redirectUri !== input.redirectUri)
+    throw invalidGrant('The redirect_uri is not the one the code was issued for.');
+  const verifier = input.codeVerifier;
+  if (issued.challenge === undefined) {
+    if (verifier !== undefined) throw invalidGrant('The sign-in had no code_challenge.');
+  } else if (
+    verifier === undefined ||
+    !VERIFIER.test(verifier) ||
+    sha256(verifier) !== issued.challenge
+  )
+    throw invalidGrant('The code_verifier does not match the code_challenge.');
+  const user = await deps.store.getUser(issued.userId);
+  if (user === null || isDisabledHash(user.passwordHash))
+    throw invalidGrant('The user can no longer sign in.');
+  try {
+    return await grant(user, issued.tenantId);
+  } catch (err) {
+    if (err instanceof GatewayError && err.status < 500)
+      throw invalidGrant('The user is no longer a member of the tenant.');
+    throw err;
+  }
+}
+
+/** The provider's authorization and token endpoints (discovery), cached like its keys. */
+function providerEndpoints(deps: BrowserSignInDeps): (issuer: string) => Promise<Endpoints> {
+  const cache = new LRUCache<string, Endpoints>({ max: 1000, ttl: deps.keysMaxAgeMs });
+  return async (issuer) => {
+    const cached = cache.get(issuer);
+    if (cached !== undefined) return cached;
+    let found: Endpoints;
+    try {
+      found = endpointsOf(await deps.http.getJson(discoveryUrl(issuer)), issuer);
+    } catch (err) {
+      throw providerUnavailable(err);
+    }
+    cache.set(issuer, found);
+    return found;
+  };
+}
+
+const discoveryUrl = (issuer: string) =>
+  `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
+
+function endpointsOf(document: unknown, issuer: string): Endpoints {
+  const fields = (typeof document === 'object' && document !== null ? document : {}) as Record<
+    string,
+    unknown
+  >;
+  if (fields['issuer'] !== issuer) throw new Error(`discovery: issuer is not ${issuer}`);
+  const { authorization_endpoint: authorization, token_endpoint: token } = fields;
+  if (typeof authorization !== 'string' || !authorization.startsWith('https://'))
+    throw new Error('discovery: authorization_endpoint is not an https URL');
+  if (typeof token !== 'string' || !token.startsWith('https://'))
+    throw new Error('discovery: token_endpoint is not an https URL');
+  return { authorization, token };
+}

@@ -1,0 +1,438 @@
+/**
+ * Issue 34, item 3: the browser sign-in through a tenant's identity provider.
+ * `oidc-provider` over HTTPS is acme's IdP (its client secret set through the
+ * admins' API, sealed); a running gateway; an application page origin whose
+ * `/signed-in` is the one registered `sso.redirectUris`. Chromium goes from
+ * the gateway's login URL through the IdP's real login page and back to the
+ * application with a code, which the application redeems for a token that
+ * works on a proxied route. Then the hostile cases, driven with fetch: an
+ * unregistered redirect_uri, a replayed or altered state, a code redeemed
+ * twice, with another redirect_uri, with a wrong or missing code_verifier.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { Agent } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBrowser, startPageOrigin, type PageOrigin } from '../support/browser.js';
+import { expectError } from '../support/expect-error.js';
+import { bearer, startTestGateway } from '../support/gateway.js';
+import {
+  ALICE,
+  startMemoryIdentityFixture,
+  tokenFor,
+  type IdentityFixture,
+} from '../support/identity-fixture.js';
+import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
+import {
+  callback as callbackSupport,
+  redeemCode,
+  throughIdp as throughSupport,
+} from '../support/sso-sign-in.js';
+import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
+
+const ACME_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
+
+let ca: TestCa;
+let acme: TestIdp;
+let fx: IdentityFixture;
+let upstream: CountingUpstream;
+let app: PageOrigin;
+let appRedirect: string;
+let keyDir: string;
+let idpAgent: Agent;
+
+beforeAll(async () => {
+  ca = makeTestCa();
+  idpAgent = new Agent({ connect: { ca: ca.ca } });
+  acme = await startTestIdp({
+    ca,
+    alg: 'RS256',
+    clients: [ACME_CLIENT],
+    accounts: {
+      ann: { email: 'ann@acme.test', emailVerified: true },
+      bea: { email: 'bea@acme.test', emailVerified: true },
+      una: { email: 'una@acme.test', emailVerified: false },
+    },
+  });
+  upstream = await startEchoUpstream();
+  app = await startPageOrigin();
+  appRedirect = `${app.origin}/signed-in`;
+  keyDir = mkdtempSync(join(tmpdir(), 'tg-sso-browser-'));
+  const keyFile = join(keyDir, 'sso.key');
+  writeFileSync(keyFile, `${randomBytes(32).toString('base64')}\n`);
+  fx = await startMemoryIdentityFixture({
+    sso: { enabled: true, ca: ca.caFile, secretsKeyFile: keyFile, redirectUris: [appRedirect] },
+    tokens: { refresh: { enabled: true } },
+    routes: [{ prefix: '/orders', upstream: upstream.url }],
+  });
+  acme.allowRedirectUri(`${fx.gw.url}/1/sso/callback`);
+  const admin = await tokenFor(fx.gw.url, ALICE, 'acme');
+  const put = await fetch(`${fx.gw.url}/1/tenants/acme/idp`, {
+    method: 'PUT',
+    headers: { authorization: bearer(admin.access_token), 'content-type': 'application/json' },
+    body: JSON.stringify({
+      issuer: acme.issuer,
+      client_id: ACME_CLIENT.clientId,
+      client_secret: ACME_CLIENT.clientSecret,
+      domains: ['acme.test'],
+    }),
+  });
+  expect(put.status).toBe(201);
+}, 60_000);
+
+afterAll(async () => {
+  await fx?.close();
+  await upstream?.close();
+  await app?.close();
+  await acme?.close();
+  await idpAgent?.close();
+  ca?.close();
+  if (keyDir !== undefined) rmSync(keyDir, { recursive: true, force: true });
+});
+
+const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
+
+function loginUrl(query: Record<string, string>): string {
+  return `${fx.gw.url}/1/tenants/acme/sso/login?${new URLSearchParams(query)}`;
+}
+
+function redeem(form: Record<string, string>) {
+  return redeemCode(fx.gw.url, form);
+}
+
+/** The binding cookie (`name=value`) of the last sign-in {@link throughIdp} started. */
+let lastBinding = '';
+
+async function throughIdp(
+  start: string,
+  account: string,
+  alter: (toIdp: URL) => void = () => {},
+): Promise<string> {
+  const started = await throughSupport({
+    gatewayUrl: fx.gw.url,
+    issuer: acme.issuer,
+    agent: idpAgent,
+    start,
+    account,
+    alter,
+  });
+  expect(started.setCookie).toHaveLength(1);
+  expect(started.setCookie[0]).toMatch(
+    /; Path=\/1\/sso\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/,
+  );
+  lastBinding = started.cookie;
+  return started.callbackUrl;
+}
+
+/** The callback followed by the browser that started the sign-in: the gateway's answer, unfollowed. */
+function callback(url: string, cookie = lastBinding) {
+  return callbackSupport(url, cookie);
+}
+
+/** A whole sign-in by fetch; @returns the application's code. */
+async function codeFor(account: string, query: Record<string, string> = {}): Promise<string> {
+  const res = await callback(
+    await throughIdp(loginUrl({ redirect_uri: appRedirect, ...query }), account),
+  );
+  expect(res.status).toBe(302);
+  const back = new URL(res.headers.get('location') as string);
+  expect(`${back.origin}${back.pathname}`).toBe(appRedirect);
+  return back.searchParams.get('code') as string;
+}
+
+describe('in Chromium, through the IdP login page', () => {
+  let browser: Browser;
+
+  beforeAll(async () => {
+    browser = await startBrowser();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('brings the application a code that it redeems for a token good on a proxied route', async () => {
+    const verifier = randomBytes(32).toString('base64url');
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    const page = await context.newPage();
+    await page.goto(
+      loginUrl({
+        redirect_uri: appRedirect,
+        state: 'app-state-1',
+        code_challenge: s256(verifier),
+        code_challenge_method: 'S256',
+      }),
+    );
+    await page.waitForURL((url) => url.href.startsWith(acme.issuer));
+    await page.fill('input[name=login]', 'ann');
+    await page.fill('input[name=password]', 'any');
+    await page.click('button[type=submit]');
+    await page.waitForURL((url) => url.href.startsWith(appRedirect));
+    const back = new URL(page.url());
+    await context.close();
+    expect(back.searchParams.get('state')).toBe('app-state-1');
+    expect([...back.searchParams.keys()].sort()).toEqual(['code', 'state']);
+    const code = back.searchParams.get('code') as string;
+
+    const res = await redeem({ code, redirect_uri: appRedirect, code_verifier: verifier });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toContain('no-store');
+    const token = (await res.json()) as {
+      access_token: string;
+      token_type: string;
+      tenant_id: string;
+      refresh_token?: string;
+    };
+    expect(token.token_type).toBe('Bearer');
+    expect(token.tenant_id).toBe('acme');
+    const proxied = await fetch(`${fx.gw.url}/orders/1`, {
+      headers: { authorization: bearer(token.access_token) },
+    });
+    expect(proxied.status).toBe(200);
+    const seen = (await proxied.json()) as { headers: Record<string, string> };
+    expect(seen.headers['x-user-email']).toBe('ann@acme.test');
+    expect(seen.headers['x-tenant-id']).toBe('acme');
+    // tokens.refresh.enabled: the code began a refresh family, as a Basic login does.
+    const refreshed = await fetch(`${fx.gw.url}/1/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: token.refresh_token as string,
+      }),
+    });
+    expect(refreshed.status).toBe(200);
+    expect(((await refreshed.json()) as { tenant_id: string }).tenant_id).toBe('acme');
+  }, 60_000);
+});
+
+async function auditOfAcme(): Promise<Record<string, unknown>[]> {
+  const log = fx.gw.gateway.store.auditLog({ maxEventsPerStream: 10_000 });
+  const entries = await log.read('tenant:acme', 0);
+  return entries.map((e) => JSON.parse(e.event) as Record<string, unknown>);
+}
+
+describe('audit', () => {
+  it('records the sign-in and the token as via the browser', async () => {
+    const code = await codeFor('bea');
+    expect((await redeem({ code, redirect_uri: appRedirect })).status).toBe(200);
+    const events = (await auditOfAcme()).filter((e) => e['user_email'] === 'bea@acme.test');
+    expect(events.slice(-2)).toMatchObject([
+      { event: 'federated_sign_in', tenant_id: 'acme', issuer: acme.issuer, via: 'browser' },
+      { event: 'token_issued', tenant_id: 'acme', via: 'browser' },
+    ]);
+    expect(events.some((e) => e['event'] === 'federated_user_created')).toBe(true);
+  }, 30_000);
+});
+
+describe('refused', () => {
+  it('an unregistered redirect_uri: 400, no redirect', async () => {
+    for (const uri of [
+      'https://evil.example/signed-in',
+      `${appRedirect}/x`,
+      `${appRedirect}?x=1`,
+      `${appRedirect}#f`,
+      appRedirect.toUpperCase(),
+    ]) {
+      const res = await fetch(loginUrl({ redirect_uri: uri }), { redirect: 'manual' });
+      expect(res.status, uri).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(((await res.json()) as { error: string }).error).toBe('invalid_request');
+    }
+    const none = await fetch(`${fx.gw.url}/1/tenants/acme/sso/login`, { redirect: 'manual' });
+    expect(none.status).toBe(400);
+  });
+
+  it('a challenge not S256 or not 43 characters, a method alone, a repeated redirect_uri: 400', async () => {
+    for (const query of [
+      `code_challenge=${'a'.repeat(42)}&code_challenge_method=S256`,
+      `code_challenge=${'a'.repeat(43)}`,
+      'code_challenge_method=S256',
+      `redirect_uri=${encodeURIComponent(appRedirect)}`,
+    ]) {
+      const url = `${loginUrl({ redirect_uri: appRedirect })}&${query}`;
+      const res = await fetch(url, { redirect: 'manual' });
+      expect(res.status, query).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(res.headers.get('set-cookie')).toBeNull();
+    }
+  });
+
+  it('nothing without sso.enabled: 404, and the code grant is unsupported', async () => {
+    const plain = await startMemoryIdentityFixture();
+    try {
+      const login = await fetch(
+        `${plain.gw.url}/1/tenants/acme/sso/login?redirect_uri=${encodeURIComponent(appRedirect)}`,
+        { redirect: 'manual' },
+      );
+      expect(login.status).toBe(404);
+      const res = await redeemCode(plain.gw.url, { code: 'x', redirect_uri: appRedirect });
+      await expectError(res, 400, 'unsupported_grant_type');
+    } finally {
+      await plain.close();
+    }
+  }, 30_000);
+
+  it('too many sign-ins started from one address: 429, before any store write', async () => {
+    const strict = await startTestGateway({
+      ...fx.config,
+      limits: { ssoLogin: { perIp: 2, windowSeconds: 600 } },
+    });
+    try {
+      const url = `${strict.url}/1/tenants/acme/sso/login?redirect_uri=${encodeURIComponent(appRedirect)}`;
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await fetch(url, { redirect: 'manual' })).status);
+      // This instance's own memory store has no IdP record for acme: 400 until the budget is spent.
+      expect(statuses).toEqual([400, 400, 429]);
+    } finally {
+      await strict.close();
+    }
+  }, 30_000);
+
+  it("the IdP's error goes back to the application with its state, and no code", async () => {
+    const res = await fetch(loginUrl({ redirect_uri: appRedirect, state: 'app-2' }), {
+      redirect: 'manual',
+    });
+    const state = new URL(res.headers.get('location') as string).searchParams.get('state');
+    const cookie = (res.headers.getSetCookie()[0] as string).split(';')[0] as string;
+    const back = await callback(
+      `${fx.gw.url}/1/sso/callback?state=${state as string}&error=access_denied`,
+      cookie,
+    );
+    expect(back.status).toBe(302);
+    const to = new URL(back.headers.get('location') as string);
+    expect(`${to.origin}${to.pathname}`).toBe(appRedirect);
+    expect(Object.fromEntries(to.searchParams)).toEqual({ error: 'access_denied', state: 'app-2' });
+  });
+
+  it('a plain PKCE challenge, or a tenant without an IdP: 400', async () => {
+    const plain = await fetch(
+      loginUrl({
+        redirect_uri: appRedirect,
+        code_challenge: 'x'.repeat(43),
+        code_challenge_method: 'plain',
+      }),
+      { redirect: 'manual' },
+    );
+    expect(plain.status).toBe(400);
+    const other = await fetch(
+      `${fx.gw.url}/1/tenants/globex/sso/login?redirect_uri=${encodeURIComponent(appRedirect)}`,
+      { redirect: 'manual' },
+    );
+    expect(other.status).toBe(400);
+    expect(other.headers.get('location')).toBeNull();
+  });
+
+  it('the IdP redirect carries PKCE S256, state, nonce and the gateway callback', async () => {
+    const res = await fetch(loginUrl({ redirect_uri: appRedirect }), { redirect: 'manual' });
+    const to = new URL(res.headers.get('location') as string);
+    expect(to.href.startsWith(acme.issuer)).toBe(true);
+    const q = to.searchParams;
+    expect(q.get('response_type')).toBe('code');
+    expect(q.get('client_id')).toBe(ACME_CLIENT.clientId);
+    expect(q.get('redirect_uri')).toBe(`${fx.gw.url}/1/sso/callback`);
+    expect(q.get('scope')).toBe('openid email profile');
+    expect(q.get('code_challenge_method')).toBe('S256');
+    expect(q.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(q.get('state')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(q.get('nonce')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('a replayed or altered state: 400, no redirect', async () => {
+    const url = await throughIdp(loginUrl({ redirect_uri: appRedirect }), 'bea');
+    const altered = new URL(url);
+    altered.searchParams.set('state', `${altered.searchParams.get('state') as string}x`);
+    const bad = await callback(altered.href);
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('location')).toBeNull();
+    const first = await callback(url);
+    expect(first.status).toBe(302);
+    expect(first.headers.getSetCookie()[0]).toMatch(/Max-Age=0/);
+    const again = await callback(url);
+    expect(again.status).toBe(400);
+    expect(again.headers.get('location')).toBeNull();
+  }, 30_000);
+
+  it("a callback from another browser (no binding cookie, or another sign-in's): 400, state spent", async () => {
+    const url = await throughIdp(loginUrl({ redirect_uri: appRedirect }), 'bea');
+    const mine = lastBinding;
+    await throughIdp(loginUrl({ redirect_uri: appRedirect }), 'bea');
+    const other = lastBinding.split('=')[1] as string;
+    for (const cookie of ['', `${mine.split('=')[0] as string}=${other}`]) {
+      const res = await callback(url, cookie);
+      expect(res.status).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+    }
+    expect((await callback(url, mine)).status).toBe(400);
+  }, 30_000);
+
+  it('a code redeemed twice: the second is invalid_grant', async () => {
+    const code = await codeFor('bea');
+    expect((await redeem({ code, redirect_uri: appRedirect })).status).toBe(200);
+    const again = await redeem({ code, redirect_uri: appRedirect });
+    expect(again.status).toBe(400);
+    expect(((await again.json()) as { error: string }).error).toBe('invalid_grant');
+  }, 30_000);
+
+  it('a code redeemed with another redirect_uri: invalid_grant', async () => {
+    const code = await codeFor('bea');
+    const res = await redeem({ code, redirect_uri: `${appRedirect}/other` });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
+  }, 30_000);
+
+  it('a wrong, missing or unasked-for code_verifier: invalid_grant', async () => {
+    const verifier = randomBytes(32).toString('base64url');
+    const pkce = { code_challenge: s256(verifier), code_challenge_method: 'S256' };
+    const wrong = await redeem({
+      code: await codeFor('bea', pkce),
+      redirect_uri: appRedirect,
+      code_verifier: randomBytes(32).toString('base64url'),
+    });
+    const missing = await redeem({ code: await codeFor('bea', pkce), redirect_uri: appRedirect });
+    const unasked = await redeem({
+      code: await codeFor('bea'),
+      redirect_uri: appRedirect,
+      code_verifier: verifier,
+    });
+    for (const res of [wrong, missing, unasked]) {
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
+    }
+  }, 60_000);
+
+  it('an unverified e-mail at the IdP: invalid_grant at the callback, no code', async () => {
+    const res = await callback(await throughIdp(loginUrl({ redirect_uri: appRedirect }), 'una'));
+    expect(res.status).toBe(400);
+    expect(res.headers.get('location')).toBeNull();
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
+  }, 30_000);
+
+  it('a nonce altered on the way to the IdP: invalid_grant at the callback, audited', async () => {
+    const url = await throughIdp(loginUrl({ redirect_uri: appRedirect }), 'bea', (toIdp) =>
+      toIdp.searchParams.set('nonce', 'chosen-by-an-attacker'),
+    );
+    const res = await callback(url);
+    expect(res.status).toBe(400);
+    expect(res.headers.get('location')).toBeNull();
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
+    const events = await auditOfAcme();
+    expect(events.at(-1)).toMatchObject({
+      event: 'federated_sign_in_refused',
+      tenant_id: 'acme',
+      user_email: 'bea@acme.test',
+      issuer: acme.issuer,
+      reason: 'nonce',
+      via: 'browser',
+    });
+  }, 30_000);
+
+  it('a made-up code: invalid_grant', async () => {
+    const res = await redeem({ code: 'made-up', redirect_uri: appRedirect });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
+  });
+});
