@@ -212,6 +212,44 @@ describe('token exchange with a tenant identity provider', () => {
     }
   });
 
+  it('begins a refresh family with tokens.refresh.enabled (as a Basic login does), and only then', async () => {
+    const plain = await exchange(await acme.idToken('alice'), 'acme');
+    expect(((await plain.json()) as Record<string, unknown>).refresh_token).toBeUndefined();
+    const withRefresh = await startMemoryIdentityFixture({
+      sso: { enabled: true, ca: ca.caFile },
+      tokens: { refresh: { enabled: true } },
+    });
+    try {
+      await withRefresh.gw.gateway.store.setTenantIdp({
+        tenantId: 'acme',
+        issuer: acme.issuer,
+        clientId: ACME_CLIENT.clientId,
+        domains: ['acme.test', 'example.com'],
+        role: 'member',
+        linkExisting: false,
+        updatedAt: Math.floor(Date.now() / 1000),
+      });
+      const res = await exchangeAt(withRefresh.gw.url, await acme.idToken('alice'), 'acme');
+      expect(res.status).toBe(200);
+      const answer = (await res.json()) as { refresh_token?: string; access_token: string };
+      expect(answer.refresh_token).toMatch(/^tgr_/);
+      const refreshed = await fetch(`${withRefresh.gw.url}/1/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: answer.refresh_token as string,
+        }),
+      });
+      expect(refreshed.status).toBe(200);
+      const next = (await refreshed.json()) as { refresh_token: string; tenant_id: string };
+      expect(next.tenant_id).toBe('acme');
+      expect(next.refresh_token).not.toBe(answer.refresh_token);
+    } finally {
+      await withRefresh.close();
+    }
+  });
+
   it('is listed in the RFC 8414 metadata', async () => {
     const res = await fetch(`${fx.gw.url}/.well-known/oauth-authorization-server`);
     const metadata = (await res.json()) as { grant_types_supported: string[] };

@@ -37,15 +37,18 @@ export async function exchangeGrant(
   if (wanted !== undefined && wanted !== ACCESS_TOKEN_TYPE)
     throw invalidRequest(`Only requested_token_type=${ACCESS_TOKEN_TYPE} is issued.`);
   const seen: ExchangeSeen = {};
+  // With `tokens.refresh.enabled` the exchange begins a refresh family, as a Basic login does.
+  const refresh = deps.refreshTokens?.enabled === true ? deps.refreshTokens : undefined;
+  const grant = refresh === undefined ? undefined : refresh.begin.bind(refresh);
   let result;
   try {
-    result = await exchange({ subjectToken, tenantId }, seen);
+    result = await exchange({ subjectToken, tenantId, ...(grant ? { grant } : {}) }, seen);
   } catch (err) {
     await recordFailure(deps, ctx, tenantId, seen, err);
     throw err;
   }
   const { granted, outcome, idp } = result;
-  const { token, claims, user, tenant } = granted;
+  const { token, claims, user, tenant, refreshToken } = granted;
   ctx.state.scope.userId = user.id;
   ctx.state.scope.tenantId = tenant.tenantId;
   deps.onFederatedSignIn?.(outcome);
@@ -70,6 +73,7 @@ export async function exchangeGrant(
     expires_in: claims.exp - claims.iat,
     scope: claims.scope ?? '',
     tenant_id: tenant.tenantId,
+    ...(refreshToken === undefined ? {} : { refresh_token: refreshToken }),
   };
 }
 

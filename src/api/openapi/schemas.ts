@@ -242,6 +242,11 @@ function tokenExchangeResponseSchema(): Json {
         type: 'string',
         description: "The scopes of the member's role (`authorization.roles`), space-separated.",
       },
+      refresh_token: {
+        type: 'string',
+        description:
+          'With `tokens.refresh.enabled`: the first refresh token (`tgr_…`) of a new refresh family, as a Basic login gets.',
+      },
     },
   };
 }

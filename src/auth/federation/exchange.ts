@@ -30,7 +30,8 @@ import { ID_TOKEN_ALGORITHMS, verifyIdToken, type Seen } from './verify-id-token
 export type ExchangeOutcome = 'signed_in' | 'user_created' | 'member_joined';
 
 export interface ExchangeResult {
-  granted: GrantedToken;
+  /** With `refreshToken` when the caller's `grant` began a refresh family. */
+  granted: GrantedToken & { refreshToken?: string };
   outcome: ExchangeOutcome;
   idp: TenantIdp;
   /** The provider's `sub` of the user. */
@@ -44,7 +45,15 @@ export interface ExchangeSeen extends Seen {
 }
 
 export type ExchangeToken = (
-  input: { subjectToken: string; tenantId: string },
+  input: {
+    subjectToken: string;
+    tenantId: string;
+    /**
+     * How the token is issued (a refresh family begun with it, when
+     * `tokens.refresh.enabled`); the normal path by default.
+     */
+    grant?: (user: UserRecord, tenantId: string) => Promise<ExchangeResult['granted']>;
+  },
   seen?: ExchangeSeen,
 ) => Promise<ExchangeResult>;
 
@@ -60,7 +69,7 @@ export interface TokenExchangeDeps {
 }
 
 export function createTokenExchange(deps: TokenExchangeDeps): ExchangeToken {
-  return async ({ subjectToken, tenantId }, seen = {}) => {
+  return async ({ subjectToken, tenantId, grant = deps.accounts.grantToken }, seen = {}) => {
     const claimedIssuer = issuerOf(subjectToken);
     const idp = await deps.store.getTenantIdp(tenantId);
     if (idp === null || idp.issuer !== claimedIssuer)
@@ -74,7 +83,7 @@ export function createTokenExchange(deps: TokenExchangeDeps): ExchangeToken {
     }
     const identity = await verifyIdToken(subjectToken, idp, keys, deps.clockSkewSeconds, seen);
     const { user, outcome } = await memberFor(deps, idp, identity.email);
-    const granted = await deps.accounts.grantToken(user, tenantId);
+    const granted = await grant(user, tenantId);
     return { granted, outcome, idp, subject: identity.subject };
   };
 }
