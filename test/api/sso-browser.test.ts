@@ -21,6 +21,7 @@ import { expectError } from '../support/expect-error.js';
 import { bearer, startTestGateway } from '../support/gateway.js';
 import {
   ALICE,
+  BOB,
   startMemoryIdentityFixture,
   tokenFor,
   type IdentityFixture,
@@ -34,9 +35,15 @@ import {
 import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
 
 const ACME_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
+const GLOBEX_CLIENT = {
+  clientId: 'gateway-globex',
+  clientSecret: 'globex-secret-0123456789abcdef',
+};
 
 let ca: TestCa;
 let acme: TestIdp;
+/** Globex's own provider (ES256, its own keys), set by globex's admin. */
+let globex: TestIdp;
 let fx: IdentityFixture;
 let upstream: CountingUpstream;
 let app: PageOrigin;
@@ -57,6 +64,12 @@ beforeAll(async () => {
       una: { email: 'una@acme.test', emailVerified: false },
     },
   });
+  globex = await startTestIdp({
+    ca,
+    alg: 'ES256',
+    clients: [GLOBEX_CLIENT],
+    accounts: { gus: { email: 'gus@globex.test', emailVerified: true } },
+  });
   upstream = await startEchoUpstream();
   app = await startPageOrigin();
   appRedirect = `${app.origin}/signed-in`;
@@ -69,6 +82,22 @@ beforeAll(async () => {
     routes: [{ prefix: '/orders', upstream: upstream.url }],
   });
   acme.allowRedirectUri(`${fx.gw.url}/1/sso/callback`);
+  globex.allowRedirectUri(`${fx.gw.url}/1/sso/callback`);
+  const globexAdmin = await tokenFor(fx.gw.url, BOB, 'globex');
+  const globexPut = await fetch(`${fx.gw.url}/1/tenants/globex/idp`, {
+    method: 'PUT',
+    headers: {
+      authorization: bearer(globexAdmin.access_token),
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({
+      issuer: globex.issuer,
+      client_id: GLOBEX_CLIENT.clientId,
+      client_secret: GLOBEX_CLIENT.clientSecret,
+      domains: ['globex.test'],
+    }),
+  });
+  expect(globexPut.status).toBe(201);
   const admin = await tokenFor(fx.gw.url, ALICE, 'acme');
   const put = await fetch(`${fx.gw.url}/1/tenants/acme/idp`, {
     method: 'PUT',
@@ -88,6 +117,7 @@ afterAll(async () => {
   await upstream?.close();
   await app?.close();
   await acme?.close();
+  await globex?.close();
   await idpAgent?.close();
   ca?.close();
   if (keyDir !== undefined) rmSync(keyDir, { recursive: true, force: true });
@@ -207,6 +237,33 @@ describe('in Chromium, through the IdP login page', () => {
     expect(refreshed.status).toBe(200);
     expect(((await refreshed.json()) as { tenant_id: string }).tenant_id).toBe('acme');
   }, 60_000);
+
+  it("signs globex's people in at globex's own provider, for globex only", async () => {
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    const page = await context.newPage();
+    await page.goto(
+      `${fx.gw.url}/1/tenants/globex/sso/login?${new URLSearchParams({ redirect_uri: appRedirect })}`,
+    );
+    // Globex's login page, not acme's.
+    await page.waitForURL((url) => url.href.startsWith(globex.issuer));
+    await page.fill('input[name=login]', 'gus');
+    await page.fill('input[name=password]', 'any');
+    await page.click('button[type=submit]');
+    await page.waitForURL((url) => url.href.startsWith(appRedirect));
+    const code = new URL(page.url()).searchParams.get('code') as string;
+    await context.close();
+    const res = await redeem({ code, redirect_uri: appRedirect });
+    expect(res.status).toBe(200);
+    const token = (await res.json()) as { access_token: string; tenant_id: string };
+    expect(token.tenant_id).toBe('globex');
+    const proxied = await fetch(`${fx.gw.url}/orders/1`, {
+      headers: { authorization: bearer(token.access_token), 'x-tenant-id': 'globex' },
+    });
+    expect(proxied.status).toBe(200);
+    const seen = (await proxied.json()) as { headers: Record<string, string> };
+    expect(seen.headers['x-user-email']).toBe('gus@globex.test');
+    expect(seen.headers['x-tenant-id']).toBe('globex');
+  }, 60_000);
 });
 
 async function auditOfAcme(): Promise<Record<string, unknown>[]> {
@@ -318,8 +375,12 @@ describe('refused', () => {
       { redirect: 'manual' },
     );
     expect(plain.status).toBe(400);
+    await fx.gw.gateway.store.upsertTenant(
+      { tenantId: 'initech', type: 'orgtenant', name: 'Initech', cloudRegion: 'r', createdBy: 'x' },
+      Math.floor(Date.now() / 1000),
+    );
     const other = await fetch(
-      `${fx.gw.url}/1/tenants/globex/sso/login?redirect_uri=${encodeURIComponent(appRedirect)}`,
+      `${fx.gw.url}/1/tenants/initech/sso/login?redirect_uri=${encodeURIComponent(appRedirect)}`,
       { redirect: 'manual' },
     );
     expect(other.status).toBe(400);
