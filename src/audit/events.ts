@@ -85,6 +85,11 @@ export interface AuditSubject {
   issuer?: string;
   /** federated_*: how the sign-in came, when through the browser sign-in (`browser`). */
   via?: 'browser';
+  /**
+   * federated_member_joined: a local user the provider did not create, linked
+   * because the IdP record links existing users (`link_existing`).
+   */
+  linked?: true;
   /** idp_set: the gateway's client id at the identity provider (public, like the issuer). */
   idp_client_id?: string;
 }

@@ -279,6 +279,13 @@ describe('token exchange with a tenant identity provider', () => {
       const before = await outcomes();
       await exchanged(token, 'acme');
       expect((await outcomes())('member_joined') - before('member_joined')).toBe(1);
+      // The link is audited as one: a local account now reachable through the provider.
+      const joined = (
+        await fx.gw.gateway.store.auditLog({ maxEventsPerStream: 10_000 }).read('tenant:acme', 0)
+      )
+        .map((e) => JSON.parse(e.event) as Record<string, unknown>)
+        .filter((e) => e.event === 'federated_member_joined' && e.user_email === 'carl@acme.test');
+      expect(joined).toEqual([expect.objectContaining({ linked: true, role: 'member' })]);
     } finally {
       await store.setTenantIdp(record as NonNullable<typeof record>);
     }

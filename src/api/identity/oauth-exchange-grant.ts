@@ -47,7 +47,7 @@ export async function exchangeGrant(
     await recordFailure(deps, ctx, tenantId, seen, err);
     throw err;
   }
-  const { granted, outcome, idp } = result;
+  const { granted, outcome, idp, linked } = result;
   const { token, claims, user, tenant, refreshToken } = granted;
   ctx.state.scope.userId = user.id;
   ctx.state.scope.tenantId = tenant.tenantId;
@@ -58,7 +58,11 @@ export async function exchangeGrant(
   if (outcome === 'user_created')
     await deps.audit.record('federated_user_created', who, { ...about, issuer: idp.issuer });
   if (outcome !== 'signed_in')
-    await deps.audit.record('federated_member_joined', who, { ...about, role: idp.role });
+    await deps.audit.record('federated_member_joined', who, {
+      ...about,
+      role: idp.role,
+      ...(linked ? { linked: true } : {}),
+    });
   await deps.audit.record('federated_sign_in', who, {
     ...about,
     issuer: idp.issuer,

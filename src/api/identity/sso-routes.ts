@@ -93,6 +93,7 @@ async function callback(
         ...about,
         role: done.idp.role,
         via,
+        ...(done.linked ? { linked: true } : {}),
       });
     await deps.audit.record('federated_sign_in', who, { ...about, issuer: done.idp.issuer, via });
   }

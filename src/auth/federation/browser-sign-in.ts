@@ -79,6 +79,8 @@ export interface FinishResult {
     userId: string;
     email: string;
     outcome: ExchangeOutcome;
+    /** A local user the provider did not create, linked by the record's `linkExisting`. */
+    linked: boolean;
     idp: TenantIdp;
   };
 }
@@ -241,7 +243,7 @@ async function finish(
   }
   const identity = await verifyIdToken(idToken, idp, keys, deps.clockSkewSeconds, seen);
   if (identity.nonce !== pending.nonce) throw refused('nonce');
-  const { user, outcome } = await memberFor(deps, idp, identity.email);
+  const { user, outcome, linked } = await memberFor(deps, idp, identity.email);
   const code = random();
   const issued: IssuedCode = {
     tenantId: idp.tenantId,
@@ -253,7 +255,7 @@ async function finish(
   back.searchParams.set('code', code);
   return {
     location: back.href,
-    signedIn: { tenantId: idp.tenantId, userId: user.id, email: user.email, outcome, idp },
+    signedIn: { tenantId: idp.tenantId, userId: user.id, email: user.email, outcome, linked, idp },
   };
 }
 

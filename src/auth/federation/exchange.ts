@@ -30,6 +30,8 @@ import { ID_TOKEN_ALGORITHMS, verifyIdToken, type Seen } from './verify-id-token
 export type ExchangeOutcome = 'signed_in' | 'user_created' | 'member_joined';
 
 export interface ExchangeResult {
+  /** A local user this provider did not create, joined because the record links existing users. */
+  linked: boolean;
   /** With `refreshToken` when the caller's `grant` began a refresh family. */
   granted: GrantedToken & { refreshToken?: string };
   outcome: ExchangeOutcome;
@@ -82,9 +84,9 @@ export function createTokenExchange(deps: TokenExchangeDeps): ExchangeToken {
       throw providerUnavailable(err);
     }
     const identity = await verifyIdToken(subjectToken, idp, keys, deps.clockSkewSeconds, seen);
-    const { user, outcome } = await memberFor(deps, idp, identity.email);
+    const { user, outcome, linked } = await memberFor(deps, idp, identity.email);
     const granted = await grant(user, tenantId);
-    return { granted, outcome, idp, subject: identity.subject };
+    return { granted, outcome, linked, idp, subject: identity.subject };
   };
 }
 
@@ -125,18 +127,22 @@ export async function memberFor(
   deps: MemberDeps,
   idp: TenantIdp,
   email: string,
-): Promise<{ user: UserRecord; outcome: ExchangeOutcome }> {
+): Promise<{ user: UserRecord; outcome: ExchangeOutcome; linked: boolean }> {
   const { store } = deps;
   let user = await store.findUserByEmail(email);
   let outcome: ExchangeOutcome = 'signed_in';
   if (user === null) ({ user, outcome } = await createFederatedUser(deps, idp, email));
   if (isDisabledHash(user.passwordHash)) throw refused('user_disabled');
-  if (await store.isMember(idp.tenantId, user.id)) return { user, outcome };
+  if (await store.isMember(idp.tenantId, user.id)) return { user, outcome, linked: false };
   const ownUser =
     user.createdByIdp?.tenantId === idp.tenantId && user.createdByIdp.issuer === idp.issuer;
   if (!ownUser && !idp.linkExisting) throw refused('not_linked');
   if (!(await store.addMember(idp.tenantId, user.id, idp.role))) throw refused('no_provider');
-  return { user, outcome: outcome === 'user_created' ? outcome : 'member_joined' };
+  return {
+    user,
+    outcome: outcome === 'user_created' ? outcome : 'member_joined',
+    linked: !ownUser,
+  };
 }
 
 /** A new user without a password; a concurrent first sign-in may have created them first. */
