@@ -10,8 +10,9 @@
  */
 import type { BrowserSignIn } from '../../auth/federation/browser-sign-in.js';
 import type { ApiContext } from '../state.js';
-import { actor, noStore } from './callers.js';
+import { actor } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
+import { answerOAuthToken, userGrant } from './oauth-answer.js';
 import { invalidRequest, param } from './oauth-form.js';
 
 export async function codeGrant(
@@ -25,12 +26,9 @@ export async function codeGrant(
   if (code === undefined || code === '') throw invalidRequest('The code parameter is required.');
   if (redirectUri === undefined || redirectUri === '')
     throw invalidRequest('The redirect_uri parameter is required.');
-  const refresh = deps.refreshTokens?.enabled === true ? deps.refreshTokens : undefined;
   const input = { code, redirectUri, codeVerifier: param(form, 'code_verifier') };
-  const { token, claims, user, tenant, ...granted } =
-    refresh === undefined
-      ? await signIn.redeem(input)
-      : await signIn.redeem(input, (u, tenantId) => refresh.begin(u, tenantId));
+  const granted = await signIn.redeem(input, userGrant(deps));
+  const { token, claims, user, tenant } = granted;
   const refreshToken = 'refreshToken' in granted ? granted.refreshToken : undefined;
   ctx.state.scope.userId = user.id;
   ctx.state.scope.tenantId = tenant.tenantId;
@@ -43,14 +41,5 @@ export async function codeGrant(
     ...(claims.fid === undefined ? {} : { family_id: claims.fid }),
     via: 'browser',
   });
-  noStore(ctx);
-  ctx.set('pragma', 'no-cache');
-  ctx.body = {
-    access_token: token,
-    token_type: 'Bearer',
-    expires_in: claims.exp - claims.iat,
-    scope: claims.scope ?? '',
-    tenant_id: tenant.tenantId,
-    ...(refreshToken === undefined ? {} : { refresh_token: refreshToken }),
-  };
+  answerOAuthToken(ctx, token, claims, tenant.tenantId, { refresh_token: refreshToken });
 }

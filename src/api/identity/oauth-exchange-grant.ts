@@ -13,8 +13,9 @@ import type { ExchangeSeen, ExchangeToken } from '../../auth/federation/exchange
 import { refusalOf } from '../../auth/federation/refusals.js';
 import { isGatewayError } from '../../errors.js';
 import type { ApiContext } from '../state.js';
-import { actor, noStore } from './callers.js';
+import { actor } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
+import { answerOAuthToken, userGrant } from './oauth-answer.js';
 import { invalidRequest, param } from './oauth-form.js';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -37,12 +38,9 @@ export async function exchangeGrant(
   if (wanted !== undefined && wanted !== ACCESS_TOKEN_TYPE)
     throw invalidRequest(`Only requested_token_type=${ACCESS_TOKEN_TYPE} is issued.`);
   const seen: ExchangeSeen = {};
-  // With `tokens.refresh.enabled` the exchange begins a refresh family, as a Basic login does.
-  const refresh = deps.refreshTokens?.enabled === true ? deps.refreshTokens : undefined;
-  const grant = refresh === undefined ? undefined : refresh.begin.bind(refresh);
   let result;
   try {
-    result = await exchange({ subjectToken, tenantId, ...(grant ? { grant } : {}) }, seen);
+    result = await exchange({ subjectToken, tenantId, grant: userGrant(deps) }, seen);
   } catch (err) {
     await recordFailure(deps, ctx, tenantId, seen, err);
     throw err;
@@ -68,17 +66,10 @@ export async function exchangeGrant(
     issuer: idp.issuer,
     jti: claims.jti,
   });
-  noStore(ctx);
-  ctx.set('pragma', 'no-cache');
-  ctx.body = {
-    access_token: token,
+  answerOAuthToken(ctx, token, claims, tenant.tenantId, {
     issued_token_type: ACCESS_TOKEN_TYPE,
-    token_type: 'Bearer',
-    expires_in: claims.exp - claims.iat,
-    scope: claims.scope ?? '',
-    tenant_id: tenant.tenantId,
-    ...(refreshToken === undefined ? {} : { refresh_token: refreshToken }),
-  };
+    refresh_token: refreshToken,
+  });
 }
 
 function required(form: URLSearchParams, name: string): string {

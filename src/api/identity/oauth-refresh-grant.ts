@@ -9,8 +9,9 @@
  */
 import { RefreshRefused, type RefreshTokens } from '../../auth/refresh-grant.js';
 import type { ApiContext } from '../state.js';
-import { actor, noStore } from './callers.js';
+import { actor } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
+import { answerOAuthToken } from './oauth-answer.js';
 import { invalidRequest, param } from './oauth-form.js';
 
 export async function refreshGrant(
@@ -42,16 +43,9 @@ export async function refreshGrant(
     jti: claims.jti,
     ...(claims.fid === undefined ? {} : { family_id: claims.fid }),
   });
-  noStore(ctx);
-  ctx.set('pragma', 'no-cache');
-  ctx.body = {
-    access_token: token,
-    token_type: 'Bearer',
-    expires_in: claims.exp - claims.iat,
-    scope: claims.scope ?? '',
-    tenant_id: tenant.tenantId,
+  answerOAuthToken(ctx, token, claims, tenant.tenantId, {
     refresh_token: refreshed.refreshToken,
-  };
+  });
 }
 
 /** Counts the refusal; a reuse is audited in the family's tenant stream. */

@@ -13,8 +13,9 @@ import { parseBasicAuthorization } from '../../auth/basic.js';
 import { invalidClient } from '../../auth/client-credentials.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
 import type { ApiContext, ApiState } from '../state.js';
-import { actor, noStore } from './callers.js';
+import { actor } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
+import { answerOAuthToken } from './oauth-answer.js';
 import { codeGrant } from './oauth-code-grant.js';
 import { exchangeGrant, TOKEN_EXCHANGE } from './oauth-exchange-grant.js';
 import { invalidRequest, param, readForm } from './oauth-form.js';
@@ -72,15 +73,7 @@ async function grant(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
     scopes,
     jti: claims.jti,
   });
-  noStore(ctx);
-  ctx.set('pragma', 'no-cache');
-  ctx.body = {
-    access_token: token,
-    token_type: 'Bearer',
-    expires_in: claims.exp - claims.iat,
-    scope: scopes.join(' '),
-    tenant_id: client.tenantId,
-  };
+  answerOAuthToken(ctx, token, claims, client.tenantId);
 }
 
 /** The client's id and secret, by exactly one method. */

@@ -11,6 +11,7 @@ import { singleQueryParam } from '../request-input.js';
 import type { ApiContext, ApiState } from '../state.js';
 import { actor, logIn, noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
+import { userGrant } from './oauth-answer.js';
 
 export function addTokenRoutes(router: Router<ApiState>, deps: IdentityRouterDeps): void {
   const issueToken = (ctx: ApiContext) => issue(deps, ctx);
@@ -21,12 +22,7 @@ export function addTokenRoutes(router: Router<ApiState>, deps: IdentityRouterDep
 async function issue(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const tenantId = singleQueryParam(ctx, 'tenant_id');
   const user = await logIn(deps, ctx);
-  const refresh = deps.refreshTokens?.enabled === true ? deps.refreshTokens : undefined;
-  const { token, claims, tenant, ...granted } =
-    refresh === undefined
-      ? await deps.accounts.grantToken(user, tenantId)
-      : await refresh.begin(user, tenantId);
-  const refreshToken = 'refreshToken' in granted ? granted.refreshToken : undefined;
+  const { token, claims, tenant, refreshToken } = await userGrant(deps)(user, tenantId);
   ctx.state.scope.tenantId = tenant.tenantId;
   deps.onTokenIssued?.('user');
   await deps.audit.record('token_issued', actor(deps, ctx, user.email), {

@@ -1,0 +1,49 @@
+/**
+ * What every way of issuing a user's token shares: the grant (a refresh
+ * family begun with the token when `tokens.refresh.enabled`, as a Basic login
+ * does), and the RFC 6749 §5.1 answer of `POST /1/oauth/token`, never cached.
+ */
+import type { GrantedToken } from '../../auth/accounts.js';
+import type { AccessTokenClaims } from '../../auth/tokens.js';
+import type { UserRecord } from '../../store/types.js';
+import type { ApiContext } from '../state.js';
+import { noStore } from './callers.js';
+import type { IdentityRouterDeps } from './deps.js';
+
+/** A user's token, with the first refresh token of its family when refresh tokens are on. */
+export type UserGrant = (
+  user: UserRecord,
+  tenantId: string,
+) => Promise<GrantedToken & { refreshToken?: string }>;
+
+export function userGrant(deps: IdentityRouterDeps): UserGrant {
+  const refresh = deps.refreshTokens;
+  return refresh?.enabled === true
+    ? (user, tenantId) => refresh.begin(user, tenantId)
+    : (user, tenantId) => deps.accounts.grantToken(user, tenantId);
+}
+
+/**
+ * The OAuth token response: `access_token`, `token_type`, `expires_in`,
+ * `scope`, `tenant_id`, then `extra` (a refresh token, RFC 8693's
+ * `issued_token_type`); `Cache-Control: no-store`, `Pragma: no-cache`.
+ */
+export function answerOAuthToken(
+  ctx: ApiContext,
+  token: string,
+  claims: AccessTokenClaims,
+  tenantId: string,
+  extra: Record<string, string | undefined> = {},
+): void {
+  noStore(ctx);
+  ctx.set('pragma', 'no-cache');
+  const body: Record<string, unknown> = {
+    access_token: token,
+    token_type: 'Bearer',
+    expires_in: claims.exp - claims.iat,
+    scope: claims.scope ?? '',
+    tenant_id: tenantId,
+  };
+  for (const [name, value] of Object.entries(extra)) if (value !== undefined) body[name] = value;
+  ctx.body = body;
+}
