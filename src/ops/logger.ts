@@ -6,6 +6,9 @@
 import { createRequire } from 'node:module';
 import pino, { type Logger, type LoggerOptions } from 'pino';
 import { lineSafe, terminalSafe } from './line-safe.js';
+import { logOutput, type LogBuffer, type LogOutput } from './log-output.js';
+
+export type { LogBuffer } from './log-output.js';
 
 export const REDACTED_PATHS = [
   'password',
@@ -25,16 +28,6 @@ export const REDACTED_PATHS = [
   'res.headers["set-cookie"]',
 ];
 
-/** pino's own destination (sonic-boom). */
-type Destination = ReturnType<typeof pino.destination>;
-
-export interface LogBuffer {
-  /** Lines are written once this many bytes wait; 0 writes each line at once. */
-  bytes: number;
-  /** The longest a line waits. */
-  flushMs: number;
-}
-
 export function createLogger(options: {
   level: string;
   pretty?: boolean;
@@ -53,7 +46,10 @@ export function createLogger(options: {
   if (options.destination !== undefined)
     return pino(base, options.destination as pino.DestinationStream);
   const out = standardOutput(options.buffer ?? { bytes: 0, flushMs: 1000 });
-  return pino({ ...base, hooks: { ...base.hooks, logMethod: flushAfterFatal(out) } }, out);
+  return pino(
+    { ...base, hooks: { ...base.hooks, logMethod: flushAfterFatal(out) } },
+    out as pino.DestinationStream,
+  );
 }
 
 /**
@@ -80,21 +76,14 @@ function prettyTerminal(): pino.DestinationStream {
  * pino's own default: the buffer never holds more than `bytes` and a line),
  * at least every `buffer.flushMs`, and all of it before the process exits.
  */
-function standardOutput(buffer: LogBuffer): Destination {
-  const out = pino.destination({
-    dest: 1,
-    sync: true,
-    minLength: buffer.bytes,
-    // One write carries at most this much; it must exceed what the buffer gathers.
-    maxWrite: 16384 + 2 * buffer.bytes,
-    periodicFlush: buffer.bytes > 0 ? buffer.flushMs : 0,
-  });
+function standardOutput(buffer: LogBuffer): LogOutput {
+  const out = logOutput(1, buffer);
   if (buffer.bytes > 0) process.once('exit', () => flushQuietly(out));
   return out;
 }
 
 /** A `fatal` line is the last one a crashing process may write: out at once, with all before it. */
-function flushAfterFatal(out: Destination): NonNullable<LoggerOptions['hooks']>['logMethod'] {
+function flushAfterFatal(out: LogOutput): NonNullable<LoggerOptions['hooks']>['logMethod'] {
   return function (this: Logger, args, method, level) {
     method.apply(this, args);
     if (level >= FATAL) flushQuietly(out);
@@ -103,7 +92,7 @@ function flushAfterFatal(out: Destination): NonNullable<LoggerOptions['hooks']>[
 
 const FATAL = 60;
 
-function flushQuietly(out: Destination): void {
+function flushQuietly(out: LogOutput): void {
   try {
     out.flushSync();
   } catch {
