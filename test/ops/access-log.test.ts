@@ -172,4 +172,20 @@ describe('the access line', () => {
     createAccessLog(debug.log).write('debug', line());
     expect((JSON.parse(debug.lines[0] as string) as { level: number }).level).toBe(20);
   });
+
+  it('escapes a route label, tenant or user id that needs it, the first time and from its cache', () => {
+    const { log, lines } = capture();
+    const access = createAccessLog(log);
+    const odd = { route: 'r"\\\u0001', tenantId: 't"1', userId: 'u\\\n2' };
+    for (let i = 0; i < 2; i++) access.write('info', line({}, odd));
+    expect(lines).toHaveLength(2);
+    for (const text of lines) {
+      const parsed = JSON.parse(text) as Record<string, unknown>;
+      expect([parsed.route, parsed.tenantId, parsed.userId]).toEqual([
+        odd.route,
+        odd.tenantId,
+        odd.userId,
+      ]);
+    }
+  });
 });
