@@ -18,6 +18,7 @@ import {
 } from './errors.js';
 import type { Refusal, UpgradeScope } from './scope.js';
 import { REQUEST_ID_HEADER, takeRequestId } from './request-id.js';
+import { requestIdOf } from './response-request-id.js';
 
 /**
  * The error a response was answered with, for its outcome record: set where
@@ -112,8 +113,7 @@ export function answerClientError(err: Error, socket: Duplex): ClientErrorAnswer
   }
   answeredSockets.add(socket);
   // A request that was already being handled keeps its id, so the logs match.
-  const given = inFlight?.getHeader(REQUEST_ID_HEADER);
-  const requestId = typeof given === 'string' ? given : randomUUID();
+  const requestId = (inFlight ? requestIdOf(inFlight) : undefined) ?? randomUUID();
   const error = clientErrorOf(code, (err as { reason?: unknown }).reason);
   const rendered = errorResponse(error);
   // end(), not destroy(): closing with unread input would reset the

@@ -12,6 +12,7 @@ import type { createRequestHandler } from '../dispatch.js';
 import { GatewayError } from '../errors.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Tracing } from '../ops/tracing.js';
+import { IdentifiedResponse } from '../response-request-id.js';
 import { answerClientError, answerExpectation, type ClientErrorAnswer } from '../respond.js';
 import { built, type Built } from './builders.js';
 
@@ -46,7 +47,8 @@ export function createListeners(
   const main = createServer(options);
   main.on('checkExpectation', (req, res) => refused(answerExpectation(req, res)));
   const forwardAuth = config.forwardAuth === undefined ? undefined : createServer(options);
-  const admin = config.admin === undefined ? undefined : createServer();
+  const admin =
+    config.admin === undefined ? undefined : createServer({ ServerResponse: IdentifiedResponse });
   const all = [main, forwardAuth, admin].flatMap((s) => (s === undefined ? [] : [s]));
   for (const server of all)
     server.on('clientError', (err: NodeJS.ErrnoException, socket) =>
@@ -129,6 +131,8 @@ function clientTimeouts(
   const { requestTimeoutMs } = limits;
   const shortest = Math.min(headersTimeoutMs, requestTimeoutMs > 0 ? requestTimeoutMs : Infinity);
   return {
+    // Each answer's X-Request-Id is set as its head is written (`response-request-id.ts`).
+    ServerResponse: IdentifiedResponse,
     headersTimeout: headersTimeoutMs,
     requestTimeout: requestTimeoutMs,
     keepAliveTimeout: keepAliveTimeoutMs,

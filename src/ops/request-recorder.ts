@@ -10,7 +10,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { REQUEST_ID_HEADER, takeRequestId } from '../request-id.js';
+import { takeRequestId } from '../request-id.js';
+import { identifyResponse } from '../response-request-id.js';
 import type { RequestScope, RequestTrace, UpgradeScope } from '../scope.js';
 import { createAccessLog, pathOf, type AccessLog, type OriginalRequest } from './access-log.js';
 import type { Metrics } from './metrics.js';
@@ -66,7 +67,7 @@ class Recorder implements RequestRecorder {
   open(req: IncomingMessage, res: ServerResponse): RequestScope {
     this.pending++;
     const scope = new Scope(this, req, req.socket);
-    res.setHeader(REQUEST_ID_HEADER, scope.requestId);
+    identifyResponse(res, scope.requestId);
     (res as ServerResponse & Carrying)[SCOPE] = scope;
     res.on('close', responseClosed);
     return scope;

@@ -18,6 +18,7 @@ import type { Dispatcher } from 'undici';
 import { GatewayError } from '../../errors.js';
 import { sendError } from '../../respond.js';
 import type { RequestScope, UpstreamCall } from '../../scope.js';
+import { takeRequestIdHeader } from '../../response-request-id.js';
 import { dropHopByHop, keepGatewayCors } from './response-headers.js';
 import { clientLeft, errorCode, upstreamError, upstreamTimeout } from './upstream-error.js';
 import type { SlotState } from './tenant-slots.js';
@@ -208,7 +209,7 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
     this.recordUpstreamTime();
     this.scope.upstreamStatus = statusCode;
     this.call?.answered(statusCode);
-    const forwarded = dropHopByHop(headers);
+    const forwarded = takeRequestIdHeader(this.res, dropHopByHop(headers));
     keepGatewayCors(this.res, forwarded);
     if (statusMessage) this.res.writeHead(statusCode, statusMessage, forwarded);
     else this.res.writeHead(statusCode, forwarded);
