@@ -101,8 +101,11 @@ export function createTokenVerifier(
       // A re-read while this token was being verified removed its key: a removed
       // key stops verifying, even for a verdict already under way.
       if (!isSameKey(key, keyring.current.byKid.get(key.kid))) throw new UnknownKeyError();
-      const ttl = (claims.exp + settings.clockSkewSeconds) * 1000 - Date.now();
-      if (ttl > 0) cache.set(keyOf(token), { token, verdict }, { ttl });
+      // No ttl of the cache's own: `peek` checks `exp` on every use anyway
+      // (and drops an expired entry), and the cache's clock would cost every
+      // hit a `performance.now()` and a staleness test (issue 35).
+      if ((claims.exp + settings.clockSkewSeconds) * 1000 > Date.now())
+        cache.set(keyOf(token), { token, verdict });
       return claims;
     },
     clear: () => cache.clear(),

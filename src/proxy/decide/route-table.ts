@@ -16,6 +16,12 @@
 import type { RouteConfig } from '../../config/index.js';
 import { foldCase, lenientPath } from './normalise-path.js';
 
+/**
+ * Something `lenientPath` may change (`LENIENT_WORK` there: `;`, `%`, `+`, a
+ * segment ending in a dot) or a letter `foldCase` may change: else the
+ * permissive reading is the path itself.
+ */
+const LENIENT_OR_FOLD = /[;%+A-Z\u0080-\uffff]|\.(?:\/|$)/;
 /** A letter that `foldCase` changes could be there. */
 const NEEDS_FOLD = /[A-Z\u0080-\uffff]/;
 
@@ -81,6 +87,8 @@ export function createRouteTable<R extends Routable>(routes: readonly R[]): Rout
     byHost,
     match: (path, host) => find('exact', path, host),
     matchLenient(path, host) {
+      // The plain lower-case path of the steady state: one regex test.
+      if (!LENIENT_OR_FOLD.test(path)) return undefined;
       const lenient = lenientPath(path);
       if (lenient === undefined && !NEEDS_FOLD.test(path)) return undefined;
       return find('folded', foldCase(lenient ?? path), host);
