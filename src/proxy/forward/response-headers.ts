@@ -33,8 +33,10 @@ export function dropHopByHop(headers: IncomingHttpHeaders): IncomingHttpHeaders 
     typeof connection === 'string' && connection !== 'keep-alive' && connection !== 'close'
       ? connection.split(',').map((token) => token.trim().toLowerCase())
       : undefined;
+  // One pass over the names the upstream sent (a handful), not a property
+  // load per hop-by-hop name: each is a generic load on this object (issue 35).
   let any = listed !== undefined;
-  for (const name of HOP_BY_HOP) if (headers[name] !== undefined) any = true;
+  for (const name in headers) if (HOP_BY_HOP_NAMES.has(name)) any = true;
   if (!any) return headers;
   const kept: IncomingHttpHeaders = {};
   for (const name in headers) {
