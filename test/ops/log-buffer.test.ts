@@ -7,7 +7,7 @@
  * then, and SIGKILL (no exit handler runs) shows what a flush must already
  * have saved.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { beforeAll, expect, it } from 'vitest';
@@ -98,4 +98,30 @@ it('bytes 0 writes each line at once', async () => {
     `log.info('now'); mark('MARK'); process.kill(process.pid, 'SIGKILL');`,
   );
   expect(sequence(out)).toEqual(['now', 'MARK']);
+});
+
+it('a full non-blocking pipe loses nothing: every line arrives whole and in order', async () => {
+  // Standard output made non-blocking (as a shared pipe can be) and not read
+  // for a while: the writes meet EAGAIN, and batches larger than the pipe's
+  // atomic write (4 KiB) are taken in part, and must be finished.
+  const script = `
+    import { createLogger } from '${LOGGER}';
+    process.stdout._handle?.setBlocking?.(false);
+    const log = createLogger({ level: 'info', buffer: { bytes: 65536, flushMs: 1000 } });
+    for (let i = 0; i < 4000; i++) log.info({ i, pad: 'x'.repeat(500) }, 'line');
+    log.info('last');
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => (out += chunk));
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  expect(code).toBe(0);
+  const lines = out.trim().split('\n');
+  expect(lines).toHaveLength(4001);
+  lines.slice(0, 4000).forEach((line, i) => expect((JSON.parse(line) as { i: number }).i).toBe(i));
+  expect((JSON.parse(lines[4000] as string) as { msg: string }).msg).toBe('last');
 });
