@@ -85,9 +85,17 @@ export function formatReport(r: BenchResults): string {
     `  for comparison, bare http-proxy-3 RSS: ${mb(throughput.bareRssMb.before)} before, ${mb(throughput.bareRssMb.after)} after (${signed(throughput.bareRssMb.after - throughput.bareRssMb.before)} MB)`,
     '',
     `Scenario 1b — latency at a fixed ${r.latency.rate} req/s per target (open loop, evenly paced, 10 kept-alive connections each, same request), both targets interleaved request by request for ${r.latency.secondP99Ms.gateway.length} s`,
-    ...table(RUN_HEADER, [r.latency.bare, r.latency.gateway].map(runRow)),
+    ...table(
+      RUN_HEADER,
+      [r.latency.bare, r.latency.gateway, ...(r.latency.undici ? [r.latency.undici] : [])].map(
+        runRow,
+      ),
+    ),
     `  p99 per second, ms: bare ${listMs(r.latency.secondP99Ms.bare)}`,
     `                   gateway ${listMs(r.latency.secondP99Ms.gateway)}`,
+    ...(r.latency.secondP99Ms.undici === undefined
+      ? []
+      : [`               bare undici ${listMs(r.latency.secondP99Ms.undici)}`]),
     `           gateway − bare ${listMs(secondP99AddedMs(r.latency))}`,
     '',
     `Scenario 2 — proxied load during a login storm (GET /1/token, Basic, ${settings.stormConnections} connections, bcrypt cost ${storm.ceiling.cost})`,

@@ -160,14 +160,20 @@ export interface LatencyScenario {
   /** Pooled over every second. */
   bare: LoadResult;
   gateway: LoadResult;
-  /** Each second's p99, in order: second i of one ran interleaved with second i of the other. */
-  secondP99Ms: { bare: number[]; gateway: number[] };
+  /** Bare undici, interleaved with the two, where it runs. */
+  undici?: LoadResult;
+  /** Each second's p99, in order: second i of one ran interleaved with second i of the others. */
+  secondP99Ms: { bare: number[]; gateway: number[]; undici?: number[] };
 }
 
-/** The gateway's p99 minus the bare proxy's, second by second. */
-export function secondP99AddedMs(latency: LatencyScenario): number[] {
-  const { bare, gateway } = latency.secondP99Ms;
-  return gateway.map((p99, i) => p99 - (bare[i] ?? Number.NaN));
+/** The gateway's p99 minus the bare proxy's (or bare undici's), second by second. */
+export function secondP99AddedMs(
+  latency: LatencyScenario,
+  against: 'bare' | 'undici' = 'bare',
+): number[] {
+  const { gateway } = latency.secondP99Ms;
+  const base = latency.secondP99Ms[against] ?? [];
+  return gateway.map((p99, i) => p99 - (base[i] ?? Number.NaN));
 }
 
 /** The middle value (the mean of the two middle ones for an even count); NaN for none. */
@@ -298,6 +304,7 @@ export function verdicts(r: BenchResults): Verdict[] {
       issue: 4,
       met: p99Added <= 1,
     },
+    ...p99OverUndici(r.latency),
     {
       label: `p99 added at ${r.latency.rate} req/s (pooled over all seconds)`,
       value: r.latency.gateway.p99Ms - r.latency.bare.p99Ms,
@@ -393,6 +400,22 @@ function machineClientVerdicts(r: BenchResults): Verdict[] {
   return v;
 }
 
+/** Issue 35: the gateway's p99 at the paced rate within 1 ms of its own core's (bare undici). */
+function p99OverUndici(latency: LatencyScenario): Verdict[] {
+  if (latency.secondP99Ms.undici === undefined) return [];
+  const added = median(secondP99AddedMs(latency, 'undici'));
+  return [
+    {
+      label: `p99 at ${latency.rate} req/s, gateway − bare undici (median over ${latency.secondP99Ms.gateway.length} interleaved seconds)`,
+      value: added,
+      unit: 'ms',
+      target: '≤ 1 ms',
+      issue: 35,
+      met: added <= 1,
+    },
+  ];
+}
+
 /** An issue 4 target on a plain ratio. */
 function ratio(label: string, value: number, target: string, ok: (x: number) => boolean): Verdict {
   return { label, value, unit: '', target, issue: 4, met: ok(value) };
@@ -404,6 +427,7 @@ export function measuredRuns(r: BenchResults): LoadResult[] {
     ...TARGETS.flatMap(({ key }) => r.throughput.totals[key] ?? []),
     r.latency.bare,
     r.latency.gateway,
+    ...(r.latency.undici === undefined ? [] : [r.latency.undici]),
     r.storm.with,
     r.storm.token,
     r.storm.tokenAlone,

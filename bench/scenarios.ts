@@ -270,9 +270,14 @@ export async function latencyScenario(
   // throughout. p99 is also taken second by second: 1,000 requests a target, its 10th worst.
   const seconds = world.settings.seconds * 2;
   const common = { connections: LATENCY_CONNECTIONS, headers: proxied.headers ?? {} };
+  // Bare undici too, where it runs: the gateway's own core (issue 35's p99 target).
+  const undici = world.targets.find((t) => t.key === 'undici');
   const loads = [
     { name: 'bare http-proxy-3', url: world.bareUrl + path, pid: world.pid('bare') },
     { name: 'gateway', url: proxied.url, pid: world.pid('gateway') },
+    ...(undici === undefined
+      ? []
+      : [{ name: 'bare undici', url: undici.url + path, pid: world.pid('undici') }]),
   ].map(({ name, url, pid }) => {
     const label = `${name} at ${LATENCY_RATE} req/s`;
     return {
@@ -282,20 +287,25 @@ export async function latencyScenario(
   });
   world.progress(`latency: ${seconds} s at ${LATENCY_RATE} req/s on each target, interleaved`);
   const tallies = loads.map((load) => load.tally);
-  const [bare, gateway] = (await Tally.together(tallies, () =>
+  const [bare, gateway, bareUndici] = (await Tally.together(tallies, () =>
     drivePaced(
       loads.map((load) => load.target),
       LATENCY_RATE,
       seconds,
     ),
-  )) as [PacedRun, PacedRun];
-  const [bareTally, gatewayTally] = tallies as [Tally, Tally];
+  )) as [PacedRun, PacedRun, PacedRun | undefined];
+  const [bareTally, gatewayTally, undiciTally] = tallies as [Tally, Tally, Tally | undefined];
   const secondP99Ms = (run: PacedRun) =>
     run.perSecond.map((latencies) => latencies.percentile(99) / 1000);
   return {
     rate: LATENCY_RATE,
     bare: bareTally.result(),
     gateway: gatewayTally.result(),
-    secondP99Ms: { bare: secondP99Ms(bare), gateway: secondP99Ms(gateway) },
+    ...(undiciTally === undefined ? {} : { undici: undiciTally.result() }),
+    secondP99Ms: {
+      bare: secondP99Ms(bare),
+      gateway: secondP99Ms(gateway),
+      ...(bareUndici === undefined ? {} : { undici: secondP99Ms(bareUndici) }),
+    },
   };
 }
