@@ -24,22 +24,7 @@ export async function readJsonBody<S extends z.ZodType>(
   schema: S,
   limit: number,
 ): Promise<z.output<S>> {
-  let text: string;
-  try {
-    text = await getRawBody(ctx.req, {
-      limit,
-      encoding: 'utf8',
-      length: ctx.get('content-length') || undefined,
-    });
-  } catch (err) {
-    const type = (err as { type?: string }).type;
-    if (type === 'entity.too.large') {
-      throw new GatewayError('payload_too_large', `The request body is over ${limit} bytes.`);
-    }
-    throw new GatewayError('invalid_request', 'The request body could not be read.', {
-      cause: err,
-    });
-  }
+  const text = await readBodyText(ctx, limit);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -57,4 +42,25 @@ export async function readJsonBody<S extends z.ZodType>(
     throw new GatewayError('invalid_request', `Invalid ${field}: ${reason}.`);
   }
   return result.data;
+}
+
+/**
+ * At most `limit` bytes of the request body, as UTF-8 text: what the JSON
+ * and the form readers share.
+ * @throws `payload_too_large`, `invalid_request`
+ */
+export async function readBodyText(ctx: ApiContext, limit: number): Promise<string> {
+  try {
+    return await getRawBody(ctx.req, {
+      limit,
+      encoding: 'utf8',
+      length: ctx.get('content-length') || undefined,
+    });
+  } catch (err) {
+    if ((err as { type?: string }).type === 'entity.too.large')
+      throw new GatewayError('payload_too_large', `The request body is over ${limit} bytes.`);
+    throw new GatewayError('invalid_request', 'The request body could not be read.', {
+      cause: err,
+    });
+  }
 }

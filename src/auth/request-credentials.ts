@@ -36,7 +36,8 @@ export function createRequestAuthenticator(
   authenticate: Authenticate,
   apiKeys: ApiKeys | undefined,
 ): AuthenticateRequest {
-  if (apiKeys === undefined) return (authorization) => authenticate(authorization);
+  // Keys off: the bearer path itself (it ignores the key argument), no wrapper on every request.
+  if (apiKeys === undefined) return authenticate;
   return (authorization, apiKey) => {
     if (apiKey !== undefined) {
       if (authorization !== undefined && BEARER_SCHEME.test(authorization)) throw TWO_CREDENTIALS;

@@ -3,7 +3,7 @@
  * login audited and counted), the bearer's principal, and the audit actor of
  * a request; plus the answer headers every endpoint shares.
  */
-import type { AuditActor } from '../../audit/events.js';
+import type { AuditActor, AuditSubject } from '../../audit/events.js';
 import type { TokenPrincipal } from '../../auth/authenticate.js';
 import { parseBasicAuthorization } from '../../auth/basic.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
@@ -19,6 +19,31 @@ export function actor(deps: IdentityRouterDeps, ctx: ApiContext, email: string):
     actor: email,
     client_ip: deps.clientIp(ctx.req),
     request_id: ctx.state.scope.requestId,
+  };
+}
+
+/**
+ * Who a token's audit event is about, and by: a client's token names its
+ * client (`client_id`, the client as actor), a user's token its user.
+ */
+export function tokenHolder(
+  deps: IdentityRouterDeps,
+  ctx: ApiContext,
+  principal: TokenPrincipal,
+): { who: AuditActor; about: AuditSubject } {
+  if (principal.kind === 'client') {
+    return {
+      who: actor(deps, ctx, principal.userId),
+      about: { tenant_id: principal.tenantId, client_id: principal.clientId },
+    };
+  }
+  return {
+    who: actor(deps, ctx, principal.email),
+    about: {
+      tenant_id: principal.tenantId,
+      user_id: principal.userId,
+      user_email: principal.email,
+    },
   };
 }
 

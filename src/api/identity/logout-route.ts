@@ -5,7 +5,7 @@
  */
 import type { Router } from '@koa/router';
 import type { ApiState } from '../state.js';
-import { actor, bearer } from './callers.js';
+import { bearer, tokenHolder } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
 
 export function addLogoutRoute(router: Router<ApiState>, deps: IdentityRouterDeps): void {
@@ -14,20 +14,12 @@ export function addLogoutRoute(router: Router<ApiState>, deps: IdentityRouterDep
     await deps.sessions.revoke(principal.claims);
     const { fid } = principal.claims;
     if (fid !== undefined) await deps.refreshTokens?.endFamily(fid);
-    // A client's token names its client, not a user.
-    const client = principal.kind === 'client';
-    await deps.audit.record(
-      'logout',
-      actor(deps, ctx, client ? principal.userId : principal.email),
-      {
-        tenant_id: principal.tenantId,
-        ...(client
-          ? { client_id: principal.clientId }
-          : { user_id: principal.userId, user_email: principal.email }),
-        jti: principal.claims.jti,
-        ...(fid === undefined ? {} : { family_id: fid }),
-      },
-    );
+    const { who, about } = tokenHolder(deps, ctx, principal);
+    await deps.audit.record('logout', who, {
+      ...about,
+      jti: principal.claims.jti,
+      ...(fid === undefined ? {} : { family_id: fid }),
+    });
     ctx.status = 204;
   });
 }

@@ -10,10 +10,9 @@
  */
 import type { BrowserSignIn } from '../../auth/federation/browser-sign-in.js';
 import type { ApiContext } from '../state.js';
-import { actor } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
-import { answerOAuthToken, userGrant } from './oauth-answer.js';
-import { invalidRequest, param } from './oauth-form.js';
+import { answerOAuthToken, userGrant, userTokenIssued } from './oauth-answer.js';
+import { param, requiredParam } from './oauth-form.js';
 
 export async function codeGrant(
   deps: IdentityRouterDeps,
@@ -21,25 +20,12 @@ export async function codeGrant(
   ctx: ApiContext,
   form: URLSearchParams,
 ): Promise<void> {
-  const code = param(form, 'code');
-  const redirectUri = param(form, 'redirect_uri');
-  if (code === undefined || code === '') throw invalidRequest('The code parameter is required.');
-  if (redirectUri === undefined || redirectUri === '')
-    throw invalidRequest('The redirect_uri parameter is required.');
+  const code = requiredParam(form, 'code');
+  const redirectUri = requiredParam(form, 'redirect_uri');
   const input = { code, redirectUri, codeVerifier: param(form, 'code_verifier') };
   const granted = await signIn.redeem(input, userGrant(deps));
-  const { token, claims, user, tenant } = granted;
+  const { token, claims, tenant } = granted;
   const refreshToken = 'refreshToken' in granted ? granted.refreshToken : undefined;
-  ctx.state.scope.userId = user.id;
-  ctx.state.scope.tenantId = tenant.tenantId;
-  deps.onTokenIssued?.('user');
-  await deps.audit.record('token_issued', actor(deps, ctx, user.email), {
-    tenant_id: tenant.tenantId,
-    user_id: user.id,
-    user_email: user.email,
-    jti: claims.jti,
-    ...(claims.fid === undefined ? {} : { family_id: claims.fid }),
-    via: 'browser',
-  });
+  await userTokenIssued(deps, ctx, granted, 'browser');
   answerOAuthToken(ctx, token, claims, tenant.tenantId, { refresh_token: refreshToken });
 }

@@ -16,7 +16,7 @@ import type { ApiContext } from '../state.js';
 import { actor } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
 import { answerOAuthToken, userGrant } from './oauth-answer.js';
-import { invalidRequest, param } from './oauth-form.js';
+import { invalidRequest, param, requiredParam } from './oauth-form.js';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
@@ -28,9 +28,9 @@ export async function exchangeGrant(
   ctx: ApiContext,
   form: URLSearchParams,
 ): Promise<void> {
-  const subjectToken = required(form, 'subject_token');
-  const subjectTokenType = required(form, 'subject_token_type');
-  const tenantId = required(form, 'tenant_id');
+  const subjectToken = requiredParam(form, 'subject_token');
+  const subjectTokenType = requiredParam(form, 'subject_token_type');
+  const tenantId = requiredParam(form, 'tenant_id');
   if (subjectTokenType !== ID_TOKEN_TYPE)
     throw invalidRequest(`Only subject_token_type=${ID_TOKEN_TYPE} is supported.`);
   // RFC 8693 §2.1: the gateway issues access tokens only.
@@ -70,13 +70,6 @@ export async function exchangeGrant(
     issued_token_type: ACCESS_TOKEN_TYPE,
     refresh_token: refreshToken,
   });
-}
-
-function required(form: URLSearchParams, name: string): string {
-  const value = param(form, name);
-  if (value === undefined || value === '')
-    throw invalidRequest(`The ${name} parameter is required.`);
-  return value;
 }
 
 /** A refusal or an unreachable provider: counted, and audited in the tenant's stream. */

@@ -1,6 +1,6 @@
 /** The form body of the OAuth endpoints (token, revocation): read, and one parameter at a time. */
-import getRawBody from 'raw-body';
 import { GatewayError } from '../../errors.js';
+import { readBodyText } from '../request-input.js';
 import type { ApiContext } from '../state.js';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -15,21 +15,15 @@ export function param(form: URLSearchParams, name: string): string | undefined {
   return values[0];
 }
 
+/** One non-empty value; a missing or empty one is refused. */
+export function requiredParam(form: URLSearchParams, name: string): string {
+  const value = param(form, name);
+  if (value === undefined || value === '')
+    throw invalidRequest(`The ${name} parameter is required.`);
+  return value;
+}
+
 export async function readForm(ctx: ApiContext, limit: number): Promise<URLSearchParams> {
   if (ctx.is(FORM) !== FORM) throw invalidRequest(`The body must be ${FORM}.`);
-  let text: string;
-  try {
-    text = await getRawBody(ctx.req, {
-      limit,
-      encoding: 'utf8',
-      length: ctx.get('content-length') || undefined,
-    });
-  } catch (err) {
-    if ((err as { type?: string }).type === 'entity.too.large')
-      throw new GatewayError('payload_too_large', `The request body is over ${limit} bytes.`);
-    throw new GatewayError('invalid_request', 'The request body could not be read.', {
-      cause: err,
-    });
-  }
-  return new URLSearchParams(text);
+  return new URLSearchParams(await readBodyText(ctx, limit));
 }

@@ -12,7 +12,7 @@ import type { ApiContext } from '../state.js';
 import { actor } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
 import { answerOAuthToken } from './oauth-answer.js';
-import { invalidRequest, param } from './oauth-form.js';
+import { param, requiredParam } from './oauth-form.js';
 
 export async function refreshGrant(
   deps: IdentityRouterDeps,
@@ -20,9 +20,7 @@ export async function refreshGrant(
   ctx: ApiContext,
   form: URLSearchParams,
 ): Promise<void> {
-  const refreshToken = param(form, 'refresh_token');
-  if (refreshToken === undefined || refreshToken === '')
-    throw invalidRequest('The refresh_token parameter is required.');
+  const refreshToken = requiredParam(form, 'refresh_token');
   let refreshed;
   try {
     refreshed = await refresh.refresh(refreshToken, param(form, 'scope'));

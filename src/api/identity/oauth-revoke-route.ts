@@ -21,9 +21,9 @@ import type { RefreshFamily } from '../../auth/refresh-grant.js';
 import { REFRESH_TOKEN_PREFIX } from '../../auth/refresh-tokens.js';
 import { isGatewayError } from '../../errors.js';
 import type { ApiContext, ApiState } from '../state.js';
-import { actor, noStore } from './callers.js';
+import { actor, noStore, tokenHolder } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
-import { invalidRequest, param, readForm } from './oauth-form.js';
+import { param, readForm, requiredParam } from './oauth-form.js';
 
 export function addOAuthRevokeRoute(router: Router<ApiState>, deps: IdentityRouterDeps): void {
   router.post('/oauth/revoke', (ctx) => revoke(deps, ctx));
@@ -31,8 +31,7 @@ export function addOAuthRevokeRoute(router: Router<ApiState>, deps: IdentityRout
 
 async function revoke(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const form = await readForm(ctx, deps.bodyLimit);
-  const token = param(form, 'token');
-  if (token === undefined || token === '') throw invalidRequest('The token parameter is required.');
+  const token = requiredParam(form, 'token');
   param(form, 'token_type_hint'); // checked for repetition only: the token's shape says what it is
   if (token.startsWith(REFRESH_TOKEN_PREFIX)) await revokeRefreshToken(deps, ctx, token);
   else await revokeAccessToken(deps, ctx, token);
@@ -62,20 +61,12 @@ async function revokeAccessToken(deps: IdentityRouterDeps, ctx: ApiContext, toke
   ctx.state.scope.userId = principal.userId;
   ctx.state.scope.tenantId = principal.tenantId;
   ctx.state.scope.kind = principal.kind;
-  // A client's token names its client, not a user (as a logout's does).
-  const client = principal.kind === 'client';
-  await deps.audit.record(
-    'token_revoked',
-    actor(deps, ctx, client ? principal.userId : principal.email),
-    {
-      tenant_id: principal.tenantId,
-      ...(client
-        ? { client_id: principal.clientId }
-        : { user_id: principal.userId, user_email: principal.email }),
-      jti: claims.jti,
-      ...(family === null ? {} : { family_id: family.familyId }),
-    },
-  );
+  const { who, about } = tokenHolder(deps, ctx, principal);
+  await deps.audit.record('token_revoked', who, {
+    ...about,
+    jti: claims.jti,
+    ...(family === null ? {} : { family_id: family.familyId }),
+  });
 }
 
 async function recordRevoked(deps: IdentityRouterDeps, ctx: ApiContext, family: RefreshFamily) {

@@ -9,9 +9,9 @@
 import type { Router } from '@koa/router';
 import { singleQueryParam } from '../request-input.js';
 import type { ApiContext, ApiState } from '../state.js';
-import { actor, logIn, noStore } from './callers.js';
+import { logIn, noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
-import { userGrant } from './oauth-answer.js';
+import { userGrant, userTokenIssued } from './oauth-answer.js';
 
 export function addTokenRoutes(router: Router<ApiState>, deps: IdentityRouterDeps): void {
   const issueToken = (ctx: ApiContext) => issue(deps, ctx);
@@ -22,16 +22,9 @@ export function addTokenRoutes(router: Router<ApiState>, deps: IdentityRouterDep
 async function issue(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const tenantId = singleQueryParam(ctx, 'tenant_id');
   const user = await logIn(deps, ctx);
-  const { token, claims, tenant, refreshToken } = await userGrant(deps)(user, tenantId);
-  ctx.state.scope.tenantId = tenant.tenantId;
-  deps.onTokenIssued?.('user');
-  await deps.audit.record('token_issued', actor(deps, ctx, user.email), {
-    tenant_id: tenant.tenantId,
-    user_id: user.id,
-    user_email: user.email,
-    jti: claims.jti,
-    ...(claims.fid === undefined ? {} : { family_id: claims.fid }),
-  });
+  const granted = await userGrant(deps)(user, tenantId);
+  const { token, claims, tenant, refreshToken } = granted;
+  await userTokenIssued(deps, ctx, granted);
   noStore(ctx);
   ctx.set('pragma', 'no-cache');
   ctx.body = {
