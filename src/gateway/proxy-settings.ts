@@ -10,6 +10,7 @@ import { compileCors } from '../proxy/decide/cors.js';
 import { createHeaderPolicy } from '../proxy/decide/header-policy.js';
 import { compileRoutes } from '../proxy/decide/routes.js';
 import { createTrustCheck, type TrustCheck } from '../proxy/decide/trusted-proxies.js';
+import { knowHeaderNames } from '../proxy/forward/undici-header-names.js';
 
 /** What a reload changes in place: the handlers hold these objects, never copies. */
 export interface LiveSettings {
@@ -23,14 +24,17 @@ export interface LiveSettings {
 
 /** The proxy settings of `config`: throws what `compileRoutes` refuses (a TLS file that cannot be read). */
 export function buildProxySettings(config: GatewayConfig, trusted: TrustCheck): ProxySettings {
+  const headers = createHeaderPolicy(
+    config.identityHeaders,
+    trusted,
+    config.stripHeaders,
+    config.apiKeys.enabled ? config.apiKeys.header : undefined,
+  );
+  // Checked once here instead of by undici on every forwarded request.
+  knowHeaderNames(headers.setNames);
   return {
     routes: compileRoutes(config.routes),
-    headers: createHeaderPolicy(
-      config.identityHeaders,
-      trusted,
-      config.stripHeaders,
-      config.apiKeys.enabled ? config.apiKeys.header : undefined,
-    ),
+    headers,
     apiCors: config.cors === undefined ? undefined : compileCors(config.cors),
   };
 }

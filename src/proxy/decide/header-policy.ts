@@ -122,6 +122,8 @@ export interface HeaderPolicy {
     principal: Principal | undefined,
     options: { requestId: string; stripAuthorization: boolean; upgrade: boolean },
   ): void;
+  /** The names {@link HeaderPolicy.rewrite} sets on every request it may forward, lower-case. */
+  readonly setNames: readonly string[];
 }
 
 /**
@@ -152,6 +154,7 @@ class Policy implements HeaderPolicy {
   private readonly lower: IdentityHeaderNames;
   /** Each principal's identity headers, as {@link Policy.injected} made them. */
   private readonly identityOf = new WeakMap<Principal, readonly string[]>();
+  readonly setNames: readonly string[];
 
   constructor(
     private readonly names: IdentityHeaderNames,
@@ -181,6 +184,7 @@ class Policy implements HeaderPolicy {
       scope: names.scope.toLowerCase(),
       clientId: names.clientId.toLowerCase(),
     };
+    this.setNames = [...Object.values(this.lower), ...ASSERTED];
   }
 
   checkFraming(req: IncomingMessage): void {
