@@ -5,7 +5,6 @@
  * (Node's own answer there is a bare `400 Bad Request` line). All render
  * through `errorResponse`, the one place errors become JSON.
  */
-import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, ServerResponse, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -17,7 +16,7 @@ import {
   type ErrorResponse,
 } from './errors.js';
 import type { Refusal, UpgradeScope } from './scope.js';
-import { REQUEST_ID_HEADER, takeRequestId } from './request-id.js';
+import { newRequestId, REQUEST_ID_HEADER, takeRequestId } from './request-id.js';
 import { requestIdOf } from './response-request-id.js';
 
 /**
@@ -113,7 +112,7 @@ export function answerClientError(err: Error, socket: Duplex): ClientErrorAnswer
   }
   answeredSockets.add(socket);
   // A request that was already being handled keeps its id, so the logs match.
-  const requestId = (inFlight ? requestIdOf(inFlight) : undefined) ?? randomUUID();
+  const requestId = (inFlight ? requestIdOf(inFlight) : undefined) ?? newRequestId();
   const error = clientErrorOf(code, (err as { reason?: unknown }).reason);
   const rendered = errorResponse(error);
   // end(), not destroy(): closing with unread input would reset the

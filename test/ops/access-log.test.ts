@@ -7,7 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createAccessLog, type AccessLine } from '../../src/ops/access-log.js';
+import { createAccessLog, epochMillisText, type AccessLine } from '../../src/ops/access-log.js';
 import { createLogger } from '../../src/ops/logger.js';
 import type { RequestScope } from '../../src/scope.js';
 
@@ -187,5 +187,15 @@ describe('the access line', () => {
         odd.userId,
       ]);
     }
+  });
+
+  it('writes the time as JavaScript writes Date.now(): every millisecond of a second, across seconds', () => {
+    const now = Date.now();
+    const second = Math.floor(now / 1000) * 1000;
+    const samples = [0, 7, 999, 1000, 1001, 1_000_000, 2 ** 40 + 3, Number.MAX_SAFE_INTEGER, now];
+    for (let ms = 0; ms < 2000; ms++) samples.push(second + ms);
+    // Back in time too (a clock stepped back): the second's text is made again.
+    for (let ms = 0; ms < 5; ms++) samples.push(second - 1000 + ms * 499);
+    for (const t of samples) expect(epochMillisText(t)).toBe(String(t));
   });
 });
