@@ -11,18 +11,13 @@ import type { AddressInfo, Socket } from 'node:net';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/auth/authenticate.js';
+import { identityHeaders } from '../../src/config/schema/headers.js';
 import { createHeaderPolicy } from '../../src/proxy/decide/header-policy.js';
 import { createTrustCheck } from '../../src/proxy/decide/trusted-proxies.js';
 import { knowHeaderNames, undiciNameTable } from '../../src/proxy/forward/undici-header-names.js';
 
-const NAMES = {
-  tenantId: 'X-Tenant-Id',
-  tenantType: 'X-Tenant-Type',
-  userId: 'X-User-Id',
-  userEmail: 'X-User-Email',
-  scope: 'X-Scope',
-  clientId: 'X-Client-Id',
-};
+/** The gateway's default identity header names. */
+const NAMES = identityHeaders.parse({});
 
 const USER: Principal = {
   kind: 'user',
