@@ -7,6 +7,7 @@
  * 10 s and more while later ones were served (measured with the bench's login
  * storm; its `stricterFIFO` option made the order LIFO).
  */
+import { performance } from 'node:perf_hooks';
 import PQueue from 'p-queue';
 import { Piscina } from 'piscina';
 

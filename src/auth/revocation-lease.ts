@@ -5,6 +5,7 @@
  * lease's end, before the store considers the lease over — so a revoker that
  * waited out the lease knows the instance reads the store again.
  */
+import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import type { RevocationLeases } from '../store/types.js';
 

@@ -7,6 +7,7 @@
  * when its exchange does (see {@link UpgradeScope}), its line says
  * `"msg":"upgrade"` (accepted) or `"msg":"upgrade refused"` (not).
  */
+import { performance } from 'node:perf_hooks';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';

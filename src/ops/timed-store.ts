@@ -5,6 +5,7 @@
  * that returns a promise is timed from call to settlement, by its name
  * (a fixed set: the `Store` interface's methods) and whether it answered.
  */
+import { performance } from 'node:perf_hooks';
 import type { Store } from '../store/types.js';
 
 export type StoreCallObserver = (operation: string, seconds: number, ok: boolean) => void;

@@ -11,6 +11,7 @@
  * cannot be reached, each bucket refills by itself, at this instance's last
  * known share of the rate.
  */
+import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Principal } from '../../auth/authenticate.js';

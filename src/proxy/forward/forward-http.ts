@@ -12,6 +12,7 @@
  * bodiless POST/PUT/PATCH); it refuses `Transfer-Encoding` in the headers it
  * is given, so no client header can change that.
  */
+import { performance } from 'node:perf_hooks';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
