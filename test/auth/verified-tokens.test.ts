@@ -45,6 +45,13 @@ describe('verified-token cache', () => {
     await expect(verifier.verify(forged)).rejects.toMatchObject({ code: 'invalid_token' });
     expect(verifier.peek(token)?.sub).toBe('u1');
     expect(verifier.stats()).toEqual({ hits: 1, misses: 2, size: 1 });
+    // One byte off in the middle: the same length and tail, so the same cache key.
+    const oneOff = `${token.slice(0, 20)}${token[20] === 'A' ? 'B' : 'A'}${token.slice(21)}`;
+    expect(oneOff).toHaveLength(token.length);
+    expect(verifier.peek(oneOff)).toBeUndefined();
+    await expect(verifier.verify(oneOff)).rejects.toMatchObject({ code: 'invalid_token' });
+    expect(verifier.peek(token)?.sub).toBe('u1');
+    expect(verifier.stats()).toEqual({ hits: 2, misses: 3, size: 1 });
   });
 
   it('is bounded: a flood of distinct valid tokens keeps at most cacheEntries', async () => {
