@@ -17,7 +17,6 @@
  * right whether the confirmation arrives before or after the write's own
  * event, or after a later change of the same pair.
  */
-import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import type { RevocationLeases, SessionEvent, Store } from '../store/types.js';
 

@@ -5,7 +5,6 @@
  * lease's end, before the store considers the lease over — so a revoker that
  * waited out the lease knows the instance reads the store again.
  */
-import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import type { RevocationLeases } from '../store/types.js';
 
@@ -49,6 +48,7 @@ export function holdRevocationLease(
   let wasFresh = false;
   let renewing = false;
   let released = false;
+  // The global `performance`, not node:perf_hooks': the tests fake it.
   const fresh = (): boolean => performance.now() < until;
   const report = (): void => {
     const now = fresh();
