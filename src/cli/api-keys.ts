@@ -1,13 +1,14 @@
 /**
- * `client key add|list|remove`: a machine client's API keys. A key is
+ * `client key add|list|remove`: a machine client's API keys, by the
+ * operations the identity API runs too (`identity/api-keys.ts`). A key is
  * printed once, by `add`, and stored only as its SHA-256 digest
  * (`auth/secrets.ts`); lists show its id, never the key.
  */
-import { newApiKey, secretDigest } from '../auth/secrets.js';
 import type { LoadedConfig } from '../config/index.js';
+import { addApiKey, removeApiKey } from '../identity/api-keys.js';
 import type { ApiKeyRecord } from '../store/types.js';
-import { existingClient } from './clients.js';
-import { cliActor, expiresAtOption, print, withCore } from './store-command.js';
+import { clientDeps, existingClient, operator } from './clients.js';
+import { expiresAtOption, print, withCore } from './store-command.js';
 import { UsageError } from './usage-error.js';
 
 /** A key as listed: never the key, nor its digest. */
@@ -29,20 +30,13 @@ export async function keyAdd(
 ): Promise<void> {
   const expiresAt = expiresAtOption(options.expiresAt);
   await withCore(loaded, async (core) => {
-    const { keyId, apiKey } = newApiKey();
-    const key = await core.store.createApiKey({
-      keyId,
-      clientId,
-      digest: secretDigest(apiKey),
-      createdAt: Math.floor(Date.now() / 1000),
-      ...(expiresAt === undefined ? {} : { expiresAt }),
-    });
-    if (key === null) throw new UsageError(`no client ${clientId}`);
-    await core.audit.record('api_key_created', cliActor(), {
-      tenant_id: key.tenantId,
-      client_id: clientId,
-      key_id: keyId,
-    });
+    const client = await existingClient(core, clientId);
+    const { key, apiKey } = await addApiKey(
+      clientDeps(loaded, core),
+      operator(),
+      client,
+      expiresAt,
+    );
     const { last_used_at: _, ...view } = keyView(key);
     print({ ...view, api_key: apiKey });
   });
@@ -62,14 +56,9 @@ export async function keyRemove(
 ): Promise<void> {
   await withCore(loaded, async (core) => {
     const client = await existingClient(core, clientId);
-    if (!(await core.store.removeApiKey(clientId, keyId))) {
+    if (!(await removeApiKey(clientDeps(loaded, core), operator(), client, keyId))) {
       throw new UsageError(`client ${clientId} has no key ${keyId}`);
     }
-    await core.audit.record('api_key_removed', cliActor(), {
-      tenant_id: client.tenantId,
-      client_id: clientId,
-      key_id: keyId,
-    });
     print({ key_id: keyId, client_id: clientId, removed: true });
   });
 }

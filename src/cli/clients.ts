@@ -1,12 +1,15 @@
 /**
- * `client add|list|rotate|remove`: an org tenant's machine clients. A
- * client's secret is printed once, by `add` and `rotate`, and stored only as
- * its SHA-256 digest (`auth/secrets.ts`); nothing prints it again.
+ * `client add|list|rotate|remove`: an org tenant's machine clients, by the
+ * operations the identity API runs too (`identity/clients.ts`), the operator
+ * as actor: `add` refuses a scope outside `authorization.clientScopes` with
+ * the API's own error. A client's secret is printed once, by `add` and
+ * `rotate`, and stored only as its SHA-256 digest; nothing prints it again.
  */
-import { newClientId, newClientSecret, secretDigest } from '../auth/secrets.js';
 import type { LoadedConfig } from '../config/index.js';
 import { SCOPE_PATTERN } from '../config/schema/authorization.js';
 import type { Core } from '../core.js';
+import type { ClientActor, ClientDeps } from '../identity/client-deps.js';
+import { createClient, removeClient, rotateClientSecret } from '../identity/clients.js';
 import type { ClientRecord } from '../store/types.js';
 import { cliActor, expiresAtOption, orgTenant, print, withCore } from './store-command.js';
 import { UsageError } from './usage-error.js';
@@ -52,21 +55,12 @@ export async function clientAdd(loaded: LoadedConfig, options: ClientAddOptions)
   if (name === '') throw new UsageError('--name must not be empty');
   await withCore(loaded, async (core) => {
     await orgTenant(core, options.tenant, 'machine clients belong to org tenants');
-    const secret = newClientSecret();
-    const client = await core.store.createClient({
-      clientId: newClientId(),
+    const { client, secret } = await createClient(clientDeps(loaded, core), {
       tenantId: options.tenant,
+      actor: operator(),
       name,
       scopes,
-      secretDigest: secretDigest(secret),
-      createdAt: Math.floor(Date.now() / 1000),
-      ...(expiresAt === undefined ? {} : { expiresAt }),
-    });
-    if (client === null) throw new UsageError(`no tenant ${options.tenant}`);
-    await core.audit.record('client_created', cliActor(), {
-      tenant_id: client.tenantId,
-      client_id: client.clientId,
-      scopes: client.scopes,
+      expiresAt,
     });
     const { rotated_at: _, ...view } = clientView(client);
     print({ ...view, client_secret: secret });
@@ -82,14 +76,12 @@ export async function clientList(loaded: LoadedConfig, tenantId: string): Promis
 
 export async function clientRotate(loaded: LoadedConfig, clientId: string): Promise<void> {
   await withCore(loaded, async (core) => {
-    const secret = newClientSecret();
-    const now = Math.floor(Date.now() / 1000);
-    const client = await core.store.rotateClientSecret(clientId, secretDigest(secret), now);
-    if (client === null) throw new UsageError(`no client ${clientId}`);
-    await core.audit.record('client_secret_rotated', cliActor(), {
-      tenant_id: client.tenantId,
-      client_id: client.clientId,
-    });
+    const found = await existingClient(core, clientId);
+    const { client, secret } = await rotateClientSecret(
+      clientDeps(loaded, core),
+      operator(),
+      found,
+    );
     print({ ...clientView(client), client_secret: secret });
   });
 }
@@ -97,16 +89,25 @@ export async function clientRotate(loaded: LoadedConfig, clientId: string): Prom
 export async function clientRemove(loaded: LoadedConfig, clientId: string): Promise<void> {
   await withCore(loaded, async (core) => {
     const client = await existingClient(core, clientId);
-    const keyIds = await core.store.removeClient(clientId);
-    if (keyIds === null) throw new UsageError(`no client ${clientId}`);
-    await core.audit.record('client_removed', cliActor(), {
-      tenant_id: client.tenantId,
-      client_id: clientId,
-      key_ids: keyIds,
-    });
+    const keyIds = await removeClient(clientDeps(loaded, core), operator(), client);
     print({ client_id: clientId, tenant_id: client.tenantId, removed: true, keys_removed: keyIds });
   });
 }
+
+/**
+ * The machine-client operations as the operator runs them: bounded by
+ * `authorization.clientScopes` of the command's config (the operator has no role).
+ */
+export function clientDeps(loaded: LoadedConfig, core: Core): ClientDeps {
+  return {
+    store: core.store,
+    audit: core.audit,
+    clientScopes: () => loaded.config.authorization.clientScopes,
+    roles: core.roleScopes,
+  };
+}
+
+export const operator = (): ClientActor => ({ kind: 'operator', audit: cliActor() });
 
 export async function existingClient(core: Core, clientId: string): Promise<ClientRecord> {
   const client = await core.store.getClient(clientId);

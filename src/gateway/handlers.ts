@@ -91,7 +91,12 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     onLoginRefused: (reason) => metrics.loginRefused(reason),
     audit: core.audit,
     scopeOf,
-    clientScopes: () => deps.live.config.authorization.clientScopes,
+    clients: {
+      store: core.store,
+      audit: core.audit,
+      clientScopes: () => deps.live.config.authorization.clientScopes,
+      roles: core.roleScopes,
+    },
     idpSecrets: core.idpSecrets,
   });
   const traffic = createRequestHandler({

@@ -21,7 +21,8 @@ let other: TestGateway;
 let token: string;
 
 beforeAll(async () => {
-  fx = await startIdentityFixture();
+  // An admin gives a client at most their role's scopes.
+  fx = await startIdentityFixture({ authorization: { roles: { admin: ['catalog:read'] } } });
   other = await fx.startAnother();
   token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
 }, 60_000);

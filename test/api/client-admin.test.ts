@@ -26,7 +26,11 @@ let bobGlobex: string;
 
 beforeAll(async () => {
   fx = await startMemoryIdentityFixture({
-    authorization: { clientScopes: ['catalog:read', 'catalog:write'] },
+    // An admin gives a client at most their role's scopes (∩ clientScopes).
+    authorization: {
+      roles: { admin: ['catalog:read', 'catalog:write', 'admin:all'], member: [] },
+      clientScopes: ['catalog:read', 'catalog:write'],
+    },
   });
   store = fx.gw.gateway.store;
   aliceAcme = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;

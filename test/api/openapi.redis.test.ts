@@ -63,6 +63,8 @@ beforeAll(async () => {
       { prefix: '/org-only', tenantTypes: ['orgtenant'] },
     ],
     tokens: { refresh: { enabled: true } },
+    // The admin's role holds what their machine client is given below.
+    authorization: { roles: { admin: ['catalog:read'] } },
   });
   closed = await startTestGateway({ ...fx.config, signup: { enabled: false } });
   strict = await startTestGateway({

@@ -328,6 +328,77 @@ describe('machine clients', () => {
   );
 });
 
+/**
+ * Issue 42, finding 3: one rule for a client's scopes, whoever makes it. The
+ * operator (no role) is bounded by `authorization.clientScopes`; a tenant
+ * admin also by their role's scopes. A refusal is the same error through the
+ * CLI as through the API, and the CLI prints no secret then.
+ */
+describe('client scopes, the CLI and the API alike', () => {
+  const SCOPED = [
+    'authorization:',
+    '  roles: { admin: [orders:read], member: [] }',
+    '  clientScopes: [orders:read, platform:ops]',
+  ].join('\n');
+
+  it(
+    'client add refuses a scope outside clientScopes with the API’s error, and prints no secret',
+    async () => {
+      const scoped = h.newCase(SCOPED);
+      await h.ok(['keys', 'add', ...scoped.c]);
+      await h.ok(['seed', h.writeSeed(scoped, SEED), ...scoped.c]);
+      const add = ['client', 'add', '--tenant', 'acme', '--name', 'x', '--scopes'];
+
+      const refused = await h.fails([...add, 'orders:read,exports:run', ...scoped.c]);
+      expect(refused).toBe(
+        'error: invalid_request: Invalid scopes: exports:run is not a scope a machine client may hold.\n',
+      );
+      expect(await h.ok(['client', 'list', '--tenant', 'acme', ...scoped.c])).toEqual([]);
+      // The operator has no role: a scope clientScopes allows is given, though no admin's role holds it.
+      const ops = await h.ok<Created>([...add, 'platform:ops', ...scoped.c]);
+      expect(ops.scopes).toEqual(['platform:ops']);
+
+      const gw = await h.serve(scoped);
+      try {
+        const login = await fetch(`${gw.base}/1/token?tenant_id=acme`, {
+          headers: { authorization: basic(ALICE.email, ALICE.password) },
+        });
+        const { access_token } = (await login.json()) as { access_token: string };
+        const create = (scopes: string[]) =>
+          fetch(`${gw.base}/1/tenants/acme/clients`, {
+            method: 'POST',
+            headers: { authorization: bearer(access_token), 'content-type': 'application/json' },
+            body: JSON.stringify({ name: 'x', scopes }),
+          });
+        const api = await expectError(
+          await create(['orders:read', 'exports:run']),
+          400,
+          'invalid_request',
+        );
+        expect(refused).toBe(`error: ${api.error}: ${api.error_description}\n`);
+        // The admin is bounded by their role as well: platform:ops is not theirs to give.
+        const beyondRole = await expectError(
+          await create(['platform:ops']),
+          400,
+          'invalid_request',
+        );
+        expect(beyondRole.error_description).toBe(
+          'Invalid scopes: platform:ops is not a scope a machine client may hold.',
+        );
+        expect((await create(['orders:read'])).status).toBe(201);
+      } finally {
+        expect(await gw.stop()).toBe(0);
+      }
+      const listed = await h.ok<Created[]>(['client', 'list', '--tenant', 'acme', ...scoped.c]);
+      expect(listed.map((c) => c.scopes)).toEqual(
+        expect.arrayContaining([['platform:ops'], ['orders:read']]),
+      );
+      expect(listed).toHaveLength(2);
+    },
+    TIMEOUT,
+  );
+});
+
 describe('member roles', () => {
   it(
     'the creator is admin; member add --role; member role ends the member’s tokens for the tenant',

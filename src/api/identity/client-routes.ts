@@ -6,24 +6,27 @@
  * tenants have clients: a personal tenant's path is refused (403 `forbidden`). A client or
  * key of another tenant is 404 `not_found`, as one that does not exist.
  *
- * A secret or key is in the answer that made it (`Cache-Control: no-store`),
- * then never again: the store keeps its SHA-256 digest (`auth/secrets.ts`).
- * Removing a client, rotating its secret or removing a key is the store
- * method the CLI calls too (`cli/clients.ts`, `cli/api-keys.ts`): it ends
- * what the client or key covered on every instance before it resolves.
+ * Each change is the operation the CLI calls too (`identity/clients.ts`,
+ * `identity/api-keys.ts`), with its rules, store write and audit event: here
+ * the admin acts with their role, so a client they make holds at most their
+ * role's scopes (∩ `authorization.clientScopes`), and they give a new secret
+ * or key only to a client they could have made. This file parses, finds the
+ * tenant's client and renders. A secret or key is in the answer that made it
+ * (`Cache-Control: no-store`), then never again.
  */
 import type { Router } from '@koa/router';
 import { z } from 'zod';
-import {
-  isClientId,
-  isKeyId,
-  newApiKey,
-  newClientId,
-  newClientSecret,
-  secretDigest,
-} from '../../auth/secrets.js';
+import { isClientId, isKeyId } from '../../auth/secrets.js';
 import { SCOPE_PATTERN } from '../../config/schema/authorization.js';
 import { GatewayError } from '../../errors.js';
+import { addApiKey, removeApiKey } from '../../identity/api-keys.js';
+import type { ClientActor } from '../../identity/client-deps.js';
+import {
+  createClient,
+  noClient,
+  removeClient,
+  rotateClientSecret,
+} from '../../identity/clients.js';
 import type { ClientRecord } from '../../store/types.js';
 import {
   clientView,
@@ -67,14 +70,14 @@ export function addClientRoutes(router: Router<ApiState>, deps: IdentityRouterDe
     noStore(ctx);
     ctx.body = { clients: clients.map(clientView) };
   });
-  router.post(CLIENTS, (ctx) => createClient(deps, ctx));
+  router.post(CLIENTS, (ctx) => addClient(deps, ctx));
   router.get(CLIENT, async (ctx) => {
     const { tenantId } = await clientsAdmin(deps, ctx);
     const client = await tenantClient(deps, tenantId, ctx.params.client_id as string);
     noStore(ctx);
     ctx.body = clientView(client);
   });
-  router.delete(CLIENT, (ctx) => removeClient(deps, ctx));
+  router.delete(CLIENT, (ctx) => deleteClient(deps, ctx));
   router.post(`${CLIENT}/secret`, (ctx) => rotateSecret(deps, ctx));
   router.get(`${CLIENT}/keys`, async (ctx) => {
     const { tenantId } = await clientsAdmin(deps, ctx);
@@ -102,38 +105,24 @@ async function tenantClient(
   clientId: string,
 ): Promise<ClientRecord> {
   const client = isClientId(clientId) ? await deps.store.getClient(clientId) : null;
-  if (client === null || client.tenantId !== tenantId) {
-    throw new GatewayError('not_found', 'The tenant has no such client.');
-  }
+  if (client === null || client.tenantId !== tenantId) throw noClient();
   return client;
 }
 
-async function createClient(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
+/** The admin as the actor of a client operation: bounded by their role's scopes. */
+function adminActor(deps: IdentityRouterDeps, ctx: ApiContext, admin: TenantAdmin): ClientActor {
+  return { kind: 'member', role: 'admin', audit: actor(deps, ctx, admin.principal.email) };
+}
+
+async function addClient(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await clientsAdmin(deps, ctx);
   const body = await readJsonBody(ctx, clientBody, deps.bodyLimit);
-  const allowed = deps.clientScopes?.();
-  const refused = allowed === undefined ? [] : body.scopes.filter((s) => !allowed.includes(s));
-  if (refused.length > 0) {
-    throw new GatewayError(
-      'invalid_request',
-      `Invalid scopes: ${refused.join(', ')} is not a scope a machine client may hold.`,
-    );
-  }
-  const secret = newClientSecret();
-  const client = await deps.store.createClient({
-    clientId: newClientId(),
+  const { client, secret } = await createClient(deps.clients, {
     tenantId: admin.tenantId,
+    actor: adminActor(deps, ctx, admin),
     name: body.name,
     scopes: body.scopes,
-    secretDigest: secretDigest(secret),
-    createdAt: nowSeconds(),
-    ...futureExpiry(body.expires_at),
-  });
-  if (client === null) throw new GatewayError('not_found', 'The tenant no longer exists.');
-  await deps.audit.record('client_created', actor(deps, ctx, admin.principal.email), {
-    tenant_id: client.tenantId,
-    client_id: client.clientId,
-    scopes: client.scopes,
+    expiresAt: body.expires_at,
   });
   noStore(ctx);
   ctx.status = 201;
@@ -143,49 +132,33 @@ async function createClient(deps: IdentityRouterDeps, ctx: ApiContext): Promise<
 
 async function rotateSecret(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await clientsAdmin(deps, ctx);
-  const { clientId } = await tenantClient(deps, admin.tenantId, ctx.params.client_id as string);
-  const secret = newClientSecret();
-  const client = await deps.store.rotateClientSecret(clientId, secretDigest(secret), nowSeconds());
-  if (client === null) throw new GatewayError('not_found', 'The tenant has no such client.');
-  await deps.audit.record('client_secret_rotated', actor(deps, ctx, admin.principal.email), {
-    tenant_id: client.tenantId,
-    client_id: clientId,
-  });
+  const found = await tenantClient(deps, admin.tenantId, ctx.params.client_id as string);
+  const { client, secret } = await rotateClientSecret(
+    deps.clients,
+    adminActor(deps, ctx, admin),
+    found,
+  );
   noStore(ctx);
   ctx.body = rotatedClient(client, secret);
 }
 
-async function removeClient(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
+async function deleteClient(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await clientsAdmin(deps, ctx);
-  const { clientId } = await tenantClient(deps, admin.tenantId, ctx.params.client_id as string);
-  const keyIds = await deps.store.removeClient(clientId);
-  if (keyIds === null) throw new GatewayError('not_found', 'The tenant has no such client.');
-  await deps.audit.record('client_removed', actor(deps, ctx, admin.principal.email), {
-    tenant_id: admin.tenantId,
-    client_id: clientId,
-    key_ids: keyIds,
-  });
+  const client = await tenantClient(deps, admin.tenantId, ctx.params.client_id as string);
+  await removeClient(deps.clients, adminActor(deps, ctx, admin), client);
   ctx.status = 204;
 }
 
 async function createKey(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await clientsAdmin(deps, ctx);
-  const { clientId } = await tenantClient(deps, admin.tenantId, ctx.params.client_id as string);
+  const client = await tenantClient(deps, admin.tenantId, ctx.params.client_id as string);
   const body = hasBody(ctx) ? await readJsonBody(ctx, keyBody, deps.bodyLimit) : {};
-  const { keyId, apiKey } = newApiKey();
-  const key = await deps.store.createApiKey({
-    keyId,
-    clientId,
-    digest: secretDigest(apiKey),
-    createdAt: nowSeconds(),
-    ...futureExpiry(body.expires_at),
-  });
-  if (key === null) throw new GatewayError('not_found', 'The tenant has no such client.');
-  await deps.audit.record('api_key_created', actor(deps, ctx, admin.principal.email), {
-    tenant_id: key.tenantId,
-    client_id: clientId,
-    key_id: keyId,
-  });
+  const { key, apiKey } = await addApiKey(
+    deps.clients,
+    adminActor(deps, ctx, admin),
+    client,
+    body.expires_at,
+  );
   noStore(ctx);
   ctx.status = 201;
   ctx.body = createdKey(key, apiKey);
@@ -193,37 +166,17 @@ async function createKey(deps: IdentityRouterDeps, ctx: ApiContext): Promise<voi
 
 async function removeKey(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await clientsAdmin(deps, ctx);
-  const { clientId } = await tenantClient(deps, admin.tenantId, ctx.params.client_id as string);
+  const client = await tenantClient(deps, admin.tenantId, ctx.params.client_id as string);
   const keyId = ctx.params.key_id as string;
-  if (!isKeyId(keyId) || !(await deps.store.removeApiKey(clientId, keyId))) {
-    throw new GatewayError('not_found', 'The client has no such key.');
-  }
-  await deps.audit.record('api_key_removed', actor(deps, ctx, admin.principal.email), {
-    tenant_id: admin.tenantId,
-    client_id: clientId,
-    key_id: keyId,
-  });
+  const removed =
+    isKeyId(keyId) &&
+    (await removeApiKey(deps.clients, adminActor(deps, ctx, admin), client, keyId));
+  if (!removed) throw new GatewayError('not_found', 'The client has no such key.');
   ctx.status = 204;
-}
-
-/** `{expiresAt}` when `expires_at` was given; it must lie in the future. @throws `invalid_request` */
-function futureExpiry(seconds: number | undefined): { expiresAt?: number } {
-  if (seconds === undefined) return {};
-  if (seconds <= nowSeconds()) {
-    throw new GatewayError(
-      'invalid_request',
-      'Invalid expires_at: must be a Unix time (seconds) in the future.',
-    );
-  }
-  return { expiresAt: seconds };
 }
 
 /** Whether the request has a body to read (a key's creation may come without one). */
 function hasBody(ctx: ApiContext): boolean {
   const length = ctx.get('content-length');
   return (length !== '' && length !== '0') || ctx.get('transfer-encoding') !== '';
-}
-
-function nowSeconds(): number {
-  return Math.floor(Date.now() / 1000);
 }

@@ -11,6 +11,7 @@ import type { ExchangeToken } from '../../auth/federation/exchange.js';
 import type { FederationOutcome } from '../../auth/federation/refusals.js';
 import type { SecretSealer } from '../../auth/sealed-secrets.js';
 import type { SessionGuard } from '../../auth/sessions.js';
+import type { ClientDeps } from '../../identity/client-deps.js';
 import type { Store } from '../../store/types.js';
 
 export interface IdentityRouterDeps {
@@ -43,11 +44,8 @@ export interface IdentityRouterDeps {
   /** Logins, tokens, logouts, signups and password changes are recorded here. */
   audit: AuditRecorder;
   bodyLimit: number;
-  /**
-   * `authorization.clientScopes`, read at each client creation (the section
-   * applies live on reload): what a machine client may hold; undefined: any scope.
-   */
-  clientScopes?: () => readonly string[] | undefined;
+  /** The machine-client operations' store, audit log and scope bounds (`identity/client-deps.ts`). */
+  clients: ClientDeps;
   /** Seals tenants' IdP client secrets (`sso.secretsKeyFile`); undefined: a secret is refused. */
   idpSecrets?: SecretSealer | undefined;
 }

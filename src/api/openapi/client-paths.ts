@@ -45,7 +45,7 @@ function refusals(notFound: string): Json {
   return {
     '401': BEARER_REFUSED,
     '403': refusal(
-      "The path names a tenant other than the token's (`tenant_mismatch`); or the caller is not, now, an admin of the tenant, is not a user, or the tenant is a personal one (`forbidden`).",
+      "The path names a tenant other than the token's (`tenant_mismatch`); or the caller is not, now, an admin of the tenant, is not a user, or the tenant is a personal one (`forbidden`); or, for a new secret or API key, the client holds a scope the admin may not give (`forbidden`: only the operator gives it a new credential).",
       'tenant_mismatch',
       'forbidden',
     ),

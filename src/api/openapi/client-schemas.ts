@@ -15,7 +15,8 @@ const KEY_ID = { type: 'string', pattern: '^tgkid_[a-z2-7]{16}$' };
 const SCOPES = {
   type: 'array',
   items: { type: 'string', pattern: '^[\\x21\\x23-\\x5b\\x5d-\\x7e]+$' },
-  description: 'OAuth scopes (RFC 6749 §3.3), within `authorization.clientScopes`',
+  description:
+    "OAuth scopes (RFC 6749 §3.3), each one of the admin's own role's scopes (`authorization.roles.admin`) and, when set, of `authorization.clientScopes`; any other: 400 `invalid_request`",
 };
 const EXPIRES_AT = nullableSeconds('Unix seconds; null: never expires');
 
