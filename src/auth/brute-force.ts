@@ -2,7 +2,10 @@
  * Brute-force and flood protection (config `limits`).
  *
  * Budgets, on the store so that every instance counts the same attempts:
- * wrong passwords per e-mail and per client IP, signups per client IP. A
+ * wrong passwords per e-mail and per client IP, wrong machine-client secrets
+ * per client IP and per client id and IP (never per client id alone: a client
+ * id is public, and a budget of its own would let anyone lock the right
+ * secret out — issue 42), signups per client IP. A
  * login reserves one point of each before its password is checked, in one
  * atomic step per counter, and is refused without any bcrypt work when
  * either is spent (counted after the check instead, 44 of 60 concurrent
@@ -17,6 +20,7 @@
  * else's login (a 60-login flood delayed another user's by 24.9 s).
  */
 import { GatewayError } from '../errors.js';
+import type { LoginCounter, Reservation } from '../store/login-counters.js';
 import type { Store } from '../store/types.js';
 
 export interface BruteForceLimits {
@@ -56,6 +60,15 @@ export interface BruteForceGuard {
    * reached; nothing is taken then.
    */
   beginLogin(email: string, ip: string): Promise<LoginAttempt>;
+  /**
+   * A machine client's secret: takes a point of the client IP's login budget
+   * and of the budget of this client id from this IP (`perEmail` points). A
+   * client id is public, so no budget is the id's alone: wrong secrets lock
+   * out the address they come from, never the right secret from another.
+   * @throws `too_many_requests` (with Retry-After) when a budget is spent;
+   * nothing is taken then.
+   */
+  beginClientLogin(clientId: string, ip: string): Promise<LoginAttempt>;
   /** Takes a point of the signup budget. @throws `too_many_requests` when spent. */
   signup(ip: string): Promise<void>;
   /** Takes a point of the browser sign-in budget. @throws `too_many_requests` when spent. */
@@ -68,6 +81,7 @@ function counters(store: Store, limits: BruteForceLimits) {
     store.loginCounter({ name, points, windowSeconds });
   return {
     byEmail: counter('login-email', login.perEmail, login.windowSeconds),
+    byClientAndIp: counter('login-client-ip', login.perEmail, login.windowSeconds),
     byIp: counter('login-ip', login.perIp, login.windowSeconds),
     signups: counter('signup-ip', signup.perIp, signup.windowSeconds),
     ssoLogins:
@@ -79,7 +93,7 @@ function counters(store: Store, limits: BruteForceLimits) {
 
 export function createBruteForceGuard(store: Store, limits: BruteForceLimits): BruteForceGuard {
   const { login } = limits;
-  const { byEmail, byIp, signups, ssoLogins } = counters(store, limits);
+  const { byEmail, byIp, byClientAndIp, signups, ssoLogins } = counters(store, limits);
   const queuedByEmail = createPlaces(login.maxQueuedPerEmail);
   const queuedByIp = createPlaces(login.maxQueuedPerIp);
 
@@ -100,33 +114,20 @@ export function createBruteForceGuard(store: Store, limits: BruteForceLimits): B
       };
       try {
         // The address first: a refused address then creates no e-mail counter.
-        const ipPoint = await byIp.reserve(ip);
-        if (!ipPoint.granted) throw tooMany(ipPoint.retryAfter, FAILED_LOGINS);
-        const emailPoint = await byEmail.reserve(email).catch(async (err: unknown) => {
-          await ipPoint.refund().catch(() => undefined);
-          throw err;
-        });
-        if (!emailPoint.granted) {
-          await ipPoint.refund().catch(() => undefined);
-          throw tooMany(emailPoint.retryAfter, FAILED_LOGINS);
-        }
-        let ended = false;
-        return {
-          async end(outcome) {
-            if (ended) return;
-            ended = true;
-            release();
-            if (outcome === 'failed') return;
-            // Best effort: a refund the store cannot take leaves the attempt
-            // counted, which errs on the safe side.
-            await Promise.all([ipPoint.refund(), emailPoint.refund()]).catch(() => undefined);
-          },
-        };
+        return settledOnEnd(await reserveBoth([byIp, ip], [byEmail, email]), release);
       } catch (err) {
         release();
         throw err;
       }
     },
+
+    // No queue place: a client's secret costs a digest, not bcrypt work. And
+    // no budget of the id alone (issue 42): the id is public.
+    async beginClientLogin(clientId, ip) {
+      const points = await reserveBoth([byIp, ip], [byClientAndIp, `${ip} ${clientId}`]);
+      return settledOnEnd(points, () => undefined);
+    },
+
     async signup(ip) {
       const point = await signups.reserve(ip);
       if (!point.granted) {
@@ -138,6 +139,46 @@ export function createBruteForceGuard(store: Store, limits: BruteForceLimits): B
       const point = await ssoLogins?.reserve(ip);
       if (point !== undefined && !point.granted)
         throw tooMany(point.retryAfter, 'Too many sign-ins from this address: try again later.');
+    },
+  };
+}
+
+type GrantedPoint = Extract<Reservation, { granted: true }>;
+
+/**
+ * A point of `first`'s budget, then of `second`'s; refused by either, nothing
+ * stays taken.
+ * @throws `too_many_requests` (with Retry-After); the store's error
+ */
+async function reserveBoth(
+  [firstCounter, firstKey]: [LoginCounter, string],
+  [secondCounter, secondKey]: [LoginCounter, string],
+): Promise<GrantedPoint[]> {
+  const first = await firstCounter.reserve(firstKey);
+  if (!first.granted) throw tooMany(first.retryAfter, FAILED_LOGINS);
+  const second = await secondCounter.reserve(secondKey).catch(async (err: unknown) => {
+    await first.refund().catch(() => undefined);
+    throw err;
+  });
+  if (!second.granted) {
+    await first.refund().catch(() => undefined);
+    throw tooMany(second.retryAfter, FAILED_LOGINS);
+  }
+  return [first, second];
+}
+
+/** The attempt that keeps `points` when it failed and gives them back otherwise; `release` runs once at its end. */
+function settledOnEnd(points: GrantedPoint[], release: () => void): LoginAttempt {
+  let ended = false;
+  return {
+    async end(outcome) {
+      if (ended) return;
+      ended = true;
+      release();
+      if (outcome === 'failed') return;
+      // Best effort: a refund the store cannot take leaves the attempt
+      // counted, which errs on the safe side.
+      await Promise.all(points.map((point) => point.refund())).catch(() => undefined);
     },
   };
 }

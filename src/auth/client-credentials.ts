@@ -1,8 +1,10 @@
 /**
  * The OAuth client-credentials grant (RFC 6749 §4.4): a machine client's id
  * and secret → an access token for its tenant with the scopes asked for
- * (or all it holds). Attempts are counted by the login budgets
- * (`brute-force.ts`), keyed by the client id in place of an e-mail and by IP.
+ * (or all it holds). Wrong secrets are counted per client IP and per client
+ * id and IP (`brute-force.ts`), never per client id alone: an id is public
+ * (`X-Client-Id`, logs), so whoever knows one locks out only their own
+ * address, never the right secret from another.
  */
 import { GatewayError } from '../errors.js';
 import type { ClientRecord, Store } from '../store/types.js';
@@ -40,7 +42,7 @@ export type GrantClientToken = (request: ClientGrantRequest) => Promise<ClientGr
 export const invalidClient = (): GatewayError =>
   new GatewayError('invalid_client', 'The client id or secret is wrong, or the client expired.');
 
-/** Any malformed id shares one budget: it can lock out no real client. */
+/** Any malformed id shares one budget per IP: it can lock out no real client. */
 const MALFORMED_ID = '(malformed client id)';
 /** Compared against when there is no client, so an unknown id costs a digest too. */
 const NO_DIGEST = '0'.repeat(64);
@@ -51,7 +53,7 @@ export function createClientCredentials(deps: ClientCredentialsDeps): GrantClien
   const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
   return async (request) => {
     const wellFormed = isClientId(request.clientId);
-    const attempt = await deps.bruteForce.beginLogin(
+    const attempt = await deps.bruteForce.beginClientLogin(
       wellFormed ? request.clientId : MALFORMED_ID,
       request.clientIp,
     );

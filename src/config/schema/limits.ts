@@ -14,10 +14,14 @@ export const limits = z
       .strictObject({
         perEmail: integer(1, 1_000_000)
           .default(10)
-          .describe('failed logins allowed per e-mail per window'),
+          .describe(
+            "failed logins allowed per e-mail per window (a machine client's secret: per client id and IP, never per id alone)",
+          ),
         perIp: integer(1, 1_000_000)
           .default(100)
-          .describe('failed logins allowed per client IP per window'),
+          .describe(
+            "failed logins allowed per client IP per window (users' passwords and machine clients' secrets alike)",
+          ),
         windowSeconds: integer(1, 86_400)
           .default(900)
           .describe('the window of `perEmail` and `perIp`'),
