@@ -31,7 +31,10 @@ export const authorization = z
   .strictObject({
     roles: z
       .strictObject({
-        admin: z.array(scopeName).default([]).describe("scopes of a tenant's admins"),
+        admin: z
+          .array(scopeName)
+          .default([])
+          .describe("scopes of a tenant's admins: also the most a client an admin makes may hold"),
         member: z.array(scopeName).default([]).describe("scopes of a tenant's other members"),
       })
       .prefault({})
@@ -40,7 +43,7 @@ export const authorization = z
       .array(scopeName)
       .optional()
       .describe(
-        'the scopes a machine client may hold: `client add --scopes` refuses any other; omitted: any scope',
+        "the scopes a machine client may hold: `client add --scopes` and the admins' API refuse any other; omitted: any scope (an admin still gives only their role's)",
       ),
   })
   .meta({
