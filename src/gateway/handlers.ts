@@ -93,6 +93,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     scopeOf,
     clientScopes: () => deps.live.config.authorization.clientScopes,
     idpSecrets: core.idpSecrets,
+    allowPrivateIssuers: config.sso.allowPrivateIssuers,
   });
   const traffic = createRequestHandler({
     recorder,

@@ -50,4 +50,6 @@ export interface IdentityRouterDeps {
   clientScopes?: () => readonly string[] | undefined;
   /** Seals tenants' IdP client secrets (`sso.secretsKeyFile`); undefined: a secret is refused. */
   idpSecrets?: SecretSealer | undefined;
+  /** `sso.allowPrivateIssuers`: an IdP set on a non-public address is accepted; default refused. */
+  allowPrivateIssuers?: boolean;
 }
