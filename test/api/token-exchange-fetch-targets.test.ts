@@ -167,6 +167,9 @@ describe('an issuer on a non-public address', () => {
       'https://169.254.169.254/latest',
       'https://10.0.0.7/realms/acme',
       'https://[::ffff:7f00:1]/x',
+      // Other spellings of 127.0.0.1 (the URL parser's IPv4 forms).
+      'https://2130706433/x',
+      'https://0x7f.1/x',
     ]) {
       const body = await expectError(await putIdp(strict, admin, issuer), 400, 'invalid_request');
       expect(body.error_description, issuer).toMatch(/^Invalid issuer: it is not on a public/);
