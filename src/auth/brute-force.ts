@@ -36,6 +36,8 @@ export interface BruteForceLimits {
   signup: { perIp: number; windowSeconds: number };
   /** Browser sign-ins started per client IP (each writes a pending sign-in to the store); absent: unbounded. */
   ssoLogin?: { perIp: number; windowSeconds: number };
+  /** Token exchanges and browser sign-in requests per client IP (each may fetch from an IdP); absent: unbounded. */
+  exchange?: { perIp: number; windowSeconds: number };
 }
 
 /** How a login attempt ended, for {@link LoginAttempt.end}. */
@@ -73,10 +75,12 @@ export interface BruteForceGuard {
   signup(ip: string): Promise<void>;
   /** Takes a point of the browser sign-in budget. @throws `too_many_requests` when spent. */
   ssoLogin(ip: string): Promise<void>;
+  /** Takes a point of the IdP-reaching budget (`limits.exchange`). @throws `too_many_requests` when spent. */
+  exchange(ip: string): Promise<void>;
 }
 
 function counters(store: Store, limits: BruteForceLimits) {
-  const { login, signup, ssoLogin } = limits;
+  const { login, signup, ssoLogin, exchange } = limits;
   const counter = (name: string, points: number, windowSeconds: number) =>
     store.loginCounter({ name, points, windowSeconds });
   return {
@@ -88,12 +92,16 @@ function counters(store: Store, limits: BruteForceLimits) {
       ssoLogin === undefined
         ? undefined
         : counter('sso-login-ip', ssoLogin.perIp, ssoLogin.windowSeconds),
+    exchanges:
+      exchange === undefined
+        ? undefined
+        : counter('exchange-ip', exchange.perIp, exchange.windowSeconds),
   };
 }
 
 export function createBruteForceGuard(store: Store, limits: BruteForceLimits): BruteForceGuard {
   const { login } = limits;
-  const { byEmail, byIp, byClientAndIp, signups, ssoLogins } = counters(store, limits);
+  const { byEmail, byIp, byClientAndIp, signups, ssoLogins, exchanges } = counters(store, limits);
   const queuedByEmail = createPlaces(login.maxQueuedPerEmail);
   const queuedByIp = createPlaces(login.maxQueuedPerIp);
 
@@ -139,6 +147,15 @@ export function createBruteForceGuard(store: Store, limits: BruteForceLimits): B
       const point = await ssoLogins?.reserve(ip);
       if (point !== undefined && !point.granted)
         throw tooMany(point.retryAfter, 'Too many sign-ins from this address: try again later.');
+    },
+
+    async exchange(ip) {
+      const point = await exchanges?.reserve(ip);
+      if (point !== undefined && !point.granted)
+        throw tooMany(
+          point.retryAfter,
+          'Too many sign-ins through identity providers from this address: try again later.',
+        );
     },
   };
 }

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { normaliseDomains } from '../store/normalise.js';
 import type { Store, TenantIdp } from '../store/types.js';
+import { checkPublicHost, PrivateAddressError } from './federation/public-addresses.js';
 import type { SecretSealer } from './sealed-secrets.js';
 
 const MAX_DOMAINS = 100;
@@ -116,6 +117,31 @@ export interface SetIdpDeps {
   store: Store;
   /** `sso.secretsKeyFile`'s sealer; undefined when none is configured. */
   sealer: SecretSealer | undefined;
+  /** `sso.allowPrivateIssuers`: an issuer on a non-public address is accepted. */
+  allowPrivateIssuers: boolean;
+}
+
+/**
+ * Issue 42 (finding 7): a tenant admin chooses the issuer, and the gateway
+ * fetches from it — so without `sso.allowPrivateIssuers` an issuer that is,
+ * or resolves to, a loopback, private or other non-public address is refused
+ * here, with a clear 400 (the fetcher refuses it again at every connect:
+ * `auth/federation/https-json.ts`). The answer never says which address the
+ * name resolved to (no view into the operator's DNS).
+ * @throws GatewayError `invalid_request` (detail `issuer`).
+ */
+export async function checkIssuerAddress(issuer: string, allowPrivate: boolean): Promise<void> {
+  if (allowPrivate) return;
+  try {
+    await checkPublicHost(new URL(issuer).hostname);
+  } catch (err) {
+    if (!(err instanceof PrivateAddressError)) throw err;
+    throw new GatewayError(
+      'invalid_request',
+      'Invalid issuer: it is not on a public address (a loopback, private or other internal network); an operator may allow that with sso.allowPrivateIssuers.',
+      { detail: 'issuer', cause: err },
+    );
+  }
 }
 
 /** What a set did: the record stored, and whether it replaced one. */
@@ -126,7 +152,8 @@ export interface IdpSet {
 
 /**
  * Stores the tenant's record from checked settings, sealing a new secret.
- * @throws GatewayError `invalid_request` for a secret without `sso.secretsKeyFile`;
+ * @throws GatewayError `invalid_request` for an issuer on a non-public address
+ * ({@link checkIssuerAddress}) or a secret without `sso.secretsKeyFile`;
  * `not_found` when there is no org tenant `tenantId`; `issuer_in_use` (409)
  * when another tenant's IdP has the issuer.
  */
@@ -136,6 +163,7 @@ export async function setTenantIdp(
   settings: IdpSettings,
   now: number,
 ): Promise<IdpSet> {
+  await checkIssuerAddress(settings.issuer, deps.allowPrivateIssuers);
   const stored = await deps.store.getTenantIdp(tenantId);
   const sealed = sealedSecret(deps.sealer, tenantId, settings, stored);
   const idp: TenantIdp = {

@@ -44,7 +44,11 @@ export async function idpSet(
   const settings = settingsOf(options, await clientSecretOf(options));
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId, ORG_ONLY);
-    const deps = { store: core.store, sealer: core.idpSecrets };
+    const deps = {
+      store: core.store,
+      sealer: core.idpSecrets,
+      allowPrivateIssuers: loaded.config.sso.allowPrivateIssuers,
+    };
     const now = Math.floor(Date.now() / 1000);
     const { idp } = await setTenantIdp(deps, tenantId, settings, now).catch((err: unknown) => {
       throw asUsage(err);

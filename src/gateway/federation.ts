@@ -8,6 +8,7 @@ import { createBrowserSignIn, type BrowserSignIn } from '../auth/federation/brow
 import { createTokenExchange, type ExchangeToken } from '../auth/federation/exchange.js';
 import { createProviderHttp } from '../auth/federation/https-json.js';
 import { createIssuerKeys } from '../auth/federation/issuer-keys.js';
+import { createProviderDiscovery } from '../auth/federation/provider-discovery.js';
 import type { GatewayConfig } from '../config/index.js';
 import type { Core } from '../core.js';
 import { built, type Built } from './builders.js';
@@ -20,9 +21,21 @@ export interface Federation {
 export function buildFederation(config: GatewayConfig, core: Core): Built<Federation | undefined> {
   const { sso } = config;
   if (!sso.enabled) return built(undefined);
-  const http = createProviderHttp({ caFile: sso.ca, timeoutMs: sso.timeoutMs });
+  const http = createProviderHttp({
+    caFile: sso.ca,
+    timeoutMs: sso.timeoutMs,
+    allowPrivateAddresses: sso.allowPrivateIssuers,
+    failureCacheMs: sso.failureCacheSeconds * 1000,
+  });
+  const discovery = createProviderDiscovery({
+    http,
+    maxAgeMs: sso.keysMaxAgeSeconds * 1000,
+    failureCacheMs: sso.failureCacheSeconds * 1000,
+    maxProviders: sso.maxProviders,
+  });
   const keys = createIssuerKeys({
     http,
+    discovery,
     timeoutMs: sso.timeoutMs,
     keysMaxAgeMs: sso.keysMaxAgeSeconds * 1000,
     unknownKeyCooldownMs: sso.unknownKeyCooldownSeconds * 1000,
@@ -42,7 +55,7 @@ export function buildFederation(config: GatewayConfig, core: Core): Built<Federa
     sealer: core.idpSecrets,
     clockSkewSeconds: config.tokens.clockSkewSeconds,
     redirectUris: sso.redirectUris,
-    keysMaxAgeMs: sso.keysMaxAgeSeconds * 1000,
+    discovery,
   });
   return built({ exchangeToken: exchange, browserSignIn }, () => http.close());
 }

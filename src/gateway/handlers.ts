@@ -98,6 +98,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
       roles: core.roleScopes,
     },
     idpSecrets: core.idpSecrets,
+    allowPrivateIssuers: config.sso.allowPrivateIssuers,
   });
   const traffic = createRequestHandler({
     recorder,

@@ -82,9 +82,13 @@ beforeAll(async () => {
   idp = await startTestIdp({ ca, alg: 'ES256', clients: [IDP_CLIENT], accounts: {} });
   sso = await startTestGateway({
     ...fx.config,
-    sso: { enabled: true, ca: ca.caFile, redirectUris: [APP] },
-    // Three sign-ins started, then 429.
-    limits: { ssoLogin: { perIp: 3, windowSeconds: 600 } },
+    // The test IdP is on loopback.
+    sso: { enabled: true, ca: ca.caFile, redirectUris: [APP], allowPrivateIssuers: true },
+    // Three sign-ins started, then 429; five requests that may reach the IdP, then 429.
+    limits: {
+      ssoLogin: { perIp: 3, windowSeconds: 600 },
+      exchange: { perIp: 5, windowSeconds: 600 },
+    },
   });
 }, 60_000);
 afterAll(async () => {
@@ -483,7 +487,8 @@ describe('every operation, every status', () => {
       linkExisting: false,
       updatedAt: Math.floor(Date.now() / 1000),
     });
-    const login = `/1/tenants/acme/sso/login?redirect_uri=${encodeURIComponent(APP)}`;
+    const pkce = `code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`;
+    const login = `/1/tenants/acme/sso/login?redirect_uri=${encodeURIComponent(APP)}&${pkce}`;
     const started = await call(sso, 'GET', login);
     expect(started.status, JSON.stringify(started.body)).toBe(302);
     const state = new URL(started.headers.get('location') as string).searchParams.get('state');
@@ -495,6 +500,8 @@ describe('every operation, every status', () => {
     await call(sso, 'GET', '/1/tenants/acme/sso/login?redirect_uri=https://evil.example/');
     await call(sso, 'GET', login);
     expect((await call(sso, 'GET', login)).status).toBe(429);
+    // limits.exchange spent by the five before (logins and callbacks): the callback's 429.
+    expect((await call(sso, 'GET', `/1/sso/callback?state=${state as string}`)).status).toBe(429);
     await call(sso, 'POST', '/1/oauth/token', {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: `grant_type=authorization_code&code=made-up&redirect_uri=${encodeURIComponent(APP)}`,

@@ -4,7 +4,7 @@
  * records are taken once whatever the race (GETDEL) — a callback replayed
  * and a code redeemed at both instances at once give one success each.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +40,14 @@ beforeAll(async () => {
   const key = randomBytes(32);
   writeFileSync(keyFile, `${key.toString('base64')}\n`);
   fx = await startIdentityFixture({
-    sso: { enabled: true, ca: ca.caFile, secretsKeyFile: keyFile, redirectUris: [APP] },
+    // The IdP is on loopback.
+    sso: {
+      enabled: true,
+      ca: ca.caFile,
+      secretsKeyFile: keyFile,
+      redirectUris: [APP],
+      allowPrivateIssuers: true,
+    },
   });
   other = await fx.startAnother();
   // Both instances' callbacks: a sign-in goes back to the one the browser addressed.
@@ -67,8 +74,11 @@ afterAll(async () => {
   if (keyDir !== undefined) rmSync(keyDir, { recursive: true, force: true });
 });
 
+const VERIFIER = randomBytes(32).toString('base64url');
+const CHALLENGE = createHash('sha256').update(VERIFIER).digest('base64url');
+
 const start = (gw: TestGateway) =>
-  `${gw.url}/1/tenants/acme/sso/login?redirect_uri=${encodeURIComponent(APP)}`;
+  `${gw.url}/1/tenants/acme/sso/login?${new URLSearchParams({ redirect_uri: APP, code_challenge: CHALLENGE, code_challenge_method: 'S256' })}`;
 
 it('takes a callback once and a code once, whichever instance asks, concurrently', async () => {
   const started = await throughIdp({
@@ -88,7 +98,9 @@ it('takes a callback once and a code once, whichever instance asks, concurrently
   const won = answers.find((r) => r.status === 302) as Response;
   const code = new URL(won.headers.get('location') as string).searchParams.get('code') as string;
   const redeemed = await Promise.all(
-    [fx.gw, other].map((gw) => redeemCode(gw.url, { code, redirect_uri: APP })),
+    [fx.gw, other].map((gw) =>
+      redeemCode(gw.url, { code, redirect_uri: APP, code_verifier: VERIFIER }),
+    ),
   );
   expect(redeemed.map((r) => r.status).sort()).toEqual([200, 400]);
 }, 60_000);

@@ -7,7 +7,9 @@
  * application with a code, which the application redeems for a token that
  * works on a proxied route. Then the hostile cases, driven with fetch: an
  * unregistered redirect_uri, a replayed or altered state, a code redeemed
- * twice, with another redirect_uri, with a wrong or missing code_verifier.
+ * twice, with another redirect_uri, with a wrong or missing code_verifier, a
+ * sign-in without PKCE S256 (issue 42). The IdPs are on loopback:
+ * `sso.allowPrivateIssuers`.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -77,8 +79,16 @@ beforeAll(async () => {
   const keyFile = join(keyDir, 'sso.key');
   writeFileSync(keyFile, `${randomBytes(32).toString('base64')}\n`);
   fx = await startMemoryIdentityFixture({
-    sso: { enabled: true, ca: ca.caFile, secretsKeyFile: keyFile, redirectUris: [appRedirect] },
+    sso: {
+      enabled: true,
+      ca: ca.caFile,
+      secretsKeyFile: keyFile,
+      redirectUris: [appRedirect],
+      allowPrivateIssuers: true,
+    },
     tokens: { refresh: { enabled: true } },
+    // Many sign-ins from one address in a minute, each a login and a callback.
+    limits: { exchange: { perIp: 10_000, windowSeconds: 60 } },
     routes: [{ prefix: '/orders', upstream: upstream.url }],
   });
   acme.allowRedirectUri(`${fx.gw.url}/1/sso/callback`);
@@ -125,12 +135,19 @@ afterAll(async () => {
 
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
-function loginUrl(query: Record<string, string>): string {
-  return `${fx.gw.url}/1/tenants/acme/sso/login?${new URLSearchParams(query)}`;
+/** The application's PKCE verifier of every sign-in here that does not make its own. */
+const VERIFIER = randomBytes(32).toString('base64url');
+const PKCE = { code_challenge: s256(VERIFIER), code_challenge_method: 'S256' };
+
+/** The login URL, with {@link PKCE} unless `withPkce` is false (`query` overrides it). */
+function loginUrl(query: Record<string, string>, withPkce = true): string {
+  const all = { ...(withPkce ? PKCE : {}), ...query };
+  return `${fx.gw.url}/1/tenants/acme/sso/login?${new URLSearchParams(all)}`;
 }
 
+/** Redeems with {@link VERIFIER} unless `form` has a `code_verifier` of its own. */
 function redeem(form: Record<string, string>) {
-  return redeemCode(fx.gw.url, form);
+  return redeemCode(fx.gw.url, { code_verifier: VERIFIER, ...form });
 }
 
 /** The binding cookie (`name=value`) of the last sign-in {@link throughIdp} started. */
@@ -242,7 +259,7 @@ describe('in Chromium, through the IdP login page', () => {
     const context = await browser.newContext({ ignoreHTTPSErrors: true });
     const page = await context.newPage();
     await page.goto(
-      `${fx.gw.url}/1/tenants/globex/sso/login?${new URLSearchParams({ redirect_uri: appRedirect })}`,
+      `${fx.gw.url}/1/tenants/globex/sso/login?${new URLSearchParams({ redirect_uri: appRedirect, ...PKCE })}`,
     );
     // Globex's login page, not acme's.
     await page.waitForURL((url) => url.href.startsWith(globex.issuer));
@@ -303,14 +320,17 @@ describe('refused', () => {
     expect(none.status).toBe(400);
   });
 
-  it('a challenge not S256 or not 43 characters, a method alone, a repeated redirect_uri: 400', async () => {
+  it('no challenge, one not S256 or not 43 characters, a method alone, a repeated redirect_uri: 400', async () => {
+    const pkce = new URLSearchParams(PKCE).toString();
     for (const query of [
+      // OAuth 2.1 (issue 42): a sign-in without PKCE is refused, not let through.
+      '',
       `code_challenge=${'a'.repeat(42)}&code_challenge_method=S256`,
       `code_challenge=${'a'.repeat(43)}`,
       'code_challenge_method=S256',
-      `redirect_uri=${encodeURIComponent(appRedirect)}`,
+      `${pkce}&redirect_uri=${encodeURIComponent(appRedirect)}`,
     ]) {
-      const url = `${loginUrl({ redirect_uri: appRedirect })}&${query}`;
+      const url = `${loginUrl({ redirect_uri: appRedirect }, false)}&${query}`;
       const res = await fetch(url, { redirect: 'manual' });
       expect(res.status, query).toBe(400);
       expect(res.headers.get('location')).toBeNull();
@@ -380,7 +400,7 @@ describe('refused', () => {
       Math.floor(Date.now() / 1000),
     );
     const other = await fetch(
-      `${fx.gw.url}/1/tenants/initech/sso/login?redirect_uri=${encodeURIComponent(appRedirect)}`,
+      `${fx.gw.url}/1/tenants/initech/sso/login?${new URLSearchParams({ redirect_uri: appRedirect, ...PKCE })}`,
       { redirect: 'manual' },
     );
     expect(other.status).toBe(400);
@@ -445,25 +465,36 @@ describe('refused', () => {
     expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
   }, 30_000);
 
-  it('a wrong, missing or unasked-for code_verifier: invalid_grant', async () => {
-    const verifier = randomBytes(32).toString('base64url');
-    const pkce = { code_challenge: s256(verifier), code_challenge_method: 'S256' };
+  it('a wrong or missing code_verifier: invalid_grant (RFC 7636 §4.6), and the code is spent', async () => {
     const wrong = await redeem({
-      code: await codeFor('bea', pkce),
+      code: await codeFor('bea'),
       redirect_uri: appRedirect,
       code_verifier: randomBytes(32).toString('base64url'),
     });
-    const missing = await redeem({ code: await codeFor('bea', pkce), redirect_uri: appRedirect });
-    const unasked = await redeem({
-      code: await codeFor('bea'),
-      redirect_uri: appRedirect,
-      code_verifier: verifier,
-    });
-    for (const res of [wrong, missing, unasked]) {
+    const missingCode = await codeFor('bea');
+    const missing = await redeemCode(fx.gw.url, { code: missingCode, redirect_uri: appRedirect });
+    for (const res of [wrong, missing]) {
       expect(res.status).toBe(400);
       expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
     }
+    // The right verifier after a refused attempt: the code was single use.
+    const late = await redeem({ code: missingCode, redirect_uri: appRedirect });
+    expect(late.status).toBe(400);
   }, 60_000);
+
+  it('a sign-in without PKCE (issue 42): 400 at the start, no redirect, no pending sign-in', async () => {
+    for (const query of [
+      { redirect_uri: appRedirect } as Record<string, string>,
+      { redirect_uri: appRedirect, code_challenge: s256(VERIFIER) },
+      { redirect_uri: appRedirect, code_challenge: s256(VERIFIER), code_challenge_method: 'plain' },
+    ]) {
+      const res = await fetch(loginUrl(query, false), { redirect: 'manual' });
+      expect(res.status, JSON.stringify(query)).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+      expect(res.headers.get('set-cookie')).toBeNull();
+      expect(((await res.json()) as { error: string }).error).toBe('invalid_request');
+    }
+  });
 
   it('an unverified e-mail at the IdP: invalid_grant at the callback, no code', async () => {
     const res = await callback(await throughIdp(loginUrl({ redirect_uri: appRedirect }), 'una'));

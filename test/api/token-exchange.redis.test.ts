@@ -25,7 +25,10 @@ beforeAll(async () => {
     clients: [CLIENT],
     accounts: { dana: { email: 'dana@acme.test', emailVerified: true } },
   });
-  fx = await startIdentityFixture({ sso: { enabled: true, ca: ca.caFile } });
+  // The IdP is on loopback.
+  fx = await startIdentityFixture({
+    sso: { enabled: true, ca: ca.caFile, allowPrivateIssuers: true },
+  });
   second = await fx.startAnother();
   await fx.gw.gateway.store.setTenantIdp({
     tenantId: 'acme',

@@ -6,8 +6,9 @@
  * own authorization code flow. Then the hostile cases: another tenant, another
  * client's `aud`, an unverified or foreign e-mail, look-alike issuers, `none`
  * and HS256 with the public key, another provider's key, an expired token; the
- * provider unreachable (503, proxied traffic unaffected) and its keys rotated
- * during traffic (one refetch).
+ * provider unreachable (503, proxied traffic unaffected; its failure cached
+ * `sso.failureCacheSeconds`) and its keys rotated during traffic (one
+ * refetch). The providers are on loopback: `sso.allowPrivateIssuers`.
  */
 import { createPublicKey } from 'node:crypto';
 import { SignJWT, importJWK, type JWK } from 'jose';
@@ -59,8 +60,16 @@ beforeAll(async () => {
   });
   upstream = await startEchoUpstream();
   fx = await startMemoryIdentityFixture({
-    sso: { enabled: true, ca: ca.caFile, unknownKeyCooldownSeconds: 1 },
+    sso: {
+      enabled: true,
+      ca: ca.caFile,
+      unknownKeyCooldownSeconds: 1,
+      allowPrivateIssuers: true,
+      failureCacheSeconds: 1,
+    },
     routes: [{ prefix: '/orders', upstream: upstream.url }],
+    // Some fifty exchanges from one address within a minute.
+    limits: { exchange: { perIp: 10_000, windowSeconds: 60 } },
   });
   // Acme's admin sets acme's IdP through the API; globex's is written to the store directly.
   const admin = await tokenFor(fx.gw.url, ALICE, 'acme');
@@ -216,7 +225,7 @@ describe('token exchange with a tenant identity provider', () => {
     const plain = await exchange(await acme.idToken('alice'), 'acme');
     expect(((await plain.json()) as Record<string, unknown>).refresh_token).toBeUndefined();
     const withRefresh = await startMemoryIdentityFixture({
-      sso: { enabled: true, ca: ca.caFile },
+      sso: { enabled: true, ca: ca.caFile, allowPrivateIssuers: true },
       tokens: { refresh: { enabled: true } },
     });
     try {
@@ -470,6 +479,11 @@ describe('the provider at work', () => {
       });
       expect(proxied.status).toBe(200);
       await globex.start();
+      // The failure is remembered (sso.failureCacheSeconds: 1): no request until it expires.
+      const discoveries = globex.requests.get('/.well-known/openid-configuration') ?? 0;
+      await expectError(await exchangeAt(another.url, token, 'globex'), 503, 'unavailable');
+      expect(globex.requests.get('/.well-known/openid-configuration') ?? 0).toBe(discoveries);
+      await new Promise((r) => setTimeout(r, 1100));
       const res = await exchangeAt(another.url, token, 'globex');
       expect(res.status).toBe(200);
     } finally {

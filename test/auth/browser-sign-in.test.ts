@@ -3,8 +3,11 @@
  * a real `oidc-provider` will not (`test/api/sso-browser.test.ts` runs the
  * real one): an ID token without the nonce, typed as an access token, or
  * signed HS256; a token endpoint that refuses the code, or fails. Each
- * refusal has its reason, and no gateway code is written.
+ * refusal has its reason, and no gateway code is written. And PKCE (issue
+ * 42): a sign-in without a S256 challenge is refused, and a code without one
+ * (written before it was required) is refused at redemption.
  */
+import { createHash } from 'node:crypto';
 import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Accounts } from '../../src/auth/accounts.js';
@@ -13,14 +16,20 @@ import {
   type BrowserSignIn,
 } from '../../src/auth/federation/browser-sign-in.js';
 import type { ProviderHttp } from '../../src/auth/federation/https-json.js';
+import { createProviderDiscovery } from '../../src/auth/federation/provider-discovery.js';
 import { refusalOf } from '../../src/auth/federation/refusals.js';
 import { GatewayError } from '../../src/errors.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { Store } from '../../src/store/types.js';
-import { NOW, orgTenant } from '../store/store-fixtures.js';
+import { newUser, NOW, orgTenant } from '../store/store-fixtures.js';
 
 const ISSUER = 'https://idp.acme.test';
 const APP = 'https://app.acme.test/signed-in';
+/** A S256 challenge (its verifier does not matter here). */
+const PKCE = {
+  codeChallenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+  codeChallengeMethod: 'S256',
+};
 
 let privateKey: Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 let publicJwk: JWK;
@@ -36,6 +45,7 @@ beforeAll(async () => {
 const http: ProviderHttp = {
   getJson: async () => ({
     issuer: ISSUER,
+    jwks_uri: `${ISSUER}/jwks`,
     authorization_endpoint: `${ISSUER}/auth`,
     token_endpoint: `${ISSUER}/token`,
   }),
@@ -67,7 +77,12 @@ async function setUp(): Promise<{ store: Store; signIn: BrowserSignIn }> {
     sealer: undefined,
     clockSkewSeconds: 30,
     redirectUris: [APP],
-    keysMaxAgeMs: 60_000,
+    discovery: createProviderDiscovery({
+      http,
+      maxAgeMs: 60_000,
+      failureCacheMs: 0,
+      maxProviders: 10,
+    }),
   });
   return { store, signIn };
 }
@@ -90,6 +105,7 @@ async function callbackRefusal(signIn: BrowserSignIn): Promise<string> {
     tenantId: 'acme',
     redirectUri: APP,
     callbackUrl: 'https://gw/cb',
+    ...PKCE,
   });
   const err = await signIn
     .finish({ state: started.state, binding: started.binding, code: 'c' }, {})
@@ -144,11 +160,47 @@ describe('the callback refuses', () => {
       tenantId: 'acme',
       redirectUri: APP,
       callbackUrl: 'https://gw/cb',
+      ...PKCE,
     });
     answer = new Error('must not be called');
     const err = await signIn
       .finish({ state: started.state, binding: 'another', code: 'c' }, {})
       .catch((e: unknown) => e);
     expect((err as GatewayError).code).toBe('invalid_request');
+  });
+});
+
+describe('PKCE S256 is required (issue 42)', () => {
+  it('a sign-in without a challenge, with plain, or a method alone: invalid_request', async () => {
+    const { signIn } = await setUp();
+    const base = { tenantId: 'acme', redirectUri: APP, callbackUrl: 'https://gw/cb' };
+    for (const pkce of [
+      {},
+      { codeChallenge: PKCE.codeChallenge },
+      { codeChallenge: PKCE.codeChallenge, codeChallengeMethod: 'plain' },
+      { codeChallengeMethod: 'S256' },
+    ]) {
+      const err = await signIn.start({ ...base, ...pkce }).catch((e: unknown) => e);
+      expect((err as GatewayError).code, JSON.stringify(pkce)).toBe('invalid_request');
+    }
+  });
+
+  it('a code without a challenge (written before PKCE was required) redeemed without a verifier: invalid_grant', async () => {
+    const { store, signIn } = await setUp();
+    const code = 'code-of-an-older-sign-in';
+    const digest = createHash('sha256').update(code).digest('base64url');
+    // A real user: only the missing verifier stands between the code and a token.
+    const user = await store.createUser(newUser({ email: 'ann@acme.test' }));
+    const issued = { tenantId: 'acme', userId: user.id, redirectUri: APP };
+    await store.putSsoRecord('code', digest, JSON.stringify(issued), 60);
+    let granted = false;
+    const err = await signIn
+      .redeem({ code, redirectUri: APP }, async () => {
+        granted = true;
+        throw new Error('granted');
+      })
+      .catch((e: unknown) => e);
+    expect(granted).toBe(false);
+    expect((err as GatewayError).code).toBe('invalid_grant');
   });
 });

@@ -3,7 +3,8 @@
  * runs them (the built CLI, a child process) against a real redis-server. The
  * client secret comes from stdin or GATEWAY_IDP_CLIENT_SECRET, never argv; it
  * is stored sealed (no Redis value holds it), never printed or audited; one
- * issuer belongs to one tenant; removing the tenant removes its IdP.
+ * issuer belongs to one tenant; removing the tenant removes its IdP; an
+ * issuer on a non-public address is refused unless `sso.allowPrivateIssuers`.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -191,6 +192,30 @@ describe('tenant idp', () => {
     expect(stderr).toMatch(/unknown option '--client-secret'/);
     expect(stderr).not.toContain(SECRET);
   });
+
+  it(
+    'refuses an issuer on a loopback or private address unless sso.allowPrivateIssuers (issue 42)',
+    async () => {
+      for (const issuer of [
+        'https://127.0.0.1:8443/realms/x',
+        'https://localhost/x',
+        'https://10.1.2.3',
+      ]) {
+        const refused = await h.fails(set('acme', '--issuer', issuer, '--domains', 'acme.example'));
+        expect(refused).toMatch(/^error: --issuer: it is not on a public address/);
+        expect(refused).toMatch(/sso\.allowPrivateIssuers/);
+      }
+      const allowing = h.newCase('sso: { allowPrivateIssuers: true }');
+      await h.ok(['seed', h.writeSeed(allowing, SEED), ...allowing.c]);
+      const ok = ['--issuer', 'https://localhost/x', '--domains', 'acme.example'];
+      const view = await h.ok<View>([
+        ...set('acme', ...ok).slice(0, -kase.c.length),
+        ...allowing.c,
+      ]);
+      expect(view.issuer).toBe('https://localhost/x');
+    },
+    TIMEOUT,
+  );
 
   it(
     "refuses another tenant's issuer, bad options, and tenants that cannot have one",

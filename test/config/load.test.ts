@@ -447,6 +447,7 @@ describe('defaults', () => {
         },
         signup: { perIp: 20, windowSeconds: 3600 },
         ssoLogin: { perIp: 60, windowSeconds: 600 },
+        exchange: { perIp: 60, windowSeconds: 60 },
         bodyBytes: 16384,
         requestTimeoutMs: 0,
       },
@@ -472,6 +473,8 @@ describe('defaults', () => {
       sso: {
         enabled: false,
         redirectUris: [],
+        allowPrivateIssuers: false,
+        failureCacheSeconds: 30,
         timeoutMs: 5000,
         keysMaxAgeSeconds: 600,
         unknownKeyCooldownSeconds: 30,

@@ -48,4 +48,6 @@ export interface IdentityRouterDeps {
   clients: ClientDeps;
   /** Seals tenants' IdP client secrets (`sso.secretsKeyFile`); undefined: a secret is refused. */
   idpSecrets?: SecretSealer | undefined;
+  /** `sso.allowPrivateIssuers`: an IdP set on a non-public address is accepted; default refused. */
+  allowPrivateIssuers?: boolean;
 }

@@ -44,7 +44,11 @@ async function putIdp(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> 
   const admin = await idpAdmin(deps, ctx);
   const settings = await readJsonBody(ctx, idpSettingsSchema, deps.bodyLimit);
   const { idp, replaced } = await setTenantIdp(
-    { store: deps.store, sealer: deps.idpSecrets },
+    {
+      store: deps.store,
+      sealer: deps.idpSecrets,
+      allowPrivateIssuers: deps.allowPrivateIssuers === true,
+    },
     admin.tenantId,
     settings,
     Math.floor(Date.now() / 1000),

@@ -3,8 +3,8 @@
  * the one-time code of a browser sign-in (`sso-routes.ts`) for a gateway
  * access token. No client authentication (the applications are public
  * clients); the code is the credential: single use, bound to the
- * application's `redirect_uri`, and to its PKCE challenge when it sent one
- * (RFC 7636 §4.6). Every refusal is `invalid_grant` (RFC 6749 §5.2). With
+ * application's `redirect_uri`, and to its PKCE S256 challenge, which every
+ * sign-in has (a missing or wrong `code_verifier`: RFC 7636 §4.6). Every refusal is `invalid_grant` (RFC 6749 §5.2). With
  * `tokens.refresh.enabled` the answer begins a refresh family, as a Basic
  * login does.
  */

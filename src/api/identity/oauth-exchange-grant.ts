@@ -7,6 +7,7 @@
  * (`auth/federation/exchange.ts`). Every refusal is one `invalid_grant`
  * whatever check failed (no oracle for a forger); the reason goes to the log,
  * the audit event and the metric. The provider unreachable: 503 `unavailable`.
+ * At most `limits.exchange` per client IP per window: past it 429.
  */
 import type { AuditActor } from '../../audit/events.js';
 import type { ExchangeSeen, ExchangeToken } from '../../auth/federation/exchange.js';
@@ -28,6 +29,8 @@ export async function exchangeGrant(
   ctx: ApiContext,
   form: URLSearchParams,
 ): Promise<void> {
+  // `limits.exchange`: before anything may reach the tenant's provider.
+  await deps.bruteForce.exchange(deps.clientIp(ctx.req));
   const subjectToken = requiredParam(form, 'subject_token');
   const subjectTokenType = requiredParam(form, 'subject_token_type');
   const tenantId = requiredParam(form, 'tenant_id');

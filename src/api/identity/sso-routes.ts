@@ -2,7 +2,7 @@
  * The browser sign-in through a tenant's identity provider (`sso.enabled`;
  * `auth/federation/browser-sign-in.ts`):
  *
- * - `GET /1/tenants/{tenant_id}/sso/login?redirect_uri=…[&state=…][&code_challenge=…&code_challenge_method=S256]`:
+ * - `GET /1/tenants/{tenant_id}/sso/login?redirect_uri=…&code_challenge=…&code_challenge_method=S256[&state=…]`:
  *   302 to the provider, with a cookie binding the sign-in to this browser
  *   (path `/1/sso/callback`, HttpOnly, SameSite=Lax). An unregistered
  *   `redirect_uri` is a 400, never a redirect.
@@ -14,6 +14,8 @@
  *   its reason.
  *
  * The code is redeemed at `POST /1/oauth/token` (`oauth-code-grant.ts`).
+ * Both endpoints take a point of `limits.exchange` per client IP (the login
+ * one of `limits.ssoLogin` too) before the provider is asked: past it 429.
  */
 import { createHash } from 'node:crypto';
 import type { Router } from '@koa/router';
@@ -33,7 +35,9 @@ export function addSsoRoutes(router: Router<ApiState>, deps: IdentityRouterDeps)
   const origin = deps.requestOrigin;
   if (signIn === undefined || origin === undefined) return;
   router.get('/tenants/:tenantId/sso/login', async (ctx) => {
-    await deps.bruteForce.ssoLogin(deps.clientIp(ctx.req));
+    const ip = deps.clientIp(ctx.req);
+    await deps.bruteForce.ssoLogin(ip);
+    await deps.bruteForce.exchange(ip);
     const { location, state, binding } = await signIn.start({
       tenantId: ctx.params['tenantId'] as string,
       redirectUri: one(ctx, 'redirect_uri', true) as string,
@@ -53,6 +57,8 @@ async function callback(
   signIn: BrowserSignIn,
   ctx: ApiContext,
 ): Promise<void> {
+  // Before the state is spent: a throttled callback may be retried.
+  await deps.bruteForce.exchange(deps.clientIp(ctx.req));
   const state = one(ctx, 'state', true) as string;
   const binding = ctx.cookies.get(cookieName(state)) ?? undefined;
   // Spent whatever the outcome: the state is single use.

@@ -86,7 +86,7 @@ function clientCredentialsOperation(): Json {
     summary:
       'The OAuth token endpoint: client credentials, refresh tokens, the token exchange, the browser sign-in code',
     description:
-      "`client_credentials`: client authentication by HTTP Basic (`client_secret_basic`: id and secret each form-urlencoded, RFC 6749 §2.3.1) or in the body (`client_secret_post`), exactly one of the two. `refresh_token` (with `tokens.refresh.enabled`): the refresh token is the credential, no client authentication (a `client_id` is ignored); the answer carries the successor, the presented token is used up — presented again within 10 s it gives the same successor, later it revokes its whole family (RFC 9700 §4.14.2). `urn:ietf:params:oauth:grant-type:token-exchange` (with `sso.enabled`, RFC 8693): an ID token of the tenant's own identity provider for a gateway token of that tenant, the user created or joined at first sign-in; no client authentication (the subject token is the credential). `authorization_code` (with `sso.enabled`): the one-time code a browser sign-in (`/1/tenants/{tenant_id}/sso/login`) handed the application, single use, with the same `redirect_uri`, and the `code_verifier` when the sign-in sent a `code_challenge` (none otherwise); no client authentication. Never cached (`Cache-Control: no-store`, `Pragma: no-cache`).",
+      "`client_credentials`: client authentication by HTTP Basic (`client_secret_basic`: id and secret each form-urlencoded, RFC 6749 §2.3.1) or in the body (`client_secret_post`), exactly one of the two. `refresh_token` (with `tokens.refresh.enabled`): the refresh token is the credential, no client authentication (a `client_id` is ignored); the answer carries the successor, the presented token is used up — presented again within 10 s it gives the same successor, later it revokes its whole family (RFC 9700 §4.14.2). `urn:ietf:params:oauth:grant-type:token-exchange` (with `sso.enabled`, RFC 8693): an ID token of the tenant's own identity provider for a gateway token of that tenant, the user created or joined at first sign-in; no client authentication (the subject token is the credential). `authorization_code` (with `sso.enabled`): the one-time code a browser sign-in (`/1/tenants/{tenant_id}/sso/login`) handed the application, single use, with the same `redirect_uri` and the `code_verifier` of the sign-in's S256 `code_challenge` (required: a missing or wrong one is `invalid_grant`, RFC 7636 §4.6); no client authentication. The token exchange takes a point of `limits.exchange` per client IP before the provider is asked (429 beyond). Never cached (`Cache-Control: no-store`, `Pragma: no-cache`).",
     tags: ['identity'],
     security: [{ basic: [] }, {}],
     requestBody: {
@@ -147,7 +147,7 @@ function clientCredentialsOperation(): Json {
       ),
       '429': THROTTLED,
       '503': refusal(
-        "The store is unreachable, or (token exchange) the tenant's identity provider's discovery document or keys could not be fetched.",
+        "The store is unreachable, or (token exchange) the tenant's identity provider's discovery document or keys could not be fetched, fetched within `sso.failureCacheSeconds` of a failure, or are refused (a non-public address without `sso.allowPrivateIssuers`, an authorization endpoint off the issuer's origin).",
         'unavailable',
       ),
     },
@@ -163,7 +163,7 @@ function codeParameters(): Json {
   return {
     code: codeOnly('the one-time code the browser sign-in handed the application.'),
     redirect_uri: codeOnly('the `redirect_uri` of the sign-in, exactly.'),
-    code_verifier: codeOnly("the PKCE verifier of the sign-in's `code_challenge`."),
+    code_verifier: codeOnly("the PKCE verifier of the sign-in's `code_challenge` (required)."),
   };
 }
 

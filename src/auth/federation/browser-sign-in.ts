@@ -5,7 +5,8 @@
  * handed to the application, which redeems it at `/1/oauth/token`.
  *
  * - `start`: the application's `redirect_uri` must be one of
- *   `sso.redirectUris` exactly (never a redirect to any other). The pending
+ *   `sso.redirectUris` exactly (never a redirect to any other), and its PKCE
+ *   challenge is required, S256 only (OAuth 2.1; issue 42). The pending
  *   sign-in (tenant, the application's redirect URI, state and PKCE challenge,
  *   the nonce, the PKCE verifier) is kept in the store under a random `state`
  *   for {@link PENDING_TTL_SECONDS}, with the SHA-256 of a random browser
@@ -20,11 +21,10 @@
  *   store key, {@link CODE_TTL_SECONDS}) bound to tenant, user, the
  *   application's redirect URI and PKCE challenge.
  * - `redeem`: the code taken (single use), its redirect URI and verifier
- *   checked (RFC 9700 §2.1.1: a verifier for a code without a challenge is
- *   refused too), a token granted by the normal path.
+ *   checked (RFC 7636 §4.6: a missing or wrong verifier is `invalid_grant`),
+ *   a token granted by the normal path.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import { GatewayError } from '../../errors.js';
 import type { Store, TenantIdp, UserRecord } from '../../store/types.js';
 import type { Accounts, GrantedToken } from '../accounts.js';
@@ -33,6 +33,7 @@ import type { SecretSealer } from '../sealed-secrets.js';
 import { issuerOf, memberFor, type ExchangeOutcome, type ExchangeSeen } from './exchange.js';
 import type { ProviderHttp } from './https-json.js';
 import type { IssuerKeys } from './issuer-keys.js';
+import type { ProviderDiscovery } from './provider-discovery.js';
 import { providerUnavailable, refused } from './refusals.js';
 import { verifyIdToken } from './verify-id-token.js';
 
@@ -47,6 +48,7 @@ export interface StartInput {
   tenantId: string;
   redirectUri: string;
   appState?: string | undefined;
+  /** Required: a S256 challenge (a request without one is refused). */
   codeChallenge?: string | undefined;
   codeChallengeMethod?: string | undefined;
   /** The gateway's callback URL, on the origin the browser addressed. */
@@ -114,14 +116,16 @@ export interface BrowserSignInDeps {
   clockSkewSeconds: number;
   /** `sso.redirectUris`. */
   redirectUris: readonly string[];
-  keysMaxAgeMs: number;
+  /** The provider's checked discovery document (shared with the keys). */
+  discovery: ProviderDiscovery;
 }
 
 interface PendingSignIn {
   tenantId: string;
   redirectUri: string;
   appState?: string;
-  appChallenge?: string;
+  /** The application's S256 challenge (required since issue 42). */
+  appChallenge: string;
   nonce: string;
   verifier: string;
   callbackUrl: string;
@@ -133,6 +137,7 @@ interface IssuedCode {
   tenantId: string;
   userId: string;
   redirectUri: string;
+  /** Absent only in a code written before PKCE was required: such a code is refused. */
   challenge?: string;
 }
 
@@ -147,38 +152,35 @@ const invalidRequest = (description: string) => new GatewayError('invalid_reques
 const invalidGrant = (description: string) => new GatewayError('invalid_grant', description);
 
 export function createBrowserSignIn(deps: BrowserSignInDeps): BrowserSignIn {
-  const endpoints = providerEndpoints(deps);
   return {
-    start: (input) => start(deps, endpoints, input),
-    finish: (input, seen) => finish(deps, endpoints, input, seen),
+    start: (input) => start(deps, input),
+    finish: (input, seen) => finish(deps, input, seen),
     redeem: (input, grant) => redeem(deps, input, grant ?? deps.accounts.grantToken),
   };
 }
 
-async function start(
-  deps: BrowserSignInDeps,
-  endpoints: (issuer: string) => Promise<Endpoints>,
-  input: StartInput,
-): Promise<StartResult> {
+async function start(deps: BrowserSignInDeps, input: StartInput): Promise<StartResult> {
   if (!deps.redirectUris.includes(input.redirectUri))
     throw invalidRequest('The redirect_uri is not one registered with the gateway.');
   const { codeChallenge, codeChallengeMethod } = input;
-  if (codeChallengeMethod !== undefined && codeChallenge === undefined)
-    throw invalidRequest('code_challenge_method without a code_challenge.');
+  // OAuth 2.1 §4.1.1, RFC 9700 §2.1.1: PKCE for every sign-in, S256 only (never `plain`, never none).
   if (
-    codeChallenge !== undefined &&
-    (codeChallengeMethod !== 'S256' || !CHALLENGE.test(codeChallenge))
+    codeChallenge === undefined ||
+    codeChallengeMethod !== 'S256' ||
+    !CHALLENGE.test(codeChallenge)
   )
-    throw invalidRequest('Only a code_challenge with code_challenge_method=S256 is accepted.');
+    throw invalidRequest(
+      'A code_challenge (43 characters) with code_challenge_method=S256 is required.',
+    );
   const idp = await deps.store.getTenantIdp(input.tenantId);
   if (idp === null) throw invalidRequest('The tenant has no identity provider.');
-  const { authorization } = await endpoints(idp.issuer);
+  const { authorization } = await endpointsOf(deps, idp.issuer);
   const binding = random();
   const pending: PendingSignIn = {
     tenantId: idp.tenantId,
     redirectUri: input.redirectUri,
     ...(input.appState === undefined ? {} : { appState: input.appState }),
-    ...(codeChallenge === undefined ? {} : { appChallenge: codeChallenge }),
+    appChallenge: codeChallenge,
     nonce: random(),
     verifier: random(),
     callbackUrl: input.callbackUrl,
@@ -203,7 +205,6 @@ async function start(
 
 async function finish(
   deps: BrowserSignInDeps,
-  endpoints: (issuer: string) => Promise<Endpoints>,
   input: FinishInput,
   seen: ExchangeSeen & { tenantId?: string },
 ): Promise<FinishResult> {
@@ -228,7 +229,7 @@ async function finish(
   seen.issuer = idp.issuer;
   const idToken = await redeemAtProvider(
     deps,
-    await endpoints(idp.issuer),
+    await endpointsOf(deps, idp.issuer),
     idp,
     input.code,
     pending,
@@ -249,7 +250,7 @@ async function finish(
     tenantId: idp.tenantId,
     userId: user.id,
     redirectUri: pending.redirectUri,
-    ...(pending.appChallenge === undefined ? {} : { challenge: pending.appChallenge }),
+    challenge: pending.appChallenge,
   };
   await deps.store.putSsoRecord('code', sha256(code), JSON.stringify(issued), CODE_TTL_SECONDS);
   back.searchParams.set('code', code);
@@ -304,9 +305,9 @@ async function redeem<T extends GrantedToken>(
   if (issued.redirectUri !== input.redirectUri)
     throw invalidGrant('The redirect_uri is not the one the code was issued for.');
   const verifier = input.codeVerifier;
-  if (issued.challenge === undefined) {
-    if (verifier !== undefined) throw invalidGrant('The sign-in had no code_challenge.');
-  } else if (
+  // RFC 7636 §4.6: a verifier that does not match (a missing one included) is `invalid_grant`.
+  if (
+    issued.challenge === undefined ||
     verifier === undefined ||
     !VERIFIER.test(verifier) ||
     sha256(verifier) !== issued.challenge
@@ -324,36 +325,16 @@ async function redeem<T extends GrantedToken>(
   }
 }
 
-/** The provider's authorization and token endpoints (discovery), cached like its keys. */
-function providerEndpoints(deps: BrowserSignInDeps): (issuer: string) => Promise<Endpoints> {
-  const cache = new LRUCache<string, Endpoints>({ max: 1000, ttl: deps.keysMaxAgeMs });
-  return async (issuer) => {
-    const cached = cache.get(issuer);
-    if (cached !== undefined) return cached;
-    let found: Endpoints;
-    try {
-      found = endpointsOf(await deps.http.getJson(discoveryUrl(issuer)), issuer);
-    } catch (err) {
-      throw providerUnavailable(err);
-    }
-    cache.set(issuer, found);
-    return found;
-  };
-}
-
-const discoveryUrl = (issuer: string) =>
-  `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
-
-function endpointsOf(document: unknown, issuer: string): Endpoints {
-  const fields = (typeof document === 'object' && document !== null ? document : {}) as Record<
-    string,
-    unknown
-  >;
-  if (fields['issuer'] !== issuer) throw new Error(`discovery: issuer is not ${issuer}`);
-  const { authorization_endpoint: authorization, token_endpoint: token } = fields;
-  if (typeof authorization !== 'string' || !authorization.startsWith('https://'))
-    throw new Error('discovery: authorization_endpoint is not an https URL');
-  if (typeof token !== 'string' || !token.startsWith('https://'))
-    throw new Error('discovery: token_endpoint is not an https URL');
+/** The provider's authorization and token endpoints (its checked discovery document). */
+async function endpointsOf(deps: BrowserSignInDeps, issuer: string): Promise<Endpoints> {
+  let found;
+  try {
+    found = await deps.discovery.endpointsOf(issuer);
+  } catch (err) {
+    throw providerUnavailable(err);
+  }
+  const { authorization, token } = found;
+  if (authorization === undefined || token === undefined)
+    throw providerUnavailable(new Error('discovery: no authorization_endpoint or token_endpoint'));
   return { authorization, token };
 }

@@ -3,10 +3,25 @@
  * system CAs plus `sso.ca`, a deadline for the whole exchange, no redirects
  * (a redirect could take the fetch to a host the issuer does not name), and a
  * cap on the body so a hostile or broken provider cannot fill memory.
+ *
+ * Every connection goes to a public address unless `sso.allowPrivateIssuers`
+ * (`public-addresses.ts`: checked when the socket is made, so DNS rebinding
+ * cannot turn a checked name into an internal target), and a GET that failed
+ * is not tried again for `sso.failureCacheSeconds`: unauthenticated callers
+ * cannot turn the gateway into a stream of requests to a tenant's chosen host
+ * (issue 42, finding 7).
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { rootCertificates } from 'node:tls';
-import { Agent, fetch } from 'undici';
+import { LRUCache } from 'lru-cache';
+import { Agent, buildConnector, fetch } from 'undici';
+import {
+  isPublicAddress,
+  PrivateAddressError,
+  publicOnlyLookup,
+  type LookupFunction,
+} from './public-addresses.js';
 
 /** Discovery documents and key sets are a few KiB; Entra's JWKS is ~10 KiB. */
 const MAX_BODY_BYTES = 512 * 1024;
@@ -32,15 +47,25 @@ export interface ProviderHttpOptions {
   /** `sso.ca`: a PEM file of extra CAs. */
   caFile?: string | undefined;
   timeoutMs: number;
+  /** `sso.allowPrivateIssuers`: connect to any address. Default false. */
+  allowPrivateAddresses?: boolean | undefined;
+  /** `sso.failureCacheSeconds`, in ms: a failed GET of a URL is answered from memory this long. */
+  failureCacheMs: number;
+  /** How names are resolved (tests); `dns.lookup` by default. */
+  lookup?: LookupFunction | undefined;
 }
+
+/** Failed URLs remembered at once (least recently failed dropped). */
+const MAX_FAILURES = 10_000;
 
 export function createProviderHttp(options: ProviderHttpOptions): ProviderHttp {
   const extra = options.caFile === undefined ? [] : [readFileSync(options.caFile, 'utf8')];
   const dispatcher = new Agent({
-    connect: { ca: [...rootCertificates, ...extra], timeout: options.timeoutMs },
+    connect: connector(options, [...rootCertificates, ...extra]),
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
   });
+  const failures = failureCache(options.failureCacheMs);
   const text = async (
     url: string,
     headers: Headers | undefined,
@@ -64,15 +89,16 @@ export function createProviderHttp(options: ProviderHttpOptions): ProviderHttp {
               authorization: post.authorization,
             },
           }),
-    });
+    }).catch(unwrapped);
     return { status: res.status, body: await cappedBody(res) };
   };
   return {
-    async getJson(url, signal = AbortSignal.timeout(options.timeoutMs)) {
-      const { status, body } = await text(url, undefined, signal);
-      if (status !== 200) throw new Error(`${url} answered ${status}`);
-      return JSON.parse(body) as unknown;
-    },
+    getJson: (url, signal = AbortSignal.timeout(options.timeoutMs)) =>
+      failures.run(url, async () => {
+        const { status, body } = await text(url, undefined, signal);
+        if (status !== 200) throw new Error(`${url} answered ${status}`);
+        return JSON.parse(body) as unknown;
+      }),
     async postForm(url, form, authorization) {
       const signal = AbortSignal.timeout(options.timeoutMs);
       const { status, body } = await text(url, undefined, signal, { form, authorization });
@@ -84,12 +110,61 @@ export function createProviderHttp(options: ProviderHttpOptions): ProviderHttp {
       }
       return { status, json };
     },
-    async jwksFetch(url, { headers, signal }) {
-      const { status, body } = await text(url, headers, signal);
-      return new Response(body, { status, headers: { 'content-type': 'application/json' } });
-    },
+    jwksFetch: (url, { headers, signal }) =>
+      failures.run(url, async () => {
+        const { status, body } = await text(url, headers, signal);
+        if (status !== 200) throw new Error(`${url} answered ${status}`);
+        return new Response(body, { status, headers: { 'content-type': 'application/json' } });
+      }),
     close: () => dispatcher.close(),
   };
+}
+
+/**
+ * undici's connector with the address rule: a name through
+ * {@link publicOnlyLookup}, an IP literal (which `net.connect` does not look
+ * up) checked here.
+ */
+function connector(options: ProviderHttpOptions, ca: string[]): buildConnector.connector {
+  const allowAny = options.allowPrivateAddresses === true;
+  const base = buildConnector({
+    ca,
+    timeout: options.timeoutMs,
+    ...(allowAny ? {} : { lookup: publicOnlyLookup(options.lookup) }),
+  } as buildConnector.BuildOptions);
+  return (connect, callback) => {
+    const host = connect.hostname;
+    if (!allowAny && isIP(host) !== 0 && !isPublicAddress(host))
+      return callback(new PrivateAddressError(host), null);
+    return base(connect, callback);
+  };
+}
+
+/** A URL's failure, answered again without a request until it expires. */
+function failureCache(ttlMs: number) {
+  const failed = new LRUCache<string, Error>({ max: MAX_FAILURES, ttl: Math.max(ttlMs, 1) });
+  return {
+    async run<T>(url: string, fetchIt: () => Promise<T>): Promise<T> {
+      const earlier = failed.get(url);
+      if (earlier !== undefined)
+        throw new Error(`${url} failed within sso.failureCacheSeconds: ${earlier.message}`, {
+          cause: earlier,
+        });
+      try {
+        return await fetchIt();
+      } catch (err) {
+        if (ttlMs > 0) failed.set(url, err instanceof Error ? err : new Error(String(err)));
+        throw err;
+      }
+    },
+  };
+}
+
+/** undici's `fetch failed` says nothing: its cause does (a refused address, a refused connection). */
+function unwrapped(err: unknown): never {
+  const cause = err instanceof TypeError ? err.cause : undefined;
+  if (cause instanceof Error) throw new Error(`fetch failed: ${cause.message}`, { cause });
+  throw err;
 }
 
 async function cappedBody(res: Awaited<ReturnType<typeof fetch>>): Promise<string> {

@@ -1,8 +1,7 @@
 /**
  * Each provider's signing keys, by issuer: its discovery document
- * (`{issuer}/.well-known/openid-configuration`, whose `issuer` must be the
- * configured one exactly, OpenID Connect Discovery §4.3) and its JWKS, as a
- * jose remote key set — cached `sso.keysMaxAgeSeconds`, refetched on an
+ * (`provider-discovery.ts`: whose `issuer` must be the configured one exactly,
+ * OpenID Connect Discovery §4.3) and its JWKS, as a jose remote key set — cached `sso.keysMaxAgeSeconds`, refetched on an
  * unknown `kid` at most once per `sso.unknownKeyCooldownSeconds`, concurrent
  * fetches shared. At most `sso.maxProviders` issuers are cached (least
  * recently used dropped). Only an issuer a tenant's record names is ever
@@ -12,9 +11,11 @@
 import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { ProviderHttp } from './https-json.js';
+import type { ProviderDiscovery } from './provider-discovery.js';
 
 export interface IssuerKeysOptions {
   http: ProviderHttp;
+  discovery: ProviderDiscovery;
   timeoutMs: number;
   keysMaxAgeMs: number;
   unknownKeyCooldownMs: number;
@@ -37,7 +38,7 @@ export function createIssuerKeys(options: IssuerKeysOptions): IssuerKeys {
   });
   const pending = new Map<string, Promise<JWTVerifyGetKey>>();
   const discover = async (issuer: string): Promise<JWTVerifyGetKey> => {
-    const jwksUri = await jwksUriOf(options.http, issuer);
+    const { jwksUri } = await options.discovery.endpointsOf(issuer);
     return createRemoteJWKSet(new URL(jwksUri), {
       timeoutDuration: options.timeoutMs,
       cacheMaxAge: options.keysMaxAgeMs,
@@ -62,17 +63,4 @@ export function createIssuerKeys(options: IssuerKeysOptions): IssuerKeys {
       return found;
     },
   };
-}
-
-/** The `jwks_uri` of the issuer's discovery document, checked. */
-async function jwksUriOf(http: ProviderHttp, issuer: string): Promise<string> {
-  // OpenID Connect Discovery §4: the issuer's trailing slash is not doubled.
-  const url = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
-  const document = await http.getJson(url);
-  if (typeof document !== 'object' || document === null) throw new Error(`${url}: not an object`);
-  const { issuer: stated, jwks_uri: jwksUri } = document as Record<string, unknown>;
-  if (stated !== issuer) throw new Error(`${url}: issuer ${String(stated)} is not ${issuer}`);
-  if (typeof jwksUri !== 'string' || !jwksUri.startsWith('https://'))
-    throw new Error(`${url}: jwks_uri is not an https URL`);
-  return jwksUri;
 }

@@ -57,6 +57,17 @@ export const limits = z
       })
       .prefault({})
       .describe('browser sign-in throttling (`sso.enabled`)'),
+    exchange: z
+      .strictObject({
+        perIp: integer(1, 1_000_000)
+          .default(60)
+          .describe(
+            "token exchanges (`/1/oauth/token` with the token-exchange grant) and browser sign-in requests (`/1/tenants/{tenant_id}/sso/login`, `/1/sso/callback`) per client IP per window, counted before any provider is asked: each may make the gateway fetch from a tenant's identity provider",
+          ),
+        windowSeconds: integer(1, 86_400).default(60).describe('the window of `perIp`'),
+      })
+      .prefault({})
+      .describe("requests that may reach tenants' identity providers, throttled (`sso.enabled`)"),
     bodyBytes: integer(256, 10 * 1024 * 1024)
       .default(16 * 1024)
       .describe(

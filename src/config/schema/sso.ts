@@ -42,6 +42,16 @@ export const sso = z
       .describe(
         'PEM file of extra CA certificates trusted for identity providers (relative to the config file), beside the system ones: a private IdP',
       ),
+    allowPrivateIssuers: boolean()
+      .default(false)
+      .describe(
+        "let an issuer, and every URL its discovery document names, be on a loopback, private, link-local, CGNAT or other non-public address. Off: such an IdP is refused when it is set (400) and every connection to a provider goes only to public addresses, checked when the socket is made (DNS rebinding). Turn on only for an IdP on the operator's own network: tenant admins choose issuers",
+      ),
+    failureCacheSeconds: integer(0, 3600)
+      .default(30)
+      .describe(
+        "a provider's discovery document or key set that could not be had (unreachable, refused, not a 200, not fitting) is not fetched again for this long: exchanges and sign-ins in the meantime get 503 without a request to the provider. `0`: not cached",
+      ),
     timeoutMs: integer(100, 60_000)
       .default(5000)
       .describe("how long a provider's discovery document or key set may take to arrive"),
