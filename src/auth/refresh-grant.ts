@@ -5,6 +5,10 @@
  * around it: whether the family's session is still alive, what access token
  * to issue, and what a reuse ends.
  *
+ * - Scopes: a refresh issues the scopes the member's role has NOW (the live
+ *   `authorization.roles`, a reload included) that the family was granted:
+ *   a scope taken from the role is gone from the next refreshed token
+ *   (issue 42), and a scope added to it waits for the next login.
  * - Liveness: a family is as alive as a token issued at its login would be:
  *   the user's session version and the membership's generation are the ones
  *   it began under, and the user is not disabled. A password change, a user
@@ -12,15 +16,18 @@
  *   removed — each moves one of them, so each ends the family at its next use.
  * - Grace: a token presented again within {@link REFRESH_GRACE_SECONDS} of its
  *   rotation gets a new access token and the same successor (the successor is
- *   derived from it, `refresh-tokens.ts`); later, or an older token of the
- *   family the store still remembers, is reuse.
+ *   derived from it under the family's successor key, which only the store
+ *   holds, `refresh-tokens.ts`); later, an older token of the family, or a
+ *   well-formed token for the family's id that was never one of its own (a
+ *   guess at the chain), is reuse. A family stored without a successor key
+ *   (before issue 42) is ended at its next refresh: the user logs in again.
  * - Reuse revokes the family and deny-lists every access token issued in it
  *   through the revocation path (in lease mode confirmed by every instance)
  *   before the answer.
  */
 import { GatewayError } from '../errors.js';
-import type { RefreshFamily, Store, TenantRecord, UserRecord } from '../store/types.js';
-import type { GrantedToken } from './accounts.js';
+import type { MemberRole, RefreshFamily, Store, TenantRecord, UserRecord } from '../store/types.js';
+import type { GrantedToken, RoleScopes } from './accounts.js';
 import { scopeClaim, type Accounts } from './accounts.js';
 import { isDisabledHash } from './disabled.js';
 import {
@@ -41,8 +48,11 @@ export type { RefreshFamily };
 
 /** How long a used refresh token still gets its successor (two tabs, a retry after a lost answer). */
 export const REFRESH_GRACE_SECONDS = 10;
-/** A user's live families (logins with refresh); a new one past this ends the oldest. */
-export const MAX_FAMILIES_PER_USER = 50;
+/**
+ * A user's live families (logins with refresh) in one tenant; a new one past
+ * this ends the oldest of that tenant, never one of another tenant (issue 42).
+ */
+export const MAX_FAMILIES_PER_TENANT = 50;
 
 export interface RefreshSettings {
   enabled: boolean;
@@ -59,6 +69,8 @@ export interface RefreshDeps {
   accounts: Accounts;
   keyring: KeyRing;
   tokens: TokenSettings & { refresh: RefreshSettings };
+  /** What each role grants now (`authorization.roles`; a reload replaces `current`). */
+  roleScopes: RoleScopes;
   /** Unix seconds (tests move it past the grace). */
   now?: () => number;
 }
@@ -102,7 +114,7 @@ export interface RefreshTokens {
    * RFC 7009: ends the family of a refresh token that is one of its own — the
    * current token or the one just rotated — and null for any other string (a
    * made-up token for a family id learnt from an access token's `fid` ends
-   * nothing; an older token of the family is refused already).
+   * nothing here; presented to the token endpoint it is reuse).
    */
   revokeByToken(refreshToken: string): Promise<RefreshFamily | null>;
 }
@@ -154,7 +166,7 @@ async function begin(
       accessTokens: { [claims.jti]: claims.exp },
       revoked: false,
     },
-    MAX_FAMILIES_PER_USER,
+    MAX_FAMILIES_PER_TENANT,
   );
   await Promise.all(evicted.map((family) => denyAccessTokens(deps, family, at)));
   return { ...granted, refreshToken };
@@ -169,15 +181,17 @@ async function refresh(
 ): Promise<Refreshed> {
   const presented = parseRefreshToken(refreshToken);
   if (presented === null) throw new RefreshRefused('invalid');
-  const family = await deps.store.getRefreshFamily(presented.familyId);
-  if (family === null || family.revoked || family.absoluteExpiresAt <= at)
-    throw new RefreshRefused('invalid', family ?? undefined);
+  const found = await deps.store.getRefreshFamilyToRotate(presented.familyId);
+  if (found === null || found.family.revoked || found.family.absoluteExpiresAt <= at)
+    throw new RefreshRefused('invalid', found?.family);
+  const { family, successorKey } = found;
   const session = await liveSession(deps.store, family);
-  if (session === null) {
+  // A family stored without a successor key had a chain any past token computed: ended.
+  if (session === null || successorKey === null) {
     await endFamily(family.familyId);
     throw new RefreshRefused('invalid', family);
   }
-  const successor = successorOf(presented);
+  const successor = successorOf(presented, successorKey);
   const { token, claims } = await issueAccessToken(
     deps.keyring,
     deps.tokens,
@@ -188,37 +202,40 @@ async function refresh(
       tenantId: family.tenantId,
       tenantType: session.tenant.type,
       membershipGeneration: family.membershipGeneration,
-      scope: narrowedScope(family.scope, scope),
+      scope: narrowedScope(heldScope(deps, family, session.role), scope),
       familyId: family.familyId,
     },
     at,
   );
+  const successorDigest = refreshDigest(successor.token);
   const rotation = await deps.store.rotateRefreshToken({
     familyId: family.familyId,
     presentedDigest: refreshDigest(presented.token),
-    successorDigest: refreshDigest(successor.token),
+    successorDigest,
     jti: claims.jti,
     accessExpiresAt: claims.exp,
     now: at,
     graceSeconds: REFRESH_GRACE_SECONDS,
     idleTtlSeconds: deps.tokens.refresh.ttlSeconds,
   });
-  if (rotation.outcome === 'rotated' || rotation.outcome === 'grace') {
-    const { user, tenant } = session;
-    return {
-      outcome: rotation.outcome,
-      token,
-      claims,
-      refreshToken: successor.token,
-      user,
-      tenant,
-    };
-  }
   if (rotation.outcome === 'reused') {
     await denyAccessTokens(deps, rotation.family, at);
     throw new RefreshRefused('reused', rotation.family);
   }
-  throw new RefreshRefused('invalid');
+  // Only the family's one live successor is handed out.
+  if (rotation.outcome === 'invalid' || rotation.family.currentDigest !== successorDigest)
+    throw new RefreshRefused('invalid');
+  const { user, tenant } = session;
+  return { outcome: rotation.outcome, token, claims, refreshToken: successor.token, user, tenant };
+}
+
+/**
+ * What a refresh may issue: the family's scopes that the member's role still
+ * grants in the live config (a reload may have taken some away).
+ */
+function heldScope(deps: RefreshDeps, family: RefreshFamily, role: MemberRole): string {
+  const granted = new Set(deps.roleScopes.current[role] ?? []);
+  return scopeClaim(family.scope.split(' ').filter((s) => s !== '' && granted.has(s)));
 }
 
 /**
@@ -232,29 +249,35 @@ function isOfFamily(presented: ParsedRefreshToken, family: RefreshFamily): boole
   return digest === family.currentDigest || digest === family.previous?.digest;
 }
 
-/** The user and tenant when the family's session is alive; null when it has ended. */
+/** The user, tenant and member's role when the family's session is alive; null when it has ended. */
 async function liveSession(
   store: Store,
   family: RefreshFamily,
-): Promise<{ user: UserRecord; tenant: TenantRecord } | null> {
-  const [user, tenant, membership] = await Promise.all([
+): Promise<{ user: UserRecord; tenant: TenantRecord; role: MemberRole } | null> {
+  const [user, tenant, membership, role] = await Promise.all([
     store.getUser(family.userId),
     store.getTenant(family.tenantId),
     store.membershipForToken(family.tenantId, family.userId),
+    store.getMemberRole(family.tenantId, family.userId),
   ]);
+  // Read together: a role changed in between may be read with the old
+  // generation, but what it grants is cut to the family's scopes, and the
+  // token's generation is refused (and the family ended at its next use).
   const alive =
     user !== null &&
     !isDisabledHash(user.passwordHash) &&
     user.sessionVersion === family.sessionVersion &&
     tenant !== null &&
     membership !== null &&
+    role !== null &&
     membership.generation === family.membershipGeneration;
-  return alive ? { user, tenant } : null;
+  return alive ? { user, tenant, role } : null;
 }
 
 /**
- * The scope of a refreshed access token: the family's, or the part of it a
- * `scope` parameter asks for (RFC 6749 §6: it may narrow, never widen).
+ * The scope of a refreshed access token: what the family still holds, or the
+ * part of it a `scope` parameter asks for (RFC 6749 §6: it may narrow, never
+ * widen).
  * @throws GatewayError `invalid_scope`
  */
 export function narrowedScope(granted: string, requested: string | undefined): string {
@@ -262,7 +285,7 @@ export function narrowedScope(granted: string, requested: string | undefined): s
   if (asked.length === 0) return granted;
   const held = new Set(granted.split(' '));
   if (asked.some((s) => !held.has(s)))
-    throw new GatewayError('invalid_scope', 'A requested scope was not granted at login.');
+    throw new GatewayError('invalid_scope', 'A requested scope is not granted to this session.');
   return scopeClaim(asked);
 }
 

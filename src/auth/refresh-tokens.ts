@@ -9,12 +9,14 @@
  * store keeps only the SHA-256 of a whole token.
  *
  * A rotation's successor is not random: its secret is HMAC-SHA256 keyed by the
- * presented token's secret. The same presented token always yields the same
- * successor, so two refreshes racing within the grace answer one successor
- * between them, never two live ones (RFC 9700 §4.14.2 leaves the rule to the
- * server; docs/identity-api.md#refresh-tokens). Knowing a successor says
- * nothing of its predecessor's secret (HMAC is one-way), and the chain
- * forward from any token is computable only by its holder.
+ * family's successor key — 32 random bytes the store makes with the family and
+ * keeps in its record, never in a token, an answer or a log — over the
+ * presented token. The same presented token always yields the same successor,
+ * so two refreshes racing within the grace answer one successor between them,
+ * never two live ones (RFC 9700 §4.14.2 leaves the rule to the server;
+ * docs/identity-api.md#refresh-tokens). Knowing every token of a family says
+ * nothing of the next one without the key (issue 42: keyed by the presented
+ * token's own secret, a past token computed the whole chain onwards).
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { base32, checksum, secretDigest } from './secrets.js';
@@ -50,10 +52,16 @@ export function parseRefreshToken(token: string): ParsedRefreshToken | null {
   return { familyId: match[1] as string, secret: match[2] as string, token };
 }
 
-/** The one successor of a refresh token: the same for every rotation of it. */
-export function successorOf(presented: ParsedRefreshToken): ParsedRefreshToken {
-  const secret = createHmac('sha256', presented.secret)
-    .update(`tgr successor ${presented.familyId}`)
+/**
+ * The one successor of a refresh token under its family's successor key
+ * (base64url, made by the store with the family): the same for every rotation of it.
+ */
+export function successorOf(
+  presented: ParsedRefreshToken,
+  successorKey: string,
+): ParsedRefreshToken {
+  const secret = createHmac('sha256', Buffer.from(successorKey, 'base64url'))
+    .update(`tgr successor ${presented.familyId} ${presented.secret}`)
     .digest('base64url');
   return { familyId: presented.familyId, secret, token: tokenOf(presented.familyId, secret) };
 }

@@ -2,15 +2,17 @@
  * The in-memory store's refresh-token families (see `memory-state.ts`): the
  * same rules as the Redis store's (`redis-refresh.ts`). A record vanishes at
  * `refreshRecordExpiry` (checked when read, and in a sweep whenever the map
- * has doubled since the last one); a user's index holds their live families.
+ * has doubled since the last one); a user's index holds their live families
+ * and the tenant of each (the cap is per user and tenant).
  */
 import { ensureOpen, type MemoryState } from './memory-state.js';
 import {
   checkFamilyTimes,
-  checkMaxPerUser,
+  checkMaxPerTenant,
   checkRotationInput,
   endsSooner,
   familyIdTaken,
+  familyToRotate,
   publicFamily,
   refreshRecordExpiry,
   storedFamily,
@@ -70,27 +72,35 @@ function sweep({ refreshFamilies: records, refreshFamiliesOfUser: index }: Memor
   }
 }
 
+interface Indexed {
+  familyId: string;
+  tenantId: string;
+  absoluteExpiresAt: number;
+}
+
 /** A user's indexed families, the soonest to end first. */
-function indexed(index: Index, userId: string): { familyId: string; absoluteExpiresAt: number }[] {
+function indexed(index: Index, userId: string): Indexed[] {
   return [...(index.get(userId) ?? [])]
-    .map(([familyId, absoluteExpiresAt]) => ({ familyId, absoluteExpiresAt }))
+    .map(([familyId, entry]) => ({ familyId, ...entry }))
     .sort(endsSooner);
 }
 
 /**
  * Enters a new family in its user's index, dropping those ended at its
- * creation; returns the ids it pushed out past the cap (never its own).
+ * creation; returns the ids it pushed out past the cap of its tenant (never
+ * its own, never another tenant's).
  */
-function enter(index: Index, family: RefreshFamily, maxPerUser: number): string[] {
-  const families = index.get(family.userId) ?? new Map<string, number>();
+function enter(index: Index, family: RefreshFamily, maxPerTenant: number): string[] {
+  const families = index.get(family.userId) ?? new Map<string, Omit<Indexed, 'familyId'>>();
   index.set(family.userId, families);
-  for (const [familyId, end] of families) {
-    if (end <= family.createdAt) families.delete(familyId);
+  for (const [familyId, { absoluteExpiresAt }] of families) {
+    if (absoluteExpiresAt <= family.createdAt) families.delete(familyId);
   }
-  const order = indexed(index, family.userId);
-  const out = order.slice(0, Math.max(0, order.length - (maxPerUser - 1)));
+  const order = indexed(index, family.userId).filter((f) => f.tenantId === family.tenantId);
+  const out = order.slice(0, Math.max(0, order.length - (maxPerTenant - 1)));
   for (const { familyId } of out) families.delete(familyId);
-  families.set(family.familyId, family.absoluteExpiresAt);
+  const { tenantId, absoluteExpiresAt } = family;
+  families.set(family.familyId, { tenantId, absoluteExpiresAt });
   return out.map(({ familyId }) => familyId);
 }
 
@@ -107,13 +117,13 @@ export function memoryRefreshFamilies(state: MemoryState): RefreshFamilyStore {
   };
 
   return {
-    async createRefreshFamily(family, maxPerUser) {
-      checkMaxPerUser(maxPerUser);
+    async createRefreshFamily(family, maxPerTenant) {
+      checkMaxPerTenant(maxPerTenant);
       checkFamilyTimes(family);
       open();
       if (read(records, family.familyId) !== undefined) throw familyIdTaken();
       write(records, storedFamily(family));
-      return enter(index, family, maxPerUser).flatMap((familyId) => {
+      return enter(index, family, maxPerTenant).flatMap((familyId) => {
         const evicted = read(records, familyId);
         return evicted !== undefined && revoke(state, evicted) ? [publicFamily(evicted)] : [];
       });
@@ -135,6 +145,12 @@ export function memoryRefreshFamilies(state: MemoryState): RefreshFamilyStore {
       open();
       const family = read(records, familyId);
       return family === undefined ? null : publicFamily(family);
+    },
+
+    async getRefreshFamilyToRotate(familyId) {
+      open();
+      const family = read(records, familyId);
+      return family === undefined ? null : familyToRotate(family);
     },
 
     async revokeRefreshFamily(familyId) {

@@ -49,8 +49,8 @@ export interface MemoryState {
   generation: number;
   /** familyId → the family and when (Unix seconds) its record vanishes (`memory-refresh.ts`). */
   refreshFamilies: Map<string, { family: StoredRefreshFamily; expiresAt: number }>;
-  /** userId → familyId → its absolute end: the user's live families. */
-  refreshFamiliesOfUser: Map<string, Map<string, number>>;
+  /** userId → familyId → its tenant and absolute end: the user's live families. */
+  refreshFamiliesOfUser: Map<string, Map<string, { tenantId: string; absoluteExpiresAt: number }>>;
   closed: boolean;
   /** In one process, delivery is never interrupted. */
   listeners: Set<SessionEventListener>;

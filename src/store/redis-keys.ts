@@ -58,7 +58,9 @@
  * Refresh-token families (issue 33; `redis-refresh.ts`):
  * - `tg:refresh:{<familyId>}`          string: the family as JSON, expiring by itself
  *                                       (`refreshRecordExpiry`: its end, or its last access token's)
- * - `tg:refresh-user:{<userId>}`       sorted set: the user's live family ids → absolute end
+ * - `tg:refresh-user:{<userId>}`       sorted set: the user's live families, each as
+ *                                       `<familyId>@<tenantId>` → absolute end (a family id
+ *                                       alone: written before issue 42, of no tenant)
  *
  * Why a tag per family: a rotation is one script over one key, made on every
  * refresh, so families spread over every slot like the deny-list. The user's

@@ -18,21 +18,28 @@ export const REVOKE_REPLY = {
 
 export const REFRESH_SCRIPTS = {
   /**
-   * KEYS: the user's index. ARGV: familyId, its absolute end, its creation
-   * (now), maxPerUser, the record margin (seconds).
+   * KEYS: the user's index. ARGV: the new family's index entry
+   * (`familyId@tenantId`), its absolute end, its creation (now),
+   * maxPerTenant, the record margin (seconds), `@tenantId`.
    * Drops the families ended by now, enters the new one, and keeps the
-   * index as long as its last family. Returns the ids of the families that
-   * end soonest past `maxPerUser - 1` others (never the new one), left in
-   * the index: the caller takes each out once it has ended it, so one it
-   * failed to end is still counted, and ended by the next login.
+   * index as long as its last family. Returns the entries of the families of
+   * the same tenant that end soonest past `maxPerTenant - 1` others (never
+   * the new one, never another tenant's), left in the index: the caller takes
+   * each out once it has ended it, so one it failed to end is still counted,
+   * and ended by the next login. An entry without a tenant (a family id
+   * alone, written before issue 42) counts for no tenant.
    */
   indexRefreshFamily: {
     numberOfKeys: 1,
     lua: `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
-local excess = redis.call('ZCARD', KEYS[1]) - (tonumber(ARGV[4]) - 1)
+local suffix = ARGV[6]
+local mine = {}
+for _, entry in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if #entry > #suffix and string.sub(entry, -#suffix) == suffix then table.insert(mine, entry) end
+end
 local out = {}
-if excess > 0 then out = redis.call('ZRANGE', KEYS[1], 0, excess - 1) end
+for i = 1, #mine - (tonumber(ARGV[4]) - 1) do out[i] = mine[i] end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
 redis.call('EXPIREAT', KEYS[1], tonumber(last[2]) + tonumber(ARGV[5]))
@@ -42,10 +49,10 @@ return out
 
   /**
    * KEYS: the family. ARGV: presented digest, successor digest, jti, its
-   * exp, now, grace seconds, idle TTL seconds, the record margin, how many
-   * used digests to keep.
+   * exp, now, grace seconds, idle TTL seconds, the record margin.
    * Returns { outcome } when invalid (writing nothing), else { outcome,
-   * family JSON } after pruning, then rotating, adding the jti, or revoking;
+   * family JSON } after pruning, then rotating, adding the jti, or revoking
+   * (any digest but the current one and the previous one within the grace);
    * the record then lives until its end or its last access token's, plus
    * the margin.
    */
@@ -58,20 +65,13 @@ local f = cjson.decode(raw)
 local presented, now = ARGV[1], tonumber(ARGV[5])
 if f.revoked or now >= f.absoluteExpiresAt then return { 'invalid' } end
 local idle = now >= f.currentExpiresAt
-local used = f.used or {}
-local outcome
+local outcome = 'reused'
 if presented == f.currentDigest then
   if idle then return { 'invalid' } end
   outcome = 'rotated'
-elseif f.previous and presented == f.previous.digest then
-  if now - f.previous.usedAt > tonumber(ARGV[6]) then outcome = 'reused'
-  elseif idle then return { 'invalid' }
-  else outcome = 'grace' end
-else
-  for _, digest in ipairs(used) do
-    if digest == presented then outcome = 'reused' end
-  end
-  if not outcome then return { 'invalid' } end
+elseif f.previous and presented == f.previous.digest and now - f.previous.usedAt <= tonumber(ARGV[6]) then
+  if idle then return { 'invalid' } end
+  outcome = 'grace'
 end
 local tokens = {}
 for jti, exp in pairs(f.accessTokens) do
@@ -82,11 +82,6 @@ if outcome == 'reused' then
   f.revoked = true
 else
   if outcome == 'rotated' then
-    if f.previous then
-      table.insert(used, f.previous.digest)
-      while #used > tonumber(ARGV[9]) do table.remove(used, 1) end
-    end
-    f.used = used
     f.previous = { digest = presented, usedAt = now, successorDigest = ARGV[2] }
     f.currentDigest = ARGV[2]
     f.currentExpiresAt = math.min(now + tonumber(ARGV[7]), f.absoluteExpiresAt)

@@ -3,7 +3,8 @@
  * `redis-keys.ts`, scripts in `redis-refresh-scripts.ts`). A rotation is one
  * script on the family's key; a family and its user's index live in slots of
  * their own, so a login writes the family first and the index after, and the
- * index is advisory (see `redis-keys.ts`). Every write that creates, rotates
+ * index is advisory (see `redis-keys.ts`). An index entry is
+ * `familyId@tenantId`, so the cap counts a user's families per tenant. Every write that creates, rotates
  * or ends a family is answered once a replica has it (`context.replicated`):
  * a Sentinel or Cluster failover never brings back a used refresh token.
  */
@@ -12,9 +13,10 @@ import { unexpectedReply, type RedisStoreContext } from './redis-context.js';
 import { REVOKE_REPLY } from './redis-refresh-scripts.js';
 import {
   checkFamilyTimes,
-  checkMaxPerUser,
+  checkMaxPerTenant,
   checkRotationInput,
   familyIdTaken,
+  familyToRotate,
   publicFamily,
   refreshRecordExpiry,
   storedFamily,
@@ -22,7 +24,6 @@ import {
 } from './refresh-records.js';
 import {
   REFRESH_RECORD_MARGIN_SECONDS,
-  REFRESH_USED_DIGESTS_KEPT,
   type RefreshFamily,
   type RefreshFamilyStore,
   type RotateRefreshInput,
@@ -39,10 +40,14 @@ export function redisRefreshFamilies(context: RedisStoreContext): RefreshFamilyS
       const raw = await attempt(() => redis.get(keys.refreshFamily(familyId)));
       return raw === null ? null : publicFamily(familyFromJson(raw));
     },
+    getRefreshFamilyToRotate: async (familyId) => {
+      const raw = await attempt(() => redis.get(keys.refreshFamily(familyId)));
+      return raw === null ? null : familyToRotate(familyFromJson(raw));
+    },
     revokeRefreshFamily: async (familyId) => {
       const [reply, family] = await revokeOne(context, familyId, '');
       if (family === undefined) return null;
-      await forget(context, family.userId, [familyId]);
+      await forget(context, family.userId, entriesOf(family));
       if (reply === REVOKE_REPLY.revoked) await context.replicated(keys.refreshFamily(familyId));
       return family;
     },
@@ -50,12 +55,33 @@ export function redisRefreshFamilies(context: RedisStoreContext): RefreshFamilyS
   };
 }
 
+/** A family's entry in its user's index: its id and tenant. */
+const indexEntry = (familyId: string, tenantId: string): string => `${familyId}@${tenantId}`;
+
+/** The family id of an index entry (an entry written before issue 42 is the id alone). */
+function familyIdOf(entry: string): string {
+  const at = entry.lastIndexOf('@');
+  return at === -1 ? entry : entry.slice(0, at);
+}
+
+/** The tenant of an index entry; undefined for an entry written before issue 42. */
+function tenantIdOf(entry: string): string | undefined {
+  const at = entry.lastIndexOf('@');
+  return at === -1 ? undefined : entry.slice(at + 1);
+}
+
+/** The entries a family may have in its user's index (with its tenant, or the id alone). */
+const entriesOf = (family: RefreshFamily): string[] => [
+  indexEntry(family.familyId, family.tenantId),
+  family.familyId,
+];
+
 async function createFamily(
   context: RedisStoreContext,
   family: RefreshFamily,
-  maxPerUser: number,
+  maxPerTenant: number,
 ): Promise<RefreshFamily[]> {
-  checkMaxPerUser(maxPerUser);
+  checkMaxPerTenant(maxPerTenant);
   checkFamilyTimes(family);
   const { redis, keys } = context;
   const key = keys.refreshFamily(family.familyId);
@@ -69,11 +95,12 @@ async function createFamily(
     out = await attempt(() =>
       redis.indexRefreshFamily(
         index,
-        family.familyId,
+        indexEntry(family.familyId, family.tenantId),
         family.absoluteExpiresAt,
         family.createdAt,
-        maxPerUser,
+        maxPerTenant,
         REFRESH_RECORD_MARGIN_SECONDS,
+        `@${family.tenantId}`,
       ),
     );
   } catch (err) {
@@ -82,9 +109,11 @@ async function createFamily(
     throw err;
   }
   if (!Array.isArray(out)) throw unexpectedReply();
-  const ids = out.map(String);
-  const ended = await Promise.all(ids.map((id) => revokeOne(context, id, '')));
-  await forget(context, family.userId, ids);
+  const entries = out.map(String);
+  const ended = await Promise.all(
+    entries.map((entry) => revokeOne(context, familyIdOf(entry), family.tenantId)),
+  );
+  await forget(context, family.userId, entries);
   const evicted = ended.flatMap(([reply, f]) => (reply === REVOKE_REPLY.revoked && f ? [f] : []));
   await Promise.all(
     [key, index, ...evicted.map((f) => keys.refreshFamily(f.familyId))].map(context.replicated),
@@ -110,7 +139,6 @@ async function rotate(
       input.graceSeconds,
       input.idleTtlSeconds,
       REFRESH_RECORD_MARGIN_SECONDS,
-      REFRESH_USED_DIGESTS_KEPT,
     ),
   );
   if (!Array.isArray(reply)) throw unexpectedReply();
@@ -119,7 +147,7 @@ async function rotate(
   if (outcome !== 'rotated' && outcome !== 'grace' && outcome !== 'reused') throw unexpectedReply();
   if (typeof json !== 'string') throw unexpectedReply();
   const family = publicFamily(familyFromJson(json));
-  if (outcome === 'reused') await forget(context, family.userId, [family.familyId]);
+  if (outcome === 'reused') await forget(context, family.userId, entriesOf(family));
   await context.replicated(key);
   return { outcome, family };
 }
@@ -149,12 +177,19 @@ async function revokeAllOf(
   tenantId: string | undefined,
 ): Promise<RefreshFamily[]> {
   const { redis, keys } = context;
-  const ids = await attempt(() => redis.zrange(keys.refreshFamiliesOf(userId), '0', '-1'));
-  const replies = await Promise.all(ids.map((id) => revokeOne(context, id, tenantId ?? '')));
+  const all = await attempt(() => redis.zrange(keys.refreshFamiliesOf(userId), '0', '-1'));
+  // An entry of another tenant is left alone without reading its family.
+  const entries = all.filter((entry) => {
+    const of = tenantIdOf(entry);
+    return tenantId === undefined || of === undefined || of === tenantId;
+  });
+  const replies = await Promise.all(
+    entries.map((entry) => revokeOne(context, familyIdOf(entry), tenantId ?? '')),
+  );
   const revoked: RefreshFamily[] = [];
   const gone: string[] = [];
   replies.forEach(([reply, family], i) => {
-    if (reply !== REVOKE_REPLY.otherTenant) gone.push(ids[i]!);
+    if (reply !== REVOKE_REPLY.otherTenant) gone.push(entries[i]!);
     if (reply === REVOKE_REPLY.revoked && family !== undefined) revoked.push(family);
   });
   await forget(context, userId, gone);
@@ -169,13 +204,13 @@ async function revokeAllOf(
 async function forget(
   { redis, keys }: RedisStoreContext,
   userId: string,
-  familyIds: string[],
+  entries: string[],
 ): Promise<void> {
-  if (familyIds.length === 0) return;
-  await redis.zrem(keys.refreshFamiliesOf(userId), ...familyIds).catch(() => undefined);
+  if (entries.length === 0) return;
+  await redis.zrem(keys.refreshFamiliesOf(userId), ...entries).catch(() => undefined);
 }
 
-/** A family as the scripts keep it (cjson writes an empty list as `{}`). */
+/** A family as the scripts keep it. */
 function familyFromJson(json: string): StoredRefreshFamily {
   let parsed: unknown;
   try {
@@ -189,10 +224,10 @@ function familyFromJson(json: string): StoredRefreshFamily {
     family === null ||
     typeof family.familyId !== 'string' ||
     typeof family.currentDigest !== 'string' ||
-    typeof family.accessTokens !== 'object'
+    typeof family.accessTokens !== 'object' ||
+    (family.successorKey !== undefined && typeof family.successorKey !== 'string')
   ) {
     throw unexpectedReply();
   }
-  if (!Array.isArray(family.used)) family.used = [];
   return family;
 }

@@ -1,20 +1,26 @@
 /**
  * What both backends share of refresh families: the stored form (the family
- * and the digests it used before `previous`), when a record may vanish, and
- * the checks of what callers pass. The Redis store keeps the stored form as
+ * and its successor key), when a record may vanish, and the checks of what
+ * callers pass. The Redis store keeps the stored form as
  * one JSON string, read and written by its Lua scripts
  * (`redis-refresh-scripts.ts`) under the same field names.
  */
+import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../errors.js';
 import {
   REFRESH_RECORD_MARGIN_SECONDS,
+  type FamilyToRotate,
   type RefreshFamily,
   type RotateRefreshInput,
 } from './refresh-types.js';
 
-/** A family as stored: the family and the digests used before its `previous`, oldest first. */
+/**
+ * A family as stored: the family and the key its successors are derived
+ * under (base64url of 32 random bytes; absent from a record stored before
+ * issue 42, whose chain any past token computed).
+ */
 export interface StoredRefreshFamily extends RefreshFamily {
-  used: string[];
+  successorKey?: string;
 }
 
 /**
@@ -29,23 +35,43 @@ export function refreshRecordExpiry(family: RefreshFamily): number {
   );
 }
 
-/** The family without what only the store keeps, as a copy. */
+/**
+ * The family without what only the store keeps (its successor key, and any
+ * field of an older record such as its `used` digests), as a copy.
+ */
 export function publicFamily(stored: StoredRefreshFamily): RefreshFamily {
-  const { used: _used, ...family } = stored;
-  const copy: RefreshFamily = { ...family, accessTokens: { ...family.accessTokens } };
-  if (family.previous !== undefined) copy.previous = { ...family.previous };
+  const copy: RefreshFamily = {
+    familyId: stored.familyId,
+    userId: stored.userId,
+    tenantId: stored.tenantId,
+    scope: stored.scope,
+    sessionVersion: stored.sessionVersion,
+    membershipGeneration: stored.membershipGeneration,
+    createdAt: stored.createdAt,
+    absoluteExpiresAt: stored.absoluteExpiresAt,
+    currentDigest: stored.currentDigest,
+    currentExpiresAt: stored.currentExpiresAt,
+    accessTokens: { ...stored.accessTokens },
+    revoked: stored.revoked,
+  };
+  if (stored.previous !== undefined) copy.previous = { ...stored.previous };
   return copy;
 }
 
-/** A new family's stored form (nothing used yet), copied from what the caller gave. */
-export function storedFamily(family: RefreshFamily): StoredRefreshFamily {
-  return { ...publicFamily({ ...family, used: [] }), used: [] };
+/** The family and its successor key (null for a record stored without one). */
+export function familyToRotate(stored: StoredRefreshFamily): FamilyToRotate {
+  return { family: publicFamily(stored), successorKey: stored.successorKey ?? null };
 }
 
-/** @throws RangeError unless `maxPerUser` is a positive integer. */
-export function checkMaxPerUser(maxPerUser: number): void {
-  if (!Number.isSafeInteger(maxPerUser) || maxPerUser < 1) {
-    throw new RangeError('maxPerUser must be a positive integer.');
+/** A new family's stored form, copied from what the caller gave, with a new successor key. */
+export function storedFamily(family: RefreshFamily): StoredRefreshFamily {
+  return { ...publicFamily(family), successorKey: randomBytes(32).toString('base64url') };
+}
+
+/** @throws RangeError unless `maxPerTenant` is a positive integer. */
+export function checkMaxPerTenant(maxPerTenant: number): void {
+  if (!Number.isSafeInteger(maxPerTenant) || maxPerTenant < 1) {
+    throw new RangeError('maxPerTenant must be a positive integer.');
   }
 }
 
@@ -54,7 +80,7 @@ export function familyIdTaken(): GatewayError {
 }
 
 /**
- * The order in which a user's families are ended past the cap: soonest
+ * The order in which a user's families in a tenant are ended past the cap: soonest
  * absolute end first, then by id (as a Redis sorted set orders them).
  */
 export function endsSooner(

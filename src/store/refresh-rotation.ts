@@ -3,12 +3,18 @@
  * store applies it. The Redis store applies the same rule in Lua
  * (`redis-refresh-scripts.ts`); the contract suite holds both to it.
  */
-import { REFRESH_USED_DIGESTS_KEPT, type RotateRefreshInput } from './refresh-types.js';
+import type { RotateRefreshInput } from './refresh-types.js';
 import type { StoredRefreshFamily } from './refresh-records.js';
 
 export type RotationOutcome = 'rotated' | 'grace' | 'reused' | 'invalid';
 
-/** What presenting `input.presentedDigest` to `family` means; decides only. */
+/**
+ * What presenting `input.presentedDigest` to `family` means; decides only.
+ * Any token of a live family but its current one and the one used last
+ * within the grace is reuse: an older token, or one the family never had —
+ * a well-formed token for the family's id that is not one of its own is a
+ * guess at the chain, and ends the family as a replay does (issue 42).
+ */
 export function rotationOutcome(
   family: StoredRefreshFamily,
   input: RotateRefreshInput,
@@ -22,7 +28,7 @@ export function rotationOutcome(
     if (now - previous.usedAt > input.graceSeconds) return 'reused';
     return idle ? 'invalid' : 'grace';
   }
-  return family.used.includes(presentedDigest) ? 'reused' : 'invalid';
+  return 'reused';
 }
 
 /**
@@ -43,9 +49,6 @@ export function applyRotation(
     return;
   }
   if (outcome === 'rotated') {
-    if (family.previous !== undefined) {
-      family.used = [...family.used, family.previous.digest].slice(-REFRESH_USED_DIGESTS_KEPT);
-    }
     family.previous = {
       digest: input.presentedDigest,
       usedAt: now,

@@ -53,17 +53,24 @@ export type RotateResult =
    */
   | { outcome: 'grace'; family: RefreshFamily }
   /**
-   * The presented token was used before, outside the grace: the family is
-   * revoked in the same atomic step; `family.accessTokens` lists the jtis to
-   * deny-list.
+   * The presented token is not the family's current one, nor the one used
+   * last within the grace: an older token, or one the family never had (a
+   * guess at the chain, issue 42). The family is revoked in the same atomic
+   * step; `family.accessTokens` lists the jtis to deny-list.
    */
   | { outcome: 'reused'; family: RefreshFamily }
   /**
-   * No such family, revoked, ended (absolute or idle), or a digest this
-   * family never had (or used too long ago to remember: see
-   * {@link REFRESH_USED_DIGESTS_KEPT}). Nothing is written.
+   * No such family, revoked, past its absolute end, or the current token (or
+   * the previous one within the grace) past the idle expiry. Nothing is
+   * written.
    */
   | { outcome: 'invalid' };
+
+/** A family with the key its successors are derived under (`getRefreshFamilyToRotate`). */
+export interface FamilyToRotate {
+  family: RefreshFamily;
+  successorKey: string | null;
+}
 
 /** What `rotateRefreshToken` is given. */
 export interface RotateRefreshInput {
@@ -72,8 +79,10 @@ export interface RotateRefreshInput {
   presentedDigest: string;
   /**
    * SHA-256 hex of the successor the caller would hand out. Derived from the
-   * presented token deterministically, so a repeat within the grace hands out
-   * the same one (the store keeps the first as `previous.successorDigest`).
+   * presented token under the family's successor key
+   * ({@link RefreshFamilyStore.getRefreshFamilyToRotate}), so a repeat within
+   * the grace hands out the same one (the store keeps the first as
+   * `previous.successorDigest`).
    */
   successorDigest: string;
   /** Id of the access token issued with this refresh. */
@@ -86,14 +95,6 @@ export interface RotateRefreshInput {
   idleTtlSeconds: number;
 }
 
-/**
- * How many used digests before `previous` a family remembers (newest kept):
- * a token used longer ago than that is `invalid` rather than `reused` — still
- * refused, only no longer a reason to end the family. At one rotation per
- * access-token lifetime that is days of history.
- */
-export const REFRESH_USED_DIGESTS_KEPT = 100;
-
 /** How long (seconds) a family's record outlives its end and its access tokens. */
 export const REFRESH_RECORD_MARGIN_SECONDS = 60;
 
@@ -104,17 +105,20 @@ export const REFRESH_RECORD_MARGIN_SECONDS = 60;
  */
 export interface RefreshFamilyStore {
   /**
-   * Stores a new family and enters it in its user's index, ending the user's
-   * families that end soonest (oldest, under one absolute lifetime) so that
-   * at most `maxPerUser` stay live, the new one among them; families past
-   * their absolute end (at `family.createdAt`) leave the index without
-   * counting.
+   * Stores a new family with a successor key of its own (32 random bytes the
+   * store makes; see {@link getRefreshFamilyToRotate}) and enters it in its
+   * user's index, ending the user's families IN THE SAME TENANT that end
+   * soonest (oldest, under one absolute lifetime) so that at most
+   * `maxPerTenant` of them stay live, the new one among them: families in
+   * other tenants never count (issue 42: sign-ins at one tenant never end a
+   * session at another). Families past their absolute end (at
+   * `family.createdAt`) leave the index without counting.
    * @returns the families this ended, each `revoked`, so the caller can
    * deny-list their access tokens.
-   * @throws RangeError when `maxPerUser` is not a positive integer.
+   * @throws RangeError when `maxPerTenant` is not a positive integer.
    * @throws GatewayError `internal_error` when the family id is in use.
    */
-  createRefreshFamily(family: RefreshFamily, maxPerUser: number): Promise<RefreshFamily[]>;
+  createRefreshFamily(family: RefreshFamily, maxPerTenant: number): Promise<RefreshFamily[]>;
   /**
    * Presents a refresh token, in ONE atomic step: decides the outcome (see
    * {@link RotateResult}), prunes `accessTokens` of entries with `exp < now`,
@@ -124,6 +128,13 @@ export interface RefreshFamilyStore {
   rotateRefreshToken(input: RotateRefreshInput): Promise<RotateResult>;
   /** The family as stored (revoked or not); null once its record is gone. */
   getRefreshFamily(familyId: string): Promise<RefreshFamily | null>;
+  /**
+   * The family and its successor key (base64url), for the refresh grant to
+   * derive the successor of a presented token; never to be logged or
+   * answered. The key is null for a family stored before keys existed (it
+   * cannot be rotated safely: its chain was computable from any past token).
+   */
+  getRefreshFamilyToRotate(familyId: string): Promise<FamilyToRotate | null>;
   /**
    * Marks the family revoked (idempotent) and takes it out of its user's index.
    * @returns the family, for the caller to deny-list its access tokens; null

@@ -8,7 +8,8 @@
  * token. 50 pairs of concurrent refreshes of one token split across two
  * instances end no family and give each pair one successor. A password
  * change or a removed membership ends the family on the other instance. The
- * proxied path makes no store call for a refreshed token.
+ * proxied path makes no store call for a refreshed token. Issue 42: a family
+ * a gateway before successor keys stored is ended at its next refresh.
  */
 import { decodeJwt } from 'jose';
 import { Redis } from 'ioredis';
@@ -214,6 +215,26 @@ describe('a session ended on one instance ends the family on the others', () => 
     for (const gw of [a, slow]) expect((await refresh(gw, first.refresh_token)).status).toBe(400);
   }, 30_000);
 });
+
+it('a family stored before successor keys (issue 42) is ended at its next refresh: the user logs in again', async () => {
+  const first = await login(a);
+  const current = await refreshed(b, first.refresh_token);
+  const redis = new Redis(fx.redis.url);
+  try {
+    // The record as a gateway before issue 42 left it: no successor key.
+    const [key] = await redis.keys(`*refresh:{${first.refresh_token.slice(4, 30)}}`);
+    const record = JSON.parse((await redis.get(key!))!) as Record<string, unknown>;
+    expect(record['successorKey']).toEqual(expect.any(String));
+    delete record['successorKey'];
+    await redis.set(key!, JSON.stringify({ ...record, used: [] }), 'KEEPTTL');
+  } finally {
+    redis.disconnect();
+  }
+  expect((await refresh(a, current.refresh_token)).status).toBe(400);
+  expect((await tenantOn(b, current.access_token)).status).toBe(401);
+  expect((await refresh(b, current.refresh_token)).status).toBe(400);
+  expect((await refresh(b, (await login(b)).refresh_token)).status).toBe(200);
+}, 30_000);
 
 it('a steady stream of proxied requests with a refreshed token makes no Redis call', async () => {
   const { access_token: token } = await refreshed(a, (await login(a)).refresh_token);

@@ -5,17 +5,22 @@
  * family and its access tokens end, audited by family id only), scope
  * narrowing, every refusal, and what ends a family: logout, RFC 7009
  * revocation, a password change, a membership removed or its role changed,
- * a user disabled or removed, its tenant removed.
+ * a user disabled or removed, its tenant removed. Issue 42: the chain a past
+ * token computes without the store's per-family key is refused, and a
+ * well-formed token the family never had ends it.
  */
+import { createHmac, randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { disabledHash } from '../../src/auth/disabled.js';
+import { checksum } from '../../src/auth/secrets.js';
 import { basic, bearer } from '../support/gateway.js';
 import { expectError } from '../support/expect-error.js';
 import { clientToken, makeClient } from '../support/machine-client.js';
 import {
   ALICE,
+  BOB,
   startMemoryIdentityFixture,
   type IdentityFixture,
 } from '../support/identity-fixture.js';
@@ -177,6 +182,33 @@ describe('POST /1/oauth/token grant_type=refresh_token', () => {
       expect(events.join('\n')).not.toContain(token.slice(31, 74));
   });
 
+  it('the chain a past token computes without the store’s key is refused, and ends the family (issue 42)', async () => {
+    const first = await login();
+    const second = await refreshed(first.refresh_token);
+    const current = await refreshed(second.refresh_token);
+    // Whoever kept `first` (a log, a backup) derives onwards as the successor once was derived.
+    const guess = keylessSuccessor(keylessSuccessor(first.refresh_token));
+    expect(guess).not.toBe(current.refresh_token);
+    await expectError(await refresh(guess), 400, 'invalid_grant');
+    await expectError(await refresh(current.refresh_token), 400, 'invalid_grant');
+    expect((await tenantWith(current.access_token)).status).toBe(401);
+  });
+
+  it('a well-formed token of a live family that is not one of its own is reuse: the family ends, audited (issue 42)', async () => {
+    const first = await login();
+    const current = await refreshed(first.refresh_token);
+    const familyId = first.refresh_token.slice(4, 30);
+    const body = `tgr_${familyId}_${randomBytes(32).toString('base64url')}`;
+    await expectError(await refresh(`${body}_${checksum(body)}`), 400, 'invalid_grant');
+    await expectError(await refresh(current.refresh_token), 400, 'invalid_grant');
+    expect((await tenantWith(current.access_token)).status).toBe(401);
+    const log = fx.gw.gateway.store.auditLog({ maxEventsPerStream: 10_000 });
+    const reused = (await log.read('tenant:acme', 0))
+      .map((e) => JSON.parse(e.event) as Record<string, unknown>)
+      .filter((e) => e.event === 'refresh_token_reused' && e.family_id === familyId);
+    expect(reused).toHaveLength(1);
+  });
+
   it('a scope parameter narrows, never widens (RFC 6749 §6)', async () => {
     const first = await login();
     const narrow = await refreshed(first.refresh_token, { scope: 'orders:read' });
@@ -210,6 +242,16 @@ describe('POST /1/oauth/token grant_type=refresh_token', () => {
     expect((await refresh(token)).status).toBe(200);
   });
 });
+
+/** A token's successor as it was derived before issue 42: HMAC keyed by the token's own secret. */
+function keylessSuccessor(token: string): string {
+  const [, familyId, secret] = /^tgr_([a-z2-7]{26})_([A-Za-z0-9_-]{43})_/.exec(token)!;
+  const next = createHmac('sha256', secret!)
+    .update(`tgr successor ${familyId}`)
+    .digest('base64url');
+  const body = `tgr_${familyId}_${next}`;
+  return `${body}_${checksum(body)}`;
+}
 
 describe('what ends a family', () => {
   it('logout (DELETE /1/token) with a token of the family', async () => {
@@ -275,6 +317,19 @@ describe('what ends a family', () => {
       400,
       'invalid_request',
     );
+  });
+
+  it('more logins at one tenant than a user may keep families: the oldest there ends, never one at another tenant (issue 42)', async () => {
+    const atAcme = await login(BOB, 'acme');
+    const atGlobex = [];
+    for (let i = 0; i < 51; i++) atGlobex.push(await login(BOB, 'globex'));
+    // One of globex's ended (logins in one second end in one second: any of them is oldest).
+    const statuses = [];
+    for (const { refresh_token: token } of atGlobex) statuses.push((await refresh(token)).status);
+    expect(statuses.filter((status) => status === 400)).toHaveLength(1);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(50);
+    expect((await tenantWith(atAcme.access_token)).status).toBe(200);
+    expect((await refresh(atAcme.refresh_token)).status).toBe(200);
   });
 
   it('a password change', async () => {

@@ -1,26 +1,34 @@
 /**
  * Issue 33, the refresh-token service on the memory store with a clock of
  * the test's own: the grace ends after REFRESH_GRACE_SECONDS, the idle and
- * absolute lifetimes, reuse of an older token (and one older than the store remembers),
- * a made-up token for a known family id, the per-user bound; and the token
- * format itself (checksum, the one derived successor).
+ * absolute lifetimes, reuse of an older token however old, and issue 42: a
+ * made-up token for a known family id is reuse, a past token's chain
+ * computed without the store's key is refused, the bound per user and
+ * tenant, the role's current scopes; and the token format itself (checksum,
+ * the one derived successor).
  */
+import { createHmac, randomBytes } from 'node:crypto';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createAccounts } from '../../src/auth/accounts.js';
+import { createAccounts, type RoleScopes } from '../../src/auth/accounts.js';
 import type { BruteForceGuard } from '../../src/auth/brute-force.js';
 import { loadKeySet } from '../../src/auth/keys.js';
 import type { PasswordHasher } from '../../src/auth/passwords.js';
 import {
   createRefreshTokens,
-  MAX_FAMILIES_PER_USER,
+  MAX_FAMILIES_PER_TENANT,
   REFRESH_GRACE_SECONDS,
   RefreshRefused,
   type RefreshTokens,
 } from '../../src/auth/refresh-grant.js';
-import { newRefreshFamily, parseRefreshToken, successorOf } from '../../src/auth/refresh-tokens.js';
+import {
+  newRefreshFamily,
+  parseRefreshToken,
+  successorOf,
+  type ParsedRefreshToken,
+} from '../../src/auth/refresh-tokens.js';
+import { checksum } from '../../src/auth/secrets.js';
 import type { KeyRing } from '../../src/auth/tokens.js';
 import { createMemoryStore } from '../../src/store/index.js';
-import { REFRESH_USED_DIGESTS_KEPT } from '../../src/store/refresh-types.js';
 import type { Store, UserRecord } from '../../src/store/types.js';
 import { makeKeysDir } from '../support/gateway.js';
 
@@ -39,6 +47,7 @@ let store: Store;
 let user: UserRecord;
 let clock: number;
 let refresh: RefreshTokens;
+let roleScopes: RoleScopes;
 
 beforeAll(async () => {
   keyring = { current: await loadKeySet((await makeKeysDir()).dir, { warn() {} }) };
@@ -61,8 +70,10 @@ beforeEach(async () => {
     },
   });
   clock = T0;
+  roleScopes = { current: { admin: ['orders:read', 'orders:write'], member: ['orders:read'] } };
   const accounts = createAccounts({
     store,
+    roles: roleScopes,
     passwords: {} as PasswordHasher,
     bruteForce: {} as BruteForceGuard,
     keyring,
@@ -70,7 +81,14 @@ beforeEach(async () => {
     cloudRegion: 'local',
     now: () => clock,
   });
-  refresh = createRefreshTokens({ store, accounts, keyring, tokens, now: () => clock });
+  refresh = createRefreshTokens({
+    store,
+    accounts,
+    keyring,
+    tokens,
+    roleScopes,
+    now: () => clock,
+  });
 });
 
 async function refused(token: string): Promise<RefreshRefused> {
@@ -122,39 +140,95 @@ describe('lifetimes', () => {
 });
 
 describe('reuse and forgery', () => {
-  it('an older token of the family is reuse; one older than the store remembers is only refused', async () => {
+  it('an older token of the family is reuse, however many rotations ago', async () => {
     const { refreshToken: first } = await refresh.begin(user, 'u1-home');
     const tokens = [first];
-    for (let i = 0; i < REFRESH_USED_DIGESTS_KEPT + 5; i++) {
+    for (let i = 0; i < 105; i++) {
       clock += REFRESH_GRACE_SECONDS + 1;
       tokens.push((await refresh.refresh(tokens.at(-1) as string, undefined)).refreshToken);
     }
-    const current = tokens.at(-1) as string;
-    // Forgotten: refused, and no reason to end the family.
-    expect((await refused(first)).outcome).toBe('invalid');
     expect(await refresh.revokeByToken(first)).toBeNull();
-    // Remembered: reuse, and the family ends.
-    expect((await refused(tokens.at(-4) as string)).outcome).toBe('reused');
-    expect((await refused(current)).outcome).toBe('invalid');
+    expect((await refused(first)).outcome).toBe('reused');
+    expect((await refused(tokens.at(-1) as string)).outcome).toBe('invalid');
   });
 
-  it('a made-up token for a known family id is refused and ends nothing', async () => {
+  it('a made-up token for a known family id is reuse: the family ends (issue 42)', async () => {
     const { refreshToken, claims } = await refresh.begin(user, 'u1-home');
-    const forged = newRefreshFamily().token.replace(/^tgr_[a-z2-7]{26}/, `tgr_${claims.fid}`);
-    expect((await refused(forged)).outcome).toBe('invalid');
+    const forged = wellFormed(claims.fid as string);
+    // RFC 7009 ends nothing for a token that is not the family's…
     expect(await refresh.revokeByToken(forged)).toBeNull();
     expect((await refresh.refresh(refreshToken, undefined)).outcome).toBe('rotated');
+    // …but presented to refresh, a guess at the chain ends it and its access tokens.
+    const rotated = await store.getRefreshFamily(claims.fid as string);
+    expect((await refused(forged)).outcome).toBe('reused');
+    for (const jti of Object.keys(rotated!.accessTokens))
+      expect(await store.isTokenRevoked(jti)).toBe(true);
+    expect((await store.getRefreshFamily(claims.fid as string))?.revoked).toBe(true);
+  });
+
+  it('the chain computed from a past token without the store’s key is refused, and ends the family (issue 42)', async () => {
+    const { refreshToken: first } = await refresh.begin(user, 'u1-home');
+    const second = await refresh.refresh(first, undefined);
+    clock += REFRESH_GRACE_SECONDS + 1;
+    const third = await refresh.refresh(second.refreshToken, undefined);
+    // What anyone holding `first` computed before: HMAC keyed by the token's own secret.
+    const guess = keylessSuccessor(keylessSuccessor(parseRefreshToken(first)!));
+    expect(guess.token).not.toBe(third.refreshToken);
+    expect((await refused(guess.token)).outcome).toBe('reused');
+    expect((await refused(third.refreshToken)).outcome).toBe('invalid');
   });
 });
 
-it(`a user keeps at most ${MAX_FAMILIES_PER_USER} families: the oldest ends, with its access tokens`, async () => {
-  const first = await refresh.begin(user, 'u1-home');
-  for (let i = 0; i < MAX_FAMILIES_PER_USER; i++) {
+/** A well-formed refresh token (its checksum holds) for `familyId` with a random secret. */
+function wellFormed(familyId: string): string {
+  const body = `tgr_${familyId}_${randomBytes(32).toString('base64url')}`;
+  return `${body}_${checksum(body)}`;
+}
+
+/** The successor as it was derived before issue 42: keyed by the presented token's own secret. */
+function keylessSuccessor(presented: ParsedRefreshToken): ParsedRefreshToken {
+  const secret = createHmac('sha256', presented.secret)
+    .update(`tgr successor ${presented.familyId}`)
+    .digest('base64url');
+  const body = `tgr_${presented.familyId}_${secret}`;
+  const token = `${body}_${checksum(body)}`;
+  return { familyId: presented.familyId, secret, token };
+}
+
+describe('scopes', () => {
+  it('a refresh issues the role’s current scopes that the family holds, never more (issue 42)', async () => {
+    const { refreshToken, claims } = await refresh.begin(user, 'u1-home');
+    expect(claims.scope).toBe('orders:read orders:write');
+    roleScopes.current = { admin: ['orders:read', 'billing:read'], member: [] };
+    const next = await refresh.refresh(refreshToken, undefined);
+    expect(next.claims.scope).toBe('orders:read');
+    await expect(refresh.refresh(next.refreshToken, 'orders:write')).rejects.toMatchObject({
+      code: 'invalid_scope',
+    });
+    roleScopes.current = { admin: ['orders:read', 'orders:write'], member: [] };
+    expect((await refresh.refresh(next.refreshToken, undefined)).claims.scope).toBe(
+      'orders:read orders:write',
+    );
+  });
+});
+
+it(`a user keeps at most ${MAX_FAMILIES_PER_TENANT} families per tenant: the oldest of that tenant ends, with its access tokens`, async () => {
+  await store.upsertTenant(
+    { tenantId: 'globex', type: 'orgtenant', name: 'G', cloudRegion: 'x', createdBy: 'x' },
+    T0,
+  );
+  expect(await store.addMember('globex', user.id, 'member')).toBe(true);
+  const home = await refresh.begin(user, 'u1-home');
+  const first = await refresh.begin(user, 'globex');
+  for (let i = 0; i < MAX_FAMILIES_PER_TENANT; i++) {
     clock += 1;
-    await refresh.begin(user, 'u1-home');
+    await refresh.begin(user, 'globex');
   }
   expect(await store.isTokenRevoked(first.claims.jti)).toBe(true);
   expect((await refused(first.refreshToken)).outcome).toBe('invalid');
+  // Sign-ins at globex never end the user's session at home.
+  expect(await store.isTokenRevoked(home.claims.jti)).toBe(false);
+  expect((await refresh.refresh(home.refreshToken, undefined)).outcome).toBe('rotated');
 });
 
 describe('the token format', () => {
@@ -166,13 +240,17 @@ describe('the token format', () => {
     expect(parseRefreshToken(`${token}x`)).toBeNull();
   });
 
-  it('derives one successor per token, in the same family, different per token', () => {
+  it('derives one successor per token and key, in the same family, different per token and per key', () => {
     const a = parseRefreshToken(newRefreshFamily().token)!;
     const b = parseRefreshToken(newRefreshFamily().token)!;
-    expect(successorOf(a)).toEqual(successorOf(a));
-    expect(successorOf(a).familyId).toBe(a.familyId);
-    expect(parseRefreshToken(successorOf(a).token)).toEqual(successorOf(a));
-    expect(successorOf(a).secret).not.toBe(successorOf(b).secret);
-    expect(successorOf(a).secret).not.toBe(a.secret);
+    const [key, other] = [randomBytes(32), randomBytes(32)].map((k) => k.toString('base64url'));
+    const next = successorOf(a, key!);
+    expect(successorOf(a, key!)).toEqual(next);
+    expect(next.familyId).toBe(a.familyId);
+    expect(parseRefreshToken(next.token)).toEqual(next);
+    expect(successorOf(b, key!).secret).not.toBe(next.secret);
+    expect(successorOf(a, other!).secret).not.toBe(next.secret);
+    expect(next.secret).not.toBe(a.secret);
+    expect(next.secret).not.toBe(keylessSuccessor(a).secret);
   });
 });

@@ -2,7 +2,9 @@
  * Issue 33: how the Redis store lays out refresh families — a key per family
  * under its own tag, a per-user index under the user's, both expiring by
  * themselves — and that the index is advisory (a family gone behind its back
- * is skipped and dropped). The behaviour itself is the store contract's
+ * is skipped and dropped); issue 42: each index entry names its family's
+ * tenant, and a record written before successor keys is handed out without
+ * one. The behaviour itself is the store contract's
  * (`store-contract-refresh.ts`).
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -83,7 +85,7 @@ describe('refresh families in Redis', () => {
       );
       expect(
         await plain.zrange(keys.refreshFamiliesOf(family.userId), '0', '-1', 'WITHSCORES'),
-      ).toEqual([family.familyId, String(family.absoluteExpiresAt)]);
+      ).toEqual([`${family.familyId}@acme`, String(family.absoluteExpiresAt)]);
     });
   });
 
@@ -156,20 +158,65 @@ describe('refresh families in Redis', () => {
       const now = realNow();
       const lost = await defineStoreScripts(plain).indexRefreshFamily(
         index,
-        'rf-lost',
+        'rf-lost@acme',
         now + 2000,
         now,
         1,
         REFRESH_RECORD_MARGIN_SECONDS,
+        '@acme',
       );
-      expect((lost as string[]).sort()).toEqual([a.familyId, b.familyId].sort());
+      expect((lost as string[]).sort()).toEqual(
+        [`${a.familyId}@acme`, `${b.familyId}@acme`].sort(),
+      );
       expect(await plain.zcard(index)).toBe(3);
 
       const next = newFamily({ userId, absoluteExpiresAt: now + 3000 });
       const evicted = await store.createRefreshFamily(next, 1);
       expect(evicted.map((f) => f.familyId).sort()).toEqual([a.familyId, b.familyId].sort());
       expect(evicted.every((f) => f.revoked)).toBe(true);
-      expect(await plain.zrange(index, '0', '-1')).toEqual([next.familyId]);
+      expect(await plain.zrange(index, '0', '-1')).toEqual([`${next.familyId}@acme`]);
+    });
+  });
+
+  it('hand out a family stored before successor keys without one, and end it with its old index entry', async () => {
+    await withStore(async (store, keys) => {
+      const family = newFamily();
+      // As the gateway before issue 42 wrote it: no successorKey, a `used` list, the id alone indexed.
+      const key = keys.refreshFamily(family.familyId);
+      const index = keys.refreshFamiliesOf(family.userId);
+      await plain.set(key, JSON.stringify({ ...family, used: {} }), 'EXAT', realNow() + 2000);
+      await plain.zadd(index, family.absoluteExpiresAt, family.familyId);
+      expect(await store.getRefreshFamilyToRotate(family.familyId)).toEqual({
+        family,
+        successorKey: null,
+      });
+      expect(await store.getRefreshFamily(family.familyId)).toEqual(family);
+      // It counts for no tenant's cap, and a user-wide revocation still finds it.
+      expect(await store.createRefreshFamily(newFamily({ userId: family.userId }), 1)).toEqual([]);
+      const revoked = await store.revokeRefreshFamiliesOf(family.userId, 'acme');
+      expect(revoked.map((f) => f.familyId)).toContain(family.familyId);
+      expect(await plain.exists(index)).toBe(0);
+    });
+  });
+
+  it('keep a successor key per family in its record, never in what the store answers', async () => {
+    await withStore(async (store, keys) => {
+      const [a, b] = [newFamily(), newFamily()];
+      await store.createRefreshFamily(a, 3);
+      await store.createRefreshFamily(b, 3);
+      const stored = JSON.parse((await plain.get(keys.refreshFamily(a.familyId)))!) as {
+        successorKey: string;
+      };
+      expect(stored.successorKey).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect((await store.getRefreshFamilyToRotate(a.familyId))?.successorKey).toBe(
+        stored.successorKey,
+      );
+      expect((await store.getRefreshFamilyToRotate(b.familyId))?.successorKey).not.toBe(
+        stored.successorKey,
+      );
+      expect(JSON.stringify(await store.getRefreshFamily(a.familyId))).not.toContain(
+        stored.successorKey,
+      );
     });
   });
 });

@@ -1,7 +1,9 @@
 /**
  * The store contract for refresh-token families (issue 33): rotation, the
- * grace for a repeated refresh, reuse detection, idle and absolute ends, the
- * cap per user, and the race of many refreshes of one token. Registered by
+ * grace for a repeated refresh, reuse detection (issue 42: any token of a
+ * live family but its current one and the previous within the grace), idle
+ * and absolute ends, the cap per user and tenant (issue 42), each family's
+ * successor key, and the race of many refreshes of one token. Registered by
  * `describeStoreContract`.
  *
  * Families are created around the real clock (Redis expires their records on
@@ -10,12 +12,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import {
-  REFRESH_USED_DIGESTS_KEPT,
-  type RefreshFamily,
-  type RotateRefreshInput,
-  type Store,
-} from '../../src/store/types.js';
+import { type RefreshFamily, type RotateRefreshInput, type Store } from '../../src/store/types.js';
 
 const GRACE = 10;
 const IDLE = 3600;
@@ -88,6 +85,23 @@ function describeRotation(current: () => Store): void {
     read!.revoked = true;
     expect((await store.getRefreshFamily(family.familyId))?.revoked).toBe(false);
     expect(await store.getRefreshFamily('rf-nobody')).toBeNull();
+  });
+
+  it('makes a successor key per family, kept through rotations, answered only to rotate', async () => {
+    const store = current();
+    const [a, b] = [newFamily(), newFamily()];
+    await store.createRefreshFamily(a, 5);
+    await store.createRefreshFamily(b, 5);
+    const keyed = await store.getRefreshFamilyToRotate(a.familyId);
+    expect(keyed?.family).toEqual(a);
+    const key = keyed?.successorKey as string;
+    expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect((await store.getRefreshFamilyToRotate(b.familyId))?.successorKey).not.toBe(key);
+    const rotated = await store.rotateRefreshToken(rotation(a));
+    expect(JSON.stringify(rotated)).not.toContain(key);
+    expect(JSON.stringify(await store.getRefreshFamily(a.familyId))).not.toContain(key);
+    expect((await store.getRefreshFamilyToRotate(a.familyId))?.successorKey).toBe(key);
+    expect(await store.getRefreshFamilyToRotate('rf-nobody')).toBeNull();
   });
 
   it('refuses a family id in use and a cap below one', async () => {
@@ -227,40 +241,40 @@ function describeGraceAndReuse(current: () => Store): void {
     expect(result.outcome).toBe('reused');
   });
 
-  it('a digest the family never had is invalid and changes nothing', async () => {
+  it('a digest the family never had is reuse: the family is revoked at once (issue 42)', async () => {
     const store = current();
     const family = newFamily();
     await store.createRefreshFamily(family, 5);
     const input = rotation(family);
     await store.rotateRefreshToken(input);
-    const before = await store.getRefreshFamily(family.familyId);
     const forged = rotation(family, { presentedDigest: newDigest(), now: input.now + 100 });
-    expect(await store.rotateRefreshToken(forged)).toEqual({ outcome: 'invalid' });
-    expect(await store.getRefreshFamily(family.familyId)).toEqual(before);
+    const result = await store.rotateRefreshToken(forged);
+    expect(result.outcome).toBe('reused');
+    expect(result.outcome === 'reused' && result.family.revoked).toBe(true);
+    expect(result.outcome === 'reused' && Object.keys(result.family.accessTokens)).toContain(
+      input.jti,
+    );
+    expect((await store.getRefreshFamily(family.familyId))?.revoked).toBe(true);
+    const honest = rotation(family, { presentedDigest: input.successorDigest, now: forged.now });
+    expect(await store.rotateRefreshToken(honest)).toEqual({ outcome: 'invalid' });
     const unknown = rotation(family, { familyId: 'rf-nobody' });
     expect(await store.rotateRefreshToken(unknown)).toEqual({ outcome: 'invalid' });
   });
 
-  it(`remembers ${REFRESH_USED_DIGESTS_KEPT} used tokens before the previous one; older ones are invalid`, async () => {
+  it('a token used however many rotations ago is reuse', async () => {
     const store = current();
     const family = newFamily();
     await store.createRefreshFamily(family, 5);
     let now = family.createdAt;
     const used = [family.currentDigest];
-    for (let i = 0; i < REFRESH_USED_DIGESTS_KEPT + 2; i++) {
+    for (let i = 0; i < 120; i++) {
       now += 1;
       const input = rotation(family, { presentedDigest: used.at(-1)!, now });
       expect((await store.rotateRefreshToken(input)).outcome).toBe('rotated');
       used.push(input.successorDigest);
     }
-    // used.at(-1) is current, used.at(-2) previous, then the remembered ones.
-    const late = now + GRACE + 1;
-    expect(
-      await store.rotateRefreshToken(rotation(family, { presentedDigest: used[0], now: late })),
-    ).toEqual({ outcome: 'invalid' });
-    const remembered = used[1]!;
     const result = await store.rotateRefreshToken(
-      rotation(family, { presentedDigest: remembered, now: late }),
+      rotation(family, { presentedDigest: used[0], now: now + GRACE + 1 }),
     );
     expect(result.outcome).toBe('reused');
   });
@@ -325,6 +339,28 @@ function describeEnds(current: () => Store): void {
 }
 
 function describeCap(current: () => Store): void {
+  it('counts the cap per tenant: a user’s families elsewhere are never ended (issue 42)', async () => {
+    const store = current();
+    const userId = `u-${randomUUID().slice(0, 8)}`;
+    const home = newFamily({ userId, tenantId: 'acme' });
+    await store.createRefreshFamily(home, 2);
+    const now = realNow();
+    const elsewhere = [0, 1, 2, 3].map((i) =>
+      newFamily({ userId, tenantId: 'globex', absoluteExpiresAt: now + 1000 + i }),
+    );
+    const ended: RefreshFamily[] = [];
+    for (const family of elsewhere) ended.push(...(await store.createRefreshFamily(family, 2)));
+    expect(byId(ended)).toEqual(byId(elsewhere.slice(0, 2).map((f) => ({ ...f, revoked: true }))));
+    expect((await store.getRefreshFamily(home.familyId))?.revoked).toBe(false);
+    expect((await store.rotateRefreshToken(rotation(home))).outcome).toBe('rotated');
+    // And acme's own cap still holds.
+    const next = newFamily({ userId, tenantId: 'acme' });
+    expect(await store.createRefreshFamily(next, 1)).toEqual([
+      expect.objectContaining({ familyId: home.familyId, revoked: true }),
+    ]);
+    expect((await store.getRefreshFamily(elsewhere[3]!.familyId))?.revoked).toBe(false);
+  });
+
   it('past the cap ends the user’s oldest families and returns them revoked', async () => {
     const store = current();
     const now = realNow();

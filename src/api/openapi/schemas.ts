@@ -218,7 +218,8 @@ function refreshTokenResponseSchema(): Json {
       ...client.properties,
       scope: {
         type: 'string',
-        description: 'The scopes granted at login, or the part of them the request asked for.',
+        description:
+          'The scopes granted at login that the member’s role still grants (the live config), or the part of them the request asked for.',
       },
       refresh_token: {
         type: 'string',

@@ -112,7 +112,7 @@ function clientCredentialsOperation(): Json {
               scope: {
                 type: 'string',
                 description:
-                  'Space-separated scopes, each one the client holds (client credentials) or granted at login (refresh: it may narrow, never widen); omitted: all of them.',
+                  'Space-separated scopes, each one the client holds (client credentials) or granted at login and still granted to the member’s role (refresh: it may narrow, never widen); omitted: all of them.',
               },
               client_id: { type: 'string', description: '`client_secret_post` only.' },
               client_secret: { type: 'string', description: '`client_secret_post` only.' },
