@@ -93,6 +93,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     scopeOf,
     clientScopes: () => deps.live.config.authorization.clientScopes,
     idpSecrets: core.idpSecrets,
+    lookupTxt: core.lookupTxt,
   });
   const traffic = createRequestHandler({
     recorder,

@@ -18,6 +18,7 @@ import { GatewayError } from '../../src/errors.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { Store } from '../../src/store/types.js';
 import { NOW, orgTenant } from '../store/store-fixtures.js';
+import { verifyDomains } from '../support/verified-domains.js';
 
 const ISSUER = 'https://idp.acme.test';
 const APP = 'https://app.acme.test/signed-in';
@@ -50,6 +51,7 @@ const http: ProviderHttp = {
 async function setUp(): Promise<{ store: Store; signIn: BrowserSignIn }> {
   const store = createMemoryStore();
   await store.upsertTenant(orgTenant('acme'), NOW);
+  await verifyDomains(store, 'acme', ['acme.test']);
   await store.setTenantIdp({
     tenantId: 'acme',
     issuer: ISSUER,
