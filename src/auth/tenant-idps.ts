@@ -129,9 +129,9 @@ export async function setTenantIdp(
   settings: IdpSettings,
   now: number,
 ): Promise<IdpSet> {
-  await requireVerifiedDomains(deps.store, tenantId, settings.domains);
   const stored = await deps.store.getTenantIdp(tenantId);
   const sealed = sealedSecret(deps.sealer, tenantId, settings, stored);
+  await requireVerifiedDomains(deps.store, tenantId, settings.domains);
   const idp: TenantIdp = {
     tenantId,
     issuer: settings.issuer,
