@@ -14,6 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
+import { domainTaken } from '../store/normalise.js';
 import type { Store, TenantDomain } from '../store/types.js';
 import type { TxtLookup } from './dns-txt.js';
 
@@ -114,6 +115,9 @@ export async function verifyDomain(
   const record = (await deps.store.listTenantDomains(tenantId)).find((d) => d.domain === domain);
   if (record === undefined) throw noDomain();
   if (record.verifiedAt !== undefined) return record;
+  // Another tenant's already: no DNS asked (the store checks again as it writes).
+  const holder = await deps.store.verifiedDomainHolder(domain);
+  if (holder !== null && holder !== tenantId) throw domainTaken();
   const name = `${CHALLENGE_LABEL}.${domain}`;
   if (!(await deps.lookupTxt(name)).includes(record.challenge)) {
     throw new GatewayError(
