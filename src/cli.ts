@@ -14,6 +14,7 @@ import { VERSION } from './version.js';
 import * as admin from './cli/admin.js';
 import * as apiKeys from './cli/api-keys.js';
 import * as clients from './cli/clients.js';
+import * as domains from './cli/domains.js';
 import * as idps from './cli/idps.js';
 import * as members from './cli/members.js';
 import { auditTail, type TailOptions } from './cli/audit.js';
@@ -188,6 +189,37 @@ configurable(
   idp.command('remove <tenant_id>').description("remove the tenant's identity provider"),
 ).action(async (tenantId: string, _options: ConfigOptions, command: Command) =>
   idps.idpRemove(await configOf(command), tenantId),
+);
+
+const domain = tenant
+  .command('domain')
+  .description("an org tenant's e-mail domains: an IdP signs in only for verified ones");
+configurable(
+  domain
+    .command('add <tenant_id> <domain>')
+    .description('add a domain: prints the DNS TXT record that proves it (txt_name, txt_value)')
+    .option('--verified', 'the operator vouches for it: verified at once, no DNS asked'),
+).action(
+  async (tenantId: string, name: string, options: { verified?: boolean }, command: Command) =>
+    domains.domainAdd(await configOf(command), tenantId, name, options),
+);
+configurable(domain.command('list <tenant_id>').description("list the tenant's domains")).action(
+  async (tenantId: string, _options: ConfigOptions, command: Command) =>
+    domains.domainList(await configOf(command), tenantId),
+);
+configurable(
+  domain
+    .command('verify <tenant_id> <domain>')
+    .description("verify a domain by its TXT record (sso.dnsServers, else the system's resolvers)"),
+).action(async (tenantId: string, name: string, _options: ConfigOptions, command: Command) =>
+  domains.domainVerify(await configOf(command), tenantId, name),
+);
+configurable(
+  domain
+    .command('remove <tenant_id> <domain>')
+    .description('remove a domain: an IdP naming it no longer signs anyone in with it'),
+).action(async (tenantId: string, name: string, _options: ConfigOptions, command: Command) =>
+  domains.domainRemove(await configOf(command), tenantId, name),
 );
 
 const member = program.command('member').description('manage org tenant memberships');

@@ -17,6 +17,7 @@ import { createApiKeys, type ApiKeys, type EndedCredential } from './auth/api-ke
 import { createAuthenticator, type Authenticate } from './auth/authenticate.js';
 import { createBruteForceGuard, type BruteForceGuard } from './auth/brute-force.js';
 import { confirmRevocations, type ConfirmationObserver } from './auth/confirmed-revocations.js';
+import { createTxtLookup, type TxtLookup } from './auth/dns-txt.js';
 import { loadKeySet } from './auth/keys.js';
 import { createBcryptHasher, type PasswordHasher } from './auth/passwords.js';
 import { loadSecretSealer, type SecretSealer } from './auth/sealed-secrets.js';
@@ -56,6 +57,8 @@ export interface Core {
    * undefined when no key is configured (a secret is then refused).
    */
   idpSecrets: SecretSealer | undefined;
+  /** TXT records for tenants' domain verification, through `sso.dnsServers` (else the system's). */
+  lookupTxt: TxtLookup;
   /** Stops the session watch, the password pool and the store. */
   close(): Promise<void>;
 }
@@ -146,12 +149,18 @@ export async function createCore(
       bruteForce,
       audit,
       idpSecrets,
+      lookupTxt: txtLookupOf(config),
       close,
     };
   } catch (err) {
     await close();
     throw err;
   }
+}
+
+/** Domain verification's DNS: `sso.dnsServers` (else the system's), `sso.timeoutMs` a query. */
+function txtLookupOf(config: GatewayConfig): TxtLookup {
+  return createTxtLookup({ servers: config.sso.dnsServers, timeoutMs: config.sso.timeoutMs });
 }
 
 /** The signing keys of `tokens.keys` (re-read on reload), or an ephemeral one. */

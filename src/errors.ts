@@ -8,6 +8,8 @@
 /** Every CODE the gateway answers with, and its HTTP status: the one list (OpenAPI reads it too). */
 const STATUS = {
   invalid_request: 400,
+  /** An IdP names an e-mail domain its tenant has not verified, or a domain's TXT challenge was not found. */
+  domain_not_verified: 400,
   /** OAuth token endpoint (RFC 6749 §5.2). */
   invalid_scope: 400,
   /** OAuth token endpoint: a refresh token unknown, used up, expired, or of an ended session. */
@@ -25,8 +27,10 @@ const STATUS = {
   method_not_allowed: 405,
   request_timeout: 408,
   user_exists: 409,
-  /** Another tenant's identity provider has this issuer. */
+  /** Another tenant's identity provider has this issuer and client id. */
   issuer_in_use: 409,
+  /** Another tenant has verified this domain. */
+  domain_taken: 409,
   payload_too_large: 413,
   expectation_failed: 417,
   too_many_requests: 429,

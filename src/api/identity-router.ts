@@ -7,12 +7,13 @@
  * bearer, audit actor) is `identity/callers.ts`. The routes are added here in
  * the order that sets each path's `Allow` header. The tenant admins' machine
  * clients are `identity/client-routes.ts`, their identity provider
- * `identity/idp-routes.ts`.
+ * `identity/idp-routes.ts` and its e-mail domains `identity/domain-routes.ts`.
  */
 import { Router } from '@koa/router';
 import type { ApiState } from './state.js';
 import type { IdentityRouterDeps } from './identity/deps.js';
 import { addClientRoutes } from './identity/client-routes.js';
+import { addDomainRoutes } from './identity/domain-routes.js';
 import { addIdpRoutes } from './identity/idp-routes.js';
 import { addLogoutRoute } from './identity/logout-route.js';
 import { addOAuthRevokeRoute } from './identity/oauth-revoke-route.js';
@@ -37,6 +38,7 @@ export function createIdentityRouter(deps: IdentityRouterDeps): Router<ApiState>
   addPasswordRoute(router, deps);
   addClientRoutes(router, deps);
   addIdpRoutes(router, deps);
+  addDomainRoutes(router, deps);
   addSsoRoutes(router, deps);
   return router;
 }

@@ -22,6 +22,7 @@ import {
   clientsPath,
 } from './openapi/client-paths.js';
 import { verifyPath } from './openapi/forward-auth-paths.js';
+import { domainPath, domainsPath, domainVerifyPath } from './openapi/domain-paths.js';
 import { idpPath } from './openapi/idp-paths.js';
 import { ssoCallbackPath, ssoLoginPath } from './openapi/sso-paths.js';
 import { components } from './openapi/schemas.js';
@@ -65,6 +66,9 @@ export function openApiDocument(): Json {
       '/1/tenants/{tenant_id}/clients/{client_id}/keys': clientKeysPath(),
       '/1/tenants/{tenant_id}/clients/{client_id}/keys/{key_id}': clientKeyPath(),
       '/1/tenants/{tenant_id}/idp': idpPath(),
+      '/1/tenants/{tenant_id}/domains': domainsPath(),
+      '/1/tenants/{tenant_id}/domains/{domain}': domainPath(),
+      '/1/tenants/{tenant_id}/domains/{domain}/verify': domainVerifyPath(),
       '/1/tenants/{tenant_id}/sso/login': ssoLoginPath(),
       '/1/sso/callback': ssoCallbackPath(),
       '/1/users': signupPath(),

@@ -40,6 +40,9 @@ export type AuditEventKind =
   | 'api_key_removed'
   | 'idp_set'
   | 'idp_removed'
+  | 'domain_added'
+  | 'domain_verified'
+  | 'domain_removed'
   | 'revoked_credential_used';
 
 /** Who made a change, and through what. */
@@ -92,6 +95,8 @@ export interface AuditSubject {
   linked?: true;
   /** idp_set: the gateway's client id at the identity provider (public, like the issuer). */
   idp_client_id?: string;
+  /** domain_added, domain_verified, domain_removed: the tenant's e-mail domain. */
+  domain?: string;
 }
 
 export type AuditEvent = {

@@ -16,12 +16,9 @@ import { normaliseDomains } from '../store/normalise.js';
 import type { Store, TenantIdp } from '../store/types.js';
 import { checkPublicHost, PrivateAddressError } from './federation/public-addresses.js';
 import type { SecretSealer } from './sealed-secrets.js';
+import { emailDomainOf, requireVerifiedDomains } from './tenant-domains.js';
 
 const MAX_DOMAINS = 100;
-
-/** A DNS name of two labels or more, lower-case letters, digits and hyphens (IDNs as `xn--`). */
-const DNS_NAME =
-  /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /** Why `value` cannot be an issuer; undefined when it can. */
 function issuerProblem(value: string): string | undefined {
@@ -59,12 +56,7 @@ export const idpSettingsSchema = z.strictObject({
     .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
   client_secret: z.string().min(1, 'must not be empty').max(1024).nullable().optional(),
   domains: z
-    .array(
-      z
-        .string()
-        .transform((domain) => domain.toLowerCase())
-        .refine((domain) => DNS_NAME.test(domain), 'each must be a DNS name such as example.com'),
-    )
+    .array(emailDomainOf('each must be a DNS name such as example.com'))
     .min(1, 'must name at least one e-mail domain')
     .max(MAX_DOMAINS),
   role: z.enum(['admin', 'member']).default('member'),
@@ -154,8 +146,9 @@ export interface IdpSet {
  * Stores the tenant's record from checked settings, sealing a new secret.
  * @throws GatewayError `invalid_request` for an issuer on a non-public address
  * ({@link checkIssuerAddress}) or a secret without `sso.secretsKeyFile`;
+ * `domain_not_verified` (400) for a domain the tenant has not verified;
  * `not_found` when there is no org tenant `tenantId`; `issuer_in_use` (409)
- * when another tenant's IdP has the issuer.
+ * when another tenant's IdP has the issuer and client id.
  */
 export async function setTenantIdp(
   deps: SetIdpDeps,
@@ -166,6 +159,7 @@ export async function setTenantIdp(
   await checkIssuerAddress(settings.issuer, deps.allowPrivateIssuers);
   const stored = await deps.store.getTenantIdp(tenantId);
   const sealed = sealedSecret(deps.sealer, tenantId, settings, stored);
+  await requireVerifiedDomains(deps.store, tenantId, settings.domains);
   const idp: TenantIdp = {
     tenantId,
     issuer: settings.issuer,

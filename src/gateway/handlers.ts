@@ -99,6 +99,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     },
     idpSecrets: core.idpSecrets,
     allowPrivateIssuers: config.sso.allowPrivateIssuers,
+    lookupTxt: core.lookupTxt,
   });
   const traffic = createRequestHandler({
     recorder,

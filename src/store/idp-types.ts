@@ -32,31 +32,32 @@ export interface TenantIdp {
 }
 
 /**
- * The store's IdP records. At most one per org tenant; one issuer belongs to
- * at most one tenant (`tenantIdByIssuer` is the exchange's way from a token's
- * `iss` to the one tenant that may accept it). A tenant's removal
- * (`removeOrgTenant`) removes its record and its issuer in the same write.
+ * The store's IdP records. At most one per org tenant; one issuer may serve
+ * several tenants, but an issuer and client id (the pair) belong to at most
+ * one (issue 42). The exchange never goes from a token to a tenant: the
+ * request names the tenant, whose record alone is used. A tenant's removal
+ * (`removeOrgTenant`) removes its record and its pair in the same write.
  */
 export interface TenantIdps {
   /**
-   * Creates or replaces the tenant's record (and moves the issuer index when
-   * the issuer changed), atomically. The domains are stored lower-cased,
+   * Creates or replaces the tenant's record (and moves the issuer + client id
+   * index when either changed), atomically. The domains are stored lower-cased,
    * sorted and without duplicates; the rest as given (the caller validates
    * and seals).
    * @returns false when there is no org tenant `idp.tenantId` (nothing written).
    * @throws GatewayError `issuer_in_use` (409) when another tenant's record
-   * has this issuer (nothing written).
+   * has this issuer and client id (nothing written).
    */
   setTenantIdp(idp: TenantIdp): Promise<boolean>;
   /** The tenant's record; null when it has none. */
   getTenantIdp(tenantId: string): Promise<TenantIdp | null>;
   /**
-   * Removes the tenant's record and its issuer, atomically.
+   * Removes the tenant's record and its issuer + client id, atomically.
    * @returns whether the tenant had a record.
    */
   removeTenantIdp(tenantId: string): Promise<boolean>;
-  /** The tenant whose record has exactly this issuer; null when none has. */
-  tenantIdByIssuer(issuer: string): Promise<string | null>;
+  /** The tenant whose record has exactly this issuer and client id; null when none has. */
+  tenantIdByClient(issuer: string, clientId: string): Promise<string | null>;
 }
 
 /** What a one-time browser sign-in record is: a pending sign-in (by its `state`) or a gateway code. */

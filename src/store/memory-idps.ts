@@ -1,7 +1,7 @@
 /** The in-memory store's tenant identity providers (see `memory-state.ts`, `idp-types.ts`). */
 import type { SsoRecords, TenantIdp, TenantIdps } from './idp-types.js';
 import { ensureOpen, type MemoryState } from './memory-state.js';
-import { issuerInUse, normaliseDomains } from './normalise.js';
+import { idpClientKey, issuerInUse, normaliseDomains } from './normalise.js';
 
 const copyIdp = (idp: TenantIdp): TenantIdp => ({ ...idp, domains: [...idp.domains] });
 
@@ -18,9 +18,9 @@ export function memoryIdps(state: MemoryState): TenantIdps {
       open();
       return removeTenantIdp(state, tenantId);
     },
-    tenantIdByIssuer: async (issuer) => {
+    tenantIdByClient: async (issuer, clientId) => {
       open();
-      return state.tenantsByIssuer.get(issuer) ?? null;
+      return state.tenantsByClient.get(idpClientKey(issuer, clientId)) ?? null;
     },
   };
 }
@@ -28,23 +28,25 @@ export function memoryIdps(state: MemoryState): TenantIdps {
 function setTenantIdp(state: MemoryState, input: TenantIdp): boolean {
   ensureOpen(state);
   if (state.tenants.get(input.tenantId)?.type !== 'orgtenant') return false;
-  const holder = state.tenantsByIssuer.get(input.issuer);
+  const pair = idpClientKey(input.issuer, input.clientId);
+  const holder = state.tenantsByClient.get(pair);
   if (holder !== undefined && holder !== input.tenantId) throw issuerInUse();
   const idp = copyIdp({ ...input, domains: normaliseDomains(input.domains) });
   if (idp.clientSecretSealed === undefined) delete idp.clientSecretSealed;
   const previous = state.idps.get(idp.tenantId);
-  if (previous !== undefined) state.tenantsByIssuer.delete(previous.issuer);
+  if (previous !== undefined)
+    state.tenantsByClient.delete(idpClientKey(previous.issuer, previous.clientId));
   state.idps.set(idp.tenantId, idp);
-  state.tenantsByIssuer.set(idp.issuer, idp.tenantId);
+  state.tenantsByClient.set(pair, idp.tenantId);
   return true;
 }
 
-/** Removes the tenant's record and its issuer (also when the tenant goes). */
+/** Removes the tenant's record and its issuer + client id (also when the tenant goes). */
 export function removeTenantIdp(state: MemoryState, tenantId: string): boolean {
   const idp = state.idps.get(tenantId);
   if (idp === undefined) return false;
   state.idps.delete(tenantId);
-  state.tenantsByIssuer.delete(idp.issuer);
+  state.tenantsByClient.delete(idpClientKey(idp.issuer, idp.clientId));
   return true;
 }
 

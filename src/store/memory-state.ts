@@ -2,11 +2,12 @@
  * The in-memory store's state and the helpers its parts share
  * (`memory-users.ts`, `memory-tenants.ts`, `memory-memberships.ts`,
  * `memory-revocations.ts`, `memory-clients.ts`, `memory-refresh.ts`,
- * `memory-idps.ts`; assembled by `memory-store.ts`).
+ * `memory-idps.ts`, `memory-domains.ts`; assembled by `memory-store.ts`).
  * Records are copied in and out so a caller mutating an object it passed or
  * received cannot change the store behind its back (Redis gives that for free).
  */
 import { GatewayError } from '../errors.js';
+import type { TenantDomain } from './domain-types.js';
 import type { StoredRefreshFamily } from './refresh-records.js';
 import type {
   ApiKeyRecord,
@@ -39,8 +40,12 @@ export interface MemoryState {
   keysOfClient: Map<string, Set<string>>;
   /** tenant id → its identity provider. */
   idps: Map<string, TenantIdp>;
-  /** issuer → the tenant id whose identity provider it is. */
-  tenantsByIssuer: Map<string, string>;
+  /** `idpClientKey(issuer, clientId)` → the tenant id whose identity provider it is. */
+  tenantsByClient: Map<string, string>;
+  /** tenant id → its e-mail domains by name. */
+  domains: Map<string, Map<string, TenantDomain>>;
+  /** verified domain → the one tenant that verified it. */
+  verifiedDomains: Map<string, string>;
   /** `<kind>:<key>` → a browser sign-in's one-time record and its deadline in Unix milliseconds. */
   ssoRecords: Map<string, { value: string; expiresAt: number }>;
   /** jti → deadline in Unix milliseconds. */
@@ -69,7 +74,9 @@ export function newMemoryState(): MemoryState {
     apiKeys: new Map(),
     keysOfClient: new Map(),
     idps: new Map(),
-    tenantsByIssuer: new Map(),
+    tenantsByClient: new Map(),
+    domains: new Map(),
+    verifiedDomains: new Map(),
     ssoRecords: new Map(),
     revoked: new Map(),
     generation: 0,

@@ -8,6 +8,7 @@
  */
 import { memoryAuditLogs } from './memory-audit.js';
 import { memoryClients } from './memory-clients.js';
+import { memoryDomains } from './memory-domains.js';
 import { memoryIdps, memorySsoRecords } from './memory-idps.js';
 import { memoryMemberships } from './memory-memberships.js';
 import { memoryRefreshFamilies } from './memory-refresh.js';
@@ -28,6 +29,7 @@ export function createMemoryStore(): Store {
     ...memoryClients(state),
     ...memoryRefreshFamilies(state),
     ...memoryIdps(state),
+    ...memoryDomains(state),
     ...memorySsoRecords(state),
 
     loginCounter: memoryLoginCounters(),

@@ -1,5 +1,6 @@
 /** The in-memory store's tenants (see `memory-state.ts`). */
 import { removeTenantClients } from './memory-clients.js';
+import { removeTenantDomains } from './memory-domains.js';
 import { removeTenantIdp } from './memory-idps.js';
 import {
   ensureOpen,
@@ -75,5 +76,6 @@ function removeOrgTenant(state: MemoryState, tenantId: string): string[] | null 
   state.tenants.delete(tenantId);
   removeTenantClients(state, tenantId);
   removeTenantIdp(state, tenantId);
+  removeTenantDomains(state, tenantId);
   return members;
 }

@@ -57,10 +57,35 @@ export function normaliseDomains(domains: readonly string[]): string[] {
   return normaliseScopes(domains.map((domain) => domain.toLowerCase()));
 }
 
-/** The refusal of an IdP record whose issuer another tenant's record has. */
+/**
+ * The one key of an IdP record's issuer and client id, unique in the store
+ * (issue 42: one issuer may serve several tenants, each with a client of its
+ * own). Neither holds a space (`auth/tenant-idps.ts` refuses them), so the
+ * pair is unambiguous.
+ */
+export function idpClientKey(issuer: string, clientId: string): string {
+  return `${issuer} ${clientId}`;
+}
+
+/** The refusal of an IdP record whose issuer and client id another tenant's record has. */
 export function issuerInUse(): GatewayError {
   return new GatewayError(
     'issuer_in_use',
-    "This issuer is another tenant's identity provider: an issuer can sign in for one tenant only.",
+    "This issuer and client id are another tenant's identity provider: register a client of this tenant's own at the issuer.",
   );
+}
+
+/** The refusal of a domain another tenant has verified. */
+export function domainTaken(): GatewayError {
+  return new GatewayError(
+    'domain_taken',
+    'Another tenant has verified this domain: a verified domain belongs to one tenant.',
+  );
+}
+
+/** The refusal of one domain too many. */
+export function tooManyDomains(max: number): GatewayError {
+  return new GatewayError('invalid_request', `A tenant holds at most ${max} domains.`, {
+    detail: 'domain',
+  });
 }

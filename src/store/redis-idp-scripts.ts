@@ -2,21 +2,22 @@
  * The Lua scripts of tenant identity providers (registered with the others by
  * `defineStoreScripts` in `redis-scripts.ts`, same conventions: every check
  * before the first write, every key in KEYS under `{dir}`). A record and its
- * issuer's entry in the issuer index are written together, so the index never
- * names a tenant whose record has another issuer.
+ * entry in the issuer + client id index (`idpClientKey`: the issuer, a space,
+ * the client id) are written together, so the index never names a tenant
+ * whose record has another pair.
  */
 import type { ScriptDefinition } from './redis-scripts.js';
 
-/** The reply of `setTenantIdp` when another tenant's record has the issuer. */
+/** The reply of `setTenantIdp` when another tenant's record has the issuer and client id. */
 export const ISSUER_IN_USE = -1;
 
 export const IDP_SCRIPTS = {
   /**
-   * KEYS: tenant, idp, idp-issuers. ARGV: tenantId, issuer, then the record's
-   * hash arguments (field, value, …).
+   * KEYS: tenant, idp, idp-clients. ARGV: tenantId, the record's issuer +
+   * client id key, then the record's hash arguments (field, value, …).
    * Returns 0 when there is no org tenant, ${ISSUER_IN_USE} when another
-   * tenant holds the issuer, else 1: the record replaced whole (a field it no
-   * longer has, such as a secret, is gone) and the index moved to its issuer.
+   * tenant holds the pair, else 1: the record replaced whole (a field it no
+   * longer has, such as a secret, is gone) and the index moved to its pair.
    */
   setTenantIdp: {
     numberOfKeys: 3,
@@ -24,9 +25,12 @@ export const IDP_SCRIPTS = {
 if redis.call('HGET', KEYS[1], 'type') ~= 'orgtenant' then return 0 end
 local holder = redis.call('HGET', KEYS[3], ARGV[2])
 if holder and holder ~= ARGV[1] then return ${ISSUER_IN_USE} end
-local previous = redis.call('HGET', KEYS[2], 'issuer')
-if previous and previous ~= ARGV[2] and redis.call('HGET', KEYS[3], previous) == ARGV[1] then
-  redis.call('HDEL', KEYS[3], previous)
+local issuer, clientId = unpack(redis.call('HMGET', KEYS[2], 'issuer', 'clientId'))
+if issuer and clientId then
+  local previous = issuer .. ' ' .. clientId
+  if previous ~= ARGV[2] and redis.call('HGET', KEYS[3], previous) == ARGV[1] then
+    redis.call('HDEL', KEYS[3], previous)
+  end
 end
 redis.call('DEL', KEYS[2])
 redis.call('HSET', KEYS[2], unpack(ARGV, 3))
@@ -36,15 +40,16 @@ return 1
   },
 
   /**
-   * KEYS: idp, idp-issuers. ARGV: tenantId.
-   * Returns 0 when the tenant has no record, else 1 (record and issuer entry gone).
+   * KEYS: idp, idp-clients. ARGV: tenantId.
+   * Returns 0 when the tenant has no record, else 1 (record and its pair's entry gone).
    */
   removeTenantIdp: {
     numberOfKeys: 2,
     lua: `
-local issuer = redis.call('HGET', KEYS[1], 'issuer')
+local issuer, clientId = unpack(redis.call('HMGET', KEYS[1], 'issuer', 'clientId'))
 if not issuer then return 0 end
-if redis.call('HGET', KEYS[2], issuer) == ARGV[1] then redis.call('HDEL', KEYS[2], issuer) end
+local pair = issuer .. ' ' .. (clientId or '')
+if redis.call('HGET', KEYS[2], pair) == ARGV[1] then redis.call('HDEL', KEYS[2], pair) end
 redis.call('DEL', KEYS[1])
 return 1
 `,

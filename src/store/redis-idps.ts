@@ -4,7 +4,7 @@
  * once a replica has it.
  */
 import type { SsoRecords, TenantIdps } from './idp-types.js';
-import { issuerInUse, normaliseDomains } from './normalise.js';
+import { idpClientKey, issuerInUse, normaliseDomains } from './normalise.js';
 import { attempt } from './redis-attempt.js';
 import { unexpectedReply, type RedisStoreContext } from './redis-context.js';
 import { ISSUER_IN_USE } from './redis-idp-scripts.js';
@@ -19,9 +19,9 @@ export function redisIdps(context: RedisStoreContext): TenantIdps {
         redis.setTenantIdp(
           keys.tenant(idp.tenantId),
           keys.idp(idp.tenantId),
-          keys.idpIssuers,
+          keys.idpClients,
           idp.tenantId,
-          idp.issuer,
+          idpClientKey(idp.issuer, idp.clientId),
           ...idpHashArguments(idp),
         ),
       );
@@ -35,13 +35,14 @@ export function redisIdps(context: RedisStoreContext): TenantIdps {
       idpFromHash(await attempt(() => redis.hgetall(keys.idp(tenantId)))),
     removeTenantIdp: async (tenantId) => {
       const reply = await attempt(() =>
-        redis.removeTenantIdp(keys.idp(tenantId), keys.idpIssuers, tenantId),
+        redis.removeTenantIdp(keys.idp(tenantId), keys.idpClients, tenantId),
       );
       if (reply !== 1) return false;
       await context.replicated(keys.idp(tenantId));
       return true;
     },
-    tenantIdByIssuer: async (issuer) => attempt(() => redis.hget(keys.idpIssuers, issuer)),
+    tenantIdByClient: async (issuer, clientId) =>
+      attempt(() => redis.hget(keys.idpClients, idpClientKey(issuer, clientId))),
   };
 }
 

@@ -95,7 +95,10 @@ export interface RedisKeys {
   apiKey(keyId: string): string;
   clientKeys(clientId: string): string;
   idp(tenantId: string): string;
-  readonly idpIssuers: string;
+  /** Issuer + client id (`idpClientKey`) → the tenant whose IdP record has them. */
+  readonly idpClients: string;
+  tenantDomains(tenantId: string): string;
+  readonly verifiedDomains: string;
   readonly users: string;
   readonly tenants: string;
   revoked(jti: string): string;
@@ -134,7 +137,9 @@ export function createRedisKeys(prefix: string): RedisKeys {
     apiKey: (keyId) => `${dir}api-key:${keyId}`,
     clientKeys: (clientId) => `${dir}client-keys:${clientId}`,
     idp: (tenantId) => `${dir}idp:${tenantId}`,
-    idpIssuers: `${dir}idp-issuers`,
+    idpClients: `${dir}idp-clients`,
+    tenantDomains: (tenantId) => `${dir}tenant-domains:${tenantId}`,
+    verifiedDomains: `${dir}verified-domains`,
     users: `${dir}users`,
     tenants: `${dir}tenants`,
     revoked: (jti) => `${prefix}revoked:{${jti}}`,

@@ -94,7 +94,9 @@ export function removeOrgTenantRecords(
         ...keyIds.map((id) => keys.apiKey(id)),
       ]),
       keys.idp(tenantId),
-      keys.idpIssuers,
+      keys.idpClients,
+      keys.tenantDomains(tenantId),
+      keys.verifiedDomains,
     ];
     const reply = await redis.removeOrgTenant(
       removalKeys.length,

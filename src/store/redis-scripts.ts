@@ -15,6 +15,7 @@ import type { Redis } from 'ioredis';
 import { CLIENT_SCRIPTS } from './redis-client-scripts.js';
 import { REFRESH_SCRIPTS } from './redis-refresh-scripts.js';
 import { IDP_SCRIPTS } from './redis-idp-scripts.js';
+import { DOMAIN_SCRIPTS } from './redis-domain-scripts.js';
 
 export interface ScriptDefinition {
   /** Omitted: the key count varies, and each call passes it first (as EVALSHA takes it). */
@@ -278,7 +279,8 @@ return generation
    * KEYS: tenant, tenant-members, tenants, generation, tenant-clients, then
    * user-tenants of each member in ARGV, then the membership of each, then
    * for each client in ARGV its hash, its key set and the hash of each of
-   * its keys, then the tenant's idp and the idp-issuers index (the last two).
+   * its keys, then the tenant's idp and the idp-clients index, then the
+   * tenant's domains and the verified-domains index (the last four).
    * ARGV: tenantId, session channel, the number of members, their ids, the
    * number of clients, then for each client its id, its number of keys and
    * their ids — all as the caller read them.
@@ -286,7 +288,8 @@ return generation
    * members or clients are no longer those the caller read (read again and
    * retry), else the generation the removal took. Publishes
    * `membership-removed` for every member in the same step. The tenant's
-   * identity provider and its issuer's entry go too.
+   * identity provider and its issuer + client id entry, its domains and their
+   * verifications go too.
    */
   removeOrgTenant: {
     lua: `
@@ -323,10 +326,17 @@ for _, key in ipairs(doomed) do redis.call('DEL', key) end
 for _, clientId in ipairs(gone) do
   redis.call('PUBLISH', channel, cjson.encode({ kind = 'client-changed', clientId = clientId }))
 end
-local idp, issuers = KEYS[#KEYS - 1], KEYS[#KEYS]
-local issuer = redis.call('HGET', idp, 'issuer')
-if issuer and redis.call('HGET', issuers, issuer) == tenantId then redis.call('HDEL', issuers, issuer) end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[5], idp)
+local idp, idpClients = KEYS[#KEYS - 3], KEYS[#KEYS - 2]
+local issuer, clientId = unpack(redis.call('HMGET', idp, 'issuer', 'clientId'))
+if issuer then
+  local pair = issuer .. ' ' .. (clientId or '')
+  if redis.call('HGET', idpClients, pair) == tenantId then redis.call('HDEL', idpClients, pair) end
+end
+local domains, verified = KEYS[#KEYS - 1], KEYS[#KEYS]
+for _, domain in ipairs(redis.call('HKEYS', domains)) do
+  if redis.call('HGET', verified, domain) == tenantId then redis.call('HDEL', verified, domain) end
+end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[5], idp, domains)
 redis.call('SREM', KEYS[3], tenantId)
 return generation
 `,
@@ -370,7 +380,8 @@ type ScriptName =
   | keyof typeof STORE_SCRIPTS
   | keyof typeof CLIENT_SCRIPTS
   | keyof typeof REFRESH_SCRIPTS
-  | keyof typeof IDP_SCRIPTS;
+  | keyof typeof IDP_SCRIPTS
+  | keyof typeof DOMAIN_SCRIPTS;
 
 /**
  * A client with the store's scripts as methods: keys first, then arguments
@@ -386,6 +397,7 @@ export function defineStoreScripts(redis: Redis): ScriptedRedis {
     ...CLIENT_SCRIPTS,
     ...REFRESH_SCRIPTS,
     ...IDP_SCRIPTS,
+    ...DOMAIN_SCRIPTS,
   })) {
     redis.defineCommand(name, definition);
   }

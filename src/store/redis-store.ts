@@ -2,7 +2,7 @@
  * The store kept in Redis (layout in `redis-keys.ts`). Each concern is a file
  * of its own (`redis-users.ts`, `redis-tenants.ts`, `redis-memberships.ts`,
  * `redis-deny-list.ts`, `redis-clients.ts`, `redis-api-keys.ts`,
- * `redis-refresh.ts`, `redis-idps.ts`); this connects and assembles them over
+ * `redis-refresh.ts`, `redis-idps.ts`, `redis-domains.ts`); this connects and assembles them over
  * one context (`redis-context.ts`).
  */
 import { attempt } from './redis-attempt.js';
@@ -13,6 +13,7 @@ import { redisAuditLogs } from './redis-audit.js';
 import { redisClients } from './redis-clients.js';
 import type { RedisStoreContext } from './redis-context.js';
 import { redisDenyList } from './redis-deny-list.js';
+import { redisDomains } from './redis-domains.js';
 import { redisIdps, redisSsoRecords } from './redis-idps.js';
 import { redisMemberships } from './redis-memberships.js';
 import { redisRateLeases } from './redis-rate-leases.js';
@@ -66,6 +67,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     ...redisApiKeys(context),
     ...redisRefreshFamilies(context),
     ...redisIdps(context),
+    ...redisDomains(context),
     ...redisSsoRecords(context),
 
     revocationLeases: redisLeases(redis, keys),

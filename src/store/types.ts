@@ -6,10 +6,12 @@
  */
 
 import type { AuditLog, AuditLogSpec } from './audit-log.js';
+import type { TenantDomains } from './domain-types.js';
 import type { SsoRecords, TenantIdps } from './idp-types.js';
 import type { LoginCounter, LoginCounterSpec } from './login-counters.js';
 import type { RefreshFamilyStore } from './refresh-types.js';
 
+export type { TenantDomain, TenantDomains } from './domain-types.js';
 export type { SsoRecordKind, SsoRecords, TenantIdp, TenantIdps } from './idp-types.js';
 
 export type TenantType = 'usertenant' | 'orgtenant';
@@ -286,7 +288,7 @@ export interface RateLease {
  * tenants' identity providers in {@link TenantIdps}, the browser sign-in's
  * one-time records in {@link SsoRecords}.
  */
-export interface Store extends RefreshFamilyStore, TenantIdps, SsoRecords {
+export interface Store extends RefreshFamilyStore, TenantIdps, TenantDomains, SsoRecords {
   /**
    * Creates the user and its personal tenant (with the membership both ways,
    * at a new generation, the user its `admin`) atomically: all of it or none of it.
@@ -334,7 +336,7 @@ export interface Store extends RefreshFamilyStore, TenantIdps, SsoRecords {
    * created again under the id does not bring them back): their tokens for the tenant are
    * refused on every instance before this resolves (their other tenants are
    * untouched). Its machine clients and their API keys, and its identity
-   * provider's record and issuer (`TenantIdps`), go in the same write.
+   * provider's record and issuer (`TenantIdps`) and its domains (`TenantDomains`), go in the same write.
    * A personal tenant goes only with its user (`removeUser`).
    * @returns the ids of the members it had, sorted; null when there is no
    * org tenant with this id.

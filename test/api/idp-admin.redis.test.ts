@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { bearer, type TestGateway } from '../support/gateway.js';
+import { verifyDomains } from '../support/verified-domains.js';
 import {
   ALICE,
   BOB,
@@ -32,6 +33,8 @@ beforeAll(async () => {
   writeFileSync(keyFile, randomBytes(32).toString('base64'));
   fx = await startIdentityFixture({ sso: { secretsKeyFile: keyFile } });
   other = await fx.startAnother();
+  await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.example']);
+  await verifyDomains(fx.gw.gateway.store, 'globex', ['globex.example']);
   aliceAcme = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
   bobGlobex = (await tokenFor(fx.gw.url, BOB, 'globex')).access_token;
 }, 60_000);
@@ -95,13 +98,13 @@ it('one instance sets it, the other reads it and removes it, the first sees it g
   expect((await get(fx.gw, 'acme', aliceAcme)).status).toBe(404);
 });
 
-it('two tenants racing for one issuer through two instances: exactly one gets it', async () => {
+it('two tenants racing for one issuer and client id through two instances: exactly one gets it', async () => {
   for (let round = 0; round < 5; round++) {
     const issuer = `https://shared-${round}.example`;
-    const body = { issuer, client_id: 'gw', domains: ['example.com'] };
+    const body = { issuer, client_id: 'gw' };
     const answers = await Promise.all([
-      put(fx.gw, 'acme', aliceAcme, body),
-      put(other, 'globex', bobGlobex, body),
+      put(fx.gw, 'acme', aliceAcme, { ...body, domains: ['acme.example'] }),
+      put(other, 'globex', bobGlobex, { ...body, domains: ['globex.example'] }),
     ]);
     const statuses = answers.map((a) => a.status).sort();
     expect(statuses.filter((s) => s === 409)).toHaveLength(1);
@@ -111,6 +114,6 @@ it('two tenants racing for one issuer through two instances: exactly one gets it
       get(other, 'globex', bobGlobex),
     ]);
     expect(holders.filter((h) => h.status === 200 && h.text.includes(issuer))).toHaveLength(1);
-    expect(await fx.gw.gateway.store.tenantIdByIssuer(issuer)).toMatch(/^(acme|globex)$/);
+    expect(await fx.gw.gateway.store.tenantIdByClient(issuer, 'gw')).toMatch(/^(acme|globex)$/);
   }
 });

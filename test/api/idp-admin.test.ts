@@ -23,6 +23,7 @@ import {
 } from '../support/identity-fixture.js';
 import { lineSink } from '../support/log-sink.js';
 import { clientToken, makeClient } from '../support/machine-client.js';
+import { verifyDomains } from '../support/verified-domains.js';
 
 const SECRET = `idp-secret-${randomBytes(12).toString('hex')}`;
 const KEY = randomBytes(32);
@@ -46,6 +47,8 @@ beforeAll(async () => {
   // The fixture's own gateway logs nothing; this one, on the same config, logs every line here.
   gw = await startTestGateway(fx.config, { logTo: log.stream });
   store = gw.gateway.store;
+  await verifyDomains(store, 'acme', ['acme.example', 'acme-corp.example']);
+  await verifyDomains(store, 'globex', ['globex.example']);
   aliceAcme = (await tokenFor(gw.url, ALICE, 'acme')).access_token;
   bobAcme = (await tokenFor(gw.url, BOB, 'acme')).access_token;
   bobGlobex = (await tokenFor(gw.url, BOB, 'globex')).access_token;
@@ -118,7 +121,7 @@ describe("the tenant's admin", () => {
     const stored = await store.getTenantIdp('acme');
     expect(JSON.stringify(stored)).not.toContain(SECRET);
     expect(createSecretSealer(KEY).open(stored!.clientSecretSealed!, 'acme')).toBe(SECRET);
-    expect(await store.tenantIdByIssuer(ACME_ISSUER)).toBe('acme');
+    expect(await store.tenantIdByClient(ACME_ISSUER, 'tenant-gateway')).toBe('acme');
     for (const text of [put.text, get.text]) expect(text).not.toContain(SECRET);
   });
 
@@ -155,7 +158,7 @@ describe("the tenant's admin", () => {
     expect([gone.status, gone.body.error]).toEqual([404, 'not_found']);
     const again = await call('DELETE', '/1/tenants/acme/idp', aliceAcme);
     expect([again.status, again.body.error]).toEqual([404, 'not_found']);
-    expect(await store.tenantIdByIssuer(ACME_ISSUER)).toBeNull();
+    expect(await store.tenantIdByClient(ACME_ISSUER, 'tenant-gateway')).toBeNull();
     expect(audited('idp_removed').at(-1)).toMatchObject({
       tenant_id: 'acme',
       issuer: ACME_ISSUER,
@@ -164,7 +167,7 @@ describe("the tenant's admin", () => {
     });
   });
 
-  it("is refused another tenant's issuer (409 issuer_in_use), exactly compared", async () => {
+  it("is refused another tenant's issuer and client id (409 issuer_in_use), exactly compared; the issuer with a client of its own is fine", async () => {
     await call('PUT', '/1/tenants/acme/idp', aliceAcme, acmeIdp());
     const globex = await call('PUT', '/1/tenants/globex/idp', bobGlobex, {
       issuer: 'https://login.globex.example',
@@ -175,10 +178,21 @@ describe("the tenant's admin", () => {
     const taken = await call('PUT', '/1/tenants/acme/idp', aliceAcme, {
       ...acmeIdp(),
       issuer: 'https://login.globex.example',
+      client_id: 'gw',
     });
     expect([taken.status, taken.body.error]).toEqual([409, 'issuer_in_use']);
     expect(taken.text).not.toContain('globex"');
-    expect(await store.tenantIdByIssuer('https://login.globex.example')).toBe('globex');
+    expect(await store.tenantIdByClient('https://login.globex.example', 'gw')).toBe('globex');
+    // Issue 42: one issuer serves several tenants, each through a client id of its own.
+    const shared = await call('PUT', '/1/tenants/acme/idp', aliceAcme, {
+      ...acmeIdp(),
+      issuer: 'https://login.globex.example',
+    });
+    expect(shared.status, shared.text).toBe(200);
+    expect(await store.tenantIdByClient('https://login.globex.example', 'tenant-gateway')).toBe(
+      'acme',
+    );
+    expect(await store.tenantIdByClient('https://login.globex.example', 'gw')).toBe('globex');
     // A trailing slash or a letter's case is another issuer, and free.
     for (const issuer of ['https://login.globex.example/', 'https://LOGIN.globex.example']) {
       const other = await call('PUT', '/1/tenants/acme/idp', aliceAcme, acmeIdp({ issuer }));
@@ -282,6 +296,7 @@ describe('without sso.secretsKeyFile', () => {
     const { sso: _, ...withoutKey } = fx.config;
     const bare = await startTestGateway(withoutKey);
     try {
+      await verifyDomains(bare.gateway.store, 'globex', ['g.example']);
       const token = (await tokenFor(bare.url, BOB, 'globex')).access_token;
       const idp = { issuer: 'https://idp.globex.example', client_id: 'gw', domains: ['g.example'] };
       const refused = await call(

@@ -24,7 +24,9 @@ import {
   type RedisIdentityFixture,
 } from '../support/identity-fixture.js';
 import { makeClient, type MachineClient } from '../support/machine-client.js';
+import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
+import { verifyDomains } from '../support/verified-domains.js';
 
 type Json = Record<string, unknown>;
 interface Operation {
@@ -53,11 +55,14 @@ let machine: MachineClient;
 let sso: TestGateway;
 let ca: TestCa;
 let idp: TestIdp;
+let dns: TestDnsServer;
 const APP = 'https://app.example.test/signed-in';
 const IDP_CLIENT = { clientId: 'gateway-acme', clientSecret: 'unused-0123456789abcdef' };
 
 beforeAll(async () => {
+  dns = await startDnsServer();
   fx = await startIdentityFixture({
+    sso: { dnsServers: [dns.address] },
     routes: [
       { prefix: '/orders', tenant: { path: '/orders/:tenant_id' } },
       { prefix: '/org-only', tenantTypes: ['orgtenant'] },
@@ -97,6 +102,7 @@ afterAll(async () => {
   await idp?.close();
   ca?.close();
   await fx.close();
+  await dns?.stop();
 });
 
 /** `/1/users/{user_id}/tenants` → `/\/1\/users\/[^/]+\/tenants$/`. */
@@ -436,8 +442,10 @@ describe('every operation, every status', () => {
       authorization: bearer((await tokenFor(fx.gw.url, BOB, 'globex')).access_token),
     };
     const idp = '/1/tenants/acme/idp';
-    const settings = (issuer: string) =>
-      JSON.stringify({ issuer, client_id: 'gw', domains: ['acme.example'] });
+    const settings = (issuer: string, domain = 'acme.example') =>
+      JSON.stringify({ issuer, client_id: 'gw', domains: [domain] });
+    await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.example']);
+    await verifyDomains(fx.gw.gateway.store, 'globex', ['globex.example']);
     await call(fx.gw, 'GET', idp, { headers: admin }); // 404: none yet
     await call(fx.gw, 'DELETE', idp, { headers: admin }); // 404: none yet
     await call(fx.gw, 'PUT', idp, { headers: admin, body: settings('https://idp.acme.example') });
@@ -452,7 +460,12 @@ describe('every operation, every status', () => {
     await call(fx.gw, 'PUT', idp, { headers: admin, body: TOO_LARGE });
     await call(fx.gw, 'PUT', '/1/tenants/globex/idp', {
       headers: globexAdmin,
-      body: settings('https://idp.acme.example'),
+      body: settings('https://idp.acme.example', 'globex.example'),
+    });
+    // 400 domain_not_verified
+    await call(fx.gw, 'PUT', idp, {
+      headers: admin,
+      body: settings('https://idp.acme.example', 'unverified.example'),
     });
     // 401, 403 (a member; another tenant's admin)
     for (const headers of [{ authorization: 'Bearer x.y.z' }, member, globexAdmin]) {
@@ -473,6 +486,66 @@ describe('every operation, every status', () => {
       headers: admin,
       body: settings('https://idp.acme.example'),
     });
+    await redis.rename(`${prefix}{dir}:tenant:acme-aside`, `${prefix}{dir}:tenant:acme`);
+  });
+
+  it("manages a tenant's e-mail domains as documented (tenant admins)", async () => {
+    const admin = {
+      authorization: bearer((await tokenFor(fx.gw.url, ALICE, 'acme')).access_token),
+    };
+    const member = { authorization: bearer((await tokenFor(fx.gw.url, BOB, 'acme')).access_token) };
+    const globexAdmin = {
+      authorization: bearer((await tokenFor(fx.gw.url, BOB, 'globex')).access_token),
+    };
+    const domains = '/1/tenants/acme/domains';
+    const claim = (domain: string) => JSON.stringify({ domain });
+    await call(fx.gw, 'GET', domains, { headers: admin });
+    const claimed = await call(fx.gw, 'POST', domains, {
+      headers: admin,
+      body: claim('docs.example'),
+    }); // 201
+    await call(fx.gw, 'POST', domains, { headers: admin, body: claim('docs.example') }); // 200
+    await call(fx.gw, 'POST', `${domains}/docs.example/verify`, { headers: admin }); // 400: no TXT
+    const { txt_name: name, txt_value: value } = claimed.body as Record<string, string>;
+    dns.setTxt(name as string, [value as string]);
+    await call(fx.gw, 'POST', `${domains}/docs.example/verify`, { headers: admin }); // 200
+    await call(fx.gw, 'POST', `${domains}/nothing.example/verify`, { headers: admin }); // 404
+    await call(fx.gw, 'POST', domains, { headers: admin, body: claim('not a domain') }); // 400
+    await call(fx.gw, 'POST', domains, { headers: admin, body: TOO_LARGE }); // 413
+    // 409: another tenant's verified domain, claimed and verified.
+    await call(fx.gw, 'POST', '/1/tenants/globex/domains', {
+      headers: globexAdmin,
+      body: claim('docs.example'),
+    });
+    await call(fx.gw, 'POST', '/1/tenants/globex/domains', {
+      headers: globexAdmin,
+      body: claim('race.example'),
+    });
+    await verifyDomains(fx.gw.gateway.store, 'acme', ['race.example']);
+    await call(fx.gw, 'POST', '/1/tenants/globex/domains/race.example/verify', {
+      headers: globexAdmin,
+    });
+    await call(fx.gw, 'DELETE', `${domains}/not_a_domain!`, { headers: admin }); // 400
+    await call(fx.gw, 'DELETE', `${domains}/docs.example`, { headers: admin }); // 204
+    await call(fx.gw, 'DELETE', `${domains}/docs.example`, { headers: admin }); // 404
+    // 401, 403 (a member; another tenant's admin)
+    for (const headers of [{ authorization: 'Bearer x.y.z' }, member, globexAdmin]) {
+      await call(fx.gw, 'GET', domains, { headers });
+      await call(fx.gw, 'POST', domains, { headers, body: claim('x.example') });
+      await call(fx.gw, 'POST', `${domains}/x.example/verify`, { headers });
+      await call(fx.gw, 'DELETE', `${domains}/x.example`, { headers });
+    }
+    // 500: a corrupt tenant record.
+    await redis.hset(`${prefix}{dir}:tenant:acme`, 'type', 'not-a-type');
+    await call(fx.gw, 'GET', domains, { headers: admin });
+    await call(fx.gw, 'POST', domains, { headers: admin, body: claim('x.example') });
+    await call(fx.gw, 'POST', `${domains}/x.example/verify`, { headers: admin });
+    await call(fx.gw, 'DELETE', `${domains}/x.example`, { headers: admin });
+    await redis.hset(`${prefix}{dir}:tenant:acme`, 'type', 'orgtenant');
+    // 404: the tenant gone after the token was issued (its record set aside).
+    await redis.rename(`${prefix}{dir}:tenant:acme`, `${prefix}{dir}:tenant:acme-aside`);
+    await call(fx.gw, 'GET', domains, { headers: admin });
+    await call(fx.gw, 'POST', domains, { headers: admin, body: claim('x.example') });
     await redis.rename(`${prefix}{dir}:tenant:acme-aside`, `${prefix}{dir}:tenant:acme`);
   });
 
@@ -567,6 +640,13 @@ describe('every operation, every status', () => {
       }),
     });
     await call(fx.gw, 'DELETE', '/1/tenants/acme/idp', { headers: bearerOf });
+    await call(fx.gw, 'GET', '/1/tenants/acme/domains', { headers: bearerOf });
+    await call(fx.gw, 'POST', '/1/tenants/acme/domains', {
+      headers: bearerOf,
+      body: JSON.stringify({ domain: 'x.example' }),
+    });
+    await call(fx.gw, 'POST', '/1/tenants/acme/domains/x.example/verify', { headers: bearerOf });
+    await call(fx.gw, 'DELETE', '/1/tenants/acme/domains/x.example', { headers: bearerOf });
     await call(sso, 'GET', `/1/tenants/acme/sso/login?redirect_uri=${encodeURIComponent(APP)}`);
     await call(sso, 'GET', '/1/sso/callback?state=any&code=x');
     // What needs no store still answers.

@@ -15,6 +15,7 @@ import type { TestGateway } from '../support/gateway.js';
 import { startIdentityFixture, type RedisIdentityFixture } from '../support/identity-fixture.js';
 import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
 import { callback, redeemCode, throughIdp } from '../support/sso-sign-in.js';
+import { verifyDomains } from '../support/verified-domains.js';
 
 const CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
 const APP = 'https://app.example.test/signed-in';
@@ -53,6 +54,7 @@ beforeAll(async () => {
   // Both instances' callbacks: a sign-in goes back to the one the browser addressed.
   idp.allowRedirectUri(`${fx.gw.url}/1/sso/callback`);
   const sealed = createSecretSealer(key).seal(CLIENT.clientSecret, 'acme');
+  await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.test']);
   await fx.gw.gateway.store.setTenantIdp({
     tenantId: 'acme',
     issuer: idp.issuer,

@@ -35,6 +35,7 @@ import {
   throughIdp as throughSupport,
 } from '../support/sso-sign-in.js';
 import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
+import { verifyDomains } from '../support/verified-domains.js';
 
 const ACME_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
 const GLOBEX_CLIENT = {
@@ -93,6 +94,8 @@ beforeAll(async () => {
   });
   acme.allowRedirectUri(`${fx.gw.url}/1/sso/callback`);
   globex.allowRedirectUri(`${fx.gw.url}/1/sso/callback`);
+  await verifyDomains(fx.gw.gateway.store, 'globex', ['globex.test']);
+  await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.test']);
   const globexAdmin = await tokenFor(fx.gw.url, BOB, 'globex');
   const globexPut = await fetch(`${fx.gw.url}/1/tenants/globex/idp`, {
     method: 'PUT',

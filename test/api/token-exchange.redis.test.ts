@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, type TestGateway } from '../support/gateway.js';
 import { startIdentityFixture, type RedisIdentityFixture } from '../support/identity-fixture.js';
 import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
+import { verifyDomains } from '../support/verified-domains.js';
 
 const CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
 
@@ -30,6 +31,7 @@ beforeAll(async () => {
     sso: { enabled: true, ca: ca.caFile, allowPrivateIssuers: true },
   });
   second = await fx.startAnother();
+  await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.test']);
   await fx.gw.gateway.store.setTenantIdp({
     tenantId: 'acme',
     issuer: idp.issuer,

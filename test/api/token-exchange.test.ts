@@ -24,6 +24,7 @@ import {
 import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
 import { scrape, total } from '../support/prometheus-text.js';
 import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
+import { verifyDomains } from '../support/verified-domains.js';
 
 const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ID_TOKEN = 'urn:ietf:params:oauth:token-type:id_token';
@@ -72,6 +73,8 @@ beforeAll(async () => {
     limits: { exchange: { perIp: 10_000, windowSeconds: 60 } },
   });
   // Acme's admin sets acme's IdP through the API; globex's is written to the store directly.
+  await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.test', 'example.com']);
+  await verifyDomains(fx.gw.gateway.store, 'globex', ['globex.test']);
   const admin = await tokenFor(fx.gw.url, ALICE, 'acme');
   const put = await fetch(`${fx.gw.url}/1/tenants/acme/idp`, {
     method: 'PUT',
@@ -229,6 +232,7 @@ describe('token exchange with a tenant identity provider', () => {
       tokens: { refresh: { enabled: true } },
     });
     try {
+      await verifyDomains(withRefresh.gw.gateway.store, 'acme', ['acme.test', 'example.com']);
       await withRefresh.gw.gateway.store.setTenantIdp({
         tenantId: 'acme',
         issuer: acme.issuer,
@@ -461,6 +465,7 @@ describe('the provider at work', () => {
     const member = await exchanged(await acme.idToken('alice'), 'acme');
     const another = await fx.startAnother();
     try {
+      await verifyDomains(another.gateway.store, 'globex', ['globex.test']);
       await another.gateway.store.setTenantIdp({
         tenantId: 'globex',
         issuer: globex.issuer,

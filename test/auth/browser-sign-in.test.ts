@@ -22,6 +22,7 @@ import { GatewayError } from '../../src/errors.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { Store } from '../../src/store/types.js';
 import { newUser, NOW, orgTenant } from '../store/store-fixtures.js';
+import { verifyDomains } from '../support/verified-domains.js';
 
 const ISSUER = 'https://idp.acme.test';
 const APP = 'https://app.acme.test/signed-in';
@@ -60,6 +61,7 @@ const http: ProviderHttp = {
 async function setUp(): Promise<{ store: Store; signIn: BrowserSignIn }> {
   const store = createMemoryStore();
   await store.upsertTenant(orgTenant('acme'), NOW);
+  await verifyDomains(store, 'acme', ['acme.test']);
   await store.setTenantIdp({
     tenantId: 'acme',
     issuer: ISSUER,
@@ -118,6 +120,26 @@ async function callbackRefusal(signIn: BrowserSignIn): Promise<string> {
 }
 
 describe('the callback refuses', () => {
+  it('an e-mail of a domain in the record that the tenant no longer has verified (issue 42): no user found or created', async () => {
+    const { store, signIn } = await setUp();
+    expect(await store.removeTenantDomain('acme', 'acme.test')).toBe(true);
+    const started = await signIn.start({
+      tenantId: 'acme',
+      redirectUri: APP,
+      callbackUrl: 'https://gw/cb',
+    });
+    const nonce = new URL(started.location).searchParams.get('nonce') as string;
+    answer = { status: 200, json: { id_token: await idToken({ nonce }) } };
+    const err = await signIn
+      .finish({ state: started.state, binding: started.binding, code: 'c' }, {})
+      .then(
+        () => new Error('signed in'),
+        (e: unknown) => e,
+      );
+    expect(refusalOf(err)).toBe('domain_not_allowed');
+    expect(await store.findUserByEmail('ann@acme.test')).toBeNull();
+  });
+
   it('an ID token without a nonce, or with another one', async () => {
     const { signIn } = await setUp();
     answer = { status: 200, json: { id_token: await idToken({}) } };

@@ -3,8 +3,8 @@
  * runs them (the built CLI, a child process) against a real redis-server. The
  * client secret comes from stdin or GATEWAY_IDP_CLIENT_SECRET, never argv; it
  * is stored sealed (no Redis value holds it), never printed or audited; one
- * issuer belongs to one tenant; removing the tenant removes its IdP; an
- * issuer on a non-public address is refused unless `sso.allowPrivateIssuers`.
+ * issuer and client id belong to one tenant; removing the tenant removes its IdP;
+ * an issuer on a non-public address is refused unless `sso.allowPrivateIssuers`.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -54,6 +54,15 @@ beforeAll(async () => {
   prefix = /keyPrefix: "([^"]+)"/.exec(readFileSync(kase.config, 'utf8'))![1]!;
   const tenants = await h.ok<{ tenant_id: string; type: string }[]>(['tenant', 'list', ...kase.c]);
   personalTenant = tenants.find((t) => t.type === 'usertenant')!.tenant_id;
+  // Issue 42: an IdP names only domains its tenant has verified (here on the operator's word).
+  const verified: [string, string][] = [
+    ['acme', 'acme.example'],
+    ['acme', 'acme-corp.example'],
+    ['globex', 'globex.example'],
+    ['globex', 'g.example'],
+  ];
+  for (const [tenant, domain] of verified)
+    await h.ok(['tenant', 'domain', 'add', tenant, domain, '--verified', ...kase.c]);
 }, TIMEOUT);
 
 afterAll(async () => {
@@ -136,7 +145,9 @@ describe('tenant idp', () => {
       try {
         const sealed = await redis.hget(`${prefix}{dir}:idp:acme`, 'clientSecretSealed');
         expect(createSecretSealer(KEY).open(sealed!, 'acme')).toBe(SECRET);
-        expect(await redis.hget(`${prefix}{dir}:idp-issuers`, ACME_ISSUER)).toBe('acme');
+        expect(
+          await redis.hget(`${prefix}{dir}:idp-clients`, `${ACME_ISSUER} tenant-gateway`),
+        ).toBe('acme');
       } finally {
         redis.disconnect();
       }
@@ -262,6 +273,7 @@ describe('tenant idp', () => {
       const bare = h.newCase();
       await h.ok(['keys', 'add', ...bare.c]);
       await h.ok(['seed', h.writeSeed(bare, SEED), ...bare.c]);
+      await h.ok(['tenant', 'domain', 'add', 'acme', 'acme.example', '--verified', ...bare.c]);
       const args = [
         'tenant',
         'idp',

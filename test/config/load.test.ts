@@ -881,3 +881,19 @@ describe('apiKeys.header', () => {
     ).toEqual({ enabled: true, header: 'X-Partner-Key' });
   });
 });
+
+describe('sso.dnsServers (issue 42)', () => {
+  it('takes IP addresses, with a port (an IPv6 one in brackets)', () => {
+    const servers = ['127.0.0.1', '127.0.0.1:5353', '::1', '[::1]:5353'];
+    const config = parseConfigText(`sso: { dnsServers: ${JSON.stringify(servers)} }`, SOURCE, {});
+    expect(config.sso.dnsServers).toEqual(servers);
+  });
+
+  it('refuses a host name, a bad port, or an empty list', () => {
+    for (const bad of ['"dns.example"', '"127.0.0.1:0"', '"127.0.0.1:70000"', '"::1:53x"']) {
+      const problems = problemsOf(`sso: { dnsServers: [${bad}] }`);
+      expect(problems.join('\n'), bad).toMatch(/sso\.dnsServers\[0\]: must be an IP address/);
+    }
+    expect(problemsOf('sso: { dnsServers: [] }').join('\n')).toMatch(/sso\.dnsServers/);
+  });
+});

@@ -1,7 +1,8 @@
 /**
  * The store contract for tenants' identity providers (issue 34): what each
- * backend keeps of an IdP record, that one issuer belongs to one tenant at
- * most, and that a tenant's removal takes its record and its issuer along.
+ * backend keeps of an IdP record, that one issuer and client id belong to one
+ * tenant at most (one issuer may serve several: issue 42), and that a
+ * tenant's removal takes its record and its issuer along.
  * Registered by `describeStoreContract`.
  */
 import { describe, expect, it } from 'vitest';
@@ -48,7 +49,7 @@ export function describeIdpContract(current: () => Store): void {
         ...input,
         domains: ['acme.example', 'sub.acme.example'],
       });
-      expect(await store.tenantIdByIssuer(input.issuer)).toBe('acme');
+      expect(await store.tenantIdByClient(input.issuer, input.clientId)).toBe('acme');
     });
 
     it('keeps a record without a secret without one, and nothing for a tenant without', async () => {
@@ -60,7 +61,9 @@ export function describeIdpContract(current: () => Store): void {
       expect(read).toEqual(idp('acme'));
       expect(read).not.toHaveProperty('clientSecretSealed');
       expect(await store.getTenantIdp('globex')).toBeNull();
-      expect(await store.tenantIdByIssuer('https://idp.example.com/realms/globex')).toBeNull();
+      expect(
+        await store.tenantIdByClient('https://idp.example.com/realms/globex', 'gateway-globex'),
+      ).toBeNull();
     });
 
     it('refuses a record of a missing or personal tenant, writing nothing', async () => {
@@ -70,7 +73,7 @@ export function describeIdpContract(current: () => Store): void {
       expect(await store.setTenantIdp(idp(user.personalTenantId))).toBe(false);
       expect(await store.getTenantIdp('nowhere')).toBeNull();
       expect(await store.getTenantIdp(user.personalTenantId)).toBeNull();
-      expect(await store.tenantIdByIssuer(idp('nowhere').issuer)).toBeNull();
+      expect(await store.tenantIdByClient(idp('nowhere').issuer, 'gateway-nowhere')).toBeNull();
     });
 
     it('replaces a record whole: a secret not given again is gone, the issuer index moves', async () => {
@@ -82,26 +85,48 @@ export function describeIdpContract(current: () => Store): void {
       const read = await store.getTenantIdp('acme');
       expect(read).toEqual(next);
       expect(read).not.toHaveProperty('clientSecretSealed');
-      expect(await store.tenantIdByIssuer('https://login.acme.example')).toBe('acme');
-      expect(await store.tenantIdByIssuer(idp('acme').issuer)).toBeNull();
-      // The issuer given up is free for another tenant.
+      expect(await store.tenantIdByClient('https://login.acme.example', 'gateway-acme')).toBe(
+        'acme',
+      );
+      expect(await store.tenantIdByClient(idp('acme').issuer, 'gateway-acme')).toBeNull();
+      // The pair given up is free for another tenant.
       await store.upsertTenant(orgTenant('globex'), NOW);
-      expect(await store.setTenantIdp(idp('globex', { issuer: idp('acme').issuer }))).toBe(true);
-      expect(await store.tenantIdByIssuer(idp('acme').issuer)).toBe('globex');
+      const taken = { issuer: idp('acme').issuer, clientId: 'gateway-acme' };
+      expect(await store.setTenantIdp(idp('globex', taken))).toBe(true);
+      expect(await store.tenantIdByClient(taken.issuer, taken.clientId)).toBe('globex');
     });
 
-    it("refuses another tenant's issuer with issuer_in_use, writing nothing", async () => {
+    it("refuses another tenant's issuer and client id with issuer_in_use, writing nothing", async () => {
       const store = current();
       await store.upsertTenant(orgTenant('acme'), NOW);
       await store.upsertTenant(orgTenant('globex'), NOW);
       await store.setTenantIdp(idp('acme'));
       await store.setTenantIdp(idp('globex'));
-      const err = await refusal(store.setTenantIdp(idp('globex', { issuer: idp('acme').issuer })));
+      const acmePair = { issuer: idp('acme').issuer, clientId: 'gateway-acme' };
+      const err = await refusal(store.setTenantIdp(idp('globex', acmePair)));
       expect(err.code).toBe('issuer_in_use');
       expect(err.status).toBe(409);
       expect(await store.getTenantIdp('globex')).toEqual(idp('globex'));
-      expect(await store.tenantIdByIssuer(idp('acme').issuer)).toBe('acme');
-      expect(await store.tenantIdByIssuer(idp('globex').issuer)).toBe('globex');
+      expect(await store.tenantIdByClient(acmePair.issuer, acmePair.clientId)).toBe('acme');
+      expect(await store.tenantIdByClient(idp('globex').issuer, 'gateway-globex')).toBe('globex');
+    });
+
+    it('one issuer serves several tenants, each through a client id of its own (issue 42)', async () => {
+      const store = current();
+      await store.upsertTenant(orgTenant('acme'), NOW);
+      await store.upsertTenant(orgTenant('globex'), NOW);
+      const issuer = 'https://accounts.example.com';
+      expect(await store.setTenantIdp(idp('acme', { issuer }))).toBe(true);
+      expect(await store.setTenantIdp(idp('globex', { issuer }))).toBe(true);
+      expect(await store.getTenantIdp('acme')).toEqual(idp('acme', { issuer }));
+      expect(await store.getTenantIdp('globex')).toEqual(idp('globex', { issuer }));
+      expect(await store.tenantIdByClient(issuer, 'gateway-acme')).toBe('acme');
+      expect(await store.tenantIdByClient(issuer, 'gateway-globex')).toBe('globex');
+      // Setting its own again, or removing one, leaves the other's alone.
+      expect(await store.setTenantIdp(idp('acme', { issuer, updatedAt: NOW + 1 }))).toBe(true);
+      expect(await store.removeTenantIdp('globex')).toBe(true);
+      expect(await store.tenantIdByClient(issuer, 'gateway-acme')).toBe('acme');
+      expect(await store.tenantIdByClient(issuer, 'gateway-globex')).toBeNull();
     });
 
     it('compares issuers exactly: a trailing slash or a letter case is another issuer', async () => {
@@ -110,13 +135,17 @@ export function describeIdpContract(current: () => Store): void {
       await store.upsertTenant(orgTenant('globex'), NOW);
       await store.upsertTenant(orgTenant('initech'), NOW);
       const issuer = 'https://idp.example.com/realms/shared';
-      await store.setTenantIdp(idp('acme', { issuer }));
-      await store.setTenantIdp(idp('globex', { issuer: `${issuer}/` }));
-      await store.setTenantIdp(idp('initech', { issuer: issuer.toUpperCase() }));
-      expect(await store.tenantIdByIssuer(issuer)).toBe('acme');
-      expect(await store.tenantIdByIssuer(`${issuer}/`)).toBe('globex');
-      expect(await store.tenantIdByIssuer(issuer.toUpperCase())).toBe('initech');
-      expect(await store.tenantIdByIssuer('https://idp.example.com/realms/Shared')).toBeNull();
+      const clientId = 'gw';
+      await store.setTenantIdp(idp('acme', { issuer, clientId }));
+      await store.setTenantIdp(idp('globex', { issuer: `${issuer}/`, clientId }));
+      await store.setTenantIdp(idp('initech', { issuer: issuer.toUpperCase(), clientId }));
+      expect(await store.tenantIdByClient(issuer, clientId)).toBe('acme');
+      expect(await store.tenantIdByClient(`${issuer}/`, clientId)).toBe('globex');
+      expect(await store.tenantIdByClient(issuer.toUpperCase(), clientId)).toBe('initech');
+      expect(
+        await store.tenantIdByClient('https://idp.example.com/realms/Shared', clientId),
+      ).toBeNull();
+      expect(await store.tenantIdByClient(issuer, 'GW')).toBeNull();
     });
 
     it('removes a record and its issuer; removing again is false', async () => {
@@ -125,7 +154,7 @@ export function describeIdpContract(current: () => Store): void {
       await store.setTenantIdp(idp('acme'));
       expect(await store.removeTenantIdp('acme')).toBe(true);
       expect(await store.getTenantIdp('acme')).toBeNull();
-      expect(await store.tenantIdByIssuer(idp('acme').issuer)).toBeNull();
+      expect(await store.tenantIdByClient(idp('acme').issuer, 'gateway-acme')).toBeNull();
       expect(await store.removeTenantIdp('acme')).toBe(false);
       expect(await store.removeTenantIdp('nowhere')).toBe(false);
     });
@@ -140,7 +169,7 @@ export function describeIdpContract(current: () => Store): void {
       await store.setTenantIdp(idp('globex'));
       expect(await store.removeOrgTenant('acme')).toEqual([user.id]);
       expect(await store.getTenantIdp('acme')).toBeNull();
-      expect(await store.tenantIdByIssuer(idp('acme').issuer)).toBeNull();
+      expect(await store.tenantIdByClient(idp('acme').issuer, 'gateway-acme')).toBeNull();
       expect(await store.getTenantIdp('globex')).toEqual(idp('globex'));
       // A tenant created again under the id has no identity provider.
       await store.upsertTenant(orgTenant('acme'), NOW + 1);

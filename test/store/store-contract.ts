@@ -10,6 +10,7 @@ import type { Store } from '../../src/store/types.js';
 import { describeAuditContract } from './store-contract-audit.js';
 import { describeClientContract } from './store-contract-clients.js';
 import { describeRefreshContract } from './store-contract-refresh.js';
+import { describeDomainContract } from './store-contract-domains.js';
 import { describeIdpContract, describeSsoRecordsContract } from './store-contract-idp.js';
 import { describeRemovalContract } from './store-contract-removal.js';
 import { distinct, newUser, NOW, orgTenant, sleep, watchLive } from './store-fixtures.js';
@@ -538,6 +539,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
     describeClientContract(() => store);
     describeRefreshContract(() => store);
     describeIdpContract(() => store);
+    describeDomainContract(() => store);
     describeSsoRecordsContract(() => store);
 
     describe('lifecycle', () => {

@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { AuditRecorder } from '../../audit/recorder.js';
 import type { Accounts } from '../../auth/accounts.js';
 import type { Authenticate } from '../../auth/authenticate.js';
+import type { TxtLookup } from '../../auth/dns-txt.js';
 import type { BruteForceGuard } from '../../auth/brute-force.js';
 import type { GrantClientToken } from '../../auth/client-credentials.js';
 import type { BrowserSignIn } from '../../auth/federation/browser-sign-in.js';
@@ -50,4 +51,6 @@ export interface IdentityRouterDeps {
   idpSecrets?: SecretSealer | undefined;
   /** `sso.allowPrivateIssuers`: an IdP set on a non-public address is accepted; default refused. */
   allowPrivateIssuers?: boolean;
+  /** TXT records for tenants' domain verification (`sso.dnsServers`). */
+  lookupTxt: TxtLookup;
 }

@@ -5,7 +5,6 @@
  * says whether there is one).
  */
 import {
-  BAD_INPUT,
   BEARER_REFUSED,
   BUG,
   type Json,
@@ -78,9 +77,13 @@ export function idpPath(): Json {
       {
         '200': view('The identity provider, replaced.'),
         '201': view('The identity provider, set where there was none.'),
-        '400': BAD_INPUT,
+        '400': refusal(
+          'Malformed input (`invalid_request`), or a domain the tenant has not verified (`domain_not_verified`).',
+          'invalid_request',
+          'domain_not_verified',
+        ),
         '409': refusal(
-          "Another tenant's identity provider has this issuer: an issuer signs in for one tenant only.",
+          "Another tenant's identity provider has this issuer and client id: one issuer may serve several tenants, each through a client of its own.",
           'issuer_in_use',
         ),
         '413': TOO_LARGE,

@@ -5,6 +5,7 @@
 import { ERROR_CODES } from '../../errors.js';
 import { type Json, ref } from './answers.js';
 import { clientSchemas } from './client-schemas.js';
+import { domainSchemas } from './domain-paths.js';
 import { idpSchemas } from './idp-paths.js';
 
 /** `components` of the document. */
@@ -31,6 +32,7 @@ export function components(): Json {
       ...userSchemas(),
       ...clientSchemas(),
       ...idpSchemas(),
+      ...domainSchemas(),
       JwkSet: jwkSetSchema(),
     },
   };

@@ -3,7 +3,8 @@
  * gateway token of that tenant. The tenant named in the request decides
  * everything: its provider record, hence the one issuer whose keys may verify
  * the token (chosen by `iss` — never keys of another issuer tried in turn), the
- * client id its `aud` must name, the allowed e-mail domains, the role of a
+ * client id its `aud` must name, the allowed e-mail domains (those of the
+ * record that the tenant has verified now: `tenant-domains.ts`), the role of a
  * user created or joined. Then the user, found by the verified e-mail:
  *
  * - none: created without a password, marked as this provider's, and made a
@@ -23,6 +24,7 @@ import type { Store, TenantIdp, UserRecord } from '../../store/types.js';
 import type { Accounts, GrantedToken } from '../accounts.js';
 import { isDisabledHash } from '../disabled.js';
 import { NO_PASSWORD } from '../no-password.js';
+import { isDomainVerifiedFor } from '../tenant-domains.js';
 import type { IssuerKeys } from './issuer-keys.js';
 import { providerUnavailable, refused } from './refusals.js';
 import { ID_TOKEN_ALGORITHMS, verifyIdToken, type Seen } from './verify-id-token.js';
@@ -75,7 +77,7 @@ export function createTokenExchange(deps: TokenExchangeDeps): ExchangeToken {
     const claimedIssuer = issuerOf(subjectToken);
     const idp = await deps.store.getTenantIdp(tenantId);
     if (idp === null || idp.issuer !== claimedIssuer)
-      throw refused(await issuerRefusal(deps.store, idp, claimedIssuer));
+      throw refused(await issuerRefusal(deps.store, idp, subjectToken, claimedIssuer));
     seen.issuer = idp.issuer;
     let keys;
     try {
@@ -112,14 +114,24 @@ export function issuerOf(token: string): string {
   return iss;
 }
 
-/** Why the issuer does not fit the tenant (for the log and audit only). */
+/**
+ * Why the issuer does not fit the tenant (for the log and audit only): the
+ * token's unverified `iss` and `azp` (else first `aud`) are another tenant's
+ * provider, or none's.
+ */
 async function issuerRefusal(
   store: Store,
   idp: TenantIdp | null,
+  token: string,
   issuer: string,
 ): Promise<'no_provider' | 'foreign_issuer' | 'unknown_issuer'> {
   if (idp === null) return 'no_provider';
-  return (await store.tenantIdByIssuer(issuer)) === null ? 'unknown_issuer' : 'foreign_issuer';
+  const { aud, azp } = decodeJwt(token);
+  const client = typeof azp === 'string' ? azp : Array.isArray(aud) ? aud[0] : aud;
+  if (typeof client !== 'string') return 'unknown_issuer';
+  return (await store.tenantIdByClient(issuer, client)) === null
+    ? 'unknown_issuer'
+    : 'foreign_issuer';
 }
 
 /** The user the verified e-mail names, created or joined as the file header says. */
@@ -129,6 +141,8 @@ export async function memberFor(
   email: string,
 ): Promise<{ user: UserRecord; outcome: ExchangeOutcome; linked: boolean }> {
   const { store } = deps;
+  // Issue 42: whatever the record lists, only a domain the tenant has verified now.
+  if (!(await isDomainVerifiedFor(store, idp.tenantId, email))) throw refused('domain_not_allowed');
   let user = await store.findUserByEmail(email);
   let outcome: ExchangeOutcome = 'signed_in';
   if (user === null) ({ user, outcome } = await createFederatedUser(deps, idp, email));

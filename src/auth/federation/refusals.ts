@@ -9,9 +9,9 @@ import { GatewayError } from '../../errors.js';
 export const FEDERATION_REFUSALS = [
   /** The tenant has no identity provider (or does not exist). */
   'no_provider',
-  /** `iss` is another tenant's provider. */
+  /** `iss` (with the token's client) is another tenant's provider, not this tenant's. */
   'foreign_issuer',
-  /** `iss` is no tenant's provider (a trailing slash or letter case is enough). */
+  /** `iss` (with the token's client) is no tenant's provider (a trailing slash or letter case is enough). */
   'unknown_issuer',
   /** Not a JWT, or no `iss`. */
   'malformed',
@@ -27,6 +27,7 @@ export const FEDERATION_REFUSALS = [
   /** `sub`, `email`, `iat` or `exp` missing or not of their type. */
   'claims',
   'email_not_verified',
+  /** The e-mail's domain is not in the record, or not one the tenant has verified now. */
   'domain_not_allowed',
   /** The user is disabled. */
   'user_disabled',

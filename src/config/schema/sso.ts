@@ -5,8 +5,17 @@
  * `auth/federation/`). The IdP records themselves are data (`tenant idp
  * set`, `PUT /1/tenants/{tenant_id}/idp`), not configuration.
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { boolean, httpUrl, integer } from './values.js';
+
+/** A DNS server as node:dns's `setServers` takes it: an IP address, with `:port` (an IPv6 one in brackets). */
+const dnsServer = z.string().refine((value) => {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(value);
+  const plain = /^([^:]+)(?::(\d{1,5}))?$/.exec(value);
+  const [, host = '', port] = bracketed ?? plain ?? (isIP(value) === 6 ? [value, value] : []);
+  return isIP(host) !== 0 && (port === undefined || (Number(port) > 0 && Number(port) < 65536));
+}, 'must be an IP address, optionally with :port (an IPv6 one as [address]:port)');
 
 /** A registered redirect URI: an absolute http(s) URL without a fragment (RFC 6749 §3.1.2). */
 const redirectUri = httpUrl.refine(
@@ -62,6 +71,13 @@ export const sso = z
       .default(30)
       .describe(
         "a token signed with a key the cached set lacks refetches the set at most once per this time per provider (the provider's key rotation; never more for made-up `kid`s)",
+      ),
+    dnsServers: z
+      .array(dnsServer)
+      .min(1)
+      .optional()
+      .describe(
+        "the DNS servers asked for tenants' domain verification TXT records (`_tenant-gateway-challenge.<domain>`), as `address` or `address:port`; omitted: the system's resolvers",
       ),
     maxProviders: integer(1, 100_000)
       .default(1000)
