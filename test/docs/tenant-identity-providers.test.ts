@@ -105,13 +105,13 @@ describe('docs/tenant-identity-providers.md, step by step', () => {
   it('registers the callback and the scopes the gateway itself sends', () => {
     const scope = /scope: '([^']+)'/.exec(SIGN_IN_SOURCE)?.[1];
     expect(scope).toBe('openid email profile');
-    const register = section(steps(), '1. Register the gateway at the IdP', 3);
+    const register = section(steps(), '2. Register the gateway at the IdP', 3);
     expect(register).toContain(`\`<publicUrl>${SSO_CALLBACK_PATH}\``);
     expect(register).toContain(`\`${scope}\``);
   });
 
   it('verifies the domain by its DNS challenge before the IdP is set', () => {
-    const verify = section(steps(), "2. Verify the tenant's e-mail domains", 3);
+    const verify = section(steps(), "3. Verify the tenant's e-mail domains", 3);
     const [ask, check] = blocks(verify, 'sh');
     expect(ask).toMatch(/-d '\{"domain":"acme\.example"\}' "\$GW\/1\/tenants\/acme\/domains"/);
     expect(check).toContain('-X POST');
@@ -121,12 +121,14 @@ describe('docs/tenant-identity-providers.md, step by step', () => {
   });
 
   it('makes the sealing key for the config key that reads it: 32 random bytes in base64', async () => {
-    const config = parse(blocks(section(PAGE, 'Turning it on'), 'yaml')[0] as string) as {
+    const config = parse(
+      blocks(section(steps(), "1. The operator's side, once", 3), 'yaml')[0] as string,
+    ) as {
       sso: { secretsKeyFile: string };
     };
     const keyFile = config.sso.secretsKeyFile;
     expect(sso.safeParse({ secretsKeyFile: keyFile }).success).toBe(true);
-    const command = blocks(section(PAGE, 'Turning it on'), 'sh')[0] as string;
+    const command = blocks(section(steps(), "1. The operator's side, once", 3), 'sh')[0] as string;
     expect(command).toContain(`openssl rand -base64 32 > ${keyFile.replace(/^\.\//, '')}`);
 
     await bash(command, '');
@@ -136,7 +138,7 @@ describe('docs/tenant-identity-providers.md, step by step', () => {
 
   it('sets the IdP with its client secret read from stdin, sent in the JSON body only', async () => {
     const put = blocks(
-      section(steps(), "3. Set the tenant's identity provider", 3),
+      section(steps(), "4. Set the tenant's identity provider", 3),
       'sh',
     )[0] as string;
     const gateway = await recorder();
