@@ -2,6 +2,7 @@
 import type { IncomingMessage } from 'node:http';
 import Koa from 'koa';
 import { createIdentityRouter, type IdentityRouterDeps } from './identity-router.js';
+import { servedGrants } from './identity/grants.js';
 import {
   createOAuthMetadataRouter,
   type OAuthMetadataDeps,
@@ -15,7 +16,7 @@ import type { RequestScope } from '../scope.js';
 
 export interface ApiDeps extends IdentityRouterDeps {
   keyring: KeyRing;
-  /** RFC 8414 metadata: the issuer, and who may tell the public origin. */
+  /** RFC 8414 metadata: the issuer and the public origin. */
   oauthMetadata: OAuthMetadataDeps;
   /** The scope the gateway's dispatcher opened for this request. */
   scopeOf: (req: IncomingMessage) => RequestScope;
@@ -25,10 +26,12 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState> {
   const app = new Koa<ApiState>();
   // Koa's default handler prints errors to stderr; ours are rendered and logged in renderErrors.
   app.silent = true;
-  const identity = createIdentityRouter(deps);
+  // One list of grants: the token endpoint serves it, the metadata publishes it.
+  const grants = servedGrants(deps);
+  const identity = createIdentityRouter(deps, grants);
   const jwks = createJwksRouter(deps.keyring);
   const openApi = createOpenApiRouter();
-  const oauthMetadata = createOAuthMetadataRouter(deps.oauthMetadata);
+  const oauthMetadata = createOAuthMetadataRouter(deps.oauthMetadata, [...grants.keys()]);
   app.use((ctx, next) => {
     ctx.state.scope = deps.scopeOf(ctx.req);
     return next();

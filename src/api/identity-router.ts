@@ -1,6 +1,6 @@
 /**
  * The identity endpoints (docs/identity-api.md): tenant list, token (and its OAuth
- * alias), the OAuth token endpoint (client credentials, refresh) and revocation (RFC 7009), tenant record, signup, password change, logout. `current` stands for
+ * alias), the OAuth token endpoint (its grants: `identity/grants.ts`) and revocation (RFC 7009), tenant record, signup, password change, logout. `current` stands for
  * the caller's own user or tenant id in any path.
  *
  * Each endpoint group is a file in `identity/`; who the caller is (Basic login,
@@ -18,6 +18,7 @@ import { addIdpRoutes } from './identity/idp-routes.js';
 import { addLogoutRoute } from './identity/logout-route.js';
 import { addOAuthRevokeRoute } from './identity/oauth-revoke-route.js';
 import { addOAuthTokenRoute } from './identity/oauth-token-route.js';
+import { servedGrants, type ServedGrants } from './identity/grants.js';
 import { addPasswordRoute } from './identity/password-route.js';
 import { addSignupRoute } from './identity/signup-route.js';
 import { addSsoRoutes } from './identity/sso-routes.js';
@@ -26,11 +27,15 @@ import { addTokenRoutes } from './identity/token-routes.js';
 
 export type { IdentityRouterDeps } from './identity/deps.js';
 
-export function createIdentityRouter(deps: IdentityRouterDeps): Router<ApiState> {
+/** @param grants what `POST /1/oauth/token` serves: the list the metadata publishes too */
+export function createIdentityRouter(
+  deps: IdentityRouterDeps,
+  grants: ServedGrants = servedGrants(deps),
+): Router<ApiState> {
   const router = new Router<ApiState>({ prefix: '/1' });
   addUserTenantsRoute(router, deps);
   addTokenRoutes(router, deps);
-  addOAuthTokenRoute(router, deps);
+  addOAuthTokenRoute(router, grants, deps.bodyLimit);
   addOAuthRevokeRoute(router, deps);
   addLogoutRoute(router, deps);
   addTenantRoute(router, deps);

@@ -26,7 +26,9 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const KEY_ID_CHARS = 16;
 const SECRET_CHARS = 43;
 const CHECKSUM_CHARS = 6;
-const API_KEY_LENGTH = API_KEY_PREFIX.length + KEY_ID_CHARS + 1 + SECRET_CHARS + 1 + CHECKSUM_CHARS;
+/** An API key's length: 71 characters. */
+export const API_KEY_LENGTH =
+  API_KEY_PREFIX.length + KEY_ID_CHARS + 1 + SECRET_CHARS + 1 + CHECKSUM_CHARS;
 
 const CLIENT_ID = /^tgc_[a-z2-7]{26}$/;
 const KEY_ID = /^tgkid_[a-z2-7]{16}$/;

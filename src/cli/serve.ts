@@ -47,7 +47,7 @@ export async function serve(loaded: LoadedConfig): Promise<void> {
   log.flush(); // the start is news now, not at the next flush
   const hint = (demo && (await demoLines(base, demo.url, loaded))) ?? (await tryLine(base, loaded));
   const ops = opsLine(admin, config.listen.opsEndpoints ? base : undefined);
-  process.stderr.write(`\ntenant-gateway listening on ${base}\n${ops}\n${hint}\n\n`);
+  process.stderr.write(`\n${listeningLine(main)}\n${ops}\n${hint}\n\n`);
 
   process.on('SIGHUP', () => void reloadOnSignal(gateway.reloadFromFile, log));
   let stopping = false;
@@ -106,13 +106,34 @@ function opsLine(admin: AddressInfo | undefined, onListen: string | undefined): 
   if (at === undefined)
     return 'health and metrics: not served (the config has no `admin` listener; see docs/operations.md)';
   const where = admin === undefined ? 'listen.opsEndpoints' : 'the admin listener';
-  return `health and metrics: ${at}/healthz, ${at}/readyz, ${at}/metrics (${where})`;
+  const everywhere =
+    admin !== undefined && isWildcard(admin) ? ', bound to every network interface' : '';
+  return `health and metrics: ${at}/healthz, ${at}/readyz, ${at}/metrics (${where}${everywhere})`;
 }
 
-function urlOf(address: AddressInfo): string {
+/**
+ * The banner's first line: the URL to paste, or — bound to every interface
+ * (`0.0.0.0`, `::`) — the address actually bound, said so, then the URL
+ * that reaches it from this machine.
+ */
+function listeningLine(main: AddressInfo): string {
+  if (!isWildcard(main)) return `tenant-gateway listening on ${urlOf(main)}`;
+  return `tenant-gateway listening on ${hostPort(main)} (every network interface: reachable from other machines); from this machine: ${urlOf(main)}`;
+}
+
+function isWildcard(address: AddressInfo): boolean {
+  return address.address === '0.0.0.0' || address.address === '::';
+}
+
+function hostPort(address: AddressInfo): string {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const shown = host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host;
-  return `http://${shown}:${address.port}`;
+  return `${host}:${address.port}`;
+}
+
+/** The URL that reaches a listener from this machine (loopback for a wildcard address). */
+function urlOf(address: AddressInfo): string {
+  if (!isWildcard(address)) return `http://${hostPort(address)}`;
+  return `http://${address.address === '::' ? '[::1]' : '127.0.0.1'}:${address.port}`;
 }
 
 /**

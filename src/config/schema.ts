@@ -17,6 +17,7 @@ import { cors } from './schema/cors.js';
 import { demo } from './schema/demo.js';
 import { identityHeaders, stripHeaders, trustedProxies } from './schema/headers.js';
 import { passwords, revocation, seed, signup, tokens } from './schema/identity.js';
+import { publicUrl } from './schema/public-url.js';
 import { limits, rateLimits, upstreamPool } from './schema/limits.js';
 import { admin, checkListeners, forwardAuth, listen } from './schema/listeners.js';
 import { checkOpsShadow, checkRouteScopesGrantable, routes } from './schema/routes.js';
@@ -27,6 +28,7 @@ import { audit, log, tracing } from './schema/telemetry.js';
 
 export const configSchema = z
   .strictObject({
+    publicUrl,
     listen,
     admin,
     forwardAuth,

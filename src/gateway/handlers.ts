@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { createApiApp } from '../api/app.js';
-import { requestOrigin } from '../api/identity/oauth-metadata-route.js';
+import { createPublicOrigin } from '../api/public-origin.js';
 import { createClientCredentials } from '../auth/client-credentials.js';
 import type { BrowserSignIn } from '../auth/federation/browser-sign-in.js';
 import { createRefreshTokens } from '../auth/refresh-grant.js';
@@ -59,6 +59,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     clientAddress(peer, req.headers['x-forwarded-for'], deps.live.trusted);
   const recording = { log, metrics, clientIp, originalRequest: originalRequestForLog };
   const recorder = createRequestRecorder({ ...recording, level: 'info' });
+  const publicOrigin = createPublicOrigin(config.publicUrl, (peer) => deps.live.trusted(peer));
   const api = createApiApp({
     store: core.store,
     accounts: core.accounts,
@@ -68,11 +69,11 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     keyring: core.keyring,
     oauthMetadata: {
       issuer: config.tokens.issuer,
-      trusted: (peer) => deps.live.trusted(peer),
+      origin: publicOrigin,
+      fixedOrigin: config.publicUrl !== undefined,
       scopesSupported: () => scopesSupported(deps.live.config.authorization),
-      refreshEnabled: config.tokens.refresh.enabled,
-      tokenExchange: deps.exchangeToken !== undefined,
     },
+    publicOrigin,
     clientIp: (req) => clientIp(req.socket.remoteAddress, req),
     signupEnabled: config.signup.enabled,
     bodyLimit: config.limits.bodyBytes,
@@ -81,12 +82,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     onRefresh: (outcome) => metrics.refreshed(outcome),
     onTokenIssued: (kind) => metrics.tokenIssued(kind),
     ...(deps.exchangeToken === undefined ? {} : { exchangeToken: deps.exchangeToken }),
-    ...(deps.browserSignIn === undefined
-      ? {}
-      : {
-          browserSignIn: deps.browserSignIn,
-          requestOrigin: (req: IncomingMessage) => requestOrigin(req, deps.live.trusted),
-        }),
+    ...(deps.browserSignIn === undefined ? {} : { browserSignIn: deps.browserSignIn }),
     onFederatedSignIn: (outcome) => metrics.federatedSignIn(outcome),
     onLoginRefused: (reason) => metrics.loginRefused(reason),
     audit: core.audit,

@@ -20,6 +20,8 @@ import { settingsOf, type LiveSettings } from './proxy-settings.js';
  * docs/operations.md ("Reload") lists them.
  */
 export const ON_RELOAD: Readonly<Record<keyof GatewayConfig, 'live' | 'restart'>> = {
+  // The metadata and the sign-in are built with it.
+  publicUrl: 'restart',
   listen: 'restart',
   admin: 'restart',
   forwardAuth: 'restart',

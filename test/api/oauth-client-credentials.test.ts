@@ -292,6 +292,7 @@ describe('GET /.well-known/oauth-authorization-server', () => {
       revocation_endpoint: `${url}/1/oauth/revoke`,
       revocation_endpoint_auth_methods_supported: ['none'],
       response_types_supported: [],
+      code_challenge_methods_supported: ['S256'],
       // Every role's scopes and every scope a client may hold, once each.
       scopes_supported: ['exports:run', 'orders:read', 'orders:write'],
     });

@@ -66,6 +66,7 @@ const publicRoute = (prefix: string) => ({ prefix, upstream: echo.url, auth: 'no
 /** One case per top-level key: its changed value, and for a live key what shows it. */
 function cases(): Record<string, Case> {
   return {
+    publicUrl: { change: 'https://gw.example.com' },
     listen: { change: { host: '127.0.0.1', port: 1 } },
     admin: { change: { host: '127.0.0.1', port: 0, configReload: true } },
     forwardAuth: { change: { host: '127.0.0.1', port: 0 } },

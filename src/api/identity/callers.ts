@@ -4,7 +4,7 @@
  * a request; plus the answer headers every endpoint shares.
  */
 import type { AuditActor, AuditSubject } from '../../audit/events.js';
-import type { TokenPrincipal } from '../../auth/authenticate.js';
+import type { PrincipalKind, TokenPrincipal } from '../../auth/authenticate.js';
 import { parseBasicAuthorization } from '../../auth/basic.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
 import { normaliseEmail } from '../../store/normalise.js';
@@ -20,6 +20,23 @@ export function actor(deps: IdentityRouterDeps, ctx: ApiContext, email: string):
     client_ip: deps.clientIp(ctx.req),
     request_id: ctx.state.scope.requestId,
   };
+}
+
+/**
+ * Names who the request acted for, in its scope: the access line's user and
+ * tenant and the request counter's `principal` label come from here together,
+ * so a request that names a user is never counted as `principal="none"`.
+ */
+export function namePrincipal(
+  ctx: ApiContext,
+  kind: PrincipalKind,
+  userId: string,
+  tenantId?: string,
+): void {
+  const scope = ctx.state.scope;
+  scope.userId = userId;
+  if (tenantId !== undefined) scope.tenantId = tenantId;
+  scope.kind = kind;
 }
 
 /**
@@ -52,8 +69,7 @@ export async function logIn(deps: IdentityRouterDeps, ctx: ApiContext): Promise<
   const authorization = ctx.get('authorization') || undefined;
   try {
     const user = await deps.accounts.logIn(authorization, deps.clientIp(ctx.req), abandoned(ctx));
-    ctx.state.scope.userId = user.id;
-    ctx.state.scope.kind = 'user';
+    namePrincipal(ctx, 'user', user.id);
     await deps.audit.record('login_succeeded', actor(deps, ctx, user.email), {
       user_id: user.id,
       user_email: user.email,
@@ -107,9 +123,7 @@ export async function pathUser(
 /** The bearer token's principal. */
 export async function bearer(deps: IdentityRouterDeps, ctx: ApiContext): Promise<TokenPrincipal> {
   const principal = await deps.authenticate(ctx.get('authorization') || undefined);
-  ctx.state.scope.userId = principal.userId;
-  ctx.state.scope.tenantId = principal.tenantId;
-  ctx.state.scope.kind = principal.kind;
+  namePrincipal(ctx, principal.kind, principal.userId, principal.tenantId);
   return principal;
 }
 

@@ -14,6 +14,7 @@ import type { SecretSealer } from '../../auth/sealed-secrets.js';
 import type { SessionGuard } from '../../auth/sessions.js';
 import type { ClientDeps } from '../../identity/client-deps.js';
 import type { Store } from '../../store/types.js';
+import type { PublicOrigin } from '../public-origin.js';
 
 export interface IdentityRouterDeps {
   store: Store;
@@ -34,8 +35,8 @@ export interface IdentityRouterDeps {
   exchangeToken?: ExchangeToken;
   /** The browser sign-in (`/1/tenants/{id}/sso/login`, `/1/sso/callback`); absent unless `sso.enabled`. */
   browserSignIn?: BrowserSignIn;
-  /** `scheme://host` a request was addressed to (trusted proxies' forwarded headers): the callback's origin. */
-  requestOrigin?: (req: IncomingMessage) => string;
+  /** `publicUrl`, or the validated origin a request was addressed to: the sign-in callback's origin. */
+  publicOrigin?: PublicOrigin;
   /** Told of every token exchange, by outcome (metrics). */
   onFederatedSignIn?: (outcome: FederationOutcome) => void;
   /** Told of every token issued, by principal kind (metrics). */

@@ -7,7 +7,7 @@ import type { GrantedToken } from '../../auth/accounts.js';
 import type { AccessTokenClaims } from '../../auth/tokens.js';
 import type { UserRecord } from '../../store/types.js';
 import type { ApiContext } from '../state.js';
-import { actor, noStore } from './callers.js';
+import { actor, namePrincipal, noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
 
 /** A user's token, with the first refresh token of its family when refresh tokens are on. */
@@ -35,8 +35,7 @@ export async function userTokenIssued(
   { claims, user, tenant }: GrantedToken,
   via?: 'browser',
 ): Promise<void> {
-  ctx.state.scope.userId = user.id;
-  ctx.state.scope.tenantId = tenant.tenantId;
+  namePrincipal(ctx, 'user', user.id, tenant.tenantId);
   deps.onTokenIssued?.('user');
   await deps.audit.record('token_issued', actor(deps, ctx, user.email), {
     tenant_id: tenant.tenantId,

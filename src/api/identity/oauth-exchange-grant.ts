@@ -14,7 +14,7 @@ import type { ExchangeSeen, ExchangeToken } from '../../auth/federation/exchange
 import { refusalOf } from '../../auth/federation/refusals.js';
 import { isGatewayError } from '../../errors.js';
 import type { ApiContext } from '../state.js';
-import { actor } from './callers.js';
+import { actor, namePrincipal } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
 import { answerOAuthToken, userGrant } from './oauth-answer.js';
 import { invalidRequest, param, requiredParam } from './oauth-form.js';
@@ -50,8 +50,7 @@ export async function exchangeGrant(
   }
   const { granted, outcome, idp, linked } = result;
   const { token, claims, user, tenant, refreshToken } = granted;
-  ctx.state.scope.userId = user.id;
-  ctx.state.scope.tenantId = tenant.tenantId;
+  namePrincipal(ctx, 'user', user.id, tenant.tenantId);
   deps.onFederatedSignIn?.(outcome);
   deps.onTokenIssued?.('user');
   const who = actor(deps, ctx, user.email);

@@ -9,7 +9,7 @@
  */
 import { RefreshRefused, type RefreshTokens } from '../../auth/refresh-grant.js';
 import type { ApiContext } from '../state.js';
-import { actor } from './callers.js';
+import { actor, namePrincipal } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
 import { answerOAuthToken } from './oauth-answer.js';
 import { param, requiredParam } from './oauth-form.js';
@@ -29,9 +29,7 @@ export async function refreshGrant(
     throw err;
   }
   const { token, claims, user, tenant } = refreshed;
-  ctx.state.scope.userId = user.id;
-  ctx.state.scope.tenantId = tenant.tenantId;
-  ctx.state.scope.kind = 'user';
+  namePrincipal(ctx, 'user', user.id, tenant.tenantId);
   deps.onRefresh?.(refreshed.outcome);
   deps.onTokenIssued?.('user');
   await deps.audit.record('token_refreshed', actor(deps, ctx, user.email), {

@@ -21,7 +21,7 @@ import type { RefreshFamily } from '../../auth/refresh-grant.js';
 import { REFRESH_TOKEN_PREFIX } from '../../auth/refresh-tokens.js';
 import { isGatewayError } from '../../errors.js';
 import type { ApiContext, ApiState } from '../state.js';
-import { actor, noStore, tokenHolder } from './callers.js';
+import { actor, namePrincipal, noStore, tokenHolder } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
 import { param, readForm, requiredParam } from './oauth-form.js';
 
@@ -58,9 +58,7 @@ async function revokeAccessToken(deps: IdentityRouterDeps, ctx: ApiContext, toke
   await deps.sessions.revoke(claims);
   const family =
     claims.fid === undefined ? null : ((await deps.refreshTokens?.endFamily(claims.fid)) ?? null);
-  ctx.state.scope.userId = principal.userId;
-  ctx.state.scope.tenantId = principal.tenantId;
-  ctx.state.scope.kind = principal.kind;
+  namePrincipal(ctx, principal.kind, principal.userId, principal.tenantId);
   const { who, about } = tokenHolder(deps, ctx, principal);
   await deps.audit.record('token_revoked', who, {
     ...about,
@@ -70,9 +68,7 @@ async function revokeAccessToken(deps: IdentityRouterDeps, ctx: ApiContext, toke
 }
 
 async function recordRevoked(deps: IdentityRouterDeps, ctx: ApiContext, family: RefreshFamily) {
-  ctx.state.scope.userId = family.userId;
-  ctx.state.scope.tenantId = family.tenantId;
-  ctx.state.scope.kind = 'user';
+  namePrincipal(ctx, 'user', family.userId, family.tenantId);
   const user = await deps.store.getUser(family.userId).catch(() => null);
   await deps.audit.record('token_revoked', actor(deps, ctx, user?.email ?? family.userId), {
     tenant_id: family.tenantId,

@@ -24,7 +24,7 @@ import type { ExchangeSeen } from '../../auth/federation/exchange.js';
 import { refusalOf } from '../../auth/federation/refusals.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
 import type { ApiContext, ApiState } from '../state.js';
-import { actor, noStore } from './callers.js';
+import { actor, namePrincipal, noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
 import { invalidRequest } from './oauth-form.js';
 
@@ -32,21 +32,22 @@ export const SSO_CALLBACK_PATH = '/1/sso/callback';
 
 export function addSsoRoutes(router: Router<ApiState>, deps: IdentityRouterDeps): void {
   const signIn = deps.browserSignIn;
-  const origin = deps.requestOrigin;
+  const origin = deps.publicOrigin;
   if (signIn === undefined || origin === undefined) return;
   router.get('/tenants/:tenantId/sso/login', async (ctx) => {
     const ip = deps.clientIp(ctx.req);
     await deps.bruteForce.ssoLogin(ip);
     await deps.bruteForce.exchange(ip);
+    const callbackOrigin = origin(ctx.req);
     const { location, state, binding } = await signIn.start({
       tenantId: ctx.params['tenantId'] as string,
       redirectUri: one(ctx, 'redirect_uri', true) as string,
       appState: one(ctx, 'state'),
       codeChallenge: one(ctx, 'code_challenge'),
       codeChallengeMethod: one(ctx, 'code_challenge_method'),
-      callbackUrl: `${origin(ctx.req)}${SSO_CALLBACK_PATH}`,
+      callbackUrl: `${callbackOrigin}${SSO_CALLBACK_PATH}`,
     });
-    ctx.append('set-cookie', bindingCookie(state, binding, origin(ctx.req), PENDING_TTL_SECONDS));
+    ctx.append('set-cookie', bindingCookie(state, binding, callbackOrigin, PENDING_TTL_SECONDS));
     redirect(ctx, location);
   });
   router.get('/sso/callback', (ctx) => callback(deps, signIn, ctx));
@@ -62,7 +63,7 @@ async function callback(
   const state = one(ctx, 'state', true) as string;
   const binding = ctx.cookies.get(cookieName(state)) ?? undefined;
   // Spent whatever the outcome: the state is single use.
-  ctx.append('set-cookie', bindingCookie(state, '', deps.requestOrigin?.(ctx.req) ?? '', 0));
+  ctx.append('set-cookie', bindingCookie(state, '', deps.publicOrigin?.(ctx.req) ?? '', 0));
   const seen: ExchangeSeen & { tenantId?: string } = {};
   let result;
   try {
@@ -82,8 +83,7 @@ async function callback(
   }
   const done = result.signedIn;
   if (done !== undefined) {
-    ctx.state.scope.userId = done.userId;
-    ctx.state.scope.tenantId = done.tenantId;
+    namePrincipal(ctx, 'user', done.userId, done.tenantId);
     deps.onFederatedSignIn?.(done.outcome);
     const who = actor(deps, ctx, done.email);
     const about = { tenant_id: done.tenantId, user_id: done.userId, user_email: done.email };

@@ -278,6 +278,10 @@ function authorizationServerMetadataSchema(): Json {
       scopes_supported: strings,
       revocation_endpoint: { ...uri, description: '`POST /1/oauth/revoke` (RFC 7009).' },
       revocation_endpoint_auth_methods_supported: strings,
+      code_challenge_methods_supported: {
+        ...strings,
+        description: 'PKCE methods (RFC 7636): `S256` only.',
+      },
     },
   };
 }

@@ -1,5 +1,5 @@
 /** OpenAPI operations under `/.well-known/`: the JWKS, the OAuth metadata and this document. */
-import { type Json, json, ref } from './answers.js';
+import { type Json, json, ref, refusal } from './answers.js';
 
 /** `/.well-known/jwks.json` */
 export function jwksPath(): Json {
@@ -26,7 +26,7 @@ export function oauthMetadataPath(): Json {
       operationId: 'getOAuthMetadata',
       summary: 'OAuth authorization server metadata (RFC 8414)',
       description:
-        'The token endpoint and JWKS URLs are on the origin the request was addressed to (`Host`, or a trusted proxy’s `X-Forwarded-Host`/`-Proto`).',
+        'The endpoint URLs are on `publicUrl`; without it, on the origin the request was addressed to (`Host`, or a trusted proxy’s `X-Forwarded-Host`/`-Proto`), which must then be a valid host[:port], and the answer is `private`. `grant_types_supported` is exactly what `POST /1/oauth/token` serves.',
       tags: ['keys'],
       security: [],
       responses: {
@@ -34,6 +34,10 @@ export function oauthMetadataPath(): Json {
           description: 'The metadata; cache for up to 300 s.',
           content: json(ref('AuthorizationServerMetadata')),
         },
+        '400': refusal(
+          'Without `publicUrl`: the Host (or trusted X-Forwarded-Host) is not a valid host[:port].',
+          'invalid_request',
+        ),
       },
     },
   };

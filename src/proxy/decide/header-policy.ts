@@ -6,7 +6,9 @@
  * proxies; the forward-auth headers a client sends carry no weight and are
  * dropped; hop-by-hop headers (and any header the client lists in
  * `Connection`) never cross the proxy, nor do the identity-like headers of
- * other auth proxies and CDNs (config `stripHeaders`).
+ * other auth proxies and CDNs (config `stripHeaders`), nor any header whose
+ * value carries an API key (`tgk_…`: `api-key-values.ts`), whatever its name
+ * or scheme, the route's `stripAuthorization` notwithstanding.
  *
  * Framing is the gateway's own (no request smuggling): the
  * client's `Content-Length` and `Transfer-Encoding` never cross either; the
@@ -22,6 +24,7 @@ import { STRIP_HEADERS_DEFAULTS } from '../../config/schema/headers.js';
 import { GatewayError } from '../../errors.js';
 import { REQUEST_ID_HEADER } from '../../request-id.js';
 import { foldHeaderName, headerNameMatcher, IDENTITY_LIKE_HEADERS } from '../../header-names.js';
+import { authorizationCarriesApiKey, carriesApiKey } from './api-key-values.js';
 import { checkTransferCoding } from './transfer-coding.js';
 import type { TrustCheck } from './trusted-proxies.js';
 
@@ -274,20 +277,22 @@ class Policy implements HeaderPolicy {
   /**
    * The client's headers that cross: a new object rather than `delete`
    * (deleting properties turns an object into a slow dictionary, and undici
-   * walks these headers once more).
+   * walks these headers once more). A value carrying an API key never
+   * crosses: `Authorization` (any scheme) is looked into only when the route
+   * keeps it, every other header by a length test first.
    */
   private passed(headers: IncomingHttpHeaders, stripAuthorization: boolean): IncomingHttpHeaders {
     const listed = listedIn(headers.connection);
     const out: IncomingHttpHeaders = {};
     // Node has lower-cased every name: only `_` spellings need folding.
     for (const name in headers) {
-      if (
-        !this.stripped(name) &&
-        (listed === undefined || !listed.has(foldHeaderName(name))) &&
-        !(stripAuthorization && name === 'authorization')
-      ) {
-        out[name] = headers[name];
-      }
+      if (this.stripped(name) || (listed !== undefined && listed.has(foldHeaderName(name))))
+        continue;
+      const value = headers[name];
+      if (name === 'authorization') {
+        if (stripAuthorization || authorizationCarriesApiKey(value as string)) continue;
+      } else if (carriesApiKey(value)) continue;
+      out[name] = value;
     }
     return out;
   }
