@@ -41,7 +41,9 @@ beforeAll(async () => {
       gus: { email: 'gus@globex.test', emailVerified: true },
     },
   });
-  fx = await startMemoryIdentityFixture({ sso: { enabled: true, ca: ca.caFile } });
+  fx = await startMemoryIdentityFixture({
+    sso: { enabled: true, ca: ca.caFile, allowPrivateIssuers: true },
+  });
   await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.test']);
   await verifyDomains(fx.gw.gateway.store, 'globex', ['globex.test']);
   aliceAcme = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;

@@ -7,7 +7,7 @@
  * exchange or by the sign-in's code is counted as `principal="user"` (as its
  * access line names the user), never `none`.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -20,12 +20,20 @@ import { startMemoryIdentityFixture, type IdentityFixture } from '../support/ide
 import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
 import { scrape, total } from '../support/prometheus-text.js';
 import { callback, redeemCode, throughIdp } from '../support/sso-sign-in.js';
+import { verifyDomains } from '../support/verified-domains.js';
 
 const CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
 const APP = 'https://app.example.test/signed-in';
 const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ID_TOKEN = 'urn:ietf:params:oauth:token-type:id_token';
-const LOGIN = `/1/tenants/acme/sso/login?${new URLSearchParams({ redirect_uri: APP })}`;
+/** The application's PKCE verifier (S256 is required, issue 42). */
+const VERIFIER = randomBytes(32).toString('base64url');
+const CHALLENGE = createHash('sha256').update(VERIFIER).digest('base64url');
+const LOGIN = `/1/tenants/acme/sso/login?${new URLSearchParams({
+  redirect_uri: APP,
+  code_challenge: CHALLENGE,
+  code_challenge_method: 'S256',
+})}`;
 
 let ca: TestCa;
 let idp: TestIdp;
@@ -51,7 +59,13 @@ beforeAll(async () => {
   keyDir = mkdtempSync(join(tmpdir(), 'tg-public-origin-'));
   const keyFile = join(keyDir, 'sso-secrets.key');
   writeFileSync(keyFile, `${randomBytes(32).toString('base64')}\n`);
-  const sso = { enabled: true, ca: ca.caFile, secretsKeyFile: keyFile, redirectUris: [APP] };
+  const sso = {
+    enabled: true,
+    ca: ca.caFile,
+    secretsKeyFile: keyFile,
+    redirectUris: [APP],
+    allowPrivateIssuers: true,
+  };
   [byHost, fixed] = await Promise.all([
     startMemoryIdentityFixture({ sso }),
     startMemoryIdentityFixture({ sso, publicUrl: 'https://gw.example.com' }),
@@ -70,6 +84,7 @@ beforeAll(async () => {
       linkExisting: false,
       updatedAt: Math.floor(Date.now() / 1000),
     });
+  for (const fx of [byHost, fixed]) await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.test']);
 }, 60_000);
 
 afterAll(async () => {
@@ -178,7 +193,11 @@ describe('a user token from the exchange or the code is counted as principal="us
     expect(back.status).toBe(302);
     const code = new URL(back.headers.get('location') as string).searchParams.get('code');
     const before = await counts();
-    const res = await redeemCode(byHost.gw.url, { code: code as string, redirect_uri: APP });
+    const res = await redeemCode(byHost.gw.url, {
+      code: code as string,
+      redirect_uri: APP,
+      code_verifier: VERIFIER,
+    });
     expect(res.status).toBe(200);
     await res.arrayBuffer();
     expect(await counts()).toEqual({ user: before.user + 1, none: before.none });

@@ -59,7 +59,7 @@ beforeAll(async () => {
     },
   });
   fx = await startMemoryIdentityFixture({
-    sso: { enabled: true, ca: ca.caFile, dnsServers: [dns.address] },
+    sso: { enabled: true, ca: ca.caFile, dnsServers: [dns.address], allowPrivateIssuers: true },
   });
   aliceAcme = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
   bobAcme = (await tokenFor(fx.gw.url, BOB, 'acme')).access_token;

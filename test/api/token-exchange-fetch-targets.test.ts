@@ -29,6 +29,7 @@ import {
   type IdentityFixture,
 } from '../support/identity-fixture.js';
 import { makeTestCa, type TestCa } from '../support/oidc-idp.js';
+import { verifyDomains } from '../support/verified-domains.js';
 
 const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ID_TOKEN = 'urn:ietf:params:oauth:token-type:id_token';
@@ -94,6 +95,9 @@ beforeAll(async () => {
     ...fx.config,
     limits: { exchange: { perIp: 3, windowSeconds: 600 } },
   });
+  // Issue 42: an IdP names only domains its tenant has verified.
+  for (const gw of [fx.gw, strict, limited])
+    await verifyDomains(gw.gateway.store, 'acme', ['acme.test']);
 }, 60_000);
 
 afterAll(async () => {

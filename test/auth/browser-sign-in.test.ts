@@ -127,6 +127,7 @@ describe('the callback refuses', () => {
       tenantId: 'acme',
       redirectUri: APP,
       callbackUrl: 'https://gw/cb',
+      ...PKCE,
     });
     const nonce = new URL(started.location).searchParams.get('nonce') as string;
     answer = { status: 200, json: { id_token: await idToken({ nonce }) } };

@@ -218,6 +218,7 @@ describe('tenant idp', () => {
       }
       const allowing = h.newCase('sso: { allowPrivateIssuers: true }');
       await h.ok(['seed', h.writeSeed(allowing, SEED), ...allowing.c]);
+      await h.ok(['tenant', 'domain', 'add', 'acme', 'acme.example', '--verified', ...allowing.c]);
       const ok = ['--issuer', 'https://localhost/x', '--domains', 'acme.example'];
       const view = await h.ok<View>([
         ...set('acme', ...ok).slice(0, -kase.c.length),
