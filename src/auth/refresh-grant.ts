@@ -17,10 +17,14 @@
  * - Grace: a token presented again within {@link REFRESH_GRACE_SECONDS} of its
  *   rotation gets a new access token and the same successor (the successor is
  *   derived from it under the family's successor key, which only the store
- *   holds, `refresh-tokens.ts`); later, an older token of the family, or a
- *   well-formed token for the family's id that was never one of its own (a
- *   guess at the chain), is reuse. A family stored without a successor key
- *   (before issue 42) is ended at its next refresh: the user logs in again.
+ *   holds, `refresh-tokens.ts`); later, an older token of the family is
+ *   reuse. A well-formed token for the family's id that was never one of its
+ *   own is refused and ends nothing: the family id is public (every access
+ *   token's `fid`), the checksum too, and without the key a made-up token is
+ *   no step of the chain (issue 42: counting it as reuse let anyone who saw an
+ *   access token log its user out). A family stored without a successor key
+ *   (before issue 42) is ended at its next refresh with a token of its own:
+ *   the user logs in again.
  * - Reuse revokes the family and deny-lists every access token issued in it
  *   through the revocation path (in lease mode confirmed by every instance)
  *   before the answer.
@@ -114,7 +118,7 @@ export interface RefreshTokens {
    * RFC 7009: ends the family of a refresh token that is one of its own — the
    * current token or the one just rotated — and null for any other string (a
    * made-up token for a family id learnt from an access token's `fid` ends
-   * nothing here; presented to the token endpoint it is reuse).
+   * nothing, here as at the token endpoint).
    */
   revokeByToken(refreshToken: string): Promise<RefreshFamily | null>;
 }
@@ -186,9 +190,11 @@ async function refresh(
     throw new RefreshRefused('invalid', found?.family);
   const { family, successorKey } = found;
   const session = await liveSession(deps.store, family);
-  // A family stored without a successor key had a chain any past token computed: ended.
+  // A family stored without a successor key had a chain any past token
+  // computed: ended, as one whose session ended is — by a token of its own,
+  // never by one made up for its public id (issue 42).
   if (session === null || successorKey === null) {
-    await endFamily(family.familyId);
+    if (isOfFamily(presented, family)) await endFamily(family.familyId);
     throw new RefreshRefused('invalid', family);
   }
   const successor = successorOf(presented, successorKey);

@@ -49,12 +49,14 @@ return out
 
   /**
    * KEYS: the family. ARGV: presented digest, successor digest, jti, its
-   * exp, now, grace seconds, idle TTL seconds, the record margin.
-   * Returns { outcome } when invalid (writing nothing), else { outcome,
-   * family JSON } after pruning, then rotating, adding the jti, or revoking
-   * (any digest but the current one and the previous one within the grace);
-   * the record then lives until its end or its last access token's, plus
-   * the margin.
+   * exp, now, grace seconds, idle TTL seconds, the record margin, how many
+   * used digests to keep.
+   * Returns { outcome } when invalid (writing nothing: a digest the family
+   * never had among them), else { outcome, family JSON } after pruning, then
+   * rotating, adding the jti, or revoking (the previous digest past the
+   * grace, or one of the used ones); the record then lives until its end or
+   * its last access token's, plus the margin. A record written without a
+   * `used` list has used nothing yet.
    */
   rotateRefreshToken: {
     numberOfKeys: 1,
@@ -65,13 +67,20 @@ local f = cjson.decode(raw)
 local presented, now = ARGV[1], tonumber(ARGV[5])
 if f.revoked or now >= f.absoluteExpiresAt then return { 'invalid' } end
 local idle = now >= f.currentExpiresAt
-local outcome = 'reused'
+local used = f.used or {}
+local outcome
 if presented == f.currentDigest then
   if idle then return { 'invalid' } end
   outcome = 'rotated'
-elseif f.previous and presented == f.previous.digest and now - f.previous.usedAt <= tonumber(ARGV[6]) then
-  if idle then return { 'invalid' } end
-  outcome = 'grace'
+elseif f.previous and presented == f.previous.digest then
+  if now - f.previous.usedAt > tonumber(ARGV[6]) then outcome = 'reused'
+  elseif idle then return { 'invalid' }
+  else outcome = 'grace' end
+else
+  for _, digest in ipairs(used) do
+    if digest == presented then outcome = 'reused' end
+  end
+  if not outcome then return { 'invalid' } end
 end
 local tokens = {}
 for jti, exp in pairs(f.accessTokens) do
@@ -82,6 +91,11 @@ if outcome == 'reused' then
   f.revoked = true
 else
   if outcome == 'rotated' then
+    if f.previous then
+      table.insert(used, f.previous.digest)
+      while #used > tonumber(ARGV[9]) do table.remove(used, 1) end
+    end
+    f.used = used
     f.previous = { digest = presented, usedAt = now, successorDigest = ARGV[2] }
     f.currentDigest = ARGV[2]
     f.currentExpiresAt = math.min(now + tonumber(ARGV[7]), f.absoluteExpiresAt)

@@ -24,6 +24,7 @@ import {
 } from './refresh-records.js';
 import {
   REFRESH_RECORD_MARGIN_SECONDS,
+  REFRESH_USED_DIGESTS_KEPT,
   type RefreshFamily,
   type RefreshFamilyStore,
   type RotateRefreshInput,
@@ -139,6 +140,7 @@ async function rotate(
       input.graceSeconds,
       input.idleTtlSeconds,
       REFRESH_RECORD_MARGIN_SECONDS,
+      REFRESH_USED_DIGESTS_KEPT,
     ),
   );
   if (!Array.isArray(reply)) throw unexpectedReply();
@@ -210,7 +212,7 @@ async function forget(
   await redis.zrem(keys.refreshFamiliesOf(userId), ...entries).catch(() => undefined);
 }
 
-/** A family as the scripts keep it. */
+/** A family as the scripts keep it (cjson writes an empty list as `{}`; a record may have none). */
 function familyFromJson(json: string): StoredRefreshFamily {
   let parsed: unknown;
   try {
@@ -229,5 +231,6 @@ function familyFromJson(json: string): StoredRefreshFamily {
   ) {
     throw unexpectedReply();
   }
+  if (!Array.isArray(family.used)) family.used = [];
   return family;
 }

@@ -1,6 +1,6 @@
 /**
- * What both backends share of refresh families: the stored form (the family
- * and its successor key), when a record may vanish, and the checks of what
+ * What both backends share of refresh families: the stored form (the family,
+ * its successor key and the digests it used before `previous`), when a record may vanish, and the checks of what
  * callers pass. The Redis store keeps the stored form as
  * one JSON string, read and written by its Lua scripts
  * (`redis-refresh-scripts.ts`) under the same field names.
@@ -15,12 +15,15 @@ import {
 } from './refresh-types.js';
 
 /**
- * A family as stored: the family and the key its successors are derived
- * under (base64url of 32 random bytes; absent from a record stored before
- * issue 42, whose chain any past token computed).
+ * A family as stored: the family, the key its successors are derived under
+ * (base64url of 32 random bytes; absent from a record stored before issue 42,
+ * whose chain any past token computed), and the digests it used before its
+ * `previous`, oldest first (at most `REFRESH_USED_DIGESTS_KEPT`): a
+ * replay of one is reuse, a digest not among them is not (`refresh-rotation.ts`).
  */
 export interface StoredRefreshFamily extends RefreshFamily {
   successorKey?: string;
+  used: string[];
 }
 
 /**
@@ -36,10 +39,10 @@ export function refreshRecordExpiry(family: RefreshFamily): number {
 }
 
 /**
- * The family without what only the store keeps (its successor key, and any
- * field of an older record such as its `used` digests), as a copy.
+ * The family without what only the store keeps (its successor key and its
+ * `used` digests), as a copy.
  */
-export function publicFamily(stored: StoredRefreshFamily): RefreshFamily {
+export function publicFamily(stored: RefreshFamily): RefreshFamily {
   const copy: RefreshFamily = {
     familyId: stored.familyId,
     userId: stored.userId,
@@ -63,9 +66,16 @@ export function familyToRotate(stored: StoredRefreshFamily): FamilyToRotate {
   return { family: publicFamily(stored), successorKey: stored.successorKey ?? null };
 }
 
-/** A new family's stored form, copied from what the caller gave, with a new successor key. */
+/**
+ * A new family's stored form, copied from what the caller gave, with a new
+ * successor key and nothing used yet.
+ */
 export function storedFamily(family: RefreshFamily): StoredRefreshFamily {
-  return { ...publicFamily(family), successorKey: randomBytes(32).toString('base64url') };
+  return {
+    ...publicFamily(family),
+    successorKey: randomBytes(32).toString('base64url'),
+    used: [],
+  };
 }
 
 /** @throws RangeError unless `maxPerTenant` is a positive integer. */

@@ -3,17 +3,19 @@
  * store applies it. The Redis store applies the same rule in Lua
  * (`redis-refresh-scripts.ts`); the contract suite holds both to it.
  */
-import type { RotateRefreshInput } from './refresh-types.js';
+import { REFRESH_USED_DIGESTS_KEPT, type RotateRefreshInput } from './refresh-types.js';
 import type { StoredRefreshFamily } from './refresh-records.js';
 
 export type RotationOutcome = 'rotated' | 'grace' | 'reused' | 'invalid';
 
 /**
  * What presenting `input.presentedDigest` to `family` means; decides only.
- * Any token of a live family but its current one and the one used last
- * within the grace is reuse: an older token, or one the family never had —
- * a well-formed token for the family's id that is not one of its own is a
- * guess at the chain, and ends the family as a replay does (issue 42).
+ * A token the family had — the one used last (past the grace) or one of the
+ * {@link REFRESH_USED_DIGESTS_KEPT} before it — is reuse. A digest the family
+ * never had is `invalid` and ends nothing: a family id is public (every access
+ * token's `fid`) and the checksum too, so anyone can build a well-formed
+ * token for it; counting that as reuse let a stranger end the family (issue
+ * 42), while successors under the family's key make a guess worthless.
  */
 export function rotationOutcome(
   family: StoredRefreshFamily,
@@ -28,7 +30,7 @@ export function rotationOutcome(
     if (now - previous.usedAt > input.graceSeconds) return 'reused';
     return idle ? 'invalid' : 'grace';
   }
-  return 'reused';
+  return family.used.includes(presentedDigest) ? 'reused' : 'invalid';
 }
 
 /**
@@ -49,6 +51,9 @@ export function applyRotation(
     return;
   }
   if (outcome === 'rotated') {
+    if (family.previous !== undefined) {
+      family.used = [...family.used, family.previous.digest].slice(-REFRESH_USED_DIGESTS_KEPT);
+    }
     family.previous = {
       digest: input.presentedDigest,
       usedAt: now,

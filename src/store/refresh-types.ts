@@ -53,16 +53,18 @@ export type RotateResult =
    */
   | { outcome: 'grace'; family: RefreshFamily }
   /**
-   * The presented token is not the family's current one, nor the one used
-   * last within the grace: an older token, or one the family never had (a
-   * guess at the chain, issue 42). The family is revoked in the same atomic
-   * step; `family.accessTokens` lists the jtis to deny-list.
+   * The presented token was used before, outside the grace: the one used
+   * last, or one of the {@link REFRESH_USED_DIGESTS_KEPT} used before it. The
+   * family is revoked in the same atomic step; `family.accessTokens` lists
+   * the jtis to deny-list.
    */
   | { outcome: 'reused'; family: RefreshFamily }
   /**
-   * No such family, revoked, past its absolute end, or the current token (or
-   * the previous one within the grace) past the idle expiry. Nothing is
-   * written.
+   * No such family, revoked, past its absolute end, the current token (or
+   * the previous one within the grace) past the idle expiry, or a digest this
+   * family never had (or used too long ago to remember). Nothing is written:
+   * a family id is public (an access token's `fid`), so a well-formed token
+   * for it proves nothing and must end nothing (issue 42).
    */
   | { outcome: 'invalid' };
 
@@ -94,6 +96,14 @@ export interface RotateRefreshInput {
   /** On rotation the new current token lives until `min(now + idleTtlSeconds, absoluteExpiresAt)`. */
   idleTtlSeconds: number;
 }
+
+/**
+ * How many used digests before `previous` a family remembers (newest kept):
+ * a token used longer ago than that is `invalid` rather than `reused` — still
+ * refused, only no longer a reason to end the family. At one rotation per
+ * access-token lifetime that is days of history.
+ */
+export const REFRESH_USED_DIGESTS_KEPT = 100;
 
 /** How long (seconds) a family's record outlives its end and its access tokens. */
 export const REFRESH_RECORD_MARGIN_SECONDS = 60;

@@ -156,6 +156,7 @@ export type NewApiKey = Omit<ApiKeyRecord, 'tenantId' | 'generation' | 'lastUsed
 /** Refresh-token families (issue 33): records and their store methods, in `refresh-types.ts`. */
 export {
   REFRESH_RECORD_MARGIN_SECONDS,
+  REFRESH_USED_DIGESTS_KEPT,
   type FamilyToRotate,
   type RefreshFamily,
   type RefreshFamilyStore,

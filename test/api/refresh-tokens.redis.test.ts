@@ -9,11 +9,14 @@
  * instances end no family and give each pair one successor. A password
  * change or a removed membership ends the family on the other instance. The
  * proxied path makes no store call for a refreshed token. Issue 42: a family
- * a gateway before successor keys stored is ended at its next refresh.
+ * a gateway before successor keys stored is ended at its next refresh (by a
+ * token of its own, never by one made up for its public id).
  */
+import { randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checksum } from '../../src/auth/secrets.js';
 import { startGatewayBehind, waitUntilTrusted } from '../support/gateway-behind.js';
 import { basic, bearer, type TestGateway } from '../support/gateway.js';
 import {
@@ -216,7 +219,7 @@ describe('a session ended on one instance ends the family on the others', () => 
   }, 30_000);
 });
 
-it('a family stored before successor keys (issue 42) is ended at its next refresh: the user logs in again', async () => {
+it('a family stored before successor keys (issue 42) is ended at its next refresh by a token of its own: the user logs in again', async () => {
   const first = await login(a);
   const current = await refreshed(b, first.refresh_token);
   const redis = new Redis(fx.redis.url);
@@ -230,6 +233,10 @@ it('a family stored before successor keys (issue 42) is ended at its next refres
   } finally {
     redis.disconnect();
   }
+  // Ended by a token of its own only: one made up for its public id ends nothing.
+  const body = `tgr_${decodeJwt(first.access_token).fid}_${randomBytes(32).toString('base64url')}`;
+  expect((await refresh(a, `${body}_${checksum(body)}`)).status).toBe(400);
+  expect((await tenantOn(b, current.access_token)).status).toBe(200);
   expect((await refresh(a, current.refresh_token)).status).toBe(400);
   expect((await tenantOn(b, current.access_token)).status).toBe(401);
   expect((await refresh(b, current.refresh_token)).status).toBe(400);

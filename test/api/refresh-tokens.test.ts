@@ -7,7 +7,8 @@
  * revocation, a password change, a membership removed or its role changed,
  * a user disabled or removed, its tenant removed. Issue 42: the chain a past
  * token computes without the store's per-family key is refused, and a
- * well-formed token the family never had ends it.
+ * well-formed token the family never had (anyone can build one from an access
+ * token's `fid`) is refused too, ending nothing.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
@@ -182,7 +183,7 @@ describe('POST /1/oauth/token grant_type=refresh_token', () => {
       expect(events.join('\n')).not.toContain(token.slice(31, 74));
   });
 
-  it('the chain a past token computes without the store’s key is refused, and ends the family (issue 42)', async () => {
+  it('the chain a past token computes without the store’s key is refused and ends nothing (issue 42)', async () => {
     const first = await login();
     const second = await refreshed(first.refresh_token);
     const current = await refreshed(second.refresh_token);
@@ -190,23 +191,24 @@ describe('POST /1/oauth/token grant_type=refresh_token', () => {
     const guess = keylessSuccessor(keylessSuccessor(first.refresh_token));
     expect(guess).not.toBe(current.refresh_token);
     await expectError(await refresh(guess), 400, 'invalid_grant');
-    await expectError(await refresh(current.refresh_token), 400, 'invalid_grant');
-    expect((await tenantWith(current.access_token)).status).toBe(401);
+    expect((await tenantWith(current.access_token)).status).toBe(200);
+    expect((await refresh(current.refresh_token)).status).toBe(200);
   });
 
-  it('a well-formed token of a live family that is not one of its own is reuse: the family ends, audited (issue 42)', async () => {
+  it('a well-formed token of a live family that is not one of its own is refused and ends nothing, unaudited (issue 42)', async () => {
     const first = await login();
     const current = await refreshed(first.refresh_token);
-    const familyId = first.refresh_token.slice(4, 30);
+    // Built from what an upstream sees: the access token's fid, a random secret, the public checksum.
+    const familyId = decodeJwt(first.access_token).fid as string;
     const body = `tgr_${familyId}_${randomBytes(32).toString('base64url')}`;
     await expectError(await refresh(`${body}_${checksum(body)}`), 400, 'invalid_grant');
-    await expectError(await refresh(current.refresh_token), 400, 'invalid_grant');
-    expect((await tenantWith(current.access_token)).status).toBe(401);
+    expect((await tenantWith(current.access_token)).status).toBe(200);
+    expect((await refresh(current.refresh_token)).status).toBe(200);
     const log = fx.gw.gateway.store.auditLog({ maxEventsPerStream: 10_000 });
     const reused = (await log.read('tenant:acme', 0))
       .map((e) => JSON.parse(e.event) as Record<string, unknown>)
       .filter((e) => e.event === 'refresh_token_reused' && e.family_id === familyId);
-    expect(reused).toHaveLength(1);
+    expect(reused).toHaveLength(0);
   });
 
   it('a scope parameter narrows, never widens (RFC 6749 §6)', async () => {

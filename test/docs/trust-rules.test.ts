@@ -68,7 +68,7 @@ it.each([
   ['exchanges limited per IP', /`limits\.exchange`/],
   [
     'refresh successors',
-    /successor is unpredictable without the store's\s+per-family secret[\s\S]*counts as reuse/,
+    /successor is unpredictable without the store's\s+per-family secret[\s\S]*counts as reuse[\s\S]*never had does not count as reuse/,
   ],
   ["refresh and the role's current scopes", /refresh issues the role's current scopes/],
   ['refresh families per user per tenant', /Refresh families are bounded per user per tenant/],

@@ -219,4 +219,39 @@ describe('refresh families in Redis', () => {
       );
     });
   });
+
+  it('keep the used digests in the record (none at first), never in what the store answers; a record without a list has used nothing', async () => {
+    await withStore(async (store, keys) => {
+      const family = newFamily();
+      const key = keys.refreshFamily(family.familyId);
+      await store.createRefreshFamily(family, 3);
+      // As a record without the list was written (issue 42's first change): no `used`.
+      const { used: _used, ...record } = JSON.parse((await plain.get(key))!) as {
+        used: unknown;
+      };
+      await plain.set(key, JSON.stringify(record), 'KEEPTTL');
+      const now = realNow();
+      const step = (presentedDigest: string, at: number, successorDigest = digest(randomUUID())) =>
+        store.rotateRefreshToken({
+          familyId: family.familyId,
+          presentedDigest,
+          successorDigest,
+          jti: randomUUID(),
+          accessExpiresAt: at + 600,
+          now: at,
+          graceSeconds: 10,
+          idleTtlSeconds: 500,
+        });
+      const second = digest(randomUUID());
+      expect((await step(family.currentDigest, now, second)).outcome).toBe('rotated');
+      expect((await step(second, now + 1)).outcome).toBe('rotated');
+      const stored = JSON.parse((await plain.get(key))!) as { used: string[] };
+      expect(stored.used).toEqual([family.currentDigest]);
+      expect(await step(digest(randomUUID()), now + 2)).toEqual({ outcome: 'invalid' });
+      const replay = await step(family.currentDigest, now + 3);
+      expect(replay.outcome).toBe('reused');
+      expect(replay).not.toHaveProperty('family.used');
+      expect(await store.getRefreshFamily(family.familyId)).not.toHaveProperty('used');
+    });
+  });
 });

@@ -1,7 +1,7 @@
 /**
  * The store contract for refresh-token families (issue 33): rotation, the
- * grace for a repeated refresh, reuse detection (issue 42: any token of a
- * live family but its current one and the previous within the grace), idle
+ * grace for a repeated refresh, reuse detection (a token the family used
+ * before; issue 42: a digest it never had is invalid and ends nothing), idle
  * and absolute ends, the cap per user and tenant (issue 42), each family's
  * successor key, and the race of many refreshes of one token. Registered by
  * `describeStoreContract`.
@@ -12,7 +12,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import { type RefreshFamily, type RotateRefreshInput, type Store } from '../../src/store/types.js';
+import {
+  REFRESH_USED_DIGESTS_KEPT,
+  type RefreshFamily,
+  type RotateRefreshInput,
+  type Store,
+} from '../../src/store/types.js';
 
 const GRACE = 10;
 const IDLE = 3600;
@@ -241,40 +246,67 @@ function describeGraceAndReuse(current: () => Store): void {
     expect(result.outcome).toBe('reused');
   });
 
-  it('a digest the family never had is reuse: the family is revoked at once (issue 42)', async () => {
+  it('a digest the family never had is invalid and changes nothing (issue 42: a family id is public)', async () => {
     const store = current();
     const family = newFamily();
     await store.createRefreshFamily(family, 5);
     const input = rotation(family);
     await store.rotateRefreshToken(input);
-    const forged = rotation(family, { presentedDigest: newDigest(), now: input.now + 100 });
-    const result = await store.rotateRefreshToken(forged);
-    expect(result.outcome).toBe('reused');
-    expect(result.outcome === 'reused' && result.family.revoked).toBe(true);
-    expect(result.outcome === 'reused' && Object.keys(result.family.accessTokens)).toContain(
-      input.jti,
-    );
-    expect((await store.getRefreshFamily(family.familyId))?.revoked).toBe(true);
-    const honest = rotation(family, { presentedDigest: input.successorDigest, now: forged.now });
-    expect(await store.rotateRefreshToken(honest)).toEqual({ outcome: 'invalid' });
+    const before = await store.getRefreshFamily(family.familyId);
+    for (const late of [1, 100]) {
+      const forged = rotation(family, { presentedDigest: newDigest(), now: input.now + late });
+      expect(await store.rotateRefreshToken(forged)).toEqual({ outcome: 'invalid' });
+    }
+    expect(await store.getRefreshFamily(family.familyId)).toEqual(before);
+    // The honest client's token still rotates.
+    const honest = rotation(family, {
+      presentedDigest: input.successorDigest,
+      now: input.now + 100,
+    });
+    expect((await store.rotateRefreshToken(honest)).outcome).toBe('rotated');
     const unknown = rotation(family, { familyId: 'rf-nobody' });
     expect(await store.rotateRefreshToken(unknown)).toEqual({ outcome: 'invalid' });
   });
 
-  it('a token used however many rotations ago is reuse', async () => {
+  it('a used digest is still reuse after made-up ones were refused', async () => {
+    const store = current();
+    const family = newFamily();
+    await store.createRefreshFamily(family, 5);
+    const first = rotation(family);
+    await store.rotateRefreshToken(first);
+    const second = rotation(family, { presentedDigest: first.successorDigest, now: first.now + 1 });
+    await store.rotateRefreshToken(second);
+    const forged = rotation(family, { presentedDigest: newDigest(), now: first.now + 2 });
+    expect(await store.rotateRefreshToken(forged)).toEqual({ outcome: 'invalid' });
+    // The family's first token: neither current nor previous, but remembered as used.
+    const replay = await store.rotateRefreshToken(rotation(family, { now: first.now + 3 }));
+    expect(replay.outcome).toBe('reused');
+    expect(replay.outcome === 'reused' && Object.keys(replay.family.accessTokens)).toEqual(
+      expect.arrayContaining([first.jti, second.jti]),
+    );
+    expect((await store.getRefreshFamily(family.familyId))?.revoked).toBe(true);
+  });
+
+  it(`remembers ${REFRESH_USED_DIGESTS_KEPT} used tokens before the previous one; older ones are invalid`, async () => {
     const store = current();
     const family = newFamily();
     await store.createRefreshFamily(family, 5);
     let now = family.createdAt;
     const used = [family.currentDigest];
-    for (let i = 0; i < 120; i++) {
+    for (let i = 0; i < REFRESH_USED_DIGESTS_KEPT + 2; i++) {
       now += 1;
       const input = rotation(family, { presentedDigest: used.at(-1)!, now });
       expect((await store.rotateRefreshToken(input)).outcome).toBe('rotated');
       used.push(input.successorDigest);
     }
+    // used.at(-1) is current, used.at(-2) previous, then the remembered ones.
+    const late = now + GRACE + 1;
+    expect(
+      await store.rotateRefreshToken(rotation(family, { presentedDigest: used[0], now: late })),
+    ).toEqual({ outcome: 'invalid' });
+    const remembered = used[1]!;
     const result = await store.rotateRefreshToken(
-      rotation(family, { presentedDigest: used[0], now: now + GRACE + 1 }),
+      rotation(family, { presentedDigest: remembered, now: late }),
     );
     expect(result.outcome).toBe('reused');
   });
