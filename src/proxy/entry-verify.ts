@@ -18,5 +18,7 @@ export async function verifyRequest(
   target: NormalisedTarget,
 ): Promise<void> {
   const principal = await decide(deps, req, target, scope);
-  res.writeHead(200, verifiedHeaders(deps.settings.headers, principal)).end();
+  res
+    .writeHead(200, verifiedHeaders(deps.settings.headers, principal, req.headers.authorization))
+    .end();
 }

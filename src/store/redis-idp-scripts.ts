@@ -54,4 +54,25 @@ redis.call('DEL', KEYS[1])
 return 1
 `,
   },
+  /**
+   * The index's upgrade (`redis-idp-index.ts`), without `numberOfKeys`: the
+   * key count comes first. KEYS: idp-clients, idp-issuers (the index of
+   * versions before issue 42), then IdP records. ARGV: the records' tenant
+   * ids, in the same order. Each record with an issuer and a client id gets
+   * its pair's entry unless the index has one (HSETNX); idp-issuers is
+   * deleted. Returns how many entries were added.
+   */
+  indexIdpClients: {
+    lua: `
+local added = 0
+for i = 3, #KEYS do
+  local issuer, clientId = unpack(redis.call('HMGET', KEYS[i], 'issuer', 'clientId'))
+  if issuer and clientId then
+    added = added + redis.call('HSETNX', KEYS[1], issuer .. ' ' .. clientId, ARGV[i - 2])
+  end
+end
+redis.call('DEL', KEYS[2])
+return added
+`,
+  },
 } as const satisfies Record<string, ScriptDefinition>;

@@ -17,7 +17,8 @@
  * - `tg:{dir}:api-key:<keyId>`          hash: an API key (its digest only)
  * - `tg:{dir}:client-keys:<clientId>`   set: key ids of the client
  * - `tg:{dir}:idp:<tenantId>`           hash: the tenant's identity provider (its secret sealed)
- * - `tg:{dir}:idp-issuers`              hash: issuer → the tenant whose identity provider it is
+ * - `tg:{dir}:idp-clients`              hash: issuer + client id → the tenant whose identity provider has them
+ *   (`idp-issuers`, issuer → tenant, before issue 42: rebuilt into it and deleted at start, `redis-idp-index.ts`)
  *
  * The two sets say who is a member (and are what versions before
  * generations read and write); the membership hash says under which
@@ -27,8 +28,8 @@
  * is a field of its hash (`role`; absent before roles: the tenant's creator
  * reads as `admin`, anyone else as `member`). Every change of a client or an
  * API key takes the next generation from the same counter. An identity
- * provider's record and its issuer's entry are written together by one script
- * (one issuer, one tenant), and go with the tenant's removal.
+ * provider's record and its issuer + client id entry are written together by
+ * one script (one pair, one tenant), and go with the tenant's removal.
  *
  * Why one tag: creating a user writes seven of these keys, and membership
  * changes write two sets after checking two hashes. Each such write is one Lua
@@ -97,6 +98,8 @@ export interface RedisKeys {
   idp(tenantId: string): string;
   /** Issuer + client id (`idpClientKey`) → the tenant whose IdP record has them. */
   readonly idpClients: string;
+  /** The issuer → tenant index of versions before issue 42: deleted at start. */
+  readonly idpIssuersBefore: string;
   tenantDomains(tenantId: string): string;
   readonly verifiedDomains: string;
   readonly users: string;
@@ -138,6 +141,7 @@ export function createRedisKeys(prefix: string): RedisKeys {
     clientKeys: (clientId) => `${dir}client-keys:${clientId}`,
     idp: (tenantId) => `${dir}idp:${tenantId}`,
     idpClients: `${dir}idp-clients`,
+    idpIssuersBefore: `${dir}idp-issuers`,
     tenantDomains: (tenantId) => `${dir}tenant-domains:${tenantId}`,
     verifiedDomains: `${dir}verified-domains`,
     users: `${dir}users`,

@@ -2,7 +2,8 @@
  * The store kept in Redis (layout in `redis-keys.ts`). Each concern is a file
  * of its own (`redis-users.ts`, `redis-tenants.ts`, `redis-memberships.ts`,
  * `redis-deny-list.ts`, `redis-clients.ts`, `redis-api-keys.ts`,
- * `redis-refresh.ts`, `redis-idps.ts`, `redis-domains.ts`); this connects and assembles them over
+ * `redis-refresh.ts`, `redis-idps.ts`, `redis-domains.ts`); this connects, brings the IdP index of
+ * earlier versions up to date (`redis-idp-index.ts`), and assembles them over
  * one context (`redis-context.ts`).
  */
 import { attempt } from './redis-attempt.js';
@@ -14,6 +15,7 @@ import { redisClients } from './redis-clients.js';
 import type { RedisStoreContext } from './redis-context.js';
 import { redisDenyList } from './redis-deny-list.js';
 import { redisDomains } from './redis-domains.js';
+import { indexStoredIdps } from './redis-idp-index.js';
 import { redisIdps, redisSsoRecords } from './redis-idps.js';
 import { redisMemberships } from './redis-memberships.js';
 import { redisRateLeases } from './redis-rate-leases.js';
@@ -57,6 +59,13 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
       for (const watcher of watchers) watcher.onEvent(event);
     },
   };
+  try {
+    // Records stored before the issuer + client id index (issue 42) join it.
+    await indexStoredIdps(context);
+  } catch (err) {
+    redis.disconnect();
+    throw err;
+  }
 
   return {
     ...redisUsers(context),

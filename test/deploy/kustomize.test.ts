@@ -287,7 +287,8 @@ describe.each(renders)('kubectl kustomize $name', ({ overlay, objects }) => {
       expect(service?.spec.ports.map((p: { port: number }) => String(p.port))).toContain(port);
       expect(pathname).toBe('/auth/verify');
     }
-    // What the ingress copies from the verdict onto the proxied request: every identity header.
+    // What the ingress copies from the verdict onto the proxied request: every identity
+    // header, and Authorization and X-API-Key, removed when the verdict lacks them (issue 42).
     const copied = [
       ...ofKind(objs, 'Ingress').flatMap(
         (i) =>
@@ -305,6 +306,8 @@ describe.each(renders)('kubectl kustomize $name', ({ overlay, objects }) => {
         'X-User-Email',
         'X-Scope',
         'X-Client-Id',
+        'Authorization',
+        'X-API-Key',
       ]);
     for (const ingress of ofKind(objs, 'Ingress'))
       for (const rule of ingress.spec.rules)

@@ -14,6 +14,11 @@ const verifyOperation = (method: string): Json => ({
         'X-Tenant-Type': { schema: { type: 'string', enum: ['usertenant', 'orgtenant'] } },
         'X-User-Id': { schema: { type: 'string' } },
         'X-User-Email': { schema: { type: 'string' } },
+        Authorization: {
+          description:
+            "The request's Authorization as sent, absent when it carries an API key or a key admitted the request: the ingress copies it (and the API-key header, never answered) onto the proxied request, so a key never reaches the service.",
+          schema: { type: 'string' },
+        },
       },
     },
     '400': BAD_INPUT,

@@ -46,6 +46,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../../auth/authenticate.js';
 import { GatewayError } from '../../errors.js';
+import { authorizationCarriesApiKey } from './api-key-values.js';
 import { anonymousAllowed, tenantChecks, type Admit, type TenantCheck, type Who } from './admit.js';
 import type { HeaderPolicy } from './header-policy.js';
 import type { NormalisedTarget } from './normalise-path.js';
@@ -225,13 +226,33 @@ export function rewriteForUpstream(
   req.url = urlOf(upstreamPathOf(route, target.path), target.query);
 }
 
-/** Forward-auth's 200: the principal's identity headers (empty values when anonymous). */
-export function verifiedHeaders(headers: HeaderPolicy, principal: Verdict): Record<string, string> {
-  return {
+/**
+ * Forward-auth's 200: the principal's identity headers (empty values when
+ * anonymous), and the request's `Authorization` as sent unless it carries an
+ * API key or an API key admitted the request. The ingress forwards the
+ * original request, so it copies `Authorization` and the API-key header from
+ * this answer (issue 42: a key never reaches an upstream): one this answer
+ * lacks, it removes (nginx `auth_request_set`, ingress-nginx
+ * `auth-response-headers`, Traefik `authResponseHeaders`). The API-key header
+ * is never answered.
+ */
+export function verifiedHeaders(
+  headers: HeaderPolicy,
+  principal: Verdict,
+  authorization: string | undefined,
+): Record<string, string> {
+  const answer: Record<string, string> = {
     ...headers.identityHeaders(principal),
     'cache-control': 'no-store',
     'content-length': '0',
   };
+  if (
+    authorization !== undefined &&
+    principal?.kind !== 'api_key' &&
+    !authorizationCarriesApiKey(authorization)
+  )
+    answer.authorization = authorization;
+  return answer;
 }
 
 /** A path and its query as a request target. */
