@@ -41,7 +41,7 @@ export async function checkCreatable(store: Store, email: string, by: Creator): 
 /**
  * Ends the local password of a user a provider links (`link_existing`): the
  * no-password mark in place of the hash, and a new session version, so every
- * token, refresh family and session of theirs is refused on every instance
+ * token and refresh family of theirs is refused on every instance
  * before this resolves (as a password change does). A user without a
  * password is returned as is.
  * @returns the user as they now are, and whether a password was ended

@@ -13,7 +13,7 @@
  * - not a member: joined with the provider's role only when the record allows
  *   linking local users (`linkExisting`) or this provider created them; else
  *   refused (`not_linked`); a linked user's local password is ended, and with
- *   it every session of theirs (`managed-addresses.ts`);
+ *   it every token of theirs (`managed-addresses.ts`);
  * - disabled: refused.
  *
  * The token comes from the normal issuance path (`Accounts.grantToken`): the
