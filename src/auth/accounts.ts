@@ -10,6 +10,7 @@ import type { IdpOrigin, MemberRole, Store, TenantRecord, UserRecord } from '../
 import { basicCanCarryUserId, parseBasicAuthorization } from './basic.js';
 import type { BruteForceGuard, LoginOutcome } from './brute-force.js';
 import { disabledHash, enabledHash, isDisabledHash } from './disabled.js';
+import { checkCreatable, type Creator } from './managed-addresses.js';
 import { hasNoPassword } from './no-password.js';
 import { checkPasswordPolicy, type PasswordHasher } from './passwords.js';
 import {
@@ -66,7 +67,12 @@ export interface GrantedToken {
 }
 
 export interface Accounts {
-  /** Creates a user with its personal tenant. @throws `user_exists`, `invalid_request` */
+  /**
+   * Creates a user with its personal tenant. An address of a domain a tenant
+   * has verified only by the operator or that tenant's provider
+   * (`managed-addresses.ts`).
+   * @throws `user_exists`, `invalid_request`, `forbidden`
+   */
   signUp(input: {
     email: string;
     password?: string;
@@ -74,6 +80,8 @@ export interface Accounts {
     name?: string;
     /** The tenant identity provider creating the user at its first sign-in. */
     createdByIdp?: IdpOrigin;
+    /** The operator's CLI or seed: may create an address of any domain. */
+    byOperator?: boolean;
   }): Promise<UserRecord>;
   /**
    * Basic header → user, or `invalid_credentials` (same answer for unknown
@@ -138,6 +146,7 @@ async function signUp(
   input: SignupInput,
 ): Promise<UserRecord> {
   const email = checkEmail(input.email);
+  await checkCreatable(deps.store, email, creatorOf(input));
   let passwordHash: string;
   if (input.passwordHash !== undefined) passwordHash = input.passwordHash;
   else {
@@ -163,6 +172,11 @@ async function signUp(
       createdBy: email,
     },
   });
+}
+
+function creatorOf(input: SignupInput): Creator {
+  if (input.createdByIdp !== undefined) return { idp: input.createdByIdp };
+  return input.byOperator === true ? 'operator' : 'anyone';
 }
 
 async function logIn(

@@ -236,6 +236,7 @@ async function applyUser(run: SeedRun, u: SeedUser): Promise<string> {
   if (existing === null) {
     const user = await run.accounts.signUp({
       email,
+      byOperator: true,
       ...(u.password === undefined ? {} : { password: u.password }),
       ...(u.password_hash === undefined ? {} : { passwordHash: u.password_hash }),
       ...(u.name === undefined ? {} : { name: u.name }),

@@ -45,6 +45,7 @@ export async function userAdd(
     const user = await core.accounts.signUp({
       email,
       password,
+      byOperator: true,
       ...(options.name ? { name: options.name } : {}),
     });
     await core.audit.record('user_created', cliActor(), {

@@ -277,11 +277,14 @@ describe('token exchange with a tenant identity provider', () => {
   });
 
   it('joins a local user who is not a member only when the record links existing users', async () => {
+    // Signed up while acme.test was not verified: signup refuses a verified domain's address (issue 42).
+    await fx.gw.gateway.store.removeTenantDomain('acme', 'acme.test');
     const signup = await fetch(`${fx.gw.url}/1/users`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email: 'carl@acme.test', password: 'carl-password-1' }),
     });
+    await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.test']);
     expect(signup.status).toBe(201);
     const token = await acme.idToken('carl');
     await refusedGrant(await exchange(token, 'acme'));
@@ -298,7 +301,9 @@ describe('token exchange with a tenant identity provider', () => {
       )
         .map((e) => JSON.parse(e.event) as Record<string, unknown>)
         .filter((e) => e.event === 'federated_member_joined' && e.user_email === 'carl@acme.test');
-      expect(joined).toEqual([expect.objectContaining({ linked: true, role: 'member' })]);
+      expect(joined).toEqual([
+        expect.objectContaining({ linked: true, password_ended: true, role: 'member' }),
+      ]);
     } finally {
       await store.setTenantIdp(record as NonNullable<typeof record>);
     }

@@ -16,6 +16,7 @@ import {
 import type { KeyRing } from '../../src/auth/tokens.js';
 import { GatewayError } from '../../src/errors.js';
 import { createMemoryStore, type Store } from '../../src/store/index.js';
+import { verifyDomains } from '../support/verified-domains.js';
 
 const basic = (email: string, password: string): string =>
   `Basic ${Buffer.from(`${email}:${password}`, 'utf8').toString('base64')}`;
@@ -447,5 +448,40 @@ describe('applying a seed', () => {
     ]);
     expect(await w.store.findUserByEmail('zed@example.com')).toBeNull();
     expect(await w.store.getTenant(personal)).toMatchObject({ type: 'usertenant' });
+  });
+
+  it('creates an address of a domain a tenant has verified, which signup and another IdP may not (issue 42)', async () => {
+    const w = world();
+    await w.apply(seedOf(seedText()), 1000);
+    await verifyDomains(w.store, 'acme', ['acme.example']);
+    const refused = (input: Parameters<Accounts['signUp']>[0]) =>
+      w.accounts.signUp(input).then(
+        () => 'created',
+        (err: unknown) => (err instanceof GatewayError ? err.code : err),
+      );
+    // Signup's path, and another tenant's provider: the address is acme's.
+    expect(await refused({ email: 'dan@acme.example', password: 'dan-password-1' })).toBe(
+      'forbidden',
+    );
+    expect(
+      await refused({
+        email: 'dan@ACME.example',
+        passwordHash: '*',
+        createdByIdp: { tenantId: 'globex', issuer: 'https://idp.globex.example' },
+      }),
+    ).toBe('forbidden');
+    expect(await w.store.findUserByEmail('dan@acme.example')).toBeNull();
+    // Acme's own provider, and the operator's seed, may.
+    expect(
+      await refused({
+        email: 'erin@acme.example',
+        passwordHash: '*',
+        createdByIdp: { tenantId: 'acme', issuer: 'https://idp.acme.example' },
+      }),
+    ).toBe('created');
+    const carol = '  - { email: carol@acme.example, password: "carol-password-1" }';
+    const withCarol = seedText().replace('users:\n', `users:\n${carol}\n`);
+    expect((await w.apply(seedOf(withCarol), 2000)).usersCreated).toBe(1);
+    expect(await w.store.findUserByEmail('carol@acme.example')).not.toBeNull();
   });
 });

@@ -472,6 +472,22 @@ describe('seed', () => {
 
 describe('users', () => {
   it(
+    'user add creates an address of a domain a tenant has verified, which signup refuses (issue 42: the operator may)',
+    async () => {
+      const kase = h.newCase();
+      await h.ok(['user', 'add', 'owner@example.com', ...kase.c], { input: 'owner-password-1\n' });
+      const tenant = ['tenant', 'add', 'acme', '--name', 'Acme', '--region', 'r'];
+      await h.ok([...tenant, '--created-by', 'owner@example.com', ...kase.c]);
+      await h.ok(['tenant', 'domain', 'add', 'acme', 'acme.example', '--verified', ...kase.c]);
+      const added = await h.ok<UserRow>(['user', 'add', 'NewHire@acme.example', ...kase.c], {
+        input: 'newhire-password-1\n',
+      });
+      expect(added.user_email).toBe('newhire@acme.example');
+    },
+    TIMEOUT,
+  );
+
+  it(
     'user add reads the password from stdin',
     async () => {
       const kase = h.newCase();

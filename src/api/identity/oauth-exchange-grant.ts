@@ -48,7 +48,7 @@ export async function exchangeGrant(
     await recordFailure(deps, ctx, tenantId, seen, err);
     throw err;
   }
-  const { granted, outcome, idp, linked } = result;
+  const { granted, outcome, idp, linked, passwordEnded } = result;
   const { token, claims, user, tenant, refreshToken } = granted;
   namePrincipal(ctx, 'user', user.id, tenant.tenantId);
   deps.onFederatedSignIn?.(outcome);
@@ -62,6 +62,7 @@ export async function exchangeGrant(
       ...about,
       role: idp.role,
       ...(linked ? { linked: true } : {}),
+      ...(passwordEnded ? { password_ended: true } : {}),
     });
   await deps.audit.record('federated_sign_in', who, {
     ...about,

@@ -100,6 +100,7 @@ async function callback(
         role: done.idp.role,
         via,
         ...(done.linked ? { linked: true } : {}),
+        ...(done.passwordEnded ? { password_ended: true } : {}),
       });
     await deps.audit.record('federated_sign_in', who, { ...about, issuer: done.idp.issuer, via });
   }

@@ -29,7 +29,10 @@ export function signupPath(): Json {
           content: json(ref('SignupResponse')),
         },
         '400': BAD_INPUT,
-        '403': refusal('Signup is disabled.', 'forbidden'),
+        '403': refusal(
+          'Signup is disabled, or the address is of a domain a tenant has verified: its people sign in through their organisation (issue 42).',
+          'forbidden',
+        ),
         '409': refusal('The e-mail is registered already (any letter case).', 'user_exists'),
         '413': TOO_LARGE,
         '429': refusal(

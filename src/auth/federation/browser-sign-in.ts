@@ -83,6 +83,8 @@ export interface FinishResult {
     outcome: ExchangeOutcome;
     /** A local user the provider did not create, linked by the record's `linkExisting`. */
     linked: boolean;
+    /** The linked user's local password was ended. */
+    passwordEnded: boolean;
     idp: TenantIdp;
   };
 }
@@ -244,7 +246,7 @@ async function finish(
   }
   const identity = await verifyIdToken(idToken, idp, keys, deps.clockSkewSeconds, seen);
   if (identity.nonce !== pending.nonce) throw refused('nonce');
-  const { user, outcome, linked } = await memberFor(deps, idp, identity.email);
+  const { user, outcome, linked, passwordEnded } = await memberFor(deps, idp, identity.email);
   const code = random();
   const issued: IssuedCode = {
     tenantId: idp.tenantId,
@@ -256,7 +258,15 @@ async function finish(
   back.searchParams.set('code', code);
   return {
     location: back.href,
-    signedIn: { tenantId: idp.tenantId, userId: user.id, email: user.email, outcome, linked, idp },
+    signedIn: {
+      tenantId: idp.tenantId,
+      userId: user.id,
+      email: user.email,
+      outcome,
+      linked,
+      passwordEnded,
+      idp,
+    },
   };
 }
 

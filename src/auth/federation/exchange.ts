@@ -12,7 +12,8 @@
  * - a member of the tenant: signed in as they are (their role kept);
  * - not a member: joined with the provider's role only when the record allows
  *   linking local users (`linkExisting`) or this provider created them; else
- *   refused (`not_linked`);
+ *   refused (`not_linked`); a linked user's local password is ended, and with
+ *   it every token of theirs (`managed-addresses.ts`);
  * - disabled: refused.
  *
  * The token comes from the normal issuance path (`Accounts.grantToken`): the
@@ -23,6 +24,7 @@ import { isGatewayError } from '../../errors.js';
 import type { Store, TenantIdp, UserRecord } from '../../store/types.js';
 import type { Accounts, GrantedToken } from '../accounts.js';
 import { isDisabledHash } from '../disabled.js';
+import { endLocalPassword } from '../managed-addresses.js';
 import { NO_PASSWORD } from '../no-password.js';
 import { isDomainVerifiedFor } from '../tenant-domains.js';
 import type { IssuerKeys } from './issuer-keys.js';
@@ -34,6 +36,8 @@ export type ExchangeOutcome = 'signed_in' | 'user_created' | 'member_joined';
 export interface ExchangeResult {
   /** A local user this provider did not create, joined because the record links existing users. */
   linked: boolean;
+  /** The linked user's local password was ended. */
+  passwordEnded: boolean;
   /** With `refreshToken` when the caller's `grant` began a refresh family. */
   granted: GrantedToken & { refreshToken?: string };
   outcome: ExchangeOutcome;
@@ -86,9 +90,9 @@ export function createTokenExchange(deps: TokenExchangeDeps): ExchangeToken {
       throw providerUnavailable(err);
     }
     const identity = await verifyIdToken(subjectToken, idp, keys, deps.clockSkewSeconds, seen);
-    const { user, outcome, linked } = await memberFor(deps, idp, identity.email);
+    const { user, outcome, linked, passwordEnded } = await memberFor(deps, idp, identity.email);
     const granted = await grant(user, tenantId);
-    return { granted, outcome, linked, idp, subject: identity.subject };
+    return { granted, outcome, linked, passwordEnded, idp, subject: identity.subject };
   };
 }
 
@@ -134,12 +138,22 @@ async function issuerRefusal(
     : 'foreign_issuer';
 }
 
+/** The user an ID token names, and how they became the tenant's member. */
+export interface Membership {
+  user: UserRecord;
+  outcome: ExchangeOutcome;
+  /** A local user this provider did not create, joined by the record's `linkExisting`. */
+  linked: boolean;
+  /** The linked user's local password was ended (`managed-addresses.ts`). */
+  passwordEnded: boolean;
+}
+
 /** The user the verified e-mail names, created or joined as the file header says. */
 export async function memberFor(
   deps: MemberDeps,
   idp: TenantIdp,
   email: string,
-): Promise<{ user: UserRecord; outcome: ExchangeOutcome; linked: boolean }> {
+): Promise<Membership> {
   const { store } = deps;
   // Issue 42: whatever the record lists, only a domain the tenant has verified now.
   if (!(await isDomainVerifiedFor(store, idp.tenantId, email))) throw refused('domain_not_allowed');
@@ -147,15 +161,21 @@ export async function memberFor(
   let outcome: ExchangeOutcome = 'signed_in';
   if (user === null) ({ user, outcome } = await createFederatedUser(deps, idp, email));
   if (isDisabledHash(user.passwordHash)) throw refused('user_disabled');
-  if (await store.isMember(idp.tenantId, user.id)) return { user, outcome, linked: false };
+  if (await store.isMember(idp.tenantId, user.id))
+    return { user, outcome, linked: false, passwordEnded: false };
   const ownUser =
     user.createdByIdp?.tenantId === idp.tenantId && user.createdByIdp.issuer === idp.issuer;
   if (!ownUser && !idp.linkExisting) throw refused('not_linked');
+  // Issue 42: a linked address's password (a squatter's, maybe) is no way in any more; ended
+  // before the membership, so a failure leaves no member reachable by that password.
+  let passwordEnded = false;
+  if (!ownUser) ({ user, passwordEnded } = await endLocalPassword(store, user));
   if (!(await store.addMember(idp.tenantId, user.id, idp.role))) throw refused('no_provider');
   return {
     user,
     outcome: outcome === 'user_created' ? outcome : 'member_joined',
     linked: !ownUser,
+    passwordEnded,
   };
 }
 
