@@ -13,8 +13,14 @@ import {
   type Accounts,
   type RoleScopes,
 } from './auth/accounts.js';
-import { createApiKeys, type ApiKeys, type EndedCredential } from './auth/api-keys.js';
+import {
+  createApiKeys,
+  type ApiKeyOptions,
+  type ApiKeys,
+  type EndedCredential,
+} from './auth/api-keys.js';
 import { createAuthenticator, type Authenticate } from './auth/authenticate.js';
+import type { LiveClientScopes } from './auth/client-scope-bounds.js';
 import { createBruteForceGuard, type BruteForceGuard } from './auth/brute-force.js';
 import { confirmRevocations, type ConfirmationObserver } from './auth/confirmed-revocations.js';
 import { createTxtLookup, type TxtLookup } from './auth/dns-txt.js';
@@ -41,6 +47,8 @@ export interface Core {
   accounts: Accounts;
   /** The scopes of each role in new tokens (`authorization.roles`): a reload replaces `current`. */
   roleScopes: RoleScopes;
+  /** `authorization.clientScopes`, bounding what a machine client holds: a reload replaces `current`. */
+  clientScopes: LiveClientScopes;
   /** Bearer tokens: the api's Bearer endpoints. */
   authenticate: Authenticate;
   /** Routes and forward-auth: bearer tokens, and API keys where `apiKeys.enabled`. */
@@ -129,9 +137,10 @@ export async function createCore(
     const bruteForce = createBruteForceGuard(store, config.limits);
     const { accounts, roleScopes } = accountsOf(config, { store, passwords, keyring, bruteForce });
     const authenticate = createAuthenticator({ tokens: verifier, sessions });
+    const clientScopes: LiveClientScopes = { current: config.authorization.clientScopes };
     const apiKeys =
       serving && config.apiKeys.enabled
-        ? createApiKeys({ store, sessions, onEnded: (ended) => recordEnded(audit, ended) })
+        ? apiKeysOf({ store, sessions, bounds: { roleScopes, clientScopes } }, audit)
         : undefined;
     if (apiKeys !== undefined) closers.push(() => apiKeys.close());
     const authenticateRequest = createRequestAuthenticator(authenticate, apiKeys);
@@ -141,6 +150,7 @@ export async function createCore(
       passwords,
       accounts,
       roleScopes,
+      clientScopes,
       authenticate,
       authenticateRequest,
       apiKeys,
@@ -173,6 +183,11 @@ async function keyringOf(config: GatewayConfig, log: Logger): Promise<KeyRing> {
     };
   }
   return keyring;
+}
+
+/** A serving gateway's API keys, a use after one ended recorded as an audit event. */
+function apiKeysOf(options: Omit<ApiKeyOptions, 'onEnded'>, audit: AuditRecorder): ApiKeys {
+  return createApiKeys({ ...options, onEnded: (ended) => recordEnded(audit, ended) });
 }
 
 /**

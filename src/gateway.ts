@@ -88,6 +88,8 @@ export async function createGateway(
         keyring: core.keyring,
         verifier: core.verifier,
         roleScopes: core.roleScopes,
+        clientScopes: core.clientScopes,
+        apiKeys: core.apiKeys,
         forwarder,
         metrics,
         log,

@@ -1,6 +1,10 @@
 /**
  * API keys on the request path (`apiKeys.enabled`): a machine client's key →
- * the client as principal, with the client's scopes, for the key's tenant.
+ * the client as principal, with the scopes the client holds now
+ * (`client-scope-bounds.ts`: its stored scopes as far as the live config
+ * allows), for the key's tenant. Those are worked out when the principal is
+ * made and again for every key kept here at a reload ({@link ApiKeys.rebound}),
+ * never per request.
  *
  * Steady state: no store call. A key verified once (its SHA-256 matched the
  * stored digest, its client exists and neither has expired) is kept by the
@@ -32,6 +36,7 @@
 import { LRUCache } from 'lru-cache';
 import type { ApiKeyRecord, ClientRecord, Store } from '../store/types.js';
 import type { ApiKeyPrincipal } from './authenticate.js';
+import { liveClientScopes, type ClientScopeBounds } from './client-scope-bounds.js';
 import { apiKeyId, secretMatches } from './secrets.js';
 import type { SessionGuard } from './sessions.js';
 import { tokenRefused } from './token-refusals.js';
@@ -59,6 +64,11 @@ export interface ApiKeys {
   aliveFromCache(principal: ApiKeyPrincipal): boolean;
   /** Asks the store whether the principal's key and client still stand. */
   assertAlive(principal: ApiKeyPrincipal): Promise<void>;
+  /**
+   * Works out again the scopes of every key kept here, from the bounds as
+   * they are now: called by a reload once it has replaced them.
+   */
+  rebound(): void;
   /** Writes the pending last-use times and stops. */
   close(): Promise<void>;
 }
@@ -66,6 +76,8 @@ export interface ApiKeys {
 export interface ApiKeyOptions {
   store: Store;
   sessions: SessionGuard;
+  /** The live config bounding a client's scopes. */
+  bounds: ClientScopeBounds;
   /** A key accepted here, presented after it ended. */
   onEnded?: (credential: EndedCredential) => void;
   /** Keys kept (default 10,000). */
@@ -90,6 +102,8 @@ interface ClientMark {
 
 interface Entry {
   principal: ApiKeyPrincipal;
+  /** What the principal's scopes are worked out from (`rebound`). */
+  client: Pick<ClientRecord, 'scopes' | 'createdBy'>;
   mark: ClientMark;
   /** The guard's trust number it was learnt under. */
   trust: number;
@@ -172,6 +186,15 @@ class KeyCache implements ApiKeys {
     if (key === null || client === null || !standing(key, client, this.#now())) throw keyEnded();
   }
 
+  rebound(): void {
+    for (const entry of this.#byKey.values()) {
+      entry.principal = Object.freeze({
+        ...entry.principal,
+        scopes: Object.freeze(liveClientScopes(entry.client, this.options.bounds)),
+      });
+    }
+  }
+
   async close(): Promise<void> {
     clearInterval(this.#flush);
     this.#unwatch();
@@ -229,11 +252,15 @@ class KeyCache implements ApiKeys {
       tenantId: key.tenantId,
       // A machine client belongs to an org tenant (`client add` refuses any other).
       tenantType: 'orgtenant',
-      scopes: Object.freeze([...new Set(client.scopes)].sort()),
+      scopes: Object.freeze(liveClientScopes(client, this.options.bounds)),
       expiresAt,
     });
     return {
       principal,
+      client: {
+        scopes: client.scopes,
+        ...(client.createdBy === undefined ? {} : { createdBy: client.createdBy }),
+      },
       mark,
       trust,
       expiresAtMs: expiresAt === undefined ? Infinity : expiresAt * 1000,

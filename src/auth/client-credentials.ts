@@ -5,15 +5,22 @@
  * id and IP (`brute-force.ts`), never per client id alone: an id is public
  * (`X-Client-Id`, logs), so whoever knows one locks out only their own
  * address, never the right secret from another.
+ *
+ * The client holds its stored scopes as far as the live config still allows
+ * (`client-scope-bounds.ts`): a reload that takes a scope from
+ * `authorization.clientScopes` or from the role `admin` is in every token
+ * issued after it. A token issued before keeps its `scope` until it expires
+ * (`tokens.ttlSeconds`), as a member's token does.
  */
 import { GatewayError } from '../errors.js';
 import type { ClientRecord, Store } from '../store/types.js';
 import type { BruteForceGuard, LoginOutcome } from './brute-force.js';
+import { liveClientScopes, type ClientScopeBounds } from './client-scope-bounds.js';
 import { issueClientToken } from './client-tokens.js';
 import { isClientId, secretMatches } from './secrets.js';
 import type { AccessTokenClaims, KeyRing, TokenSettings } from './tokens.js';
 
-export interface ClientCredentialsDeps {
+export interface ClientCredentialsDeps extends ClientScopeBounds {
   store: Store;
   keyring: KeyRing;
   tokens: TokenSettings;
@@ -68,7 +75,7 @@ export function createClientCredentials(deps: ClientCredentialsDeps): GrantClien
       outcome = 'succeeded';
       const at = now();
       if (client.expiresAt !== undefined && client.expiresAt <= at) throw invalidClient();
-      const scopes = grantedScopes(client, request.scope);
+      const scopes = grantedScopes(liveClientScopes(client, deps), request.scope);
       const { token, claims } = await issueClientToken(
         deps.keyring,
         deps.tokens,
@@ -84,14 +91,14 @@ export function createClientCredentials(deps: ClientCredentialsDeps): GrantClien
 }
 
 /**
- * The scopes asked for, each one the client holds (sorted, without
- * duplicates); all it holds when none are asked for.
+ * The scopes asked for, each one of `holds` (what the client holds now:
+ * sorted, without duplicates); all of them when none are asked for.
  * @throws GatewayError `invalid_scope`
  */
-export function grantedScopes(client: ClientRecord, requested: string | undefined): string[] {
+export function grantedScopes(holds: readonly string[], requested: string | undefined): string[] {
   const asked = (requested ?? '').split(' ').filter((s) => s !== '');
-  if (asked.length === 0) return [...client.scopes];
-  const held = new Set(client.scopes);
+  if (asked.length === 0) return [...holds];
+  const held = new Set(holds);
   for (const scope of asked) {
     if (!SCOPE_TOKEN.test(scope) || !held.has(scope)) {
       throw new GatewayError('invalid_scope', 'A requested scope is not granted to the client.');

@@ -5,6 +5,8 @@
  */
 import type { Logger } from 'pino';
 import type { RoleScopes } from '../auth/accounts.js';
+import type { ApiKeys } from '../auth/api-keys.js';
+import type { LiveClientScopes } from '../auth/client-scope-bounds.js';
 import type { KeyRing } from '../auth/tokens.js';
 import type { TokenVerifier } from '../auth/verified-tokens.js';
 import type { GatewayConfig } from '../config/index.js';
@@ -44,7 +46,8 @@ export const ON_RELOAD: Readonly<Record<keyof GatewayConfig, 'live' | 'restart'>
   routes: 'live',
   // The roles' scopes go into tokens issued from the reload on; tokens issued
   // before keep theirs until they expire (a role change, not a config change,
-  // is what ends a member's tokens).
+  // is what ends a member's tokens). `clientScopes` and `roles.admin` bound
+  // machine clients' next tokens and their API keys at once.
   authorization: 'live',
   // The request path is built with or without keys.
   apiKeys: 'restart',
@@ -89,6 +92,10 @@ export interface ReloadDeps {
   verifier: TokenVerifier;
   /** `authorization.roles`, read where tokens are issued. */
   roleScopes: RoleScopes;
+  /** `authorization.clientScopes`, read where client tokens are issued and API keys admitted. */
+  clientScopes: LiveClientScopes;
+  /** The API keys kept (`apiKeys.enabled`): their scopes worked out again from the new bounds. */
+  apiKeys: ApiKeys | undefined;
   forwarder: Forwarder;
   metrics: Metrics;
   log: Logger;
@@ -110,6 +117,9 @@ export function createReload(deps: ReloadDeps): Reload {
     live.trusted = trusted;
     Object.assign(live.proxy, proxy);
     roleScopes.current = next.authorization.roles;
+    // A machine client holds its scopes only as far as these allow (issue 42).
+    deps.clientScopes.current = next.authorization.clientScopes;
+    deps.apiKeys?.rebound();
     forwarder.retainUpstreams(
       proxy.routes.all.flatMap(({ upstream, tls }) =>
         upstream === undefined ? [] : [{ upstream, tls }],

@@ -50,6 +50,8 @@ export async function createClient(
     scopes: [...input.scopes],
     secretDigest: secretDigest(secret),
     createdAt: now,
+    // What bounds its scopes from now on (`auth/client-scope-bounds.ts`).
+    createdBy: input.actor.kind === 'member' ? 'admin' : 'operator',
     ...(input.expiresAt === undefined ? {} : { expiresAt: input.expiresAt }),
   });
   if (client === null) throw new GatewayError('not_found', 'The tenant no longer exists.');

@@ -132,6 +132,7 @@ export function clientHashArguments(client: Omit<ClientRecord, 'generation'>): s
     createdAt: client.createdAt,
     expiresAt: client.expiresAt,
     rotatedAt: client.rotatedAt,
+    createdBy: client.createdBy,
   });
 }
 
@@ -149,6 +150,7 @@ export function clientFromHash(hash: RedisHash): ClientRecord | null {
     createdAt: number(hash, 'createdAt', 'client'),
     ...optionalNumber(hash, 'expiresAt', 'client'),
     ...optionalNumber(hash, 'rotatedAt', 'client'),
+    ...clientMaker(hash),
   };
 }
 
@@ -216,6 +218,14 @@ export function idpFromHash(hash: RedisHash): TenantIdp | null {
   const sealed = hash['clientSecretSealed'];
   if (sealed !== undefined) idp.clientSecretSealed = sealed;
   return idp;
+}
+
+/** A client's `createdBy`, when recorded (clients made before have none). */
+function clientMaker(hash: RedisHash): Pick<ClientRecord, 'createdBy'> {
+  const maker = hash['createdBy'];
+  if (maker === undefined) return {};
+  if (maker !== 'admin' && maker !== 'operator') throw malformed('client');
+  return { createdBy: maker };
 }
 
 function optionalNumber(hash: RedisHash, field: string, kind: string): Record<string, number> {

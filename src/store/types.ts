@@ -126,7 +126,17 @@ export interface ClientRecord {
   expiresAt?: number;
   /** Unix seconds of the last rotation. */
   rotatedAt?: number;
+  /**
+   * Who made it: a tenant admin (the identity API) or the operator (the
+   * CLI). A client an admin made holds at most the admin role's scopes now
+   * (`auth/client-scope-bounds.ts`); absent (made before this was recorded):
+   * bounded as an admin's.
+   */
+  createdBy?: ClientMaker;
 }
+
+/** Who made a machine client. */
+export type ClientMaker = 'admin' | 'operator';
 
 /** What `createClient` is given; the store adds the generation. */
 export type NewClient = Omit<ClientRecord, 'generation' | 'rotatedAt'>;

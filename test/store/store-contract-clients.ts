@@ -67,6 +67,20 @@ export function describeClientContract(current: () => Store): void {
       expect(read).not.toHaveProperty('rotatedAt');
     });
 
+    it('keeps who made a client (admin or operator), and none when none was given (issue 42)', async () => {
+      const store = current();
+      await store.upsertTenant(orgTenant('acme'), NOW);
+      for (const createdBy of ['admin', 'operator'] as const) {
+        const created = await store.createClient(newClient('acme', { createdBy }));
+        expect(created?.createdBy).toBe(createdBy);
+        expect(await store.getClient(created!.clientId)).toEqual(created);
+        const rotated = await store.rotateClientSecret(created!.clientId, 'c'.repeat(64), NOW + 1);
+        expect(rotated?.createdBy).toBe(createdBy);
+      }
+      const bare = await store.createClient(newClient('acme'));
+      expect(await store.getClient(bare!.clientId)).not.toHaveProperty('createdBy');
+    });
+
     it('refuses a client of a missing or personal tenant, and a taken id', async () => {
       const store = current();
       const user = await store.createUser(newUser());

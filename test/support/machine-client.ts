@@ -1,6 +1,11 @@
-/** A machine client made straight in a gateway's store, with its secret, for the OAuth tests. */
+/**
+ * A machine client made straight in a gateway's store, with its secret, for
+ * the OAuth tests: recorded as the operator's (as `client add` makes it), so
+ * only `authorization.clientScopes` bounds its scopes, unless `createdBy` says
+ * otherwise.
+ */
 import { newApiKey, newClientId, newClientSecret, secretDigest } from '../../src/auth/secrets.js';
-import type { Store } from '../../src/store/types.js';
+import type { ClientMaker, Store } from '../../src/store/types.js';
 
 export interface MachineClient {
   clientId: string;
@@ -11,8 +16,9 @@ export async function makeClient(
   store: Store,
   tenantId: string,
   scopes: string[],
-  options: { expiresAt?: number } = {},
+  options: { expiresAt?: number; createdBy?: ClientMaker | 'nobody' } = {},
 ): Promise<MachineClient> {
+  const createdBy = options.createdBy ?? 'operator';
   const clientId = newClientId();
   const clientSecret = newClientSecret();
   const created = await store.createClient({
@@ -23,6 +29,8 @@ export async function makeClient(
     secretDigest: secretDigest(clientSecret),
     createdAt: Math.floor(Date.now() / 1000),
     ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
+    // 'nobody': a client stored before its maker was recorded.
+    ...(createdBy === 'nobody' ? {} : { createdBy }),
   });
   if (created === null) throw new Error(`no org tenant ${tenantId}`);
   return { clientId, clientSecret };
