@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { expectError } from '../support/expect-error.js';
-import { basic, bearer } from '../support/gateway.js';
+import { basic, bearerJson } from '../support/gateway.js';
 import {
   ALICE,
   startMemoryIdentityFixture,
@@ -62,16 +62,8 @@ afterAll(async () => {
   ca?.close();
 });
 
-function call(method: string, path: string, token: string, body?: unknown): Promise<Response> {
-  return fetch(`${fx.gw.url}${path}`, {
-    method,
-    headers: {
-      authorization: bearer(token),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
+const call = (method: string, path: string, token: string, body?: unknown) =>
+  bearerJson(fx.gw.url, method, path, token, body);
 
 /** Acme's admin claims the domain, publishes its TXT record and verifies it. */
 async function verifyByDns(domain: string): Promise<void> {

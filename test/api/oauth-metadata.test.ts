@@ -8,8 +8,8 @@
  * 400, never a document), and with `publicUrl` they are `publicUrl`'s
  * whatever the Host, and only then publicly cacheable.
  */
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getWithHost } from '../support/host-request.js';
 import { startMemoryIdentityFixture, type IdentityFixture } from '../support/identity-fixture.js';
 
 const METADATA = '/.well-known/oauth-authorization-server';
@@ -27,27 +27,6 @@ const KNOWN_GRANTS = [
   'urn:ietf:params:oauth:grant-type:saml2-bearer',
   'urn:openid:params:grant-type:ciba',
 ];
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** A GET with `host` as the Host line, as a client chose it (fetch would not let it). */
-function getWithHost(base: string, path: string, host: string): Promise<Answer> {
-  const { hostname, port } = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = request({ hostname, port, path, headers: { host } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 async function metadata(url: string): Promise<Record<string, unknown>> {
   const res = await fetch(`${url}${METADATA}`);

@@ -9,11 +9,11 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getWithHost, type HostAnswer } from '../support/host-request.js';
 import { loadSecretSealer } from '../../src/auth/sealed-secrets.js';
 import { adminUrlOf } from '../support/gateway.js';
 import { startMemoryIdentityFixture, type IdentityFixture } from '../support/identity-fixture.js';
@@ -96,29 +96,8 @@ afterAll(async () => {
   if (keyDir !== undefined) rmSync(keyDir, { recursive: true, force: true });
 });
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** A GET with `host` as the Host line, as a client chose it. */
-function getWithHost(base: string, path: string, host: string): Promise<Answer> {
-  const { hostname, port } = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = request({ hostname, port, path, headers: { host } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 /** The `redirect_uri` the gateway sent the provider, from a login's 302. */
-function redirectUriOf(answer: Answer): string {
+function redirectUriOf(answer: HostAnswer): string {
   expect(answer.status).toBe(302);
   const location = new URL(answer.headers.location as string);
   expect(location.origin).toBe(idp.issuer);

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { expectError } from '../support/expect-error.js';
-import { bearer } from '../support/gateway.js';
+import { bearerJson } from '../support/gateway.js';
 import {
   ALICE,
   BOB,
@@ -74,16 +74,8 @@ afterAll(async () => {
   ca?.close();
 });
 
-function call(method: string, path: string, token: string, body?: unknown): Promise<Response> {
-  return fetch(`${fx.gw.url}${path}`, {
-    method,
-    headers: {
-      authorization: bearer(token),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
+const call = (method: string, path: string, token: string, body?: unknown) =>
+  bearerJson(fx.gw.url, method, path, token, body);
 
 async function json(res: Response, status: number): Promise<any> {
   const text = await res.text();

@@ -82,3 +82,21 @@ export function basic(email: string, password: string): string {
 }
 
 export const bearer = (token: string): string => `Bearer ${token}`;
+
+/** A request to `base` with a bearer token and, when given, a JSON body (the admins' API). */
+export function bearerJson(
+  base: string,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<Response> {
+  return fetch(`${base}${path}`, {
+    method,
+    headers: {
+      authorization: bearer(token),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
