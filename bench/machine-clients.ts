@@ -13,8 +13,8 @@ import { BENCH_TENANT, fetchToken, REQUEST_PATH } from './gateway-config.js';
 import { drive, summarize, type LoadResult, type LoadTarget } from './load.js';
 import { PROJECT_ROOT } from './processes.js';
 import { commandsBetween, readCommandCounts } from './redis-stats.js';
-import { spread, type Spread } from './results.js';
-import type { BenchWorld } from './scenarios.js';
+import { spread, type Spread } from './spread.js';
+import type { BenchWorld } from './world.js';
 import { Tally } from './tally.js';
 
 /** The credentials a row sends, by the principal kind they prove. */

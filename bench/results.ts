@@ -4,6 +4,8 @@
  */
 import type { LoginCeiling } from './login-ceiling.js';
 import type { LoadResult } from './load.js';
+import { median, spread, type Spread } from './spread.js';
+import { TARGETS, type TargetKey } from './targets.js';
 import {
   cpuOverUser,
   PRINCIPAL_ROWS,
@@ -11,28 +13,6 @@ import {
   type MachineClientScenario,
 } from './machine-clients.js';
 
-/**
- * Scenario 1's targets, in the order they are measured in every round.
- * The optional ones (the C peers) run only where their binary is installed.
- */
-export const TARGETS = [
-  { key: 'direct', name: 'direct upstream' },
-  { key: 'nginx', name: 'nginx (keep-alive, 1 worker)' },
-  { key: 'haproxy', name: 'HAProxy jwt_verify (1 thread)' },
-  { key: 'bare', name: 'bare http-proxy-3' },
-  { key: 'koa', name: 'bare http-proxy-3 in Koa' },
-  /**
-   * The bare proxy doing exactly the gateway's header work (identity headers,
-   * X-Request-Id, X-Forwarded-*) and nothing else: between it and the bare
-   * proxy, what DESIGN §2 step 3 costs; between it and the gateway, what
-   * authentication, tenant checks, metrics and timeouts cost.
-   */
-  { key: 'headers', name: 'bare http-proxy-3 + headers' },
-  { key: 'undici', name: 'bare undici' },
-  { key: 'gateway', name: 'gateway' },
-] as const;
-
-export type TargetKey = (typeof TARGETS)[number]['key'];
 /** One measurement per target that ran. */
 export type TargetRuns = Partial<Record<TargetKey, LoadResult>>;
 
@@ -63,22 +43,6 @@ export interface ThroughputScenario {
   rssMb: { before: number; after: number; peak: number };
   /** The bare proxy's RSS around its run: what plain Node proxying grows by, for comparison. */
   bareRssMb: { before: number; after: number };
-}
-
-/** A figure over the sets of processes: the median and the range. */
-export interface Spread {
-  median: number;
-  min: number;
-  max: number;
-}
-
-export function spread(values: readonly number[]): Spread {
-  const finite = values.filter((v) => Number.isFinite(v));
-  return {
-    median: median(finite),
-    min: finite.length === 0 ? Number.NaN : Math.min(...finite),
-    max: finite.length === 0 ? Number.NaN : Math.max(...finite),
-  };
 }
 
 /** `pick` of target `key` in every set where it ran. */
@@ -174,16 +138,6 @@ export function secondP99AddedMs(
   const { gateway } = latency.secondP99Ms;
   const base = latency.secondP99Ms[against] ?? [];
   return gateway.map((p99, i) => p99 - (base[i] ?? Number.NaN));
-}
-
-/** The middle value (the mean of the two middle ones for an even count); NaN for none. */
-export function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  if (sorted.length === 0) return Number.NaN;
-  return sorted.length % 2 === 1
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 /** Everything one `npm run bench` measured. */
@@ -442,3 +396,5 @@ export function measuredRuns(r: BenchResults): LoadResult[] {
 export function failedRuns(r: BenchResults): LoadResult[] {
   return measuredRuns(r).filter((run) => run.non2xx > 0 || run.errors > 0);
 }
+
+export { median, spread, TARGETS, type Spread, type TargetKey };
