@@ -6,7 +6,7 @@
  * carries to its pool), never code; and no import goes round in a circle.
  */
 import { describe, expect, it } from 'vitest';
-import { importsOf, sourceFiles } from '../support/source-imports.js';
+import { BENCH, importsOf, sourceFiles } from '../support/source-imports.js';
 
 const DECIDE = 'src/proxy/decide/';
 const FORWARD = 'src/proxy/forward/';
@@ -36,7 +36,9 @@ describe('layering of src/proxy', () => {
 
   it('neither imports the entry ways or the dispatcher above them', () => {
     const above = (to: string) =>
-      to === 'src/dispatch.ts' || to === 'src/gateway.ts' || /^src\/proxy\/entry-[^/]+$/.test(to);
+      to === 'src/http/dispatch.ts' ||
+      to === 'src/gateway.ts' ||
+      /^src\/proxy\/entry-[^/]+$/.test(to);
     const upwards = sourceFiles()
       .filter((file) => file.startsWith(DECIDE) || file.startsWith(FORWARD))
       .flatMap((file) =>
@@ -48,9 +50,71 @@ describe('layering of src/proxy', () => {
   });
 });
 
+/**
+ * Issue 43: the floors of `src/`, lowest first. An import — a type's too —
+ * goes to its own floor or one below, never up; the longest prefix names a
+ * file's floor (`src/http/dispatch.ts`, which routes a request to ops, the
+ * api or the proxy, stands above the HTTP edge it belongs to).
+ */
+const FLOORS: readonly (readonly string[])[] = [
+  ['src/text/', 'src/errors.ts', 'src/version.ts', 'src/header-names.ts'],
+  ['src/config/'],
+  ['src/store/'],
+  ['src/audit/'],
+  ['src/auth/'],
+  ['src/http/'],
+  ['src/ops/'],
+  ['src/identity/'],
+  ['src/api/', 'src/proxy/'],
+  ['src/core/'],
+  ['src/http/dispatch.ts'],
+  ['src/gateway/'],
+  ['src/gateway.ts'],
+  ['src/cli/'],
+  ['src/cli.ts'],
+];
+
+function floorOf(file: string): number {
+  let best = -1;
+  let length = 0;
+  FLOORS.forEach((prefixes, floor) => {
+    for (const prefix of prefixes) {
+      if (file.startsWith(prefix) && prefix.length > length)
+        [best, length] = [floor, prefix.length];
+    }
+  });
+  return best;
+}
+
+describe('floors of src/', () => {
+  it('every file stands on a floor', () => {
+    expect(sourceFiles().filter((file) => floorOf(file) < 0)).toEqual([]);
+  });
+
+  it('no import goes up a floor, not even a type (audit → ops was the last)', () => {
+    const upwards = sourceFiles().flatMap((file) =>
+      importsOf(file)
+        .filter((i) => floorOf(i.to) > floorOf(file))
+        .map((i) => `${file} → ${i.to}`),
+    );
+    expect(upwards).toEqual([]);
+  });
+
+  it('src/ itself holds at most five files: the entry, the composition root and what stands below all', () => {
+    const root = sourceFiles().filter((file) => !file.slice('src/'.length).includes('/'));
+    expect(root.length).toBeLessThanOrEqual(5);
+  });
+});
+
 describe('import graph of src/', () => {
   it('has no cycle among the imports that load code', () => {
     expect(cycles(sourceFiles(), (file) => importsOf(file).filter((i) => !i.typeOnly))).toEqual([]);
+  });
+
+  it('has no cycle at all, types included, in src/ or bench/', () => {
+    for (const files of [sourceFiles(), sourceFiles(BENCH)]) {
+      expect(cycles(files, importsOf)).toEqual([]);
+    }
   });
 
   it('finds a cycle when there is one (the check itself)', () => {

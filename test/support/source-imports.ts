@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, posix, relative, resolve } from 'node:path';
 
 export const SRC = resolve(import.meta.dirname, '../../src');
+export const BENCH = resolve(import.meta.dirname, '../../bench');
 
 export interface SourceImport {
   /** The imported file, relative to the repository (`src/proxy/decide/admit.ts`). */
