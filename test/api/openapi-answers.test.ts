@@ -14,7 +14,6 @@ import type { Operation } from '../../src/api/schemas/operation.js';
 import { OPERATIONS } from '../../src/api/schemas/operations.js';
 import { Tenant } from '../../src/api/schemas/tenants.js';
 import { basic, bearer } from '../support/gateway.js';
-import { fetchWithHost } from '../support/host-request.js';
 import {
   ALICE,
   BOB,
@@ -25,7 +24,11 @@ import {
 import { makeClient } from '../support/machine-client.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
-import { documentErrors, expectDocumented } from '../support/openapi-answers.js';
+import {
+  documentedCall,
+  documentErrors,
+  type DocumentedRequest,
+} from '../support/openapi-answers.js';
 import { verifyDomains } from '../support/verified-domains.js';
 
 const APP = 'https://app.example.test/signed-in';
@@ -90,28 +93,9 @@ function expectDeclared(operationId: string, status: number, body: unknown): voi
     expect(refused.codes, where).toContain((body as { error: string }).error);
 }
 
-interface Init {
-  headers?: Record<string, string>;
-  /** A JSON body unless `headers` say otherwise. */
-  body?: string;
-  host?: string;
-}
-
 /** Sends the request, then holds the answer against the document and the declaration. */
-async function call(method: string, target: string, init: Init = {}) {
-  const res =
-    init.host !== undefined
-      ? await fetchWithHost(fx.gw.url, method, target, init.host)
-      : await fetch(`${fx.gw.url}${target}`, {
-          method,
-          redirect: 'manual',
-          headers: {
-            ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
-            ...init.headers,
-          },
-          body: init.body,
-        });
-  const answer = await expectDocumented(method, target, res);
+async function call(method: string, target: string, init: DocumentedRequest = {}) {
+  const answer = await documentedCall(fx.gw.url, method, target, init);
   expectDeclared(answer.operationId, answer.status, answer.body);
   seen.add(`${answer.operationId} ${answer.status}`);
   return answer as typeof answer & { body: Record<string, string> };
@@ -121,7 +105,7 @@ const auth = (who: { email: string; password: string }) => ({
   authorization: basic(who.email, who.password),
 });
 const asBearer = (token: string) => ({ authorization: bearer(token) });
-const form = (fields: Record<string, string>): Init => ({
+const form = (fields: Record<string, string>): DocumentedRequest => ({
   headers: FORM,
   body: new URLSearchParams(fields).toString(),
 });

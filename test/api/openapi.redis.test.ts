@@ -15,7 +15,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../src/api/openapi.js';
 import { renderOpenApi } from '../../scripts/openapi.js';
 import { basic, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
-import { fetchWithHost } from '../support/host-request.js';
 import {
   ALICE,
   BOB,
@@ -26,7 +25,7 @@ import {
 import { makeClient, type MachineClient } from '../support/machine-client.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
-import { DOC, expectDocumented } from '../support/openapi-answers.js';
+import { DOC, documentedCall, type DocumentedRequest } from '../support/openapi-answers.js';
 import { verifyDomains } from '../support/verified-domains.js';
 
 /** `operationId status` of every answer seen. */
@@ -99,22 +98,9 @@ async function call(
   gw: TestGateway,
   method: string,
   target: string,
-  init: { headers?: Record<string, string>; body?: string; host?: string } = {},
+  init: DocumentedRequest = {},
 ): Promise<{ status: number; body: unknown; headers: Headers }> {
-  const res =
-    init.host !== undefined
-      ? await fetchWithHost(gw.url, method, target, init.host)
-      : await fetch(`${gw.url}${target}`, {
-          method,
-          // A 302 is an answer of its own (the browser sign-in), never followed here.
-          redirect: 'manual',
-          headers: {
-            ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
-            ...init.headers,
-          },
-          body: init.body,
-        });
-  const answer = await expectDocumented(method, target, res);
+  const answer = await documentedCall(gw.url, method, target, init);
   seen.add(`${answer.operationId} ${answer.status}`);
   return answer;
 }

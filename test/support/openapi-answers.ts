@@ -8,6 +8,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { expect } from 'vitest';
 import { openApiDocument } from '../../src/api/openapi.js';
+import { fetchWithHost } from './host-request.js';
 
 type Json = Record<string, unknown>;
 export interface DocOperation {
@@ -87,4 +88,34 @@ export async function expectDocumented(
   for (const name of Object.keys(response?.headers ?? {}))
     if (name !== 'X-Request-Id') expect(res.headers.get(name), `${where}: ${name}`).toBeTruthy();
   return { operationId: operation.operationId, status: res.status, body, headers: res.headers };
+}
+
+export interface DocumentedRequest {
+  headers?: Record<string, string>;
+  /** JSON unless `headers` name another content type. */
+  body?: string;
+  /** A Host line of the test's choosing (a bodyless request). */
+  host?: string;
+}
+
+/** Sends `method target` to `base`, a 302 an answer of its own (never followed), and holds the answer against the document. */
+export async function documentedCall(
+  base: string,
+  method: string,
+  target: string,
+  init: DocumentedRequest = {},
+): Promise<DocumentedAnswer> {
+  const res =
+    init.host !== undefined
+      ? await fetchWithHost(base, method, target, init.host)
+      : await fetch(`${base}${target}`, {
+          method,
+          redirect: 'manual',
+          headers: {
+            ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+            ...init.headers,
+          },
+          body: init.body,
+        });
+  return expectDocumented(method, target, res);
 }
