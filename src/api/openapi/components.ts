@@ -19,9 +19,12 @@ export function components(): Json {
         schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
       },
     },
-    schemas: {
-      ...registrySchemas(answerShapes, 'output'),
-      ...registrySchemas(requestShapes, 'input'),
-    },
+    // By name: the order modules happen to be loaded in says nothing.
+    schemas: Object.fromEntries(
+      Object.entries({
+        ...registrySchemas(answerShapes, 'output'),
+        ...registrySchemas(requestShapes, 'input'),
+      }).sort(([a], [b]) => (a < b ? -1 : 1)),
+    ),
   };
 }
