@@ -4,15 +4,26 @@ import type { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import type { ApiContext } from './state.js';
 
-/** Exactly one non-empty value. @throws `invalid_request` */
-export function singleQueryParam(ctx: ApiContext, name: string): string {
-  const value = ctx.query[name];
-  if (value === undefined)
-    throw new GatewayError('invalid_request', `The ${name} parameter is required.`);
-  if (Array.isArray(value))
-    throw new GatewayError('invalid_request', `The ${name} parameter is repeated.`);
-  if (value === '') throw new GatewayError('invalid_request', `The ${name} parameter is empty.`);
-  return value;
+/**
+ * The query parameters `schema` names, each exactly once, validated by it
+ * (the operation's declared query, `schemas/*-operations.ts`).
+ * @throws `invalid_request` naming the parameter
+ */
+export function readQuery<S extends z.ZodObject>(ctx: ApiContext, schema: S): z.output<S> {
+  const values: Record<string, string | undefined> = {};
+  for (const name of Object.keys(schema.shape)) {
+    const value = ctx.query[name];
+    if (Array.isArray(value))
+      throw new GatewayError('invalid_request', `The ${name} parameter is repeated.`);
+    values[name] = value;
+  }
+  const result = schema.safeParse(values);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const name = String(issue?.path[0]);
+  const problem =
+    values[name] === undefined ? 'is required' : values[name] === '' ? 'is empty' : issue?.message;
+  throw new GatewayError('invalid_request', `The ${name} parameter ${problem}.`);
 }
 
 /**

@@ -37,28 +37,6 @@ const emailDomain = emailDomainOf('must be a DNS name such as example.com');
 /** The body of `POST /1/tenants/{tenant_id}/domains`. */
 export const domainClaimSchema = z.strictObject({ domain: emailDomain });
 
-/** A domain as the API and the CLI show it. */
-export interface DomainView {
-  domain: string;
-  verified: boolean;
-  /** Unix seconds; only once verified. */
-  verified_at?: number;
-  /** The TXT record to publish; only while unverified. */
-  txt_name?: string;
-  txt_value?: string;
-}
-
-export function domainView(record: TenantDomain): DomainView {
-  if (record.verifiedAt !== undefined)
-    return { domain: record.domain, verified: true, verified_at: record.verifiedAt };
-  return {
-    domain: record.domain,
-    verified: false,
-    txt_name: `${CHALLENGE_LABEL}.${record.domain}`,
-    txt_value: record.challenge,
-  };
-}
-
 /**
  * A domain a caller names (a path segment, an argument), checked.
  * @throws GatewayError `invalid_request` (`detail: domain`)

@@ -1,7 +1,8 @@
 /**
  * A tenant's identity provider as its admins and the operator set it (issue
- * 34): the checks of what they send, the sealing of its client secret, and
- * its public view. The CLI (`tenant idp set|show|remove`) and the API
+ * 34): the checks of what they send and the sealing of its client secret
+ * (its public view is `api/representations.ts`'). The CLI
+ * (`tenant idp set|show|remove`) and the API
  * (`/1/tenants/{tenant_id}/idp`) both go through here, so they accept and
  * refuse the same records.
  *
@@ -64,31 +65,6 @@ export const idpSettingsSchema = z.strictObject({
 });
 
 export type IdpSettings = z.output<typeof idpSettingsSchema>;
-
-/** The public view of a record: everything but the secret, of which only whether there is one. */
-export interface IdpView {
-  tenant_id: string;
-  issuer: string;
-  client_id: string;
-  client_secret_set: boolean;
-  domains: string[];
-  role: 'admin' | 'member';
-  link_existing: boolean;
-  updated_at: number;
-}
-
-export function idpView(idp: TenantIdp): IdpView {
-  return {
-    tenant_id: idp.tenantId,
-    issuer: idp.issuer,
-    client_id: idp.clientId,
-    client_secret_set: idp.clientSecretSealed !== undefined,
-    domains: [...idp.domains],
-    role: idp.role,
-    link_existing: idp.linkExisting,
-    updated_at: idp.updatedAt,
-  };
-}
 
 /**
  * Checks settings the way the API's body is checked.

@@ -2,8 +2,11 @@
  * `client key add|list|remove`: a machine client's API keys, by the
  * operations the identity API runs too (`identity/api-keys.ts`). A key is
  * printed once, by `add`, and stored only as its SHA-256 digest
- * (`auth/secrets.ts`); lists show its id, never the key.
+ * (`auth/secrets.ts`); lists show its id, never the key. What it prints is
+ * the API's representation (`api/client-representations.ts`) with the key's
+ * client and tenant, which the API has in its path.
  */
+import { createdKey, keyView } from '../api/client-representations.js';
 import type { LoadedConfig } from '../config/index.js';
 import { addApiKey, removeApiKey } from '../identity/api-keys.js';
 import type { ApiKeyRecord } from '../store/types.js';
@@ -11,17 +14,12 @@ import { clientDeps, existingClient, operator } from './clients.js';
 import { expiresAtOption, print, withCore } from './store-command.js';
 import { UsageError } from './usage-error.js';
 
-/** A key as listed: never the key, nor its digest. */
-function keyView(key: ApiKeyRecord) {
-  return {
-    key_id: key.keyId,
-    client_id: key.clientId,
-    tenant_id: key.tenantId,
-    created_at: key.createdAt,
-    expires_at: key.expiresAt ?? null,
-    last_used_at: key.lastUsedAt ?? null,
-  };
-}
+/** A representation of the API's, with the key's client and tenant. */
+const ofClient = <T>(key: ApiKeyRecord, view: T) => ({
+  ...view,
+  client_id: key.clientId,
+  tenant_id: key.tenantId,
+});
 
 export async function keyAdd(
   loaded: LoadedConfig,
@@ -37,15 +35,14 @@ export async function keyAdd(
       client,
       expiresAt,
     );
-    const { last_used_at: _, ...view } = keyView(key);
-    print({ ...view, api_key: apiKey });
+    print(ofClient(key, createdKey(key, apiKey)));
   });
 }
 
 export async function keyList(loaded: LoadedConfig, clientId: string): Promise<void> {
   await withCore(loaded, async (core) => {
     await existingClient(core, clientId);
-    print((await core.store.listApiKeys(clientId)).map(keyView));
+    print((await core.store.listApiKeys(clientId)).map((k) => ofClient(k, keyView(k))));
   });
 }
 

@@ -4,7 +4,10 @@
  * as actor: `add` refuses a scope outside `authorization.clientScopes` with
  * the API's own error. A client's secret is printed once, by `add` and
  * `rotate`, and stored only as its SHA-256 digest; nothing prints it again.
+ * What it prints is the API's representation (`api/client-representations.ts`)
+ * with the client's `tenant_id`, which the API has in its path.
  */
+import { clientView, createdClient, rotatedClient } from '../api/client-representations.js';
 import type { LoadedConfig } from '../config/index.js';
 import { SCOPE_PATTERN } from '../config/schema/authorization.js';
 import type { Core } from '../core.js';
@@ -21,18 +24,8 @@ export interface ClientAddOptions {
   expiresAt?: string;
 }
 
-/** A client as listed: never its secret, nor the secret's digest. */
-export function clientView(client: ClientRecord) {
-  return {
-    client_id: client.clientId,
-    tenant_id: client.tenantId,
-    name: client.name,
-    scopes: client.scopes,
-    created_at: client.createdAt,
-    expires_at: client.expiresAt ?? null,
-    rotated_at: client.rotatedAt ?? null,
-  };
-}
+/** A representation of the API's, with the client's tenant. */
+const ofTenant = <T>(client: ClientRecord, view: T) => ({ ...view, tenant_id: client.tenantId });
 
 /** `--scopes a,b`: each an OAuth scope token (RFC 6749 §3.3). */
 export function scopesOption(value: string | undefined): string[] {
@@ -62,15 +55,14 @@ export async function clientAdd(loaded: LoadedConfig, options: ClientAddOptions)
       scopes,
       expiresAt,
     });
-    const { rotated_at: _, ...view } = clientView(client);
-    print({ ...view, client_secret: secret });
+    print(ofTenant(client, createdClient(client, secret)));
   });
 }
 
 export async function clientList(loaded: LoadedConfig, tenantId: string): Promise<void> {
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId, 'machine clients belong to org tenants');
-    print((await core.store.listClients(tenantId)).map(clientView));
+    print((await core.store.listClients(tenantId)).map((c) => ofTenant(c, clientView(c))));
   });
 }
 
@@ -82,7 +74,7 @@ export async function clientRotate(loaded: LoadedConfig, clientId: string): Prom
       operator(),
       found,
     );
-    print({ ...clientView(client), client_secret: secret });
+    print(ofTenant(client, rotatedClient(client, secret)));
   });
 }
 

@@ -5,7 +5,8 @@
  * the tenant holds the domain: verified at once, no DNS asked (still refused
  * when another tenant has verified it).
  */
-import { checkDomain, claimDomain, domainView, verifyDomain } from '../auth/tenant-domains.js';
+import { domainView } from '../api/representations.js';
+import { checkDomain, claimDomain, verifyDomain } from '../auth/tenant-domains.js';
 import type { LoadedConfig } from '../config/index.js';
 import { isGatewayError } from '../errors.js';
 import { cliActor, orgTenant, print, withCore } from './store-command.js';

@@ -5,7 +5,8 @@
  * `GATEWAY_IDP_CLIENT_SECRET`, never from argv; it is sealed with
  * `sso.secretsKeyFile` before it is stored, and nothing prints it.
  */
-import { checkIdpSettings, idpView, setTenantIdp, type IdpSettings } from '../auth/tenant-idps.js';
+import { idpView } from '../api/representations.js';
+import { checkIdpSettings, setTenantIdp, type IdpSettings } from '../auth/tenant-idps.js';
 import type { LoadedConfig } from '../config/index.js';
 import { isGatewayError } from '../errors.js';
 import { readSecret } from './read-secret.js';

@@ -9,9 +9,7 @@
  * docs/openapi.json (`npm run docs`).
  */
 import { readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../src/api/openapi.js';
@@ -27,19 +25,8 @@ import {
 import { makeClient, type MachineClient } from '../support/machine-client.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
+import { DOC, documentedCall, type DocumentedRequest } from '../support/openapi-answers.js';
 import { verifyDomains } from '../support/verified-domains.js';
-
-type Json = Record<string, unknown>;
-interface Operation {
-  operationId: string;
-  responses: Record<string, { content?: Record<string, unknown>; headers?: Json }>;
-}
-
-const DOC = openApiDocument() as {
-  paths: Record<string, Record<string, Operation>>;
-};
-const ajv = new Ajv2020({ strict: false, validateSchema: false, allErrors: true });
-ajv.addSchema(DOC, 'openapi.json');
 
 /** `operationId status` of every answer seen. */
 const seen = new Set<string>();
@@ -106,100 +93,16 @@ afterAll(async () => {
   await dns?.stop();
 });
 
-/** `/1/users/{user_id}/tenants` → `/\/1\/users\/[^/]+\/tenants$/`. */
-function pathPattern(template: string): RegExp {
-  const escaped = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
-  return new RegExp(`^${escaped.replace(/\{[^}]+\}/g, '[^/]+')}$`);
-}
-
-function operationOf(method: string, path: string): Operation {
-  const templates = Object.keys(DOC.paths).filter((t) => pathPattern(t).test(path));
-  // A literal path wins over a template (`/1/token` over nothing; no overlaps today).
-  const template = templates.find((t) => !t.includes('{')) ?? templates[0];
-  const operation = template === undefined ? undefined : DOC.paths[template]?.[method];
-  if (operation === undefined) throw new Error(`${method.toUpperCase()} ${path} is not documented`);
-  return operation;
-}
-
 /** Sends the request, then holds the answer against the document. */
 async function call(
   gw: TestGateway,
   method: string,
   target: string,
-  init: { headers?: Record<string, string>; body?: string; host?: string } = {},
+  init: DocumentedRequest = {},
 ): Promise<{ status: number; body: unknown; headers: Headers }> {
-  const path = target.split('?')[0] as string;
-  const operation = operationOf(method.toLowerCase(), path);
-  const res =
-    init.host !== undefined
-      ? await withHost(gw, method, target, init.host)
-      : await fetch(`${gw.url}${target}`, {
-          method,
-          // A 302 is an answer of its own (the browser sign-in), never followed here.
-          redirect: 'manual',
-          headers: {
-            ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
-            ...init.headers,
-          },
-          body: init.body,
-        });
-  const text = await res.text();
-  const where = `${method} ${target} → ${res.status} ${text.slice(0, 200)}`;
-  const response = operation.responses[String(res.status)];
-  expect(response, `${where}: a status the document does not list`).toBeDefined();
-  seen.add(`${operation.operationId} ${res.status}`);
-
-  const content = response?.content;
-  let body: unknown;
-  if (content === undefined) {
-    expect(text, `${where}: the document lists no body`).toBe('');
-  } else {
-    const mediaType = (res.headers.get('content-type') ?? '').split(';')[0]?.trim() ?? '';
-    expect(Object.keys(content), where).toContain(mediaType);
-    body = JSON.parse(text);
-    const pointer = `openapi.json#/paths/${escapePointer(templateOf(operation))}/${method.toLowerCase()}/responses/${res.status}/content/${escapePointer(mediaType)}/schema`;
-    const validate = ajv.getSchema(pointer) ?? ajv.compile({ $ref: pointer });
-    expect(validate(body) ? [] : validate.errors, where).toEqual([]);
-  }
-  if (response?.headers?.['X-Request-Id'] !== undefined)
-    expect(res.headers.get('x-request-id'), where).toMatch(/^[A-Za-z0-9._:-]{1,128}$/);
-  for (const name of Object.keys(response?.headers ?? {}))
-    if (name !== 'X-Request-Id') expect(res.headers.get(name), `${where}: ${name}`).toBeTruthy();
-  return { status: res.status, body, headers: res.headers };
-}
-
-/** A bodyless request with a Host line of the caller's choosing (fetch sets its own). */
-function withHost(
-  gw: TestGateway,
-  method: string,
-  target: string,
-  host: string,
-): Promise<Response> {
-  const { hostname, port } = new URL(gw.url);
-  return new Promise((resolve, reject) => {
-    const req = request({ method, hostname, port, path: target, headers: { host } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const headers = new Headers();
-        for (const [name, value] of Object.entries(res.headers))
-          for (const one of [value ?? []].flat()) headers.append(name, one);
-        resolve(new Response(Buffer.concat(chunks), { status: res.statusCode ?? 0, headers }));
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-function templateOf(operation: Operation): string {
-  for (const [template, item] of Object.entries(DOC.paths))
-    if (Object.values(item).includes(operation)) return template;
-  throw new Error(`${operation.operationId}: no path`);
-}
-
-function escapePointer(segment: string): string {
-  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+  const answer = await documentedCall(gw.url, method, target, init);
+  seen.add(`${answer.operationId} ${answer.status}`);
+  return answer;
 }
 
 const auth = (who: { email: string; password: string }) => ({

@@ -15,9 +15,7 @@
  * (`Cache-Control: no-store`), then never again.
  */
 import type { Router } from '@koa/router';
-import { z } from 'zod';
 import { isClientId, isKeyId } from '../../auth/secrets.js';
-import { SCOPE_PATTERN } from '../../config/schema/authorization.js';
 import { GatewayError } from '../../errors.js';
 import { addApiKey, removeApiKey } from '../../identity/api-keys.js';
 import type { ClientActor } from '../../identity/client-deps.js';
@@ -29,36 +27,19 @@ import {
 } from '../../identity/clients.js';
 import type { ClientRecord } from '../../store/types.js';
 import {
+  clientList,
   clientView,
   createdClient,
   createdKey,
-  keyView,
+  keyList,
   rotatedClient,
 } from '../client-representations.js';
 import { readJsonBody } from '../request-input.js';
+import { ApiKeyCreation, ClientCreation } from '../schemas/clients.js';
 import type { ApiContext, ApiState } from '../state.js';
 import { actor, noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
 import { tenantAdmin, type TenantAdmin } from './tenant-admins.js';
-
-const expiresAt = z.number().int().positive().optional();
-
-const clientBody = z.strictObject({
-  name: z.string().trim().min(1).max(200),
-  scopes: z
-    .array(
-      z
-        .string()
-        .regex(
-          SCOPE_PATTERN,
-          'each must be an OAuth scope: printable ASCII without spaces, quotes or backslashes',
-        ),
-    )
-    .max(100),
-  expires_at: expiresAt,
-});
-
-const keyBody = z.strictObject({ expires_at: expiresAt });
 
 const CLIENTS = '/tenants/:tenant_id/clients';
 const CLIENT = `${CLIENTS}/:client_id`;
@@ -68,7 +49,7 @@ export function addClientRoutes(router: Router<ApiState>, deps: IdentityRouterDe
     const { tenantId } = await clientsAdmin(deps, ctx);
     const clients = await deps.store.listClients(tenantId);
     noStore(ctx);
-    ctx.body = { clients: clients.map(clientView) };
+    ctx.body = clientList(clients);
   });
   router.post(CLIENTS, (ctx) => addClient(deps, ctx));
   router.get(CLIENT, async (ctx) => {
@@ -84,7 +65,7 @@ export function addClientRoutes(router: Router<ApiState>, deps: IdentityRouterDe
     const client = await tenantClient(deps, tenantId, ctx.params.client_id as string);
     const keys = await deps.store.listApiKeys(client.clientId);
     noStore(ctx);
-    ctx.body = { keys: keys.map(keyView) };
+    ctx.body = keyList(keys);
   });
   router.post(`${CLIENT}/keys`, (ctx) => createKey(deps, ctx));
   router.delete(`${CLIENT}/keys/:key_id`, (ctx) => removeKey(deps, ctx));
@@ -116,7 +97,7 @@ function adminActor(deps: IdentityRouterDeps, ctx: ApiContext, admin: TenantAdmi
 
 async function addClient(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await clientsAdmin(deps, ctx);
-  const body = await readJsonBody(ctx, clientBody, deps.bodyLimit);
+  const body = await readJsonBody(ctx, ClientCreation, deps.bodyLimit);
   const { client, secret } = await createClient(deps.clients, {
     tenantId: admin.tenantId,
     actor: adminActor(deps, ctx, admin),
@@ -152,7 +133,7 @@ async function deleteClient(deps: IdentityRouterDeps, ctx: ApiContext): Promise<
 async function createKey(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await clientsAdmin(deps, ctx);
   const client = await tenantClient(deps, admin.tenantId, ctx.params.client_id as string);
-  const body = hasBody(ctx) ? await readJsonBody(ctx, keyBody, deps.bodyLimit) : {};
+  const body = hasBody(ctx) ? await readJsonBody(ctx, ApiKeyCreation, deps.bodyLimit) : {};
   const { key, apiKey } = await addApiKey(
     deps.clients,
     adminActor(deps, ctx, admin),

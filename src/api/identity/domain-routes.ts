@@ -7,15 +7,10 @@
  * (`cli/domains.ts`).
  */
 import type { Router } from '@koa/router';
-import {
-  checkDomain,
-  claimDomain,
-  domainClaimSchema,
-  domainView,
-  noDomain,
-  verifyDomain,
-} from '../../auth/tenant-domains.js';
+import { checkDomain, claimDomain, noDomain, verifyDomain } from '../../auth/tenant-domains.js';
+import { domainList, domainView } from '../representations.js';
 import { readJsonBody } from '../request-input.js';
+import { TenantDomainClaim } from '../schemas/domains.js';
 import type { ApiContext, ApiState } from '../state.js';
 import { actor, noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
@@ -30,7 +25,7 @@ export function addDomainRoutes(router: Router<ApiState>, deps: IdentityRouterDe
   router.get(DOMAINS, async (ctx) => {
     const { tenantId } = await domainAdmin(deps, ctx);
     noStore(ctx);
-    ctx.body = { domains: (await deps.store.listTenantDomains(tenantId)).map(domainView) };
+    ctx.body = domainList(await deps.store.listTenantDomains(tenantId));
   });
   router.post(DOMAINS, (ctx) => claim(deps, ctx));
   router.post(`${DOMAIN}/verify`, (ctx) => verify(deps, ctx));
@@ -46,7 +41,7 @@ function domainAdmin(deps: IdentityRouterDeps, ctx: ApiContext): Promise<TenantA
 
 async function claim(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await domainAdmin(deps, ctx);
-  const { domain } = await readJsonBody(ctx, domainClaimSchema, deps.bodyLimit);
+  const { domain } = await readJsonBody(ctx, TenantDomainClaim, deps.bodyLimit);
   const { record, created } = await claimDomain(deps.store, admin.tenantId, domain, {
     now: nowSeconds(),
   });

@@ -11,9 +11,11 @@
  * (`cli/idps.ts`).
  */
 import type { Router } from '@koa/router';
-import { idpSettingsSchema, idpView, setTenantIdp } from '../../auth/tenant-idps.js';
+import { setTenantIdp } from '../../auth/tenant-idps.js';
 import { GatewayError } from '../../errors.js';
+import { idpView } from '../representations.js';
 import { readJsonBody } from '../request-input.js';
+import { TenantIdpSettings } from '../schemas/idps.js';
 import type { ApiContext, ApiState } from '../state.js';
 import { actor, noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
@@ -42,7 +44,7 @@ function idpAdmin(deps: IdentityRouterDeps, ctx: ApiContext): Promise<TenantAdmi
 
 async function putIdp(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await idpAdmin(deps, ctx);
-  const settings = await readJsonBody(ctx, idpSettingsSchema, deps.bodyLimit);
+  const settings = await readJsonBody(ctx, TenantIdpSettings, deps.bodyLimit);
   const { idp, replaced } = await setTenantIdp(
     {
       store: deps.store,

@@ -6,6 +6,7 @@
 import type { GrantedToken } from '../../auth/accounts.js';
 import type { AccessTokenClaims } from '../../auth/tokens.js';
 import type { UserRecord } from '../../store/types.js';
+import { oauthToken, type OAuthTokenExtras } from '../token-representations.js';
 import type { ApiContext } from '../state.js';
 import { actor, namePrincipal, noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
@@ -57,17 +58,9 @@ export function answerOAuthToken(
   token: string,
   claims: AccessTokenClaims,
   tenantId: string,
-  extra: Record<string, string | undefined> = {},
+  extra: OAuthTokenExtras = {},
 ): void {
   noStore(ctx);
   ctx.set('pragma', 'no-cache');
-  const body: Record<string, unknown> = {
-    access_token: token,
-    token_type: 'Bearer',
-    expires_in: claims.exp - claims.iat,
-    scope: claims.scope ?? '',
-    tenant_id: tenantId,
-  };
-  for (const [name, value] of Object.entries(extra)) if (value !== undefined) body[name] = value;
-  ctx.body = body;
+  ctx.body = oauthToken(token, claims, tenantId, extra);
 }

@@ -1,7 +1,7 @@
 /** `GET /1/users/:user_id/tenants` (the user's tenants) and `GET /1/tenants/:tenant_id` (the token's tenant). */
 import type { Router } from '@koa/router';
 import { GatewayError } from '../../errors.js';
-import { tenantRecord, tenantSummary } from '../representations.js';
+import { tenantList, tenantRecord } from '../representations.js';
 import type { ApiState } from '../state.js';
 import { bearer, noStore, pathUser } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
@@ -11,9 +11,7 @@ export function addUserTenantsRoute(router: Router<ApiState>, deps: IdentityRout
     const user = await pathUser(deps, ctx, ctx.params.user_id as string);
     const tenants = await deps.store.listUserTenants(user.id);
     noStore(ctx);
-    ctx.body = {
-      tenants: tenants.map(tenantSummary),
-    };
+    ctx.body = tenantList(tenants);
   });
 }
 

@@ -7,7 +7,9 @@
  * family and the answer adds its first `refresh_token` (`auth/refresh-grant.ts`).
  */
 import type { Router } from '@koa/router';
-import { singleQueryParam } from '../request-input.js';
+import { readQuery } from '../request-input.js';
+import { TokenQuery } from '../schemas/token-operations.js';
+import { loginToken } from '../token-representations.js';
 import type { ApiContext, ApiState } from '../state.js';
 import { logIn, noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
@@ -20,23 +22,11 @@ export function addTokenRoutes(router: Router<ApiState>, deps: IdentityRouterDep
 }
 
 async function issue(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
-  const tenantId = singleQueryParam(ctx, 'tenant_id');
+  const { tenant_id: tenantId } = readQuery(ctx, TokenQuery);
   const user = await logIn(deps, ctx);
   const granted = await userGrant(deps)(user, tenantId);
-  const { token, claims, tenant, refreshToken } = granted;
   await userTokenIssued(deps, ctx, granted);
   noStore(ctx);
   ctx.set('pragma', 'no-cache');
-  ctx.body = {
-    access_token: token,
-    token_type: 'Bearer',
-    expires_in: claims.exp - claims.iat,
-    user_email: user.email,
-    user_id: user.id,
-    tenant_id: tenant.tenantId,
-    tenant_name: tenant.name,
-    tenant_type: tenant.type,
-    scope: claims.scope ?? '',
-    ...(refreshToken === undefined ? {} : { refresh_token: refreshToken }),
-  };
+  ctx.body = loginToken(granted, granted.refreshToken);
 }

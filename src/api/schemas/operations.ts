@@ -1,0 +1,48 @@
+/**
+ * Every operation of the gateway's own HTTP API, in the order of the
+ * document's paths: the identity API, the well-known documents and
+ * forward-auth's `/auth/verify`. Each is declared in its group's file.
+ */
+import * as clients from './client-operations.js';
+import * as domains from './domain-operations.js';
+import { verifyOperations } from './forward-auth-operations.js';
+import * as idps from './idp-operations.js';
+import type { Operation } from './operation.js';
+import { ssoCallback, ssoLogin } from './sso-operations.js';
+import { getTenant, listUserTenants } from './tenant-operations.js';
+import * as tokens from './token-operations.js';
+import { changePassword, signUp } from './user-operations.js';
+import { getJwks, getOAuthMetadata, getOpenApi } from './well-known-operations.js';
+
+export const OPERATIONS: readonly Operation[] = [
+  listUserTenants,
+  tokens.issueToken,
+  tokens.revokeToken,
+  tokens.issueTokenOAuth,
+  tokens.oauthToken,
+  tokens.oauthRevoke,
+  getTenant,
+  clients.listClients,
+  clients.createClient,
+  clients.getClient,
+  clients.removeClient,
+  clients.rotateClientSecret,
+  clients.listApiKeys,
+  clients.createApiKey,
+  clients.removeApiKey,
+  idps.getTenantIdp,
+  idps.setTenantIdp,
+  idps.removeTenantIdp,
+  domains.listTenantDomains,
+  domains.addTenantDomain,
+  domains.removeTenantDomain,
+  domains.verifyTenantDomain,
+  ssoLogin,
+  ssoCallback,
+  signUp,
+  changePassword,
+  getJwks,
+  getOAuthMetadata,
+  getOpenApi,
+  ...verifyOperations,
+];

@@ -1,0 +1,278 @@
+/**
+ * Real answers against the generated OpenAPI document and the zod
+ * declarations it is generated from (`src/api/schemas/*-operations.ts`): on
+ * the memory identity fixture, every operation answers once as it does when
+ * all goes well and once refused, and each body must be valid against the
+ * document's schema for that status (ajv) and parse with the declared zod
+ * schema. An answer that drifts from its schema fails here; the last test
+ * shows the two checks refuse a drifted body.
+ * (`openapi.redis.test.ts` drives every listed status, store outages too.)
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ErrorBody } from '../../src/api/schemas/error.js';
+import type { Operation } from '../../src/api/schemas/operation.js';
+import { OPERATIONS } from '../../src/api/schemas/operations.js';
+import { Tenant } from '../../src/api/schemas/tenants.js';
+import { basic, bearer } from '../support/gateway.js';
+import {
+  ALICE,
+  BOB,
+  startMemoryIdentityFixture,
+  tokenFor,
+  type IdentityFixture,
+} from '../support/identity-fixture.js';
+import { makeClient } from '../support/machine-client.js';
+import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
+import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
+import {
+  documentedCall,
+  documentErrors,
+  type DocumentedRequest,
+} from '../support/openapi-answers.js';
+import { verifyDomains } from '../support/verified-domains.js';
+
+const APP = 'https://app.example.test/signed-in';
+const IDP_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+
+let fx: IdentityFixture;
+let dns: TestDnsServer;
+let ca: TestCa;
+let idp: TestIdp;
+/** `operationId status` of every answer seen. */
+const seen = new Set<string>();
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  ca = makeTestCa();
+  idp = await startTestIdp({
+    ca,
+    alg: 'ES256',
+    clients: [IDP_CLIENT],
+    accounts: { ann: { email: 'ann@acme.test', emailVerified: true } },
+  });
+  fx = await startMemoryIdentityFixture({
+    // The test IdP is on loopback.
+    sso: {
+      enabled: true,
+      ca: ca.caFile,
+      redirectUris: [APP],
+      allowPrivateIssuers: true,
+      dnsServers: [dns.address],
+    },
+    routes: [{ prefix: '/orders', tenant: { path: '/orders/:tenant_id' } }],
+    tokens: { refresh: { enabled: true } },
+  });
+  await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.test']);
+}, 60_000);
+afterAll(async () => {
+  await fx?.close();
+  await idp?.close();
+  ca?.close();
+  await dns?.stop();
+});
+
+/** The declared operation `operationId` names. */
+function declared(operationId: string): Operation {
+  const operation = OPERATIONS.find((op) => op.operationId === operationId);
+  if (operation === undefined) throw new Error(`${operationId} is not declared`);
+  return operation;
+}
+
+/** The body must parse with what the operation declares for `status`. */
+function expectDeclared(operationId: string, status: number, body: unknown): void {
+  const operation = declared(operationId);
+  const refused = operation.refusals[status];
+  const schema = refused === undefined ? operation.answers[status]?.schema : ErrorBody;
+  const where = `${operationId} ${status}`;
+  if (schema === undefined)
+    return expect(body, `${where}: declared without a body`).toBe(undefined);
+  const parsed = schema.safeParse(body);
+  expect(parsed.success ? [] : parsed.error.issues, where).toEqual([]);
+  if (refused !== undefined)
+    expect(refused.codes, where).toContain((body as { error: string }).error);
+}
+
+/** Sends the request, then holds the answer against the document and the declaration. */
+async function call(method: string, target: string, init: DocumentedRequest = {}) {
+  const answer = await documentedCall(fx.gw.url, method, target, init);
+  expectDeclared(answer.operationId, answer.status, answer.body);
+  seen.add(`${answer.operationId} ${answer.status}`);
+  return answer as typeof answer & { body: Record<string, string> };
+}
+
+const auth = (who: { email: string; password: string }) => ({
+  authorization: basic(who.email, who.password),
+});
+const asBearer = (token: string) => ({ authorization: bearer(token) });
+const form = (fields: Record<string, string>): DocumentedRequest => ({
+  headers: FORM,
+  body: new URLSearchParams(fields).toString(),
+});
+
+describe('real answers hold to the document and the declarations', () => {
+  it('users, tokens and tenants', async () => {
+    await call('GET', '/1/users/current/tenants', { headers: auth(ALICE) });
+    await call('GET', '/1/users/current/tenants', { headers: auth({ ...ALICE, password: 'x' }) });
+    const login = await call('GET', '/1/token?tenant_id=acme', { headers: auth(ALICE) });
+    await call('GET', '/1/token', { headers: auth(ALICE) });
+    await call('GET', '/1/oauth/token?tenant_id=acme', { headers: auth(ALICE) });
+    await call('GET', '/1/oauth/token?tenant_id=globex', { headers: auth(ALICE) });
+    const token = login.body.access_token as string;
+    await call('GET', '/1/tenants/current', { headers: asBearer(token) });
+    await call('GET', '/1/tenants/globex', { headers: asBearer(token) });
+    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
+      const uri = { 'x-original-uri': '/orders/acme/1' };
+      await call(method, '/auth/verify', { headers: { ...asBearer(token), ...uri } });
+      await call(method, '/auth/verify', { headers: uri });
+    }
+    await call('DELETE', '/1/token', { headers: asBearer(token) });
+    await call('DELETE', '/1/token', { headers: asBearer(token) });
+
+    const carol = { email: 'carol@example.com', password: 'carol-password-1' };
+    const signed = await call('POST', '/1/users', { body: JSON.stringify(carol) });
+    await call('POST', '/1/users', { body: JSON.stringify(carol) });
+    const password = JSON.stringify({ password: 'carol-password-2' });
+    await call('PUT', `/1/users/${signed.body.user_id}/password`, {
+      headers: auth(carol),
+      body: password,
+    });
+    await call('PUT', '/1/users/someone-else/password', { headers: auth(ALICE), body: password });
+  });
+
+  it('the OAuth endpoints: every grant answered, refusals', async () => {
+    const machine = await makeClient(fx.gw.gateway.store, 'acme', []);
+    const credentials = {
+      grant_type: 'client_credentials',
+      client_id: machine.clientId,
+      client_secret: machine.clientSecret,
+    };
+    await call('POST', '/1/oauth/token', form(credentials));
+    await call('POST', '/1/oauth/token', form({ ...credentials, client_secret: 'tgs_wrong' }));
+    await call('POST', '/1/oauth/token', form({ grant_type: 'password' }));
+    const { refresh_token: refreshToken } = await tokenFor(fx.gw.url, ALICE, 'acme');
+    const refreshed = await call(
+      'POST',
+      '/1/oauth/token',
+      form({ grant_type: 'refresh_token', refresh_token: refreshToken as string }),
+    );
+    await call('POST', '/1/oauth/revoke', form({ token: refreshed.body.refresh_token as string }));
+    await call('POST', '/1/oauth/revoke', form({}));
+  });
+
+  it("a tenant's machine clients and keys", async () => {
+    const admin = asBearer((await tokenFor(fx.gw.url, ALICE, 'acme')).access_token);
+    const member = asBearer((await tokenFor(fx.gw.url, BOB, 'acme')).access_token);
+    const clients = '/1/tenants/acme/clients';
+    const created = await call('POST', clients, {
+      headers: admin,
+      body: JSON.stringify({ name: 'ci', scopes: [] }),
+    });
+    await call('POST', clients, { headers: admin, body: '{"name": ' });
+    await call('GET', clients, { headers: admin });
+    await call('GET', clients, { headers: member });
+    const one = `${clients}/${created.body.client_id}`;
+    const none = `${clients}/tgc_aaaaaaaaaaaaaaaaaaaaaaaaaa`;
+    for (const [method, suffix] of [
+      ['GET', ''],
+      ['POST', '/secret'],
+      ['GET', '/keys'],
+    ] as const) {
+      await call(method, `${one}${suffix}`, { headers: admin });
+      await call(method, `${none}${suffix}`, { headers: admin });
+    }
+    const key = await call('POST', `${one}/keys`, { headers: admin, body: '{}' });
+    await call('POST', `${one}/keys`, { headers: admin, body: '{"expires_at": 1}' });
+    await call('DELETE', `${one}/keys/${key.body.key_id}`, { headers: admin });
+    await call('DELETE', `${one}/keys/${key.body.key_id}`, { headers: admin });
+    await call('DELETE', one, { headers: admin });
+    await call('DELETE', one, { headers: admin });
+  });
+
+  it("a tenant's e-mail domains", async () => {
+    const admin = asBearer((await tokenFor(fx.gw.url, ALICE, 'acme')).access_token);
+    const member = asBearer((await tokenFor(fx.gw.url, BOB, 'acme')).access_token);
+    const domains = '/1/tenants/acme/domains';
+    const claim = (domain: string) => JSON.stringify({ domain });
+    const claimed = await call('POST', domains, { headers: admin, body: claim('docs.example') });
+    await call('POST', domains, { headers: admin, body: claim('not a domain') });
+    await call('GET', domains, { headers: admin });
+    await call('GET', domains, { headers: member });
+    dns.setTxt(claimed.body.txt_name as string, [claimed.body.txt_value as string]);
+    await call('POST', `${domains}/docs.example/verify`, { headers: admin });
+    await call('POST', `${domains}/nothing.example/verify`, { headers: admin });
+    await call('DELETE', `${domains}/docs.example`, { headers: admin });
+    await call('DELETE', `${domains}/not_a_domain!`, { headers: admin });
+  });
+
+  it("a tenant's identity provider, the browser sign-in and the token exchange", async () => {
+    const admin = asBearer((await tokenFor(fx.gw.url, ALICE, 'acme')).access_token);
+    const member = asBearer((await tokenFor(fx.gw.url, BOB, 'acme')).access_token);
+    const settings = (issuer: string) =>
+      JSON.stringify({ issuer, client_id: IDP_CLIENT.clientId, domains: ['acme.test'] });
+    const path = '/1/tenants/acme/idp';
+    await call('PUT', path, { headers: admin, body: settings(idp.issuer) });
+    await call('PUT', path, { headers: admin, body: settings('http://idp.acme.test') });
+    await call('GET', path, { headers: admin });
+    await call('GET', path, { headers: member });
+
+    const pkce = `code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`;
+    const started = await call(
+      'GET',
+      `/1/tenants/acme/sso/login?redirect_uri=${encodeURIComponent(APP)}&${pkce}`,
+    );
+    await call('GET', '/1/tenants/acme/sso/login?redirect_uri=https://evil.example/');
+    const state = new URL(started.headers.get('location') as string).searchParams.get('state');
+    const cookie = (started.headers.get('set-cookie') as string).split(';')[0] as string;
+    await call('GET', `/1/sso/callback?state=${state as string}&error=access_denied`, {
+      headers: { cookie },
+    });
+    await call('GET', '/1/sso/callback?state=unknown&code=x');
+
+    const exchange = {
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      subject_token: await idp.idToken('ann', IDP_CLIENT),
+      subject_token_type: 'urn:ietf:params:oauth:token-type:id_token',
+      tenant_id: 'acme',
+    };
+    await call('POST', '/1/oauth/token', form(exchange));
+    await call('POST', '/1/oauth/token', form({ ...exchange, subject_token: 'not.a.token' }));
+
+    await call('DELETE', path, { headers: admin });
+    await call('DELETE', path, { headers: admin });
+  });
+
+  it('the well-known documents', async () => {
+    await call('GET', '/.well-known/jwks.json');
+    await call('GET', '/.well-known/openapi.json');
+    await call('GET', '/.well-known/oauth-authorization-server');
+    await call('GET', '/.well-known/oauth-authorization-server', { host: 'a.example/x?y=' });
+  });
+
+  it('answered every operation as it does when all goes well, and refused', () => {
+    const missing = OPERATIONS.flatMap((op) => {
+      const statuses = [...seen].filter((s) => s.startsWith(`${op.operationId} `));
+      const ok = statuses.some((s) => /\s[23]\d\d$/.test(s));
+      const refused =
+        Object.keys(op.refusals).length === 0 || statuses.some((s) => / 4\d\d$/.test(s));
+      return ok && refused ? [] : [`${op.operationId}: ${statuses.join(', ') || 'never called'}`];
+    });
+    expect(missing).toEqual([]);
+  });
+});
+
+describe('a drifted answer', () => {
+  it('fails against the document and the declaration alike', async () => {
+    const token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
+    const res = await fetch(`${fx.gw.url}/1/tenants/current`, { headers: asBearer(token) });
+    const real = (await res.json()) as Record<string, unknown>;
+    const { name: _, ...missing } = real;
+    for (const drifted of [{ ...real, extra: 1 }, missing, { ...real, created_at: '0' }]) {
+      expect(
+        documentErrors('GET', '/1/tenants/current', 200, 'application/json', drifted),
+      ).not.toEqual([]);
+      expect(Tenant.safeParse(drifted).success).toBe(false);
+    }
+    expect(documentErrors('GET', '/1/tenants/current', 200, 'application/json', real)).toEqual([]);
+  });
+});
