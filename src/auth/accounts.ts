@@ -186,7 +186,7 @@ async function logIn(
   signal: AbortSignal | undefined,
 ): Promise<UserRecord> {
   const credentials = parseBasicAuthorization(authorization);
-  const email = normaliseEmail(credentials.email);
+  const email = normaliseEmail(credentials.id);
   // Points are taken before any bcrypt work (else concurrent guesses all
   // pass the check before any is counted), and the queue
   // place is held until this login's bcrypt work is done.
@@ -200,7 +200,7 @@ async function logIn(
       user === null || isDisabledHash(user.passwordHash) || hasNoPassword(user.passwordHash)
         ? undefined
         : user.passwordHash;
-    const ok = await passwords.verify(credentials.password, usable, signal);
+    const ok = await passwords.verify(credentials.secret, usable, signal);
     if (!ok || user === null) {
       outcome = 'failed';
       throw new GatewayError('invalid_credentials', 'The e-mail or password is wrong.');
@@ -208,7 +208,7 @@ async function logIn(
     outcome = 'succeeded';
     if (passwords.needsRehash(user.passwordHash)) {
       // Upgrade the hash to the configured cost; sessions stay as they are.
-      const upgraded = await passwords.hash(credentials.password);
+      const upgraded = await passwords.hash(credentials.secret);
       await store.replacePasswordHash(user.id, user.passwordHash, upgraded);
     }
     return user;

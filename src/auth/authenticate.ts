@@ -4,7 +4,12 @@
  * routes also take API keys ({@link createRequestAuthenticator}).
  */
 import type { TenantType } from '../store/types.js';
-import { parseBearerAuthorization } from './bearer.js';
+import { dueBearerToken } from './bearer.js';
+import {
+  EXACT_BEARER_PREFIX,
+  isExactBearer,
+  readTokenCredential,
+} from './credentials/read-credential.js';
 import type { SessionGuard } from './sessions.js';
 import type { AccessTokenClaims } from './tokens.js';
 import type { TokenVerifier } from './verified-tokens.js';
@@ -66,23 +71,22 @@ export function createAuthenticator(deps: {
   return (authorization) => {
     const claims = peekExactBearer(tokens, authorization);
     if (claims !== undefined && sessions.aliveFromCache(claims)) return principalOf(claims);
-    return slowly(parseBearerAuthorization(authorization));
+    return slowly(dueBearerToken(readTokenCredential(authorization)));
   };
 }
 
-const BEARER_PREFIX = 'Bearer ';
-
 /**
  * The proxy path's steady state: `Bearer <token>` spelled exactly, with a
- * token verified before. Only tokens that parsed and verified are cached, so
- * a hit needs no parsing; any other spelling takes the full parse.
+ * token verified before — the reader's answer for it ({@link isExactBearer}:
+ * only tokens that parsed and verified are cached), so a hit needs no
+ * reading; any other spelling is read in full.
  */
 function peekExactBearer(
   tokens: TokenVerifier,
   authorization: string | undefined,
 ): AccessTokenClaims | undefined {
-  if (authorization === undefined || !authorization.startsWith(BEARER_PREFIX)) return undefined;
-  return tokens.peek(authorization.slice(BEARER_PREFIX.length));
+  if (!isExactBearer(authorization, false)) return undefined;
+  return tokens.peek((authorization as string).slice(EXACT_BEARER_PREFIX.length));
 }
 
 /**

@@ -4,9 +4,14 @@
  */
 import { GatewayError } from '../errors.js';
 
+/**
+ * What Basic credentials hold (RFC 7617 §2: user-id and password), named for
+ * no one use: a user's e-mail and password, a machine client's id and secret
+ * (RFC 6749 §2.3.1). The caller names what they are.
+ */
 export interface BasicCredentials {
-  email: string;
-  password: string;
+  id: string;
+  secret: string;
 }
 
 /** Control characters (RFC 5234 CTL), kept out of user-ids and passwords by RFC 7617 §2. */
@@ -53,14 +58,14 @@ export function parseBasicAuthorization(header: string | undefined): BasicCreden
   }
   const colon = decoded.indexOf(':');
   if (colon < 0) throw refuse('The Basic credentials have no colon between user and password.');
-  const email = decoded.slice(0, colon);
-  const password = decoded.slice(colon + 1);
-  if (email.trim() === '') throw refuse('The Basic credentials name no user.');
-  // Control characters are never part of an e-mail or password (RFC 7617 §2).
+  const id = decoded.slice(0, colon);
+  const secret = decoded.slice(colon + 1);
+  if (id.trim() === '') throw refuse('The Basic credentials name no user.');
+  // Control characters are never part of a user-id or password (RFC 7617 §2).
   if (CONTROL.test(decoded)) {
     throw refuse('The Basic credentials contain control characters.');
   }
-  return { email, password };
+  return { id, secret };
 }
 
 function refuse(description: string): GatewayError {

@@ -1,10 +1,10 @@
-/** Bearer token extraction (RFC 6750 §2.1): exactly one token in the Authorization header. */
+/**
+ * Where a bearer token is due (RFC 6750): the token of the request's
+ * credential ({@link readTokenCredential}), or the refusal.
+ */
 import { BASIC_REALM } from '../errors.js';
+import type { TokenCredential } from './credentials/read-credential.js';
 import { tokenRefused } from './token-refusals.js';
-
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
-/** The header names the Bearer scheme (RFC 9110 §11.4: the scheme, then a space or nothing). */
-const BEARER_SCHEME = /^Bearer(?:[ \t]|$)/i;
 
 /**
  * The challenge to a request that carried no bearer credentials — no
@@ -17,18 +17,18 @@ const NO_CREDENTIALS = {
   headers: Object.freeze({ 'www-authenticate': `Bearer realm="${BASIC_REALM}"` }),
 };
 
-/** @throws GatewayError `invalid_token` */
-export function parseBearerAuthorization(header: string | undefined): string {
-  if (header === undefined || header === '') {
-    throw tokenRefused('missing', 'A bearer token is required.', NO_CREDENTIALS);
+/** @throws GatewayError `invalid_token`: `missing` for none, `not_bearer` for another scheme */
+export function dueBearerToken(credential: TokenCredential): string {
+  switch (credential.kind) {
+    case 'bearer':
+      return credential.token;
+    case 'none':
+      throw tokenRefused('missing', 'A bearer token is required.', NO_CREDENTIALS);
+    case 'other':
+      throw tokenRefused(
+        'not_bearer',
+        'The Authorization header is not a bearer token.',
+        NO_CREDENTIALS,
+      );
   }
-  const match = BEARER.exec(header);
-  if (match === null) {
-    throw tokenRefused(
-      'not_bearer',
-      'The Authorization header is not a bearer token.',
-      BEARER_SCHEME.test(header) ? {} : NO_CREDENTIALS,
-    );
-  }
-  return match[1] as string;
 }

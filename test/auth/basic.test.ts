@@ -30,47 +30,47 @@ function refusal(header: string | undefined): string {
 describe('accepted credentials', () => {
   it('splits user and password', () => {
     expect(parseBasicAuthorization(basic('alice@example.com:alice-password-1'))).toEqual({
-      email: 'alice@example.com',
-      password: 'alice-password-1',
+      id: 'alice@example.com',
+      secret: 'alice-password-1',
     });
   });
 
   it.each(['Basic', 'basic', 'BASIC', 'bAsIc'])('scheme %s (case-insensitive, RFC 7235)', (s) => {
     const header = `${s} ${encode('bob@example.com:pw-12345')}`;
     expect(parseBasicAuthorization(header)).toEqual({
-      email: 'bob@example.com',
-      password: 'pw-12345',
+      id: 'bob@example.com',
+      secret: 'pw-12345',
     });
   });
 
   it('extra spaces around the credentials', () => {
     const header = `Basic   ${encode('bob@example.com:pw-12345')}  `;
-    expect(parseBasicAuthorization(header).password).toBe('pw-12345');
+    expect(parseBasicAuthorization(header).secret).toBe('pw-12345');
   });
 
   it('a UTF-8 password (RFC 7617 charset)', () => {
     expect(parseBasicAuthorization(basic('zoë@example.com:pässwörd-日本-🔑'))).toEqual({
-      email: 'zoë@example.com',
-      password: 'pässwörd-日本-🔑',
+      id: 'zoë@example.com',
+      secret: 'pässwörd-日本-🔑',
     });
   });
 
   it('colons in the password: only the first colon separates', () => {
     expect(parseBasicAuthorization(basic('carol@example.com:a:b::c:'))).toEqual({
-      email: 'carol@example.com',
-      password: 'a:b::c:',
+      id: 'carol@example.com',
+      secret: 'a:b::c:',
     });
   });
 
   it('an empty password is parsed (the login then fails like any wrong password)', () => {
     expect(parseBasicAuthorization(basic('dave@example.com:'))).toEqual({
-      email: 'dave@example.com',
-      password: '',
+      id: 'dave@example.com',
+      secret: '',
     });
   });
 
   it('spaces inside the password are kept', () => {
-    expect(parseBasicAuthorization(basic('erin@example.com: two words ')).password).toBe(
+    expect(parseBasicAuthorization(basic('erin@example.com: two words ')).secret).toBe(
       ' two words ',
     );
   });
@@ -182,7 +182,7 @@ describe('what signup accepts, Basic carries back', () => {
     fc.assert(
       fc.property(fc.string({ unit, minLength: 4, maxLength: 40 }), (password) => {
         const back = roundTrip(`alice@example.com:${password}`);
-        const carried = back?.password === password;
+        const carried = back?.secret === password;
         const bytes = Buffer.byteLength(password, 'utf8');
         const lengthOk = bytes >= PASSWORD_MIN_BYTES && bytes <= PASSWORD_MAX_BYTES;
         expect(accepts(() => checkPasswordPolicy(password))).toBe(carried && lengthOk);
@@ -208,7 +208,7 @@ describe('what signup accepts, Basic carries back', () => {
         let normalised = '';
         if (!accepts(() => (normalised = checkEmail(raw)))) return;
         acceptedRuns++;
-        expect(roundTrip(`${normalised}:pw-12345`)?.email).toBe(normalised);
+        expect(roundTrip(`${normalised}:pw-12345`)?.id).toBe(normalised);
       }),
       { numRuns: 1000 },
     );

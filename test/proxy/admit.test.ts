@@ -371,12 +371,30 @@ describe('anonymousAllowed', () => {
     expect(anonymousAllowed(undefined, checksFor('/other/1', [], open))).toBe(true);
   });
 
-  it.each(['Bearer abc', 'bearer abc', 'BEARER abc', '  Bearer abc', 'Bearer\tabc', 'Bearer'])(
-    'a bearer token (%j) is never anonymous, even on a public route',
-    (authorization) => {
-      expect(anonymousAllowed(authorization, checksFor('/public/docs'))).toBe(false);
-    },
-  );
+  it.each([
+    'Bearer abc',
+    'bearer abc',
+    'BEARER abc',
+    '  Bearer abc',
+    'Bearer\tabc',
+    'Bearer',
+    'Bearer\u00a0abc',
+  ])('a bearer token (%j) is never anonymous, even on a public route', (authorization) => {
+    expect(anonymousAllowed(authorization, checksFor('/public/docs'))).toBe(false);
+  });
+
+  it('an API key is never anonymous either, beside another scheme or alone', () => {
+    const admit = createAdmitWriting(stubAuthenticate(() => ALICE).authenticate, 'X-API-Key');
+    const checks = checksFor('/public/docs');
+    expect(admit.anonymous({ 'x-api-key': 'tgk_x' }, checks)).toBe(false);
+    expect(
+      admit.anonymous({ 'x-api-key': 'tgk_x', authorization: 'Basic dXNlcjpwYXNz' }, checks),
+    ).toBe(false);
+    expect(admit.anonymous({ authorization: 'Basic dXNlcjpwYXNz' }, checks)).toBe(true);
+    // Keys off: the header is not read, so it is nobody's credential.
+    const keysOff = createAdmitWriting(stubAuthenticate(() => ALICE).authenticate, undefined);
+    expect(keysOff.anonymous({ 'x-api-key': 'tgk_x' }, checks)).toBe(true);
+  });
 
   it.each(['Basic dXNlcjpwYXNz', 'Digest username="u"', 'Bearerish abc', ''])(
     'another scheme (%j) passes through on a public route',

@@ -99,7 +99,7 @@ async function auditRefusedLogin(
 ): Promise<void> {
   let email: string;
   try {
-    email = normaliseEmail(parseBasicAuthorization(authorization).email);
+    email = normaliseEmail(parseBasicAuthorization(authorization).id);
   } catch {
     return;
   }

@@ -63,8 +63,8 @@ function clientCredentials(
 /** RFC 6749 §2.3.1: Basic's user-id and password are each form-urlencoded. */
 function fromBasic(authorization: string): { clientId: string; clientSecret: string } {
   try {
-    const { email, password } = parseBasicAuthorization(authorization);
-    return { clientId: formDecode(email), clientSecret: formDecode(password) };
+    const { id, secret } = parseBasicAuthorization(authorization);
+    return { clientId: formDecode(id), clientSecret: formDecode(secret) };
   } catch (err) {
     throw isGatewayError(err) || err instanceof URIError ? invalidClient() : err;
   }

@@ -122,7 +122,7 @@ const route = z
       .enum(['bearer', 'none'])
       .default('bearer')
       .describe(
-        '`none`: a public route — no token needed, identity headers still stripped; a valid bearer token sent anyway is honoured (identity set, tenant rules applied), an invalid one gets 401; another scheme (`Basic` for the upstream) passes through. Public paths inside a protected prefix: a route of their own, with the longer prefix',
+        '`none`: a public route — no token needed, identity headers still stripped; a valid bearer token or API key sent anyway is honoured (identity set, tenant rules applied), an invalid one gets 401; another scheme (`Basic` for the upstream) passes through. Public paths inside a protected prefix: a route of their own, with the longer prefix',
       ),
     // As Envoy's `jwt_authn` does by default: the upstream never sees a replayable token it might log.
     stripAuthorization: boolean()

@@ -5,6 +5,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Principal, PrincipalKind } from '../../auth/authenticate.js';
+import { presentsCredential } from '../../auth/credentials/read-credential.js';
 import type { AuthenticateRequest } from '../../auth/request-credentials.js';
 import { GatewayError } from '../../errors.js';
 import { ANY_HOST, type CompiledRoute } from './routes.js';
@@ -56,11 +57,15 @@ export interface Who {
  * `authenticate` is (a cached credential): it may throw, or return a promise
  * that rejects. The principal goes to `who` before the tenant checks run.
  */
-export type Admit = (
-  headers: IncomingHttpHeaders,
-  checks: readonly TenantCheck[],
-  who: Who,
-) => Principal | Promise<Principal>;
+export interface Admit {
+  (
+    headers: IncomingHttpHeaders,
+    checks: readonly TenantCheck[],
+    who: Who,
+  ): Principal | Promise<Principal>;
+  /** {@link anonymousAllowed}, the API-key header read where keys are on. */
+  anonymous(headers: IncomingHttpHeaders, checks: readonly TenantCheck[]): boolean;
+}
 
 /**
  * @param apiKeyHeader the header an API key may come in (`apiKeys.header`),
@@ -71,13 +76,18 @@ export function createAdmit(
   apiKeyHeader: string | undefined,
 ): Admit {
   const keyHeader = apiKeyHeader?.toLowerCase();
-  return (headers, checks, who) => {
-    const apiKey = keyHeader === undefined ? undefined : (headers[keyHeader] as string | undefined);
-    const authenticated = authenticate(headers.authorization, apiKey);
+  const apiKeyOf = (headers: IncomingHttpHeaders) =>
+    keyHeader === undefined ? undefined : (headers[keyHeader] as string | undefined);
+  const admit = (headers: IncomingHttpHeaders, checks: readonly TenantCheck[], who: Who) => {
+    const authenticated = authenticate(headers.authorization, apiKeyOf(headers));
     return authenticated instanceof Promise
       ? authenticated.then((principal) => matchTenant(principal, checks, who))
       : matchTenant(authenticated, checks, who);
   };
+  return Object.assign(admit, {
+    anonymous: (headers: IncomingHttpHeaders, checks: readonly TenantCheck[]) =>
+      anonymousAllowed(headers.authorization, checks, apiKeyOf(headers)),
+  });
 }
 
 function matchTenant(principal: Principal, checks: readonly TenantCheck[], who: Who): Principal {
@@ -98,21 +108,20 @@ function matchTenant(principal: Principal, checks: readonly TenantCheck[], who: 
 }
 
 /**
- * A request may go on without identity when it carries no bearer token and
- * every reading of it falls under a public route (`auth: none`): a reading
- * a permissive upstream would take as a protected route's path, or one under
- * no route at all, needs the token. Another scheme (`Basic` for the
- * upstream's own use) is not a bearer token: it passes through untouched.
+ * A request may go on without identity when it presents no credential of the
+ * gateway's (`credentials/read-credential.ts`: no bearer token in any
+ * spelling, no API key) and every reading of it falls under a public route
+ * (`auth: none`): a reading a permissive upstream would take as a protected
+ * route's path, or one under no route at all, needs the credential. Another
+ * scheme (`Basic` for the upstream's own use) is not the gateway's: it passes
+ * through untouched.
+ * @param apiKey the API-key header's value where keys are on
  */
 export function anonymousAllowed(
   authorization: string | undefined,
   checks: readonly TenantCheck[],
+  apiKey?: string,
 ): boolean {
-  if (authorization !== undefined && isBearer(authorization)) return false;
+  if (presentsCredential(authorization, apiKey)) return false;
   return checks.length > 0 && checks.every((check) => check.route?.auth === 'none');
-}
-
-/** `Bearer <token>` spelled exactly (the proxy path's steady state) costs a prefix test, not a regex. */
-function isBearer(authorization: string): boolean {
-  return authorization.startsWith('Bearer ') || /^bearer(\s|$)/i.test(authorization.trimStart());
 }

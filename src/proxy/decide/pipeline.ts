@@ -19,8 +19,9 @@
  *              upstream would read its path as (`admit.ts` `tenantChecks`);
  *              forward-auth reads every source of the original request
  *              (`verify-request.ts`)
- *   anonymous? no bearer token, every reading under a public route: no
- *              principal, no limit (`anonymousAllowed`)
+ *   anonymous? no credential of the gateway's (`auth/credentials/read-credential.ts`),
+ *              every reading under a public route: no principal, no limit
+ *              (`admit.ts` `anonymousAllowed`)
  *   admit      the credential verified (a bearer token; an API key where
  *              they are on, `auth/request-credentials.ts`), then each check's tenant types and
  *              tenant rules (`admit.ts`); the principal is written to the
@@ -47,7 +48,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../../auth/authenticate.js';
 import { GatewayError } from '../../errors.js';
 import { authorizationCarriesApiKey } from './api-key-values.js';
-import { anonymousAllowed, tenantChecks, type Admit, type TenantCheck, type Who } from './admit.js';
+import { tenantChecks, type Admit, type TenantCheck, type Who } from './admit.js';
 import type { HeaderPolicy } from './header-policy.js';
 import type { NormalisedTarget } from './normalise-path.js';
 import type { RouteRateLimit } from './rate-policy.js';
@@ -143,8 +144,7 @@ export function decide(
     route === undefined
       ? originalRequestChecks(routes, req, target)
       : tenantChecks(routes, requestView(req.rawHeaders, target.path, target.query), route, hosts);
-  const authorization = req.headers.authorization;
-  if (anonymousAllowed(authorization, checks)) return undefined;
+  if (admission.admit.anonymous(req.headers, checks)) return undefined;
   const admitted = admission.admit(req.headers, checks, who);
   const methods = route === undefined ? originalMethods(req, target.path) : (req.method ?? 'GET');
   if (admitted instanceof Promise) {
