@@ -66,6 +66,19 @@ export async function startIdentityFixture(
   }
 }
 
+/**
+ * The fixture on a redis-server the suite runs already (one server for the
+ * describe blocks of a file, each fixture under a key prefix of its own);
+ * `close` leaves the server running.
+ */
+export async function startIdentityFixtureOn(
+  redis: TestRedisServer,
+  overrides: Record<string, unknown> = {},
+): Promise<RedisIdentityFixture> {
+  const store = { redis: { url: redis.url, keyPrefix: uniquePrefix() } };
+  return { ...(await startFixture({ store }, overrides, async () => {})), redis };
+}
+
 async function startFixture(
   store: { store?: unknown },
   overrides: Record<string, unknown>,
