@@ -19,6 +19,7 @@ import type { Redis } from 'ioredis';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { changePassword, refreshAt, signUp } from '../support/account-requests.js';
 import { checksum, newClientSecret, secretDigest } from '../../src/auth/secrets.js';
 import { expectError } from '../support/expect-error.js';
 import {
@@ -65,12 +66,7 @@ interface TokenAnswer {
 const tenantOn = (gw: { url: string }, token: string) =>
   fetch(`${gw.url}/1/tenants/current`, { headers: { authorization: bearer(token) } });
 
-const refresh = (gw: { url: string }, token: string) =>
-  fetch(`${gw.url}/1/oauth/token`, {
-    method: 'POST',
-    headers: FORM,
-    body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }).toString(),
-  });
+const refresh = (gw: { url: string }, token: string) => refreshAt(gw.url, token);
 
 async function refreshed(gw: { url: string }, token: string): Promise<TokenAnswer> {
   const res = await refresh(gw, token);
@@ -487,23 +483,12 @@ describe('a refresh token family ended', () => {
   describe('a session ended on one instance ends the family on the others', () => {
     it('a password change', async () => {
       const user = { email: 'refresh-pw@example.com', password: 'refresh-password-1' };
-      const created = await fetch(`${t.a.url}/1/users`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(user),
-      });
+      const created = await signUp(t.a.url, user);
       expect(created.status).toBe(201);
       const { user_id: id } = (await created.json()) as { user_id: string };
       await t.a.gateway.store.addMember('acme', id, 'member');
       const first = await login(t.b, user);
-      const res = await fetch(`${t.a.url}/1/users/current/password`, {
-        method: 'PUT',
-        headers: {
-          authorization: basic(user.email, user.password),
-          'content-type': 'application/json',
-        },
-        body: JSON.stringify({ password: 'another-password-2' }),
-      });
+      const res = await changePassword(t.a.url, user, 'another-password-2');
       expect(res.status).toBe(204);
       for (const gw of [t.b, t.slow])
         expect((await refresh(gw, first.refresh_token)).status).toBe(400);
@@ -511,11 +496,7 @@ describe('a refresh token family ended', () => {
 
     it('a membership removed', async () => {
       const user = { email: 'refresh-member@example.com', password: 'refresh-password-1' };
-      const created = await fetch(`${t.a.url}/1/users`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(user),
-      });
+      const created = await signUp(t.a.url, user);
       const { user_id: id } = (await created.json()) as { user_id: string };
       await t.a.gateway.store.addMember('acme', id, 'member');
       const first = await login(t.slow, user);

@@ -18,18 +18,28 @@ import { tenantStream } from '../../src/store/audit-log.js';
 import { expectError } from '../support/expect-error.js';
 import { basic, bearer, type TestGateway } from '../support/gateway.js';
 import { ALICE, BOB, tokenFor } from '../support/identity-fixture.js';
-import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 import { callback, redeemCode, throughIdp } from '../support/sso-sign-in.js';
 import { ACME_CLIENT, exchangeAt, storeTenantIdp } from '../support/token-exchange.js';
 import { useTwoInstances, type TwoInstances } from '../support/two-instances.js';
 import { verifyDomains } from '../support/verified-domains.js';
+import { signUp } from '../support/account-requests.js';
+import { loopbackSso, useTestIdps } from '../support/test-idps.js';
 
 let server: TestRedisServer;
-let ca: TestCa;
 beforeAll(async () => {
   server = await startRedisServer();
-  ca = makeTestCa();
+});
+afterAll(() => server?.stop());
+/** The providers of the blocks below: one each, on one test CA. */
+const idps = useTestIdps({
+  exchanging: { alg: 'ES256', clients: [ACME_CLIENT], accounts: { dana: 'dana@acme.test' } },
+  signingIn: { alg: 'ES256', clients: [ACME_CLIENT], accounts: { ann: 'ann@acme.test' } },
+  linking: {
+    alg: 'RS256',
+    clients: [ACME_CLIENT],
+    accounts: { boss: 'boss@acme-late.test' },
+  },
 });
 /** The key sealing IdP client secrets at rest (`sso.secretsKeyFile`). */
 const SSO_KEY = randomBytes(32);
@@ -234,25 +244,15 @@ describe("a tenant's IdP record", () => {
  * the user join again at their next sign-in.
  */
 describe('a user an IdP creates', () => {
-  let idp: TestIdp;
-  beforeAll(async () => {
-    idp = await startTestIdp({
-      ca,
-      alg: 'ES256',
-      clients: [ACME_CLIENT],
-      accounts: { dana: { email: 'dana@acme.test', emailVerified: true } },
-    });
-  });
-  afterAll(() => idp?.close());
   // The IdP is on loopback.
   const t = useTwoInstances(
     () => server,
-    () => ({ sso: { enabled: true, ca: ca.caFile, allowPrivateIssuers: true } }),
+    () => ({ sso: loopbackSso(idps.ca) }),
   );
   beforeAll(() =>
     storeTenantIdp(t.fx.gw.gateway.store, {
       tenantId: 'acme',
-      issuer: idp.issuer,
+      issuer: idps.exchanging.issuer,
       clientId: ACME_CLIENT.clientId,
       domains: ['acme.test'],
     }),
@@ -266,14 +266,14 @@ describe('a user an IdP creates', () => {
 
   describe('token exchange on a shared Redis store', () => {
     it('creates the user on one instance, signs them in on the other, and ends them on both', async () => {
-      const first = await exchange(t.fx.gw, await idp.idToken('dana'));
+      const first = await exchange(t.fx.gw, await idps.exchanging.idToken('dana'));
       expect(first.status).toBe(200);
       const store = t.b.gateway.store;
       const user = await store.findUserByEmail('dana@acme.test');
-      expect(user?.createdByIdp).toEqual({ tenantId: 'acme', issuer: idp.issuer });
+      expect(user?.createdByIdp).toEqual({ tenantId: 'acme', issuer: idps.exchanging.issuer });
       expect(user?.passwordHash).toBe('*');
 
-      const res = await exchange(t.b, await idp.idToken('dana'));
+      const res = await exchange(t.b, await idps.exchanging.idToken('dana'));
       expect(res.status).toBe(200);
       const { access_token: token } = (await res.json()) as { access_token: string };
       expect(await tenantStatus(t.fx.gw, token)).toBe(200);
@@ -283,7 +283,7 @@ describe('a user an IdP creates', () => {
       expect(await tenantStatus(t.b, token)).toBe(401);
 
       // The IdP created them: its next sign-in joins them again (a new membership, a new token).
-      const again = await exchange(t.fx.gw, await idp.idToken('dana'));
+      const again = await exchange(t.fx.gw, await idps.exchanging.idToken('dana'));
       expect(again.status).toBe(200);
       const renewed = ((await again.json()) as { access_token: string }).access_token;
       expect(await tenantStatus(t.b, renewed)).toBe(200);
@@ -300,40 +300,24 @@ describe('a user an IdP creates', () => {
 describe('a browser sign-in', () => {
   const APP = 'https://app.example.test/signed-in';
 
-  let idp: TestIdp;
   let agent: Agent;
-  beforeAll(async () => {
-    agent = new Agent({ connect: { ca: ca.ca } });
-    idp = await startTestIdp({
-      ca,
-      alg: 'ES256',
-      clients: [ACME_CLIENT],
-      accounts: { ann: { email: 'ann@acme.test', emailVerified: true } },
-    });
+  beforeAll(() => {
+    agent = new Agent({ connect: { ca: idps.ca.ca } });
   });
-  afterAll(async () => {
-    await idp?.close();
-    await agent?.close();
-  });
+  afterAll(() => agent?.close());
   const t = useTwoInstances(
     () => server,
     () => ({
       // The IdP is on loopback.
-      sso: {
-        enabled: true,
-        ca: ca.caFile,
-        secretsKeyFile: ssoKeyFile,
-        redirectUris: [APP],
-        allowPrivateIssuers: true,
-      },
+      sso: loopbackSso(idps.ca, { secretsKeyFile: ssoKeyFile, redirectUris: [APP] }),
     }),
   );
   beforeAll(async () => {
     // Both instances' callbacks: a sign-in goes back to the one the browser addressed.
-    idp.allowRedirectUri(`${t.fx.gw.url}/1/sso/callback`);
+    idps.signingIn.allowRedirectUri(`${t.fx.gw.url}/1/sso/callback`);
     await storeTenantIdp(t.fx.gw.gateway.store, {
       tenantId: 'acme',
-      issuer: idp.issuer,
+      issuer: idps.signingIn.issuer,
       clientId: ACME_CLIENT.clientId,
       clientSecretSealed: createSecretSealer(SSO_KEY).seal(ACME_CLIENT.clientSecret, 'acme'),
       domains: ['acme.test'],
@@ -349,7 +333,7 @@ describe('a browser sign-in', () => {
   it('takes a callback once and a code once, whichever instance asks, concurrently', async () => {
     const started = await throughIdp({
       gatewayUrl: t.fx.gw.url,
-      issuer: idp.issuer,
+      issuer: idps.signingIn.issuer,
       agent,
       start: start(t.fx.gw),
       account: 'ann',
@@ -382,20 +366,10 @@ describe('a browser sign-in', () => {
 describe('a squatted address an IdP links', () => {
   const SQUATTER = { email: 'boss@acme-late.test', password: 'squatter-password-1' };
 
-  let acmeIdp: TestIdp;
-  beforeAll(async () => {
-    acmeIdp = await startTestIdp({
-      ca,
-      alg: 'RS256',
-      clients: [ACME_CLIENT],
-      accounts: { boss: { email: SQUATTER.email, emailVerified: true } },
-    });
-  });
-  afterAll(() => acmeIdp?.close());
   const t = useTwoInstances(
     () => server,
     () => ({
-      sso: { enabled: true, ca: ca.caFile, allowPrivateIssuers: true },
+      sso: loopbackSso(idps.ca),
       tokens: { refresh: { enabled: true } },
     }),
   );
@@ -415,11 +389,7 @@ describe('a squatted address an IdP links', () => {
 
   it("ends the squatter's password, access and refresh tokens on every instance at the link", async () => {
     // Signed up at A before acme verified the domain.
-    const made = await fetch(`${t.fx.gw.url}/1/users`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(SQUATTER),
-    });
+    const made = await signUp(t.fx.gw.url, SQUATTER);
     expect(made.status).toBe(201);
     const { tenant_id: personal } = (await made.json()) as { tenant_id: string };
     const earlier = await basicToken(t.b, personal);
@@ -429,12 +399,12 @@ describe('a squatted address an IdP links', () => {
 
     await storeTenantIdp(t.fx.gw.gateway.store, {
       tenantId: 'acme',
-      issuer: acmeIdp.issuer,
+      issuer: idps.linking.issuer,
       clientId: ACME_CLIENT.clientId,
       domains: ['acme-late.test'],
       linkExisting: true,
     });
-    const linked = await exchangeAt(t.fx.gw.url, await acmeIdp.idToken('boss'), 'acme');
+    const linked = await exchangeAt(t.fx.gw.url, await idps.linking.idToken('boss'), 'acme');
     expect(linked.status).toBe(200);
 
     // B, without waiting: the earlier token, its refresh token and the password are refused.

@@ -16,6 +16,7 @@ import { ALICE, BOB, tokenFor } from '../support/identity-fixture.js';
 import { commandsDuring, leaseRenewals } from '../support/redis-commands.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 import { useTwoInstances } from '../support/two-instances.js';
+import { changePassword } from '../support/account-requests.js';
 
 let server: TestRedisServer;
 beforeAll(async () => {
@@ -50,14 +51,7 @@ describe('a token of one instance on the other', () => {
   it('a password change on one instance refuses the old token on the other at once', async () => {
     const { access_token } = await tokenFor(t.a.url, BOB, 'acme');
     expect((await tenantOn(t.b, access_token)).status).toBe(200);
-    const change = await fetch(`${t.a.url}/1/users/current/password`, {
-      method: 'PUT',
-      headers: {
-        authorization: basic(BOB.email, BOB.password),
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({ password: 'bob-password-2' }),
-    });
+    const change = await changePassword(t.a.url, BOB, 'bob-password-2');
     expect(change.status).toBe(204);
     await expectError(await tenantOn(t.b, access_token), 401, 'invalid_token');
     await expectError(await tenantOn(t.a, access_token), 401, 'invalid_token');

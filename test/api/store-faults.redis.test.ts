@@ -22,6 +22,7 @@ import {
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 import { startCluster, startSentinelSet } from '../support/redis-topologies.js';
 import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
+import { refreshAt, signUp } from '../support/account-requests.js';
 
 let server: TestRedisServer;
 beforeAll(async () => {
@@ -273,11 +274,7 @@ describe('a failover during traffic', () => {
         ).status,
       ).toBe(204);
       const carol = { email: 'carol@example.com', password: 'carol-password-1' };
-      const signup = await fetch(`${a.url}/1/users`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(carol),
-      });
+      const signup = await signUp(a.url, carol);
       expect(signup.status).toBe(201);
       const carolTenant = ((await signup.json()) as { tenant_id: string }).tenant_id;
       const good = (await tokenFor(a.url, BOB, 'globex')).access_token;
@@ -416,12 +413,7 @@ describe('a failover during a refresh', () => {
   }
 
   async function refresh(gw: TestGateway, token: string): Promise<Answer> {
-    const res = await fetch(`${gw.url}/1/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }).toString(),
-      signal: AbortSignal.timeout(5000),
-    });
+    const res = await refreshAt(gw.url, token, AbortSignal.timeout(5000));
     return { status: res.status, body: (await res.json()) as Answer['body'] };
   }
 

@@ -131,3 +131,17 @@ export async function tokenFor(
     throw new Error(`token request failed: ${res.status} ${await res.text()}`);
   return (await res.json()) as { access_token: string };
 }
+
+/**
+ * The seed users' tokens most admin suites start from, issued in this order:
+ * Alice for acme (its creator, so its admin), Bob for acme (a member) and Bob
+ * for globex (its creator).
+ */
+export async function seedTokens(
+  url: string,
+): Promise<{ aliceAcme: string; bobAcme: string; bobGlobex: string }> {
+  const aliceAcme = (await tokenFor(url, ALICE, 'acme')).access_token;
+  const bobAcme = (await tokenFor(url, BOB, 'acme')).access_token;
+  const bobGlobex = (await tokenFor(url, BOB, 'globex')).access_token;
+  return { aliceAcme, bobAcme, bobGlobex };
+}

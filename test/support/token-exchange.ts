@@ -6,6 +6,7 @@
  */
 import type { TenantIdp } from '../../src/store/idp-types.js';
 import type { Store } from '../../src/store/types.js';
+import { tokenRequest } from './token-endpoint.js';
 import { verifyDomains } from './verified-domains.js';
 
 export const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -28,16 +29,12 @@ export function exchangeAt(
   tenantId: string,
   extra: Record<string, string> = {},
 ): Promise<Response> {
-  return fetch(`${url}/1/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: EXCHANGE,
-      subject_token: subjectToken,
-      subject_token_type: ID_TOKEN,
-      tenant_id: tenantId,
-      ...extra,
-    }),
+  return tokenRequest(url, {
+    grant_type: EXCHANGE,
+    subject_token: subjectToken,
+    subject_token_type: ID_TOKEN,
+    tenant_id: tenantId,
+    ...extra,
   });
 }
 
