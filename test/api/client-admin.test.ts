@@ -7,14 +7,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { secretDigest } from '../../src/auth/secrets.js';
 import type { Store } from '../../src/store/types.js';
-import { bearer } from '../support/gateway.js';
 import {
-  ALICE,
-  BOB,
   startMemoryIdentityFixture,
   tokenFor,
   type IdentityFixture,
+  seedTokens,
 } from '../support/identity-fixture.js';
+import { adminCall } from '../support/admin-call.js';
 
 let fx: IdentityFixture;
 let store: Store;
@@ -33,39 +32,12 @@ beforeAll(async () => {
     },
   });
   store = fx.gw.gateway.store;
-  aliceAcme = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
-  bobAcme = (await tokenFor(fx.gw.url, BOB, 'acme')).access_token;
-  bobGlobex = (await tokenFor(fx.gw.url, BOB, 'globex')).access_token;
+  ({ aliceAcme, bobAcme, bobGlobex } = await seedTokens(fx.gw.url));
 }, 60_000);
 afterAll(() => fx.close());
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-
-async function call(
-  method: string,
-  path: string,
-  token: string | undefined,
-  body?: unknown,
-): Promise<Answer> {
-  const res = await fetch(`${fx.gw.url}${path}`, {
-    method,
-    headers: {
-      ...(token === undefined ? {} : { authorization: bearer(token) }),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return {
-    status: res.status,
-    headers: res.headers,
-    body: text === '' ? undefined : JSON.parse(text),
-  };
-}
+const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
+  adminCall(fx.gw.url, method, path, token, body);
 
 async function newClient(token = aliceAcme, tenant = 'acme', scopes = ['catalog:read']) {
   const res = await call('POST', `/1/tenants/${tenant}/clients`, token, { name: 'ci', scopes });

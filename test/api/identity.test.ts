@@ -17,6 +17,7 @@ import {
   expectNoCredentialsChallenge,
   expectError,
 } from '../support/expect-error.js';
+import { changePassword, signUp } from '../support/account-requests.js';
 
 let fx: IdentityFixture;
 let url: string;
@@ -228,11 +229,7 @@ describe('POST /1/users (signup)', () => {
 describe('PUT /1/users/{user_id}/password', () => {
   it('changes the password (204) and every earlier token stops working at once', async () => {
     const dave = { email: 'dave@example.com', password: 'dave-password-1' };
-    const created = await fetch(`${url}/1/users`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(dave),
-    });
+    const created = await signUp(url, dave);
     const { tenant_id } = (await created.json()) as { tenant_id: string };
     const old = await tokenFor(url, dave, tenant_id);
     const before = await fetch(`${url}/1/tenants/current`, {
@@ -240,14 +237,7 @@ describe('PUT /1/users/{user_id}/password', () => {
     });
     expect(before.status).toBe(200);
 
-    const res = await fetch(`${url}/1/users/current/password`, {
-      method: 'PUT',
-      headers: {
-        authorization: basic(dave.email, dave.password),
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({ password: 'dave-password-2' }),
-    });
+    const res = await changePassword(url, dave, 'dave-password-2');
     expect(res.status).toBe(204);
 
     const after = await fetch(`${url}/1/tenants/current`, {

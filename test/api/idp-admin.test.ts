@@ -13,17 +13,19 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretSealer } from '../../src/auth/sealed-secrets.js';
 import type { Store } from '../../src/store/types.js';
-import { bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import {
   ALICE,
   BOB,
   startMemoryIdentityFixture,
   tokenFor,
   type IdentityFixture,
+  seedTokens,
 } from '../support/identity-fixture.js';
 import { lineSink } from '../support/log-sink.js';
 import { clientToken, makeClient } from '../support/machine-client.js';
 import { verifyDomains } from '../support/verified-domains.js';
+import { adminCall } from '../support/admin-call.js';
 
 const SECRET = `idp-secret-${randomBytes(12).toString('hex')}`;
 const KEY = randomBytes(32);
@@ -49,40 +51,20 @@ beforeAll(async () => {
   store = gw.gateway.store;
   await verifyDomains(store, 'acme', ['acme.example', 'acme-corp.example']);
   await verifyDomains(store, 'globex', ['globex.example']);
-  aliceAcme = (await tokenFor(gw.url, ALICE, 'acme')).access_token;
-  bobAcme = (await tokenFor(gw.url, BOB, 'acme')).access_token;
-  bobGlobex = (await tokenFor(gw.url, BOB, 'globex')).access_token;
+  ({ aliceAcme, bobAcme, bobGlobex } = await seedTokens(gw.url));
 }, 60_000);
 afterAll(async () => {
   await gw?.close();
   await fx?.close();
 });
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  text: string;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-
-async function call(
+const call = (
   method: string,
   path: string,
   token: string | undefined,
   body?: unknown,
   on: TestGateway = gw,
-): Promise<Answer> {
-  const res = await fetch(`${on.url}${path}`, {
-    method,
-    headers: {
-      ...(token === undefined ? {} : { authorization: bearer(token) }),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : null };
-}
+) => adminCall(on.url, method, path, token, body);
 
 const acmeIdp = (overrides: Record<string, unknown> = {}) => ({
   issuer: ACME_ISSUER,

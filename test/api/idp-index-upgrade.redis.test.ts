@@ -17,31 +17,28 @@ import {
   tokenFor,
   type RedisIdentityFixture,
 } from '../support/identity-fixture.js';
-import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
 import { verifyDomains } from '../support/verified-domains.js';
+import { ACME_CLIENT, GLOBEX_CLIENT } from '../support/token-exchange.js';
+import { loopbackSso, useTestIdps } from '../support/test-idps.js';
 
-const ACME_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
-const GLOBEX_CLIENT = { clientId: 'gateway-globex', clientSecret: 'globex-secret-0123456789abc' };
-
-let ca: TestCa;
-let idp: TestIdp;
 let fx: RedisIdentityFixture;
 let redis: Redis;
 let dir: string;
 let upgraded: TestGateway;
 let bobGlobex: string;
 
-beforeAll(async () => {
-  ca = makeTestCa();
-  idp = await startTestIdp({
-    ca,
+const idps = useTestIdps({
+  idp: {
     alg: 'ES256',
     clients: [ACME_CLIENT, GLOBEX_CLIENT],
     accounts: {},
-  });
+  },
+});
+
+beforeAll(async () => {
   // The test provider listens on loopback.
   fx = await startIdentityFixture({
-    sso: { enabled: true, ca: ca.caFile, allowPrivateIssuers: true },
+    sso: loopbackSso(idps.ca),
   });
   const { keyPrefix } = (fx.config.store as { redis: { keyPrefix: string } }).redis;
   dir = `${keyPrefix}{dir}:`;
@@ -49,14 +46,14 @@ beforeAll(async () => {
   // acme's IdP as a7ea8fd stored it: the record, and its issuer in idp-issuers only.
   await redis.hset(`${dir}idp:acme`, {
     tenantId: 'acme',
-    issuer: idp.issuer,
+    issuer: idps.idp.issuer,
     clientId: ACME_CLIENT.clientId,
     domains: 'acme.test',
     role: 'member',
     linkExisting: '0',
     updatedAt: '1764115260',
   });
-  await redis.hset(`${dir}idp-issuers`, idp.issuer, 'acme');
+  await redis.hset(`${dir}idp-issuers`, idps.idp.issuer, 'acme');
   // The upgrade: a gateway of this version starts on that Redis.
   upgraded = await fx.startAnother();
   await verifyDomains(upgraded.gateway.store, 'globex', ['globex.test']);
@@ -66,15 +63,17 @@ beforeAll(async () => {
 afterAll(async () => {
   redis?.disconnect();
   await fx?.close();
-  await idp?.close();
-  ca?.close();
 });
 
 function putIdp(clientId: string): Promise<Response> {
   return fetch(`${upgraded.url}/1/tenants/globex/idp`, {
     method: 'PUT',
     headers: { authorization: bearer(bobGlobex), 'content-type': 'application/json' },
-    body: JSON.stringify({ issuer: idp.issuer, client_id: clientId, domains: ['globex.test'] }),
+    body: JSON.stringify({
+      issuer: idps.idp.issuer,
+      client_id: clientId,
+      domains: ['globex.test'],
+    }),
   });
 }
 
@@ -89,8 +88,8 @@ describe('an IdP record stored before the issuer + client id index', () => {
 
   it('is indexed under its issuer and client id, and the old index is gone', async () => {
     expect(await redis.hgetall(`${dir}idp-clients`)).toEqual({
-      [`${idp.issuer} ${ACME_CLIENT.clientId}`]: 'acme',
-      [`${idp.issuer} ${GLOBEX_CLIENT.clientId}`]: 'globex',
+      [`${idps.idp.issuer} ${ACME_CLIENT.clientId}`]: 'acme',
+      [`${idps.idp.issuer} ${GLOBEX_CLIENT.clientId}`]: 'globex',
     });
     expect(await redis.exists(`${dir}idp-issuers`)).toBe(0);
   });
@@ -100,9 +99,9 @@ describe('an IdP record stored before the issuer + client id index', () => {
     // by either version; here by hand) does not take the pair over.
     await redis.hset(`${dir}idp:globex`, 'clientId', ACME_CLIENT.clientId);
     await fx.startAnother();
-    expect(await redis.hget(`${dir}idp-clients`, `${idp.issuer} ${ACME_CLIENT.clientId}`)).toBe(
-      'acme',
-    );
+    expect(
+      await redis.hget(`${dir}idp-clients`, `${idps.idp.issuer} ${ACME_CLIENT.clientId}`),
+    ).toBe('acme');
     expect(await redis.hlen(`${dir}idp-clients`)).toBe(2);
   });
 });

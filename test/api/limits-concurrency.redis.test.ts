@@ -20,6 +20,7 @@ import {
   type IdentityFixture,
 } from '../support/identity-fixture.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
+import { changePassword, signUp } from '../support/account-requests.js';
 
 type Backend = 'redis' | 'memory';
 /** `store: {}` is the embedded memory store; the fixture's Redis then only idles. */
@@ -386,12 +387,7 @@ describe('passwords and e-mails that HTTP Basic could not carry back', () => {
   });
   afterAll(() => fx.close());
 
-  const signup = (email: string, password: string) =>
-    fetch(`${fx.gw.url}/1/users`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email, password }),
-    });
+  const signup = (email: string, password: string) => signUp(fx.gw.url, { email, password });
   const fresh = () => `u-${randomUUID().slice(0, 8)}@example.com`;
 
   it.each([
@@ -424,14 +420,11 @@ describe('passwords and e-mails that HTTP Basic could not carry back', () => {
   it('password change refuses a control character (400) and keeps the old password', async () => {
     const email = fresh();
     expect((await signup(email, 'old-password-1')).status).toBe(201);
-    const change = await fetch(`${fx.gw.url}/1/users/current/password`, {
-      method: 'PUT',
-      headers: {
-        authorization: basic(email, 'old-password-1'),
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({ password: 'new-password\u001b1' }),
-    });
+    const change = await changePassword(
+      fx.gw.url,
+      { email, password: 'old-password-1' },
+      'new-password\u001b1',
+    );
     await expectError(change, 400, 'invalid_request');
     const res = await fetch(`${fx.gw.url}/1/users/current/tenants`, {
       headers: { authorization: basic(email, 'old-password-1') },

@@ -18,37 +18,35 @@ import {
   tokenFor,
   type IdentityFixture,
 } from '../support/identity-fixture.js';
-import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
+import { ACME_CLIENT, exchangeAt } from '../support/token-exchange.js';
+import { signUp } from '../support/account-requests.js';
+import { loopbackSso, useTestIdps } from '../support/test-idps.js';
 
-const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const ID_TOKEN = 'urn:ietf:params:oauth:token-type:id_token';
-const ACME_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
 /** Acme's domain, verified at the start. */
 const ACME_DOMAIN = 'acme.test';
 /** A domain acme verifies only after someone signed up an address of it. */
 const LATE_DOMAIN = 'acme-late.test';
 const SQUATTER = { email: `boss@${LATE_DOMAIN}`, password: 'squatter-password-1' };
 
-let ca: TestCa;
-let acmeIdp: TestIdp;
 let dns: TestDnsServer;
 let fx: IdentityFixture;
 let aliceAcme: string;
 
-beforeAll(async () => {
-  ca = makeTestCa();
-  dns = await startDnsServer();
-  acmeIdp = await startTestIdp({
-    ca,
+const idps = useTestIdps({
+  acmeIdp: {
     alg: 'RS256',
     clients: [ACME_CLIENT],
     accounts: {
       newhire: { email: `newhire@${ACME_DOMAIN}`, emailVerified: true },
-      boss: { email: SQUATTER.email, emailVerified: true },
+      boss: SQUATTER.email,
     },
-  });
+  },
+});
+
+beforeAll(async () => {
+  dns = await startDnsServer();
   fx = await startMemoryIdentityFixture({
-    sso: { enabled: true, ca: ca.caFile, dnsServers: [dns.address], allowPrivateIssuers: true },
+    sso: loopbackSso(idps.ca, { dnsServers: [dns.address] }),
   });
   aliceAcme = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
   await verifyByDns(ACME_DOMAIN);
@@ -57,9 +55,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fx?.close();
-  await acmeIdp?.close();
   await dns?.stop();
-  ca?.close();
 });
 
 const call = (method: string, path: string, token: string, body?: unknown) =>
@@ -77,7 +73,7 @@ async function verifyByDns(domain: string): Promise<void> {
 
 async function setAcmeIdp(domains: string[]): Promise<void> {
   const put = await call('PUT', '/1/tenants/acme/idp', aliceAcme, {
-    issuer: acmeIdp.issuer,
+    issuer: idps.acmeIdp.issuer,
     client_id: ACME_CLIENT.clientId,
     domains,
     role: 'member',
@@ -86,26 +82,10 @@ async function setAcmeIdp(domains: string[]): Promise<void> {
   expect([200, 201]).toContain(put.status);
 }
 
-function signup(email: string, password = 'a-password-of-mine-1'): Promise<Response> {
-  return fetch(`${fx.gw.url}/1/users`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password }),
-  });
-}
+const signup = (email: string, password = 'a-password-of-mine-1') =>
+  signUp(fx.gw.url, { email, password });
 
-function exchange(subjectToken: string): Promise<Response> {
-  return fetch(`${fx.gw.url}/1/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: EXCHANGE,
-      subject_token: subjectToken,
-      subject_token_type: ID_TOKEN,
-      tenant_id: 'acme',
-    }),
-  });
-}
+const exchange = (subjectToken: string) => exchangeAt(fx.gw.url, subjectToken, 'acme');
 
 function basicToken(user: { email: string; password: string }, tenantId: string) {
   return fetch(`${fx.gw.url}/1/token?tenant_id=${encodeURIComponent(tenantId)}`, {
@@ -145,10 +125,10 @@ describe('signup of an address of a verified domain (issue 42)', () => {
   });
 
   it("leaves the address to acme's provider, which creates the user at their first sign-in", async () => {
-    const res = await exchange(await acmeIdp.idToken('newhire'));
+    const res = await exchange(await idps.acmeIdp.idToken('newhire'));
     expect(res.status).toBe(200);
     const user = await fx.gw.gateway.store.findUserByEmail(`newhire@${ACME_DOMAIN}`);
-    expect(user?.createdByIdp).toEqual({ tenantId: 'acme', issuer: acmeIdp.issuer });
+    expect(user?.createdByIdp).toEqual({ tenantId: 'acme', issuer: idps.acmeIdp.issuer });
   });
 });
 
@@ -165,7 +145,7 @@ describe('a squatted account linked by the tenant’s provider (link_existing, i
 
     await verifyByDns(LATE_DOMAIN);
     await setAcmeIdp([ACME_DOMAIN, LATE_DOMAIN]);
-    const linked = await exchange(await acmeIdp.idToken('boss'));
+    const linked = await exchange(await idps.acmeIdp.idToken('boss'));
     expect(linked.status).toBe(200);
     const { access_token: member } = (await linked.json()) as { access_token: string };
 
@@ -190,7 +170,7 @@ describe('a squatted account linked by the tenant’s provider (link_existing, i
   });
 
   it("keeps the provider's own user's state: no password to end, no link", async () => {
-    const again = await exchange(await acmeIdp.idToken('newhire'));
+    const again = await exchange(await idps.acmeIdp.idToken('newhire'));
     expect(again.status).toBe(200);
     const joined = (await acmeEvents('federated_member_joined')).filter(
       (e) => e.user_email === `newhire@${ACME_DOMAIN}`,

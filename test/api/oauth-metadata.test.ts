@@ -11,9 +11,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getWithHost } from '../support/host-request.js';
 import { startMemoryIdentityFixture, type IdentityFixture } from '../support/identity-fixture.js';
+import { EXCHANGE } from '../support/token-exchange.js';
 
 const METADATA = '/.well-known/oauth-authorization-server';
-const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 /** Every grant type a client might try: RFC 6749's, RFC 8693's, device, JWT bearer, SAML, CIBA. */
 const KNOWN_GRANTS = [
   'client_credentials',

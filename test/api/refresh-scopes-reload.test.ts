@@ -15,6 +15,7 @@ import {
   startGatewayProcess,
   stopGatewayProcesses,
 } from '../support/gateway-process.js';
+import { refreshAt } from '../support/account-requests.js';
 
 afterAll(() => stopGatewayProcesses());
 
@@ -37,11 +38,7 @@ interface TokenAnswer {
 }
 
 async function refreshed(url: string, token: string): Promise<TokenAnswer> {
-  const res = await fetch(`${url}/1/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }).toString(),
-  });
+  const res = await refreshAt(url, token);
   expect(res.status, await res.clone().text()).toBe(200);
   return (await res.json()) as TokenAnswer;
 }

@@ -25,6 +25,7 @@ import {
   startMemoryIdentityFixture,
   type IdentityFixture,
 } from '../support/identity-fixture.js';
+import { changePassword } from '../support/account-requests.js';
 
 let fx: IdentityFixture;
 let url: string;
@@ -337,14 +338,7 @@ describe('what ends a family', () => {
   it('a password change', async () => {
     const user = await newMember();
     const first = await login(user);
-    const res = await fetch(`${url}/1/users/current/password`, {
-      method: 'PUT',
-      headers: {
-        authorization: basic(user.email, user.password),
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({ password: 'another-password-2' }),
-    });
+    const res = await changePassword(url, user, 'another-password-2');
     expect(res.status).toBe(204);
     await expectError(await refresh(first.refresh_token), 400, 'invalid_grant');
     // Ended, not only refused: logging in again begins a new family that works.

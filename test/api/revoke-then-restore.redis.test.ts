@@ -19,7 +19,7 @@ import {
 import { validateConfig, type LoadedConfig } from '../../src/config/index.js';
 import { printedJson } from '../support/captured-stdout.js';
 import { expectError } from '../support/expect-error.js';
-import { basic, bearer, uniquePrefix, type TestGateway } from '../support/gateway.js';
+import { bearer, uniquePrefix, type TestGateway } from '../support/gateway.js';
 import {
   ALICE,
   BOB,
@@ -29,6 +29,7 @@ import {
 } from '../support/identity-fixture.js';
 import { startCluster } from '../support/redis-topologies.js';
 import { startEchoUpstream, type Upstream } from '../support/upstream.js';
+import { changePassword, signUp } from '../support/account-requests.js';
 
 const TIMEOUT = 60_000;
 
@@ -115,25 +116,14 @@ describe.each(topologies)('revoke, then restore, on two gateways on %s', (_name,
     return tokens;
   }
 
-  async function signUp(who: Who): Promise<{ user_id: string; tenant_id: string }> {
-    const res = await fetch(`${gateways[1]?.url}/1/users`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(who),
-    });
+  async function signUpAt(who: Who): Promise<{ user_id: string; tenant_id: string }> {
+    const res = await signUp(gateways[1]?.url as string, who);
     expect(res.status).toBe(201);
     return (await res.json()) as { user_id: string; tenant_id: string };
   }
 
   async function setPassword(who: Who, password: string): Promise<void> {
-    const res = await fetch(`${gateways[0]?.url}/1/users/current/password`, {
-      method: 'PUT',
-      headers: {
-        authorization: basic(who.email, who.password),
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({ password }),
-    });
+    const res = await changePassword(gateways[0]?.url as string, who, password);
     expect(res.status).toBe(204);
   }
 
@@ -191,7 +181,7 @@ describe.each(topologies)('revoke, then restore, on two gateways on %s', (_name,
     'user disable, then enable: the old tokens stay refused',
     async () => {
       const carol = { email: 'carol@example.com', password: 'carol-password-1' };
-      const { tenant_id: personal } = await signUp(carol);
+      const { tenant_id: personal } = await signUpAt(carol);
       await cli((l) => memberChange(l, 'add', 'acme', carol.email));
       const old = [...(await tokensOf(carol, 'acme')), ...(await tokensOf(carol, personal))];
 
@@ -208,7 +198,7 @@ describe.each(topologies)('revoke, then restore, on two gateways on %s', (_name,
     'a password change, then the old password set again: the old tokens stay refused',
     async () => {
       const dan = { email: 'dan@example.com', password: 'dan-password-1' };
-      const { tenant_id: personal } = await signUp(dan);
+      const { tenant_id: personal } = await signUpAt(dan);
       const old = await tokensOf(dan, personal);
 
       await setPassword(dan, 'dan-password-2');
@@ -227,14 +217,14 @@ describe.each(topologies)('revoke, then restore, on two gateways on %s', (_name,
     'user remove, then a user of the same e-mail by %s: the old user’s tokens stay refused',
     async (_how, email, how) => {
       const who = { email, password: 'same-password-1' };
-      const { tenant_id: personal } = await signUp(who);
+      const { tenant_id: personal } = await signUpAt(who);
       await cli((l) => memberChange(l, 'add', 'acme', email));
       const old = [...(await tokensOf(who, 'acme')), ...(await tokensOf(who, personal))];
 
       await cli((l) => userRemove(l, email));
       for (const token of old) await expectRefused(token);
 
-      if (how === 'api') await signUp(who);
+      if (how === 'api') await signUpAt(who);
       else {
         process.env['TG_TEST_SAME_PASSWORD'] = who.password;
         try {

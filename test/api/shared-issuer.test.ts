@@ -16,33 +16,28 @@ import {
   tokenFor,
   type IdentityFixture,
 } from '../support/identity-fixture.js';
-import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
 import { verifyDomains } from '../support/verified-domains.js';
+import { ACME_CLIENT, GLOBEX_CLIENT, exchangeAt } from '../support/token-exchange.js';
+import { loopbackSso, useTestIdps } from '../support/test-idps.js';
 
-const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const ID_TOKEN = 'urn:ietf:params:oauth:token-type:id_token';
-const ACME_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
-const GLOBEX_CLIENT = { clientId: 'gateway-globex', clientSecret: 'globex-secret-0123456789abc' };
-
-let ca: TestCa;
-let shared: TestIdp;
 let fx: IdentityFixture;
 let aliceAcme: string;
 let bobGlobex: string;
 
-beforeAll(async () => {
-  ca = makeTestCa();
-  shared = await startTestIdp({
-    ca,
+const idps = useTestIdps({
+  shared: {
     alg: 'ES256',
     clients: [ACME_CLIENT, GLOBEX_CLIENT],
     accounts: {
-      ann: { email: 'ann@acme.test', emailVerified: true },
-      gus: { email: 'gus@globex.test', emailVerified: true },
+      ann: 'ann@acme.test',
+      gus: 'gus@globex.test',
     },
-  });
+  },
+});
+
+beforeAll(async () => {
   fx = await startMemoryIdentityFixture({
-    sso: { enabled: true, ca: ca.caFile, allowPrivateIssuers: true },
+    sso: loopbackSso(idps.ca),
   });
   await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.test']);
   await verifyDomains(fx.gw.gateway.store, 'globex', ['globex.test']);
@@ -52,30 +47,18 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fx?.close();
-  await shared?.close();
-  ca?.close();
 });
 
 function putIdp(tenant: string, token: string, clientId: string, domain: string) {
   return fetch(`${fx.gw.url}/1/tenants/${tenant}/idp`, {
     method: 'PUT',
     headers: { authorization: bearer(token), 'content-type': 'application/json' },
-    body: JSON.stringify({ issuer: shared.issuer, client_id: clientId, domains: [domain] }),
+    body: JSON.stringify({ issuer: idps.shared.issuer, client_id: clientId, domains: [domain] }),
   });
 }
 
-function exchange(subjectToken: string, tenantId: string): Promise<Response> {
-  return fetch(`${fx.gw.url}/1/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: EXCHANGE,
-      subject_token: subjectToken,
-      subject_token_type: ID_TOKEN,
-      tenant_id: tenantId,
-    }),
-  });
-}
+const exchange = (subjectToken: string, tenantId: string) =>
+  exchangeAt(fx.gw.url, subjectToken, tenantId);
 
 describe('one issuer, two tenants, a client id each', () => {
   it('both tenants set the same issuer with their own client ids; the same pair again is 409', async () => {
@@ -90,20 +73,20 @@ describe('one issuer, two tenants, a client id each', () => {
   });
 
   it("each exchange works for its own tenant only: `aud` must be that record's client id", async () => {
-    const forAcme = await exchange(await shared.idToken('ann', ACME_CLIENT), 'acme');
+    const forAcme = await exchange(await idps.shared.idToken('ann', ACME_CLIENT), 'acme');
     const acmeAnswer = (await forAcme.json()) as { tenant_id: string };
     expect([forAcme.status, acmeAnswer.tenant_id]).toEqual([200, 'acme']);
-    const forGlobex = await exchange(await shared.idToken('gus', GLOBEX_CLIENT), 'globex');
+    const forGlobex = await exchange(await idps.shared.idToken('gus', GLOBEX_CLIENT), 'globex');
     const globexAnswer = (await forGlobex.json()) as { tenant_id: string };
     expect([forGlobex.status, globexAnswer.tenant_id]).toEqual([200, 'globex']);
     // The same issuer's token for the other tenant's client: refused at each.
     await expectError(
-      await exchange(await shared.idToken('gus', GLOBEX_CLIENT), 'acme'),
+      await exchange(await idps.shared.idToken('gus', GLOBEX_CLIENT), 'acme'),
       400,
       'invalid_grant',
     );
     await expectError(
-      await exchange(await shared.idToken('ann', ACME_CLIENT), 'globex'),
+      await exchange(await idps.shared.idToken('ann', ACME_CLIENT), 'globex'),
       400,
       'invalid_grant',
     );

@@ -20,7 +20,7 @@ import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBrowser, startPageOrigin, type PageOrigin } from '../support/browser.js';
 import { expectError } from '../support/expect-error.js';
-import { bearer, startTestGateway } from '../support/gateway.js';
+import { bearer, startTestGateway, bearerJson } from '../support/gateway.js';
 import {
   ALICE,
   BOB,
@@ -28,7 +28,6 @@ import {
   tokenFor,
   type IdentityFixture,
 } from '../support/identity-fixture.js';
-import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
 import {
   callback as callbackSupport,
   redeemCode,
@@ -36,17 +35,15 @@ import {
 } from '../support/sso-sign-in.js';
 import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
 import { verifyDomains } from '../support/verified-domains.js';
+import { ACME_CLIENT } from '../support/token-exchange.js';
+import { loopbackSso, useTestIdps } from '../support/test-idps.js';
+import { refreshAt } from '../support/account-requests.js';
 
-const ACME_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
 const GLOBEX_CLIENT = {
   clientId: 'gateway-globex',
   clientSecret: 'globex-secret-0123456789abcdef',
 };
 
-let ca: TestCa;
-let acme: TestIdp;
-/** Globex's own provider (ES256, its own keys), set by globex's admin. */
-let globex: TestIdp;
 let fx: IdentityFixture;
 let upstream: CountingUpstream;
 let app: PageOrigin;
@@ -54,25 +51,25 @@ let appRedirect: string;
 let keyDir: string;
 let idpAgent: Agent;
 
-beforeAll(async () => {
-  ca = makeTestCa();
-  idpAgent = new Agent({ connect: { ca: ca.ca } });
-  acme = await startTestIdp({
-    ca,
+const idps = useTestIdps({
+  acme: {
     alg: 'RS256',
     clients: [ACME_CLIENT],
     accounts: {
-      ann: { email: 'ann@acme.test', emailVerified: true },
-      bea: { email: 'bea@acme.test', emailVerified: true },
+      ann: 'ann@acme.test',
+      bea: 'bea@acme.test',
       una: { email: 'una@acme.test', emailVerified: false },
     },
-  });
-  globex = await startTestIdp({
-    ca,
+  },
+  globex: {
     alg: 'ES256',
     clients: [GLOBEX_CLIENT],
-    accounts: { gus: { email: 'gus@globex.test', emailVerified: true } },
-  });
+    accounts: { gus: 'gus@globex.test' },
+  },
+});
+
+beforeAll(async () => {
+  idpAgent = new Agent({ connect: { ca: idps.ca.ca } });
   upstream = await startEchoUpstream();
   app = await startPageOrigin();
   appRedirect = `${app.origin}/signed-in`;
@@ -80,47 +77,36 @@ beforeAll(async () => {
   const keyFile = join(keyDir, 'sso.key');
   writeFileSync(keyFile, `${randomBytes(32).toString('base64')}\n`);
   fx = await startMemoryIdentityFixture({
-    sso: {
-      enabled: true,
-      ca: ca.caFile,
-      secretsKeyFile: keyFile,
-      redirectUris: [appRedirect],
-      allowPrivateIssuers: true,
-    },
+    sso: loopbackSso(idps.ca, { secretsKeyFile: keyFile, redirectUris: [appRedirect] }),
     tokens: { refresh: { enabled: true } },
     // Many sign-ins from one address in a minute, each a login and a callback.
     limits: { exchange: { perIp: 10_000, windowSeconds: 60 } },
     routes: [{ prefix: '/orders', upstream: upstream.url }],
   });
-  acme.allowRedirectUri(`${fx.gw.url}/1/sso/callback`);
-  globex.allowRedirectUri(`${fx.gw.url}/1/sso/callback`);
+  idps.acme.allowRedirectUri(`${fx.gw.url}/1/sso/callback`);
+  idps.globex.allowRedirectUri(`${fx.gw.url}/1/sso/callback`);
   await verifyDomains(fx.gw.gateway.store, 'globex', ['globex.test']);
   await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.test']);
   const globexAdmin = await tokenFor(fx.gw.url, BOB, 'globex');
-  const globexPut = await fetch(`${fx.gw.url}/1/tenants/globex/idp`, {
-    method: 'PUT',
-    headers: {
-      authorization: bearer(globexAdmin.access_token),
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify({
-      issuer: globex.issuer,
+  const globexPut = await bearerJson(
+    fx.gw.url,
+    'PUT',
+    '/1/tenants/globex/idp',
+    globexAdmin.access_token,
+    {
+      issuer: idps.globex.issuer,
       client_id: GLOBEX_CLIENT.clientId,
       client_secret: GLOBEX_CLIENT.clientSecret,
       domains: ['globex.test'],
-    }),
-  });
+    },
+  );
   expect(globexPut.status).toBe(201);
   const admin = await tokenFor(fx.gw.url, ALICE, 'acme');
-  const put = await fetch(`${fx.gw.url}/1/tenants/acme/idp`, {
-    method: 'PUT',
-    headers: { authorization: bearer(admin.access_token), 'content-type': 'application/json' },
-    body: JSON.stringify({
-      issuer: acme.issuer,
-      client_id: ACME_CLIENT.clientId,
-      client_secret: ACME_CLIENT.clientSecret,
-      domains: ['acme.test'],
-    }),
+  const put = await bearerJson(fx.gw.url, 'PUT', '/1/tenants/acme/idp', admin.access_token, {
+    issuer: idps.acme.issuer,
+    client_id: ACME_CLIENT.clientId,
+    client_secret: ACME_CLIENT.clientSecret,
+    domains: ['acme.test'],
   });
   expect(put.status).toBe(201);
 }, 60_000);
@@ -129,10 +115,7 @@ afterAll(async () => {
   await fx?.close();
   await upstream?.close();
   await app?.close();
-  await acme?.close();
-  await globex?.close();
   await idpAgent?.close();
-  ca?.close();
   if (keyDir !== undefined) rmSync(keyDir, { recursive: true, force: true });
 });
 
@@ -163,7 +146,7 @@ async function throughIdp(
 ): Promise<string> {
   const started = await throughSupport({
     gatewayUrl: fx.gw.url,
-    issuer: acme.issuer,
+    issuer: idps.acme.issuer,
     agent: idpAgent,
     start,
     account,
@@ -216,7 +199,7 @@ describe('in Chromium, through the IdP login page', () => {
         code_challenge_method: 'S256',
       }),
     );
-    await page.waitForURL((url) => url.href.startsWith(acme.issuer));
+    await page.waitForURL((url) => url.href.startsWith(idps.acme.issuer));
     await page.fill('input[name=login]', 'ann');
     await page.fill('input[name=password]', 'any');
     await page.click('button[type=submit]');
@@ -246,14 +229,7 @@ describe('in Chromium, through the IdP login page', () => {
     expect(seen.headers['x-user-email']).toBe('ann@acme.test');
     expect(seen.headers['x-tenant-id']).toBe('acme');
     // tokens.refresh.enabled: the code began a refresh family, as a Basic login does.
-    const refreshed = await fetch(`${fx.gw.url}/1/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: token.refresh_token as string,
-      }),
-    });
+    const refreshed = await refreshAt(fx.gw.url, token.refresh_token as string);
     expect(refreshed.status).toBe(200);
     expect(((await refreshed.json()) as { tenant_id: string }).tenant_id).toBe('acme');
   }, 60_000);
@@ -265,7 +241,7 @@ describe('in Chromium, through the IdP login page', () => {
       `${fx.gw.url}/1/tenants/globex/sso/login?${new URLSearchParams({ redirect_uri: appRedirect, ...PKCE })}`,
     );
     // Globex's login page, not acme's.
-    await page.waitForURL((url) => url.href.startsWith(globex.issuer));
+    await page.waitForURL((url) => url.href.startsWith(idps.globex.issuer));
     await page.fill('input[name=login]', 'gus');
     await page.fill('input[name=password]', 'any');
     await page.click('button[type=submit]');
@@ -298,7 +274,7 @@ describe('audit', () => {
     expect((await redeem({ code, redirect_uri: appRedirect })).status).toBe(200);
     const events = (await auditOfAcme()).filter((e) => e['user_email'] === 'bea@acme.test');
     expect(events.slice(-2)).toMatchObject([
-      { event: 'federated_sign_in', tenant_id: 'acme', issuer: acme.issuer, via: 'browser' },
+      { event: 'federated_sign_in', tenant_id: 'acme', issuer: idps.acme.issuer, via: 'browser' },
       { event: 'token_issued', tenant_id: 'acme', via: 'browser' },
     ]);
     expect(events.some((e) => e['event'] === 'federated_user_created')).toBe(true);
@@ -413,7 +389,7 @@ describe('refused', () => {
   it('the IdP redirect carries PKCE S256, state, nonce and the gateway callback', async () => {
     const res = await fetch(loginUrl({ redirect_uri: appRedirect }), { redirect: 'manual' });
     const to = new URL(res.headers.get('location') as string);
-    expect(to.href.startsWith(acme.issuer)).toBe(true);
+    expect(to.href.startsWith(idps.acme.issuer)).toBe(true);
     const q = to.searchParams;
     expect(q.get('response_type')).toBe('code');
     expect(q.get('client_id')).toBe(ACME_CLIENT.clientId);
@@ -519,7 +495,7 @@ describe('refused', () => {
       event: 'federated_sign_in_refused',
       tenant_id: 'acme',
       user_email: 'bea@acme.test',
-      issuer: acme.issuer,
+      issuer: idps.acme.issuer,
       reason: 'nonce',
       via: 'browser',
     });

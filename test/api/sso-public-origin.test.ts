@@ -17,15 +17,14 @@ import { getWithHost, type HostAnswer } from '../support/host-request.js';
 import { loadSecretSealer } from '../../src/auth/sealed-secrets.js';
 import { adminUrlOf } from '../support/gateway.js';
 import { startMemoryIdentityFixture, type IdentityFixture } from '../support/identity-fixture.js';
-import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
 import { scrape, total } from '../support/prometheus-text.js';
 import { callback, redeemCode, throughIdp } from '../support/sso-sign-in.js';
 import { verifyDomains } from '../support/verified-domains.js';
+import { exchangeAt } from '../support/token-exchange.js';
+import { useTestIdps } from '../support/test-idps.js';
 
 const CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
 const APP = 'https://app.example.test/signed-in';
-const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const ID_TOKEN = 'urn:ietf:params:oauth:token-type:id_token';
 /** The application's PKCE verifier (S256 is required, issue 42). */
 const VERIFIER = randomBytes(32).toString('base64url');
 const CHALLENGE = createHash('sha256').update(VERIFIER).digest('base64url');
@@ -35,8 +34,6 @@ const LOGIN = `/1/tenants/acme/sso/login?${new URLSearchParams({
   code_challenge_method: 'S256',
 })}`;
 
-let ca: TestCa;
-let idp: TestIdp;
 let idpAgent: Agent;
 let keyDir: string;
 /** Sign-in on, no publicUrl: origins from the Host. */
@@ -44,24 +41,25 @@ let byHost: IdentityFixture;
 /** Sign-in on, publicUrl set. */
 let fixed: IdentityFixture;
 
-beforeAll(async () => {
-  ca = makeTestCa();
-  idpAgent = new Agent({ connect: { ca: ca.ca } });
-  idp = await startTestIdp({
-    ca,
+const idps = useTestIdps({
+  idp: {
     alg: 'ES256',
     clients: [CLIENT],
     accounts: {
-      ann: { email: 'ann@acme.test', emailVerified: true },
-      bea: { email: 'bea@acme.test', emailVerified: true },
+      ann: 'ann@acme.test',
+      bea: 'bea@acme.test',
     },
-  });
+  },
+});
+
+beforeAll(async () => {
+  idpAgent = new Agent({ connect: { ca: idps.ca.ca } });
   keyDir = mkdtempSync(join(tmpdir(), 'tg-public-origin-'));
   const keyFile = join(keyDir, 'sso-secrets.key');
   writeFileSync(keyFile, `${randomBytes(32).toString('base64')}\n`);
   const sso = {
     enabled: true,
-    ca: ca.caFile,
+    ca: idps.ca.caFile,
     secretsKeyFile: keyFile,
     redirectUris: [APP],
     allowPrivateIssuers: true,
@@ -70,13 +68,13 @@ beforeAll(async () => {
     startMemoryIdentityFixture({ sso }),
     startMemoryIdentityFixture({ sso, publicUrl: 'https://gw.example.com' }),
   ]);
-  idp.allowRedirectUri(`${byHost.gw.url}/1/sso/callback`);
+  idps.idp.allowRedirectUri(`${byHost.gw.url}/1/sso/callback`);
   // Acme's provider, written as the admins' API would (sealed secret): this suite is not about setting it.
   const sealer = await loadSecretSealer(keyFile);
   for (const fx of [byHost, fixed])
     await fx.gw.gateway.store.setTenantIdp({
       tenantId: 'acme',
-      issuer: idp.issuer,
+      issuer: idps.idp.issuer,
       clientId: CLIENT.clientId,
       clientSecretSealed: sealer.seal(CLIENT.clientSecret, 'acme'),
       domains: ['acme.test'],
@@ -90,9 +88,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await byHost?.close();
   await fixed?.close();
-  await idp?.close();
   await idpAgent?.close();
-  ca?.close();
   if (keyDir !== undefined) rmSync(keyDir, { recursive: true, force: true });
 });
 
@@ -100,7 +96,7 @@ afterAll(async () => {
 function redirectUriOf(answer: HostAnswer): string {
   expect(answer.status).toBe(302);
   const location = new URL(answer.headers.location as string);
-  expect(location.origin).toBe(idp.issuer);
+  expect(location.origin).toBe(idps.idp.issuer);
   return location.searchParams.get('redirect_uri') as string;
 }
 
@@ -143,18 +139,9 @@ describe('a user token from the exchange or the code is counted as principal="us
   }
 
   it('the token exchange', async () => {
-    const idToken = await idp.idToken('ann', CLIENT);
+    const idToken = await idps.idp.idToken('ann', CLIENT);
     const before = await counts();
-    const res = await fetch(`${byHost.gw.url}/1/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: EXCHANGE,
-        subject_token: idToken,
-        subject_token_type: ID_TOKEN,
-        tenant_id: 'acme',
-      }),
-    });
+    const res = await exchangeAt(byHost.gw.url, idToken, 'acme');
     expect(res.status).toBe(200);
     await res.arrayBuffer();
     expect(await counts()).toEqual({ user: before.user + 1, none: before.none });
@@ -163,7 +150,7 @@ describe('a user token from the exchange or the code is counted as principal="us
   it("the browser sign-in's code", async () => {
     const started = await throughIdp({
       gatewayUrl: byHost.gw.url,
-      issuer: idp.issuer,
+      issuer: idps.idp.issuer,
       agent: idpAgent,
       start: `${byHost.gw.url}${LOGIN}`,
       account: 'bea',

@@ -13,23 +13,18 @@ import { expectError } from '../support/expect-error.js';
 import { bearerJson } from '../support/gateway.js';
 import {
   ALICE,
-  BOB,
   startMemoryIdentityFixture,
   tokenFor,
   type IdentityFixture,
+  seedTokens,
 } from '../support/identity-fixture.js';
-import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
+import type { TestIdp } from '../support/oidc-idp.js';
+import { ACME_CLIENT, GLOBEX_CLIENT, exchangeAt } from '../support/token-exchange.js';
+import { loopbackSso, useTestIdps } from '../support/test-idps.js';
 
-const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const ID_TOKEN = 'urn:ietf:params:oauth:token-type:id_token';
-const ACME_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
-const GLOBEX_CLIENT = { clientId: 'gateway-globex', clientSecret: 'globex-secret-0123456789abc' };
 /** ALICE's address: acme's admin, a user of example.com. */
 const VICTIM_DOMAIN = 'example.com';
 
-let ca: TestCa;
-let acmeIdp: TestIdp;
-let globexIdp: TestIdp;
 let dns: TestDnsServer;
 let fx: IdentityFixture;
 /** Alice: acme's admin. */
@@ -38,40 +33,35 @@ let aliceAcme: string;
 let bobAcme: string;
 let bobGlobex: string;
 
-beforeAll(async () => {
-  ca = makeTestCa();
-  dns = await startDnsServer();
-  acmeIdp = await startTestIdp({
-    ca,
+const idps = useTestIdps({
+  acmeIdp: {
     alg: 'RS256',
     clients: [ACME_CLIENT],
-    accounts: { ann: { email: 'ann@acme.test', emailVerified: true } },
-  });
-  // Globex's own provider, whose admin makes it say anything about anyone.
-  globexIdp = await startTestIdp({
-    ca,
+    accounts: { ann: 'ann@acme.test' },
+  },
+  globexIdp: {
     alg: 'ES256',
     clients: [GLOBEX_CLIENT],
     accounts: {
-      alice: { email: ALICE.email, emailVerified: true },
+      alice: ALICE.email,
       newhire: { email: `newhire@${VICTIM_DOMAIN}`, emailVerified: true },
-      gus: { email: 'gus@globex.test', emailVerified: true },
+      gus: 'gus@globex.test',
     },
-  });
+  },
+});
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  // Globex's own provider, whose admin makes it say anything about anyone.
   fx = await startMemoryIdentityFixture({
-    sso: { enabled: true, ca: ca.caFile, dnsServers: [dns.address], allowPrivateIssuers: true },
+    sso: loopbackSso(idps.ca, { dnsServers: [dns.address] }),
   });
-  aliceAcme = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
-  bobAcme = (await tokenFor(fx.gw.url, BOB, 'acme')).access_token;
-  bobGlobex = (await tokenFor(fx.gw.url, BOB, 'globex')).access_token;
+  ({ aliceAcme, bobAcme, bobGlobex } = await seedTokens(fx.gw.url));
 }, 60_000);
 
 afterAll(async () => {
   await fx?.close();
-  await acmeIdp?.close();
-  await globexIdp?.close();
   await dns?.stop();
-  ca?.close();
 });
 
 const call = (method: string, path: string, token: string, body?: unknown) =>
@@ -83,18 +73,8 @@ async function json(res: Response, status: number): Promise<any> {
   return JSON.parse(text);
 }
 
-function exchange(subjectToken: string, tenantId: string): Promise<Response> {
-  return fetch(`${fx.gw.url}/1/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: EXCHANGE,
-      subject_token: subjectToken,
-      subject_token_type: ID_TOKEN,
-      tenant_id: tenantId,
-    }),
-  });
-}
+const exchange = (subjectToken: string, tenantId: string) =>
+  exchangeAt(fx.gw.url, subjectToken, tenantId);
 
 const idpSettings = (idp: TestIdp, clientId: string, domains: string[]) => ({
   issuer: idp.issuer,
@@ -110,7 +90,7 @@ describe("globex's admin claiming acme's people (issue 42, finding 1)", () => {
       'PUT',
       '/1/tenants/globex/idp',
       bobGlobex,
-      idpSettings(globexIdp, GLOBEX_CLIENT.clientId, [VICTIM_DOMAIN]),
+      idpSettings(idps.globexIdp, GLOBEX_CLIENT.clientId, [VICTIM_DOMAIN]),
     );
     const body = await expectError(put, 400, 'domain_not_verified');
     expect(body.error_description).toContain(VICTIM_DOMAIN);
@@ -137,7 +117,7 @@ describe("globex's admin claiming acme's people (issue 42, finding 1)", () => {
     const { store } = fx.gw.gateway;
     await store.setTenantIdp({
       tenantId: 'globex',
-      issuer: globexIdp.issuer,
+      issuer: idps.globexIdp.issuer,
       clientId: GLOBEX_CLIENT.clientId,
       domains: [VICTIM_DOMAIN],
       role: 'admin',
@@ -145,11 +125,11 @@ describe("globex's admin claiming acme's people (issue 42, finding 1)", () => {
       updatedAt: Math.floor(Date.now() / 1000),
     });
     const alice = await store.findUserByEmail(ALICE.email);
-    const asAlice = await exchange(await globexIdp.idToken('alice', GLOBEX_CLIENT), 'globex');
+    const asAlice = await exchange(await idps.globexIdp.idToken('alice', GLOBEX_CLIENT), 'globex');
     const body = await expectError(asAlice, 400, 'invalid_grant');
     expect(JSON.stringify(body)).not.toContain(alice?.id as string);
     expect(await store.isMember('globex', alice?.id as string)).toBe(false);
-    const squat = await exchange(await globexIdp.idToken('newhire', GLOBEX_CLIENT), 'globex');
+    const squat = await exchange(await idps.globexIdp.idToken('newhire', GLOBEX_CLIENT), 'globex');
     await expectError(squat, 400, 'invalid_grant');
     expect(await store.findUserByEmail(`newhire@${VICTIM_DOMAIN}`)).toBeNull();
     expect(await store.removeTenantIdp('globex')).toBe(true);
@@ -181,7 +161,7 @@ describe("globex's admin claiming acme's people (issue 42, finding 1)", () => {
       'PUT',
       '/1/tenants/globex/idp',
       bobGlobex,
-      idpSettings(globexIdp, GLOBEX_CLIENT.clientId, [VICTIM_DOMAIN]),
+      idpSettings(idps.globexIdp, GLOBEX_CLIENT.clientId, [VICTIM_DOMAIN]),
     );
     await expectError(put, 400, 'domain_not_verified');
     dns.setTxt(mine.txt_name, []);
@@ -200,7 +180,7 @@ describe('domain verification through DNS, end to end', () => {
       txt_name: '_tenant-gateway-challenge.acme.test',
       txt_value: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/),
     });
-    const settings = idpSettings(acmeIdp, ACME_CLIENT.clientId, ['acme.test']);
+    const settings = idpSettings(idps.acmeIdp, ACME_CLIENT.clientId, ['acme.test']);
     await expectError(
       await call('PUT', '/1/tenants/acme/idp', aliceAcme, settings),
       400,
@@ -236,7 +216,7 @@ describe('domain verification through DNS, end to end', () => {
     ).toMatchObject({
       domains: ['acme.test'],
     });
-    const signedIn = await exchange(await acmeIdp.idToken('ann', ACME_CLIENT), 'acme');
+    const signedIn = await exchange(await idps.acmeIdp.idToken('ann', ACME_CLIENT), 'acme');
     expect(signedIn.status, await signedIn.clone().text()).toBe(200);
   });
 
@@ -248,7 +228,7 @@ describe('domain verification through DNS, end to end', () => {
       'not_found',
     );
     expect((await fx.gw.gateway.store.getTenantIdp('acme'))?.domains).toEqual(['acme.test']);
-    const refused = await exchange(await acmeIdp.idToken('ann', ACME_CLIENT), 'acme');
+    const refused = await exchange(await idps.acmeIdp.idToken('ann', ACME_CLIENT), 'acme');
     await expectError(refused, 400, 'invalid_grant');
     const list = await json(await call('GET', '/1/tenants/acme/domains', aliceAcme), 200);
     expect(list.domains.map((d: { domain: string }) => d.domain)).toEqual([VICTIM_DOMAIN]);

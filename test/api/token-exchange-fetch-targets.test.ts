@@ -30,9 +30,9 @@ import {
 } from '../support/identity-fixture.js';
 import { makeTestCa, type TestCa } from '../support/oidc-idp.js';
 import { verifyDomains } from '../support/verified-domains.js';
+import { exchangeAt } from '../support/token-exchange.js';
+import { loopbackSso } from '../support/test-idps.js';
 
-const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const ID_TOKEN = 'urn:ietf:params:oauth:token-type:id_token';
 const APP = 'https://app.example.test/signed-in';
 const PKCE = `code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`;
 
@@ -83,7 +83,7 @@ beforeAll(async () => {
   base = `https://localhost:${(server.address() as AddressInfo).port}`;
   signingKey = (await generateKeyPair('ES256')).privateKey;
   fx = await startMemoryIdentityFixture({
-    sso: { enabled: true, ca: ca.caFile, redirectUris: [APP], allowPrivateIssuers: true },
+    sso: loopbackSso(ca, { redirectUris: [APP] }),
     limits: { exchange: { perIp: 10_000, windowSeconds: 60 } },
   });
   // Each on a memory store of its own, seeded alike.
@@ -120,18 +120,8 @@ function idTokenOf(issuer: string): Promise<string> {
     .sign(signingKey);
 }
 
-function exchange(gw: TestGateway, subjectToken: string, tenantId = 'acme') {
-  return fetch(`${gw.url}/1/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: EXCHANGE,
-      subject_token: subjectToken,
-      subject_token_type: ID_TOKEN,
-      tenant_id: tenantId,
-    }),
-  });
-}
+const exchange = (gw: TestGateway, subjectToken: string, tenantId = 'acme') =>
+  exchangeAt(gw.url, subjectToken, tenantId);
 
 /** The tenant's IdP written to the store directly: as if it was set when its name resolved elsewhere. */
 function setIdp(gw: TestGateway, tenantId: string, issuer: string) {

@@ -14,118 +14,83 @@ import { createPublicKey } from 'node:crypto';
 import { SignJWT, importJWK, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '../support/expect-error.js';
-import { basic, bearer } from '../support/gateway.js';
+import { basic, bearer, bearerJson } from '../support/gateway.js';
 import {
   ALICE,
   startMemoryIdentityFixture,
   tokenFor,
   type IdentityFixture,
 } from '../support/identity-fixture.js';
-import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
 import { scrape, total } from '../support/prometheus-text.js';
 import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
 import { verifyDomains } from '../support/verified-domains.js';
+import {
+  ACME_CLIENT,
+  EXCHANGE,
+  GLOBEX_CLIENT,
+  exchangeAt,
+  storeTenantIdp,
+} from '../support/token-exchange.js';
+import { refreshAt, signUp } from '../support/account-requests.js';
+import { loopbackSso, useTestIdps } from '../support/test-idps.js';
 
-const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const ID_TOKEN = 'urn:ietf:params:oauth:token-type:id_token';
-const ACME_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
 const OTHER_CLIENT = { clientId: 'acme-wiki', clientSecret: 'wiki-secret-0123456789abcdef' };
-const GLOBEX_CLIENT = { clientId: 'gateway-globex', clientSecret: 'globex-secret-0123456789abc' };
 
-let ca: TestCa;
-let acme: TestIdp;
-let globex: TestIdp;
 let fx: IdentityFixture;
 let upstream: CountingUpstream;
 
-beforeAll(async () => {
-  ca = makeTestCa();
-  acme = await startTestIdp({
-    ca,
+const idps = useTestIdps({
+  acme: {
     alg: 'RS256',
     clients: [ACME_CLIENT, OTHER_CLIENT],
     accounts: {
-      ann: { email: 'Ann@Acme.test', emailVerified: true },
+      ann: 'Ann@Acme.test',
       una: { email: 'una@acme.test', emailVerified: false },
-      eve: { email: 'eve@sub.acme.test', emailVerified: true },
-      alice: { email: ALICE.email, emailVerified: true },
-      carl: { email: 'carl@acme.test', emailVerified: true },
-      gus: { email: 'gus@globex.test', emailVerified: true },
+      eve: 'eve@sub.acme.test',
+      alice: ALICE.email,
+      carl: 'carl@acme.test',
+      gus: 'gus@globex.test',
     },
-  });
-  globex = await startTestIdp({
-    ca,
+  },
+  globex: {
     alg: 'ES256',
     clients: [GLOBEX_CLIENT],
-    accounts: { gus: { email: 'gus@globex.test', emailVerified: true } },
-  });
+    accounts: { gus: 'gus@globex.test' },
+  },
+});
+
+beforeAll(async () => {
   upstream = await startEchoUpstream();
   fx = await startMemoryIdentityFixture({
-    sso: {
-      enabled: true,
-      ca: ca.caFile,
-      unknownKeyCooldownSeconds: 1,
-      allowPrivateIssuers: true,
-      failureCacheSeconds: 1,
-    },
+    sso: loopbackSso(idps.ca, { unknownKeyCooldownSeconds: 1, failureCacheSeconds: 1 }),
     routes: [{ prefix: '/orders', upstream: upstream.url }],
     // Some fifty exchanges from one address within a minute.
     limits: { exchange: { perIp: 10_000, windowSeconds: 60 } },
   });
   // Acme's admin sets acme's IdP through the API; globex's is written to the store directly.
   await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.test', 'example.com']);
-  await verifyDomains(fx.gw.gateway.store, 'globex', ['globex.test']);
   const admin = await tokenFor(fx.gw.url, ALICE, 'acme');
-  const put = await fetch(`${fx.gw.url}/1/tenants/acme/idp`, {
-    method: 'PUT',
-    headers: { authorization: bearer(admin.access_token), 'content-type': 'application/json' },
-    body: JSON.stringify({
-      issuer: acme.issuer,
-      client_id: ACME_CLIENT.clientId,
-      domains: ['acme.test', 'example.com'],
-    }),
+  const put = await bearerJson(fx.gw.url, 'PUT', '/1/tenants/acme/idp', admin.access_token, {
+    issuer: idps.acme.issuer,
+    client_id: ACME_CLIENT.clientId,
+    domains: ['acme.test', 'example.com'],
   });
   expect(put.status).toBe(201);
-  await fx.gw.gateway.store.setTenantIdp({
+  await storeTenantIdp(fx.gw.gateway.store, {
     tenantId: 'globex',
-    issuer: globex.issuer,
+    issuer: idps.globex.issuer,
     clientId: GLOBEX_CLIENT.clientId,
     domains: ['globex.test'],
-    role: 'member',
-    linkExisting: false,
-    updatedAt: Math.floor(Date.now() / 1000),
   });
 }, 60_000);
 
 afterAll(async () => {
   await fx?.close();
   await upstream?.close();
-  await acme?.close();
-  await globex?.close();
-  ca?.close();
 });
 
 function exchange(subjectToken: string, tenantId: string, extra: Record<string, string> = {}) {
   return exchangeAt(fx.gw.url, subjectToken, tenantId, extra);
-}
-
-function exchangeAt(
-  url: string,
-  subjectToken: string,
-  tenantId: string,
-  extra: Record<string, string> = {},
-) {
-  return fetch(`${url}/1/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: EXCHANGE,
-      subject_token: subjectToken,
-      subject_token_type: ID_TOKEN,
-      tenant_id: tenantId,
-      ...extra,
-    }),
-  });
 }
 
 interface ExchangeAnswer {
@@ -156,22 +121,29 @@ async function outcomes(): Promise<(outcome: string) => number> {
   return (outcome) => total(samples, 'tenant_gateway_federated_sign_ins_total', { outcome });
 }
 
+/** The claims of an ID token acme's provider would issue for ann, valid for five minutes from now. */
+function annClaims(): Record<string, unknown> {
+  const now = Math.floor(Date.now() / 1000);
+  return {
+    sub: 'ann',
+    email: 'ann@acme.test',
+    email_verified: true,
+    iss: idps.acme.issuer,
+    aud: ACME_CLIENT.clientId,
+    iat: now,
+    exp: now + 300,
+  };
+}
+
 /** A token signed with `key` (a provider's private JWK) with the claims an ID token of acme's would have. */
 async function forged(
   key: JWK,
   claims: Record<string, unknown>,
   header: Record<string, unknown> = {},
 ) {
-  const now = Math.floor(Date.now() / 1000);
   const alg = key.kty === 'RSA' ? 'RS256' : 'ES256';
   return new SignJWT({
-    sub: 'ann',
-    email: 'ann@acme.test',
-    email_verified: true,
-    iss: acme.issuer,
-    aud: ACME_CLIENT.clientId,
-    iat: now,
-    exp: now + 300,
+    ...annClaims(),
     ...claims,
   })
     .setProtectedHeader({ alg, kid: key.kid as string, ...header })
@@ -181,7 +153,7 @@ async function forged(
 describe('token exchange with a tenant identity provider', () => {
   it('gives a new user of acme a gateway token for acme, created without a password and a member', async () => {
     const before = await outcomes();
-    const answer = await exchanged(await acme.idToken('ann'), 'acme');
+    const answer = await exchanged(await idps.acme.idToken('ann'), 'acme');
     expect(answer).toMatchObject({
       issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
       token_type: 'Bearer',
@@ -205,19 +177,19 @@ describe('token exchange with a tenant identity provider', () => {
     });
     expect(login.status).toBe(401);
     const user = await fx.gw.gateway.store.findUserByEmail('ann@acme.test');
-    expect(user?.createdByIdp).toEqual({ tenantId: 'acme', issuer: acme.issuer });
+    expect(user?.createdByIdp).toEqual({ tenantId: 'acme', issuer: idps.acme.issuer });
     expect(await fx.gw.gateway.store.getMemberRole('acme', user?.id as string)).toBe('member');
     const after = await outcomes();
     expect(after('user_created') - before('user_created')).toBe(1);
     // Again: signed in as the member they now are.
-    await exchanged(await acme.idToken('ann'), 'acme');
+    await exchanged(await idps.acme.idToken('ann'), 'acme');
     expect((await outcomes())('signed_in') - after('signed_in')).toBe(1);
   });
 
   it('is not offered without sso.enabled', async () => {
     const plain = await startMemoryIdentityFixture();
     try {
-      const res = await exchangeAt(plain.gw.url, await acme.idToken('ann'), 'acme');
+      const res = await exchangeAt(plain.gw.url, await idps.acme.idToken('ann'), 'acme');
       await expectError(res, 400, 'unsupported_grant_type');
     } finally {
       await plain.close();
@@ -225,35 +197,24 @@ describe('token exchange with a tenant identity provider', () => {
   });
 
   it('begins a refresh family with tokens.refresh.enabled (as a Basic login does), and only then', async () => {
-    const plain = await exchange(await acme.idToken('alice'), 'acme');
+    const plain = await exchange(await idps.acme.idToken('alice'), 'acme');
     expect(((await plain.json()) as Record<string, unknown>).refresh_token).toBeUndefined();
     const withRefresh = await startMemoryIdentityFixture({
-      sso: { enabled: true, ca: ca.caFile, allowPrivateIssuers: true },
+      sso: loopbackSso(idps.ca),
       tokens: { refresh: { enabled: true } },
     });
     try {
-      await verifyDomains(withRefresh.gw.gateway.store, 'acme', ['acme.test', 'example.com']);
-      await withRefresh.gw.gateway.store.setTenantIdp({
+      await storeTenantIdp(withRefresh.gw.gateway.store, {
         tenantId: 'acme',
-        issuer: acme.issuer,
+        issuer: idps.acme.issuer,
         clientId: ACME_CLIENT.clientId,
         domains: ['acme.test', 'example.com'],
-        role: 'member',
-        linkExisting: false,
-        updatedAt: Math.floor(Date.now() / 1000),
       });
-      const res = await exchangeAt(withRefresh.gw.url, await acme.idToken('alice'), 'acme');
+      const res = await exchangeAt(withRefresh.gw.url, await idps.acme.idToken('alice'), 'acme');
       expect(res.status).toBe(200);
       const answer = (await res.json()) as { refresh_token?: string; access_token: string };
       expect(answer.refresh_token).toMatch(/^tgr_/);
-      const refreshed = await fetch(`${withRefresh.gw.url}/1/oauth/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'refresh_token',
-          refresh_token: answer.refresh_token as string,
-        }),
-      });
+      const refreshed = await refreshAt(withRefresh.gw.url, answer.refresh_token as string);
       expect(refreshed.status).toBe(200);
       const next = (await refreshed.json()) as { refresh_token: string; tenant_id: string };
       expect(next.tenant_id).toBe('acme');
@@ -270,23 +231,22 @@ describe('token exchange with a tenant identity provider', () => {
   });
 
   it('signs an existing member in with their own role; globex works with its own provider', async () => {
-    const alice = await exchanged(await acme.idToken('alice'), 'acme');
+    const alice = await exchanged(await idps.acme.idToken('alice'), 'acme');
     expect(alice.tenant_id).toBe('acme');
-    const gus = await exchanged(await globex.idToken('gus'), 'globex');
+    const gus = await exchanged(await idps.globex.idToken('gus'), 'globex');
     expect(gus.tenant_id).toBe('globex');
   });
 
   it('joins a local user who is not a member only when the record links existing users', async () => {
     // Signed up while acme.test was not verified: signup refuses a verified domain's address (issue 42).
     await fx.gw.gateway.store.removeTenantDomain('acme', 'acme.test');
-    const signup = await fetch(`${fx.gw.url}/1/users`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'carl@acme.test', password: 'carl-password-1' }),
+    const signup = await signUp(fx.gw.url, {
+      email: 'carl@acme.test',
+      password: 'carl-password-1',
     });
     await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.test']);
     expect(signup.status).toBe(201);
-    const token = await acme.idToken('carl');
+    const token = await idps.acme.idToken('carl');
     await refusedGrant(await exchange(token, 'acme'));
     const store = fx.gw.gateway.store;
     const record = await store.getTenantIdp('acme');
@@ -315,7 +275,7 @@ describe('token exchange with a tenant identity provider', () => {
     const hash = user?.passwordHash as string;
     await store.setPasswordHash(user?.id as string, `!${hash}`);
     try {
-      await refusedGrant(await exchange(await acme.idToken('ann'), 'acme'));
+      await refusedGrant(await exchange(await idps.acme.idToken('ann'), 'acme'));
     } finally {
       await store.setPasswordHash(user?.id as string, hash);
     }
@@ -325,14 +285,14 @@ describe('token exchange with a tenant identity provider', () => {
 describe('hostile subject tokens', () => {
   it("never turns acme's provider's token into a globex token, whatever its e-mail", async () => {
     const before = await outcomes();
-    await refusedGrant(await exchange(await acme.idToken('gus'), 'globex'));
-    await refusedGrant(await exchange(await acme.idToken('ann'), 'globex'));
+    await refusedGrant(await exchange(await idps.acme.idToken('gus'), 'globex'));
+    await refusedGrant(await exchange(await idps.acme.idToken('ann'), 'globex'));
     expect((await outcomes())('foreign_issuer') - before('foreign_issuer')).toBe(2);
   });
 
   it('refuses a token issued to another client of the provider (aud)', async () => {
-    await refusedGrant(await exchange(await acme.idToken('ann', OTHER_CLIENT), 'acme'));
-    const key = acme.keys[0] as JWK;
+    await refusedGrant(await exchange(await idps.acme.idToken('ann', OTHER_CLIENT), 'acme'));
+    const key = idps.acme.keys[0] as JWK;
     const several = await forged(key, { aud: [OTHER_CLIENT.clientId, ACME_CLIENT.clientId] });
     await refusedGrant(await exchange(several, 'acme'));
     const otherAzp = await forged(key, { azp: OTHER_CLIENT.clientId });
@@ -341,8 +301,8 @@ describe('hostile subject tokens', () => {
 
   it('refuses an e-mail the provider has not verified, and one outside the domains', async () => {
     const before = await outcomes();
-    await refusedGrant(await exchange(await acme.idToken('una'), 'acme'));
-    await refusedGrant(await exchange(await acme.idToken('eve'), 'acme'));
+    await refusedGrant(await exchange(await idps.acme.idToken('una'), 'acme'));
+    await refusedGrant(await exchange(await idps.acme.idToken('eve'), 'acme'));
     const after = await outcomes();
     expect(after('email_not_verified') - before('email_not_verified')).toBe(1);
     expect(after('domain_not_allowed') - before('domain_not_allowed')).toBe(1);
@@ -350,7 +310,7 @@ describe('hostile subject tokens', () => {
   });
 
   it("takes Entra ID's xms_edov only from a token without email_verified", async () => {
-    const key = acme.keys[0] as JWK;
+    const key = idps.acme.keys[0] as JWK;
     const entra = await forged(key, { email_verified: undefined, xms_edov: true });
     expect((await exchange(entra, 'acme')).status).toBe(200);
     const both = await forged(key, { email_verified: false, xms_edov: true });
@@ -362,28 +322,19 @@ describe('hostile subject tokens', () => {
   });
 
   it('treats an issuer that differs in a trailing slash or letter case as unknown', async () => {
-    const key = acme.keys[0] as JWK;
-    const jwksBefore = acme.requests.get('/jwks') ?? 0;
+    const key = idps.acme.keys[0] as JWK;
+    const jwksBefore = idps.acme.requests.get('/jwks') ?? 0;
     const before = await outcomes();
-    for (const iss of [`${acme.issuer}/`, acme.issuer.replace('localhost', 'LOCALHOST')])
+    for (const iss of [`${idps.acme.issuer}/`, idps.acme.issuer.replace('localhost', 'LOCALHOST')])
       await refusedGrant(await exchange(await forged(key, { iss }), 'acme'));
     expect((await outcomes())('unknown_issuer') - before('unknown_issuer')).toBe(2);
-    expect(acme.requests.get('/jwks') ?? 0).toBe(jwksBefore);
+    expect(idps.acme.requests.get('/jwks') ?? 0).toBe(jwksBefore);
   });
 
   it('refuses alg none and HS256 keyed with the provider’s public key, without fetching keys', async () => {
-    const key = acme.keys[0] as JWK;
+    const key = idps.acme.keys[0] as JWK;
     const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
-    const now = Math.floor(Date.now() / 1000);
-    const claims = {
-      sub: 'ann',
-      email: 'ann@acme.test',
-      email_verified: true,
-      iss: acme.issuer,
-      aud: ACME_CLIENT.clientId,
-      iat: now,
-      exp: now + 300,
-    };
+    const claims = annClaims();
     const none = `${b64({ alg: 'none', kid: key.kid })}.${b64(claims)}.`;
     const publicPem = createPublicKey({ key: key as never, format: 'jwk' })
       .export({ type: 'spki', format: 'pem' })
@@ -391,19 +342,19 @@ describe('hostile subject tokens', () => {
     const hs256 = await new SignJWT(claims)
       .setProtectedHeader({ alg: 'HS256', kid: key.kid as string })
       .sign(Buffer.from(publicPem));
-    const jwksBefore = acme.requests.get('/jwks') ?? 0;
+    const jwksBefore = idps.acme.requests.get('/jwks') ?? 0;
     const before = await outcomes();
     await refusedGrant(await exchange(none, 'acme'));
     await refusedGrant(await exchange(hs256, 'acme'));
     // An access token of the provider (RFC 9068) is not an ID token, whatever its claims.
     await refusedGrant(await exchange(await forged(key, {}, { typ: 'at+jwt' }), 'acme'));
     expect((await outcomes())('algorithm') - before('algorithm')).toBe(3);
-    expect(acme.requests.get('/jwks') ?? 0).toBe(jwksBefore);
+    expect(idps.acme.requests.get('/jwks') ?? 0).toBe(jwksBefore);
   });
 
   it("refuses a token signed with globex's provider's key claiming acme's issuer", async () => {
-    const globexKey = globex.keys[0] as JWK;
-    const acmeKid = (acme.keys[0] as JWK).kid as string;
+    const globexKey = idps.globex.keys[0] as JWK;
+    const acmeKid = (idps.acme.keys[0] as JWK).kid as string;
     // Its own kid: acme's set has no such key. Acme's kid: the signature fails.
     await refusedGrant(await exchange(await forged(globexKey, {}), 'acme'));
     const before = await outcomes();
@@ -415,7 +366,7 @@ describe('hostile subject tokens', () => {
   });
 
   it('refuses an expired token, and one altered after signing', async () => {
-    const key = acme.keys[0] as JWK;
+    const key = idps.acme.keys[0] as JWK;
     const now = Math.floor(Date.now() / 1000);
     await refusedGrant(
       await exchange(await forged(key, { iat: now - 7200, exp: now - 3600 }), 'acme'),
@@ -434,7 +385,7 @@ describe('hostile subject tokens', () => {
   });
 
   it('refuses a tenant without a provider, and malformed requests', async () => {
-    const token = await acme.idToken('ann');
+    const token = await idps.acme.idToken('ann');
     await refusedGrant(await exchange(token, 'no-such-tenant'));
     await refusedGrant(await exchange('not-a-jwt', 'acme'));
     await expectError(
@@ -448,56 +399,52 @@ describe('hostile subject tokens', () => {
 
 describe('the provider at work', () => {
   it('rotates its keys during traffic: a new kid refetches the key set once', async () => {
-    const old = await acme.idToken('ann');
+    const old = await idps.acme.idToken('ann');
     await exchanged(old, 'acme');
-    await acme.rotate();
+    await idps.acme.rotate();
     // Past the cooldown since the last fetch (sso.unknownKeyCooldownSeconds: 1).
     await new Promise((r) => setTimeout(r, 1100));
-    const fresh = await acme.idToken('ann');
-    const jwksBefore = acme.requests.get('/jwks') ?? 0;
+    const fresh = await idps.acme.idToken('ann');
+    const jwksBefore = idps.acme.requests.get('/jwks') ?? 0;
     const answers = await Promise.all(
       [fresh, fresh, fresh, old, fresh].map((t) => exchange(t, 'acme')),
     );
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
-    expect((acme.requests.get('/jwks') ?? 0) - jwksBefore).toBe(1);
+    expect((idps.acme.requests.get('/jwks') ?? 0) - jwksBefore).toBe(1);
     // A made-up kid right after: no second fetch within the cooldown.
-    const madeUp = await forged(acme.keys[0] as JWK, {}, { kid: 'made-up' });
+    const madeUp = await forged(idps.acme.keys[0] as JWK, {}, { kid: 'made-up' });
     await refusedGrant(await exchange(madeUp, 'acme'));
-    expect((acme.requests.get('/jwks') ?? 0) - jwksBefore).toBe(1);
+    expect((idps.acme.requests.get('/jwks') ?? 0) - jwksBefore).toBe(1);
   });
 
   it('answers 503 while a provider cannot be reached, and proxied traffic goes on', async () => {
-    const member = await exchanged(await acme.idToken('alice'), 'acme');
+    const member = await exchanged(await idps.acme.idToken('alice'), 'acme');
     const another = await fx.startAnother();
     try {
-      await verifyDomains(another.gateway.store, 'globex', ['globex.test']);
-      await another.gateway.store.setTenantIdp({
+      await storeTenantIdp(another.gateway.store, {
         tenantId: 'globex',
-        issuer: globex.issuer,
+        issuer: idps.globex.issuer,
         clientId: GLOBEX_CLIENT.clientId,
         domains: ['globex.test'],
-        role: 'member',
-        linkExisting: false,
-        updatedAt: Math.floor(Date.now() / 1000),
       });
-      const token = await globex.idToken('gus');
-      await globex.stop();
+      const token = await idps.globex.idToken('gus');
+      await idps.globex.stop();
       // A gateway that has not fetched globex's keys yet.
       await expectError(await exchangeAt(another.url, token, 'globex'), 503, 'unavailable');
       const proxied = await fetch(`${fx.gw.url}/orders/2`, {
         headers: { authorization: bearer(member.access_token) },
       });
       expect(proxied.status).toBe(200);
-      await globex.start();
+      await idps.globex.start();
       // The failure is remembered (sso.failureCacheSeconds: 1): no request until it expires.
-      const discoveries = globex.requests.get('/.well-known/openid-configuration') ?? 0;
+      const discoveries = idps.globex.requests.get('/.well-known/openid-configuration') ?? 0;
       await expectError(await exchangeAt(another.url, token, 'globex'), 503, 'unavailable');
-      expect(globex.requests.get('/.well-known/openid-configuration') ?? 0).toBe(discoveries);
+      expect(idps.globex.requests.get('/.well-known/openid-configuration') ?? 0).toBe(discoveries);
       await new Promise((r) => setTimeout(r, 1100));
       const res = await exchangeAt(another.url, token, 'globex');
       expect(res.status).toBe(200);
     } finally {
-      if (!globex.listening()) await globex.start();
+      if (!idps.globex.listening()) await idps.globex.start();
       await another.close();
     }
   });

@@ -12,6 +12,8 @@ import { createSessionGuard } from '../../src/auth/sessions.js';
 import type { AccessTokenClaims } from '../../src/auth/tokens.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import type { SessionEvent, SessionEventListener, Store } from '../../src/store/types.js';
+import { codeThrownBy } from '../support/expect-error.js';
+import { createStoredUser } from '../support/store-users.js';
 
 const NOW = Math.floor(Date.now() / 1000);
 
@@ -54,20 +56,11 @@ function countingStore() {
 
 /** A user who is a member of `acme`, and a token of theirs for it. */
 async function memberWithToken(store: Store): Promise<AccessTokenClaims> {
-  const user = await store.createUser({
+  const user = await createStoredUser(store, {
     id: 'u-1',
     email: 'u1@example.com',
-    passwordHash: '$2b$04$abcdefghijklmnopqrstuuSGZYtOLo8u7mqKVN5b1D5XnQkWq6PVy',
-    createdAt: NOW,
-    personalTenant: {
-      tenantId: 'p-1',
-      type: 'usertenant',
-      name: 'x',
-      createdAt: NOW,
-      modifiedAt: NOW,
-      cloudRegion: 'local',
-      createdBy: 'u1@example.com',
-    },
+    tenantId: 'p-1',
+    now: NOW,
   });
   await store.upsertTenant(
     {
@@ -105,15 +98,6 @@ async function tokenUnder(
     iat: NOW,
     exp: NOW + 600,
   };
-}
-
-function codeThrownBy(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    return (err as { code?: string }).code ?? 'no code';
-  }
-  return undefined;
 }
 
 describe('session guard and memberships', () => {

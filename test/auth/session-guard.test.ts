@@ -8,6 +8,8 @@ import { createSessionGuard } from '../../src/auth/sessions.js';
 import type { AccessTokenClaims } from '../../src/auth/tokens.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import type { SessionEventListener, Store } from '../../src/store/types.js';
+import { codeThrownBy } from '../support/expect-error.js';
+import { createStoredUser } from '../support/store-users.js';
 
 /** A memory store whose event delivery the test switches on and off, counting reads. */
 function instrumentedStore() {
@@ -55,20 +57,11 @@ function instrumentedStore() {
 
 async function userWithToken(store: Store, jti = 'jti-1'): Promise<AccessTokenClaims> {
   const now = Math.floor(Date.now() / 1000);
-  const user = await store.createUser({
+  const user = await createStoredUser(store, {
     id: `u-${jti}`,
     email: `${jti}@example.com`,
-    passwordHash: '$2b$04$abcdefghijklmnopqrstuuSGZYtOLo8u7mqKVN5b1D5XnQkWq6PVy',
-    createdAt: now,
-    personalTenant: {
-      tenantId: `t-${jti}`,
-      type: 'usertenant',
-      name: 'x',
-      createdAt: now,
-      modifiedAt: now,
-      cloudRegion: 'local',
-      createdBy: `${jti}@example.com`,
-    },
+    tenantId: `t-${jti}`,
+    now,
   });
   return {
     iss: 'i',
@@ -85,14 +78,13 @@ async function userWithToken(store: Store, jti = 'jti-1'): Promise<AccessTokenCl
   };
 }
 
-/** The error code `fn` throws, or undefined when it returns. */
-function codeThrownBy(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    return (err as { code?: string }).code ?? 'no code';
-  }
-  return undefined;
+/** A guard on an instrumented store, and a new user's token it has accepted (so cached). */
+async function warmGuard() {
+  const s = instrumentedStore();
+  const guard = createSessionGuard(s.store, { clockSkewSeconds: 30 });
+  const claims = await userWithToken(s.store);
+  await guard.assertAlive(claims);
+  return { s, guard, claims };
 }
 
 describe('session guard cache', () => {
@@ -120,10 +112,7 @@ describe('session guard cache', () => {
   });
 
   it('while delivery is down the cache is not trusted: every check reads the store', async () => {
-    const s = instrumentedStore();
-    const guard = createSessionGuard(s.store, { clockSkewSeconds: 30 });
-    const claims = await userWithToken(s.store);
-    await guard.assertAlive(claims);
+    const { s, guard, claims } = await warmGuard();
     s.cut();
     // A password change this guard never hears about:
     await s.inner.setPasswordHash(claims.sub, 'changed-while-deaf');
@@ -135,10 +124,7 @@ describe('session guard cache', () => {
   });
 
   it('when delivery returns, what was cached before the gap is forgotten', async () => {
-    const s = instrumentedStore();
-    const guard = createSessionGuard(s.store, { clockSkewSeconds: 30 });
-    const claims = await userWithToken(s.store);
-    await guard.assertAlive(claims);
+    const { s, guard, claims } = await warmGuard();
     s.cut();
     await s.inner.revokeToken(claims.jti, claims.exp);
     s.restore();
@@ -146,20 +132,14 @@ describe('session guard cache', () => {
   });
 
   it('with the store unreachable and no live delivery, it fails closed with unavailable', async () => {
-    const s = instrumentedStore();
-    const guard = createSessionGuard(s.store, { clockSkewSeconds: 30 });
-    const claims = await userWithToken(s.store);
-    await guard.assertAlive(claims);
+    const { s, guard, claims } = await warmGuard();
     s.cut();
     await s.inner.close();
     await expect(guard.assertAlive(claims)).rejects.toMatchObject({ code: 'unavailable' });
   });
 
   it('a token newer than the cached session version is checked against the store, not refused', async () => {
-    const s = instrumentedStore();
-    const guard = createSessionGuard(s.store, { clockSkewSeconds: 30 });
-    const claims = await userWithToken(s.store);
-    await guard.assertAlive(claims);
+    const { s, guard, claims } = await warmGuard();
     // The event of this change is lost (another instance's change, not yet heard of):
     s.dropSilently();
     const version = await s.inner.setPasswordHash(claims.sub, 'newer');
@@ -179,10 +159,7 @@ describe('session guard cache', () => {
   });
 
   it('logout through the guard is immediate on this instance and reaches the store', async () => {
-    const s = instrumentedStore();
-    const guard = createSessionGuard(s.store, { clockSkewSeconds: 30 });
-    const claims = await userWithToken(s.store);
-    await guard.assertAlive(claims);
+    const { s, guard, claims } = await warmGuard();
     await guard.revoke(claims);
     await expect(guard.assertAlive(claims)).rejects.toMatchObject({ code: 'invalid_token' });
     expect(await s.inner.isTokenRevoked(claims.jti)).toBe(true);
@@ -191,10 +168,7 @@ describe('session guard cache', () => {
   describe('the verdict it remembers between events (the proxy path repeats no lookup)', () => {
     /** A guard that has judged a token alive from its cache twice: the second time from memory. */
     async function remembered() {
-      const s = instrumentedStore();
-      const guard = createSessionGuard(s.store, { clockSkewSeconds: 30 });
-      const claims = await userWithToken(s.store);
-      await guard.assertAlive(claims);
+      const { s, guard, claims } = await warmGuard();
       expect(guard.aliveFromCache(claims)).toBe(true);
       expect(guard.aliveFromCache(claims)).toBe(true);
       return { s, guard, claims };

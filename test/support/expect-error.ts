@@ -39,3 +39,13 @@ export const NO_CREDENTIALS_CHALLENGE = 'Bearer realm="tenant-gateway"';
 export function expectNoCredentialsChallenge(res: Response): void {
   expect(res.headers.get('www-authenticate')).toBe(NO_CREDENTIALS_CHALLENGE);
 }
+
+/** The error `code` `fn` throws (`'no code'` for an error without one), or undefined when it returns. */
+export function codeThrownBy(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (err) {
+    return (err as { code?: string }).code ?? 'no code';
+  }
+  return undefined;
+}

@@ -66,6 +66,19 @@ export async function startIdentityFixture(
   }
 }
 
+/**
+ * The fixture on a redis-server the suite runs already (one server for the
+ * describe blocks of a file, each fixture under a key prefix of its own);
+ * `close` leaves the server running.
+ */
+export async function startIdentityFixtureOn(
+  redis: TestRedisServer,
+  overrides: Record<string, unknown> = {},
+): Promise<RedisIdentityFixture> {
+  const store = { redis: { url: redis.url, keyPrefix: uniquePrefix() } };
+  return { ...(await startFixture({ store }, overrides, async () => {})), redis };
+}
+
 async function startFixture(
   store: { store?: unknown },
   overrides: Record<string, unknown>,
@@ -117,4 +130,18 @@ export async function tokenFor(
   if (res.status !== 200)
     throw new Error(`token request failed: ${res.status} ${await res.text()}`);
   return (await res.json()) as { access_token: string };
+}
+
+/**
+ * The seed users' tokens most admin suites start from, issued in this order:
+ * Alice for acme (its creator, so its admin), Bob for acme (a member) and Bob
+ * for globex (its creator).
+ */
+export async function seedTokens(
+  url: string,
+): Promise<{ aliceAcme: string; bobAcme: string; bobGlobex: string }> {
+  const aliceAcme = (await tokenFor(url, ALICE, 'acme')).access_token;
+  const bobAcme = (await tokenFor(url, BOB, 'acme')).access_token;
+  const bobGlobex = (await tokenFor(url, BOB, 'globex')).access_token;
+  return { aliceAcme, bobAcme, bobGlobex };
 }
