@@ -7,8 +7,8 @@
 import type { LoadedConfig } from '../config/index.js';
 import { addApiKey, removeApiKey } from '../identity/api-keys.js';
 import type { ApiKeyRecord } from '../store/types.js';
-import { clientDeps, existingClient, operator } from './clients.js';
-import { expiresAtOption, print, withCore } from './store-command.js';
+import { clientDeps, existingClient } from './clients.js';
+import { expiresAtOption, operator, print, withCore } from './store-command.js';
 import { UsageError } from './usage-error.js';
 
 /** A key as listed: never the key, nor its digest. */
