@@ -3,7 +3,8 @@
  * admin (the identity API, next the console) go through the same operation;
  * where the operator legitimately may do more (give any scope
  * `authorization.clientScopes` allows, rotate any client, vouch for a domain
- * without DNS), the operation reads it from here — never a second code path.
+ * without DNS, create an address of a domain a tenant manages), the
+ * operation reads it from here — never a second code path.
  */
 import type { AuditActor } from '../audit/events.js';
 import { GatewayError } from '../errors.js';
@@ -16,7 +17,13 @@ export type Actor =
    * A member of the tenant acted on, with `role` there now (read from the
    * store by the caller): bounded by that role too.
    */
-  | { kind: 'member'; role: MemberRole; audit: AuditActor };
+  | { kind: 'member'; role: MemberRole; audit: AuditActor }
+  /** A user acting on their own account: signing up, changing their password. */
+  | { kind: 'self'; audit: AuditActor };
+
+export type OperatorActor = Extract<Actor, { kind: 'operator' }>;
+/** A tenant's member acting on it (its admin, for what the API manages). */
+export type MemberActor = Extract<Actor, { kind: 'member' }>;
 
 /**
  * @throws GatewayError `forbidden` unless `actor` is the operator

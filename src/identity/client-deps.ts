@@ -21,8 +21,8 @@ export interface ClientDeps {
   now?: () => number;
 }
 
-/** Who performs an operation on a machine client (`actor.ts`). */
-export type ClientActor = Actor;
+/** Who performs an operation on a machine client (`actor.ts`): the operator or a tenant admin. */
+export type ClientActor = Exclude<Actor, { kind: 'self' }>;
 
 export function nowSeconds(deps: ClientDeps): number {
   return deps.now?.() ?? Math.floor(Date.now() / 1000);

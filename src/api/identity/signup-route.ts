@@ -2,6 +2,8 @@
 import type { Router } from '@koa/router';
 import { z } from 'zod';
 import { GatewayError } from '../../errors.js';
+import { createUser } from '../../identity/users.js';
+import { normaliseEmail } from '../../store/normalise.js';
 import { readJsonBody } from '../request-input.js';
 import type { ApiState } from '../state.js';
 import { actor, noStore } from './callers.js';
@@ -18,12 +20,9 @@ export function addSignupRoute(router: Router<ApiState>, deps: IdentityRouterDep
     if (!deps.signupEnabled) throw new GatewayError('forbidden', 'Signup is disabled.');
     await deps.bruteForce.signup(deps.clientIp(ctx.req));
     const body = await readJsonBody(ctx, signupBody, deps.bodyLimit);
-    const user = await deps.accounts.signUp(body);
-    await deps.audit.record('user_created', actor(deps, ctx, user.email), {
-      tenant_id: user.personalTenantId,
-      user_id: user.id,
-      user_email: user.email,
-    });
+    // The actor is the address as the account will have it.
+    const self = { kind: 'self', audit: actor(deps, ctx, normaliseEmail(body.email)) } as const;
+    const user = await createUser(deps, self, body);
     noStore(ctx);
     ctx.status = 201;
     ctx.body = { user_id: user.id, user_email: user.email, tenant_id: user.personalTenantId };

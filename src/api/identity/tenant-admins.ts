@@ -8,7 +8,7 @@
  */
 import type { TokenPrincipal } from '../../auth/authenticate.js';
 import { GatewayError } from '../../errors.js';
-import type { Actor } from '../../identity/actor.js';
+import type { MemberActor } from '../../identity/actor.js';
 import type { ApiContext } from '../state.js';
 import { actor, bearer } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
@@ -19,7 +19,7 @@ export interface TenantAdmin {
   principal: TokenPrincipal;
   tenantId: string;
   /** Who performs the identity operations the request calls (`identity/actor.ts`). */
-  actor: Actor;
+  actor: MemberActor;
 }
 
 /** What is managed, for the refusals' text. */
