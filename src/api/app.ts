@@ -2,6 +2,7 @@
 import type { IncomingMessage } from 'node:http';
 import Koa from 'koa';
 import { createIdentityRouter, type IdentityRouterDeps } from './identity-router.js';
+import type { GrantsConfig } from './identity/grant.js';
 import { servedGrants } from './identity/grants.js';
 import {
   createOAuthMetadataRouter,
@@ -16,6 +17,8 @@ import type { RequestScope } from '../scope.js';
 
 export interface ApiDeps extends IdentityRouterDeps {
   keyring: KeyRing;
+  /** What decides the grants served (`tokens.refresh.enabled`, `sso.enabled`). */
+  grantsConfig: GrantsConfig;
   /** RFC 8414 metadata: the issuer and the public origin. */
   oauthMetadata: OAuthMetadataDeps;
   /** The scope the gateway's dispatcher opened for this request. */
@@ -26,8 +29,8 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState> {
   const app = new Koa<ApiState>();
   // Koa's default handler prints errors to stderr; ours are rendered and logged in renderErrors.
   app.silent = true;
-  // One list of grants: the token endpoint serves it, the metadata publishes it.
-  const grants = servedGrants(deps);
+  // One registry of grants: the token endpoint serves its enabled ones, the metadata publishes them.
+  const grants = servedGrants(deps.grantsConfig, deps);
   const identity = createIdentityRouter(deps, grants);
   const jwks = createJwksRouter(deps.keyring);
   const openApi = createOpenApiRouter();

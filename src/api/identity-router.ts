@@ -18,7 +18,7 @@ import { addIdpRoutes } from './identity/idp-routes.js';
 import { addLogoutRoute } from './identity/logout-route.js';
 import { addOAuthRevokeRoute } from './identity/oauth-revoke-route.js';
 import { addOAuthTokenRoute } from './identity/oauth-token-route.js';
-import { servedGrants, type ServedGrants } from './identity/grants.js';
+import type { ServedGrants } from './identity/grants.js';
 import { addPasswordRoute } from './identity/password-route.js';
 import { addSignupRoute } from './identity/signup-route.js';
 import { addSsoRoutes } from './identity/sso-routes.js';
@@ -27,10 +27,10 @@ import { addTokenRoutes } from './identity/token-routes.js';
 
 export type { IdentityRouterDeps } from './identity/deps.js';
 
-/** @param grants what `POST /1/oauth/token` serves: the list the metadata publishes too */
+/** @param grants what `POST /1/oauth/token` serves (`servedGrants`): the list the metadata publishes too */
 export function createIdentityRouter(
   deps: IdentityRouterDeps,
-  grants: ServedGrants = servedGrants(deps),
+  grants: ServedGrants,
 ): Router<ApiState> {
   const router = new Router<ApiState>({ prefix: '/1' });
   addUserTenantsRoute(router, deps);

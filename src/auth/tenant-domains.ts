@@ -2,21 +2,19 @@
  * A tenant's e-mail domains (issue 42): claimed with a DNS TXT challenge,
  * verified by looking the record up, and the one rule every federated
  * sign-in and every IdP set obeys — an identity provider vouches only for
- * domains its tenant has verified, now. The API
- * (`/1/tenants/{tenant_id}/domains`) and the CLI (`tenant domain …`) both go
- * through here, so they accept and refuse the same.
+ * domains its tenant has verified, now. Claiming, verifying and removing one
+ * are identity operations (`identity/domains.ts`), which the API
+ * (`/1/tenants/{tenant_id}/domains`) and the CLI (`tenant domain …`) both
+ * call, so they accept and refuse the same.
  *
  * A verified domain belongs to one tenant (the store checks and writes that
  * atomically). Removing a domain leaves an IdP record naming it as it is, but
  * unusable: no sign-in in it passes {@link isDomainVerifiedFor}, and the next
  * IdP set naming it is refused until it is verified again.
  */
-import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
-import { domainTaken } from '../store/normalise.js';
-import type { Store, TenantDomain } from '../store/types.js';
-import type { TxtLookup } from './dns-txt.js';
+import type { Store } from '../store/types.js';
 
 /** The label in front of a domain whose TXT record holds the challenge. */
 export const CHALLENGE_LABEL = '_tenant-gateway-challenge';
@@ -47,75 +45,6 @@ export function checkDomain(raw: string): string {
   throw new GatewayError('invalid_request', `Invalid domain: ${result.error.issues[0]?.message}.`, {
     detail: 'domain',
   });
-}
-
-/** What a claim did: the record, and whether it is new. */
-export interface DomainClaim {
-  record: TenantDomain;
-  created: boolean;
-}
-
-/**
- * Adds the domain with a fresh challenge (verified at once when `verified`:
- * the operator's word, no DNS), or answers the one the tenant has.
- * @throws GatewayError `not_found` (no org tenant), `domain_taken` (409),
- * `invalid_request` (one domain too many)
- */
-export async function claimDomain(
-  store: Store,
-  tenantId: string,
-  domain: string,
-  { now, verified = false }: { now: number; verified?: boolean },
-): Promise<DomainClaim> {
-  const challenge = randomBytes(24).toString('base64url');
-  const input: TenantDomain = { tenantId, domain, challenge, createdAt: now };
-  const record = await store.addTenantDomain(verified ? { ...input, verifiedAt: now } : input);
-  if (record === null) throw new GatewayError('not_found', 'There is no org tenant with this id.');
-  const created = record.challenge === challenge;
-  if (!verified || record.verifiedAt !== undefined) return { record, created };
-  // The tenant had it unverified: the operator verifies it.
-  return { record: await markVerified(store, tenantId, domain, now), created };
-}
-
-/**
- * Verifies the tenant's domain by its TXT challenge (kept verified when it
- * already is: no DNS asked).
- * @throws GatewayError `not_found` (no such domain of the tenant),
- * `domain_not_verified` (400: the record is not published), `domain_taken`
- * (409), `unavailable` (503: the DNS could not be asked)
- */
-export async function verifyDomain(
-  deps: { store: Store; lookupTxt: TxtLookup },
-  tenantId: string,
-  domain: string,
-  now: number,
-): Promise<TenantDomain> {
-  const record = (await deps.store.listTenantDomains(tenantId)).find((d) => d.domain === domain);
-  if (record === undefined) throw noDomain();
-  if (record.verifiedAt !== undefined) return record;
-  // Another tenant's already: no DNS asked (the store checks again as it writes).
-  const holder = await deps.store.verifiedDomainHolder(domain);
-  if (holder !== null && holder !== tenantId) throw domainTaken();
-  const name = `${CHALLENGE_LABEL}.${domain}`;
-  if (!(await deps.lookupTxt(name)).includes(record.challenge)) {
-    throw new GatewayError(
-      'domain_not_verified',
-      `No TXT record of ${name} holds the challenge: publish it (txt_value) and verify again once DNS has it.`,
-      { detail: domain },
-    );
-  }
-  return markVerified(deps.store, tenantId, domain, now);
-}
-
-async function markVerified(
-  store: Store,
-  tenantId: string,
-  domain: string,
-  now: number,
-): Promise<TenantDomain> {
-  const verified = await store.verifyTenantDomain(tenantId, domain, now);
-  if (verified === null) throw noDomain();
-  return verified;
 }
 
 export function noDomain(): GatewayError {

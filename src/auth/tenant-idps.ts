@@ -1,10 +1,9 @@
 /**
  * A tenant's identity provider as its admins and the operator set it (issue
- * 34): the checks of what they send and the sealing of its client secret
- * (its public view is `api/representations.ts`'). The CLI
- * (`tenant idp set|show|remove`) and the API
- * (`/1/tenants/{tenant_id}/idp`) both go through here, so they accept and
- * refuse the same records.
+ * 34): the checks of what they send (its public view is
+ * `api/representations.ts`'). Setting it is `identity/idps.ts`, which the CLI
+ * (`tenant idp set|show|remove`) and the API (`/1/tenants/{tenant_id}/idp`)
+ * both call, so they accept and refuse the same records.
  *
  * The client secret is write-only: sealed before it reaches the store
  * (`sealed-secrets.ts`), never in a view, an audit event or a log line. A set
@@ -13,11 +12,8 @@
  */
 import { z } from 'zod';
 import { GatewayError } from '../errors.js';
-import { normaliseDomains } from '../store/normalise.js';
-import type { Store, TenantIdp } from '../store/types.js';
 import { checkPublicHost, PrivateAddressError } from './federation/public-addresses.js';
-import type { SecretSealer } from './sealed-secrets.js';
-import { emailDomainOf, requireVerifiedDomains } from './tenant-domains.js';
+import { emailDomainOf } from './tenant-domains.js';
 
 const MAX_DOMAINS = 100;
 
@@ -81,14 +77,6 @@ export function checkIdpSettings(raw: unknown): IdpSettings {
   });
 }
 
-export interface SetIdpDeps {
-  store: Store;
-  /** `sso.secretsKeyFile`'s sealer; undefined when none is configured. */
-  sealer: SecretSealer | undefined;
-  /** `sso.allowPrivateIssuers`: an issuer on a non-public address is accepted. */
-  allowPrivateIssuers: boolean;
-}
-
 /**
  * Issue 42 (finding 7): a tenant admin chooses the issuer, and the gateway
  * fetches from it — so without `sso.allowPrivateIssuers` an issuer that is,
@@ -110,68 +98,4 @@ export async function checkIssuerAddress(issuer: string, allowPrivate: boolean):
       { detail: 'issuer', cause: err },
     );
   }
-}
-
-/** What a set did: the record stored, and whether it replaced one. */
-export interface IdpSet {
-  idp: TenantIdp;
-  replaced: boolean;
-}
-
-/**
- * Stores the tenant's record from checked settings, sealing a new secret.
- * @throws GatewayError `invalid_request` for an issuer on a non-public address
- * ({@link checkIssuerAddress}) or a secret without `sso.secretsKeyFile`;
- * `domain_not_verified` (400) for a domain the tenant has not verified;
- * `not_found` when there is no org tenant `tenantId`; `issuer_in_use` (409)
- * when another tenant's IdP has the issuer and client id.
- */
-export async function setTenantIdp(
-  deps: SetIdpDeps,
-  tenantId: string,
-  settings: IdpSettings,
-  now: number,
-): Promise<IdpSet> {
-  await checkIssuerAddress(settings.issuer, deps.allowPrivateIssuers);
-  const stored = await deps.store.getTenantIdp(tenantId);
-  const sealed = sealedSecret(deps.sealer, tenantId, settings, stored);
-  await requireVerifiedDomains(deps.store, tenantId, settings.domains);
-  const idp: TenantIdp = {
-    tenantId,
-    issuer: settings.issuer,
-    clientId: settings.client_id,
-    ...(sealed === undefined ? {} : { clientSecretSealed: sealed }),
-    // As the store keeps them: what the answer shows is what was stored.
-    domains: normaliseDomains(settings.domains),
-    role: settings.role,
-    linkExisting: settings.link_existing,
-    updatedAt: now,
-  };
-  if (!(await deps.store.setTenantIdp(idp))) {
-    throw new GatewayError('not_found', 'There is no org tenant with this id.');
-  }
-  return { idp, replaced: stored !== null };
-}
-
-/** The sealed secret the record keeps: a new one sealed, the stored one kept, or none. */
-function sealedSecret(
-  sealer: SecretSealer | undefined,
-  tenantId: string,
-  settings: IdpSettings,
-  stored: TenantIdp | null,
-): string | undefined {
-  const secret = settings.client_secret;
-  if (secret === null) return undefined;
-  if (secret !== undefined) {
-    if (sealer === undefined) {
-      throw new GatewayError(
-        'invalid_request',
-        'Invalid client_secret: this gateway keeps no IdP client secrets (sso.secretsKeyFile is not configured); set the IdP without one, or configure the key first.',
-        { detail: 'client_secret' },
-      );
-    }
-    return sealer.seal(secret, tenantId);
-  }
-  const sameClient = stored?.issuer === settings.issuer && stored.clientId === settings.client_id;
-  return sameClient ? stored.clientSecretSealed : undefined;
 }

@@ -11,9 +11,11 @@ import { applySeed, readSeedFile, tenantDiffers } from '../auth/seed.js';
 import { tenantRecord } from '../api/representations.js';
 import type { LoadedConfig } from '../config/index.js';
 import type { Core } from '../core.js';
+import { changePassword, createUser } from '../identity/users.js';
 import { readSecret } from './read-secret.js';
 import {
   cliActor,
+  operator,
   emailOption,
   envOption,
   orgTenant,
@@ -42,16 +44,10 @@ export async function userAdd(
   emailOption('EMAIL', email);
   const password = await readSecret({ prompt: 'Password: ', ...envOption(options.passwordEnv) });
   await withCore(loaded, async (core) => {
-    const user = await core.accounts.signUp({
+    const user = await createUser(core, operator(), {
       email,
       password,
-      byOperator: true,
       ...(options.name ? { name: options.name } : {}),
-    });
-    await core.audit.record('user_created', cliActor(), {
-      tenant_id: user.personalTenantId,
-      user_id: user.id,
-      user_email: user.email,
     });
     print({ user_id: user.id, user_email: user.email, tenant_id: user.personalTenantId });
   });
@@ -70,11 +66,7 @@ export async function userPassword(
   await withCore(loaded, async (core) => {
     const user = await core.store.findUserByEmail(email);
     if (user === null) throw new UsageError(`no user ${email}`);
-    await core.accounts.changePassword(user, password);
-    await core.audit.record('password_changed', cliActor(), {
-      user_id: user.id,
-      user_email: user.email,
-    });
+    await changePassword(core, operator(), user, password);
     print({ user_id: user.id, user_email: user.email, sessions: 'ended' });
   });
 }

@@ -10,8 +10,8 @@ import { createdKey, keyView } from '../api/client-representations.js';
 import type { LoadedConfig } from '../config/index.js';
 import { addApiKey, removeApiKey } from '../identity/api-keys.js';
 import type { ApiKeyRecord } from '../store/types.js';
-import { clientDeps, existingClient, operator } from './clients.js';
-import { expiresAtOption, print, withCore } from './store-command.js';
+import { clientDeps, existingClient } from './clients.js';
+import { expiresAtOption, operator, print, withCore } from './store-command.js';
 import { UsageError } from './usage-error.js';
 
 /** A representation of the API's, with the key's client and tenant. */

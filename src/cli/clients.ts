@@ -11,10 +11,10 @@ import { clientView, createdClient, rotatedClient } from '../api/client-represen
 import type { LoadedConfig } from '../config/index.js';
 import { SCOPE_PATTERN } from '../config/schema/authorization.js';
 import type { Core } from '../core.js';
-import type { ClientActor, ClientDeps } from '../identity/client-deps.js';
+import type { ClientDeps } from '../identity/client-deps.js';
 import { createClient, removeClient, rotateClientSecret } from '../identity/clients.js';
 import type { ClientRecord } from '../store/types.js';
-import { cliActor, expiresAtOption, orgTenant, print, withCore } from './store-command.js';
+import { expiresAtOption, operator, orgTenant, print, withCore } from './store-command.js';
 import { UsageError } from './usage-error.js';
 
 export interface ClientAddOptions {
@@ -98,8 +98,6 @@ export function clientDeps(loaded: LoadedConfig, core: Core): ClientDeps {
     roles: core.roleScopes,
   };
 }
-
-export const operator = (): ClientActor => ({ kind: 'operator', audit: cliActor() });
 
 export async function existingClient(core: Core, clientId: string): Promise<ClientRecord> {
   const client = await core.store.getClient(clientId);

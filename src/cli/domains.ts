@@ -1,19 +1,18 @@
 /**
  * `tenant domain add|list|verify|remove`: an org tenant's e-mail domains
- * (issue 42), claimed and verified as the API does it
- * (`auth/tenant-domains.ts`). `add --verified` is the operator's word that
- * the tenant holds the domain: verified at once, no DNS asked (still refused
+ * (issue 42), by the operations the API calls too (`identity/domains.ts`),
+ * the operator as actor. `add --verified` is the operator's word that the
+ * tenant holds the domain: verified at once, no DNS asked (still refused
  * when another tenant has verified it).
  */
 import { domainView } from '../api/representations.js';
-import { checkDomain, claimDomain, verifyDomain } from '../auth/tenant-domains.js';
+import { checkDomain } from '../auth/tenant-domains.js';
 import type { LoadedConfig } from '../config/index.js';
-import { isGatewayError } from '../errors.js';
-import { cliActor, orgTenant, print, withCore } from './store-command.js';
-import { UsageError } from './usage-error.js';
+import { addDomain, removeDomain, verifyDomain } from '../identity/domains.js';
+import { operator, orgTenant, print, withCore } from './store-command.js';
+import { notFoundAs, UsageError } from './usage-error.js';
 
 const ORG_ONLY = 'only org tenants have e-mail domains';
-const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 export async function domainAdd(
   loaded: LoadedConfig,
@@ -25,15 +24,7 @@ export async function domainAdd(
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId, ORG_ONLY);
     const verified = options.verified === true;
-    const wasVerified = (await core.store.verifiedDomainHolder(domain)) === tenantId;
-    const { record, created } = await claimDomain(core.store, tenantId, domain, {
-      now: nowSeconds(),
-      verified,
-    });
-    if (created)
-      await core.audit.record('domain_added', cliActor(), { tenant_id: tenantId, domain });
-    if (verified && !wasVerified)
-      await core.audit.record('domain_verified', cliActor(), { tenant_id: tenantId, domain });
+    const { record } = await addDomain(core, operator(), tenantId, domain, { verified });
     print({ tenant_id: tenantId, ...domainView(record) });
   });
 }
@@ -53,14 +44,9 @@ export async function domainVerify(
   const domain = domainArgument(rawDomain);
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId, ORG_ONLY);
-    const record = await verifyDomain(core, tenantId, domain, nowSeconds()).catch(
-      (err: unknown) => {
-        if (isGatewayError(err) && err.code === 'not_found')
-          throw new UsageError(`${tenantId} has no domain ${domain}`);
-        throw err;
-      },
+    const record = await verifyDomain(core, operator(), tenantId, domain).catch(
+      notFoundAs(`${tenantId} has no domain ${domain}`),
     );
-    await core.audit.record('domain_verified', cliActor(), { tenant_id: tenantId, domain });
     print({ tenant_id: tenantId, ...domainView(record) });
   });
 }
@@ -73,9 +59,9 @@ export async function domainRemove(
   const domain = domainArgument(rawDomain);
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId, ORG_ONLY);
-    if (!(await core.store.removeTenantDomain(tenantId, domain)))
-      throw new UsageError(`${tenantId} has no domain ${domain}`);
-    await core.audit.record('domain_removed', cliActor(), { tenant_id: tenantId, domain });
+    await removeDomain(core, operator(), tenantId, domain).catch(
+      notFoundAs(`${tenantId} has no domain ${domain}`),
+    );
     print({ tenant_id: tenantId, domain, removed: true });
   });
 }

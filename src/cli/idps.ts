@@ -1,17 +1,19 @@
 /**
  * `tenant idp set|show|remove`: an org tenant's identity provider (issue 34),
- * checked and stored as the API does it (`auth/tenant-idps.ts`). The client
- * secret comes from stdin (`--client-secret-stdin`) or
- * `GATEWAY_IDP_CLIENT_SECRET`, never from argv; it is sealed with
- * `sso.secretsKeyFile` before it is stored, and nothing prints it.
+ * checked and stored by the operations the API calls too (`identity/idps.ts`),
+ * the operator as actor. The client secret comes from stdin
+ * (`--client-secret-stdin`) or `GATEWAY_IDP_CLIENT_SECRET`, never from argv;
+ * it is sealed with `sso.secretsKeyFile` before it is stored, and nothing
+ * prints it.
  */
 import { idpView } from '../api/representations.js';
-import { checkIdpSettings, setTenantIdp, type IdpSettings } from '../auth/tenant-idps.js';
+import { checkIdpSettings, type IdpSettings } from '../auth/tenant-idps.js';
 import type { LoadedConfig } from '../config/index.js';
 import { isGatewayError } from '../errors.js';
+import { removeIdp, setIdp } from '../identity/idps.js';
 import { readSecret } from './read-secret.js';
-import { cliActor, orgTenant, print, withCore } from './store-command.js';
-import { UsageError } from './usage-error.js';
+import { operator, orgTenant, print, withCore } from './store-command.js';
+import { notFoundAs, UsageError } from './usage-error.js';
 
 /** The environment variable an IdP client secret may come from. */
 export const IDP_SECRET_ENV = 'GATEWAY_IDP_CLIENT_SECRET';
@@ -47,17 +49,12 @@ export async function idpSet(
     await orgTenant(core, tenantId, ORG_ONLY);
     const deps = {
       store: core.store,
+      audit: core.audit,
       sealer: core.idpSecrets,
       allowPrivateIssuers: loaded.config.sso.allowPrivateIssuers,
     };
-    const now = Math.floor(Date.now() / 1000);
-    const { idp } = await setTenantIdp(deps, tenantId, settings, now).catch((err: unknown) => {
+    const { idp } = await setIdp(deps, operator(), tenantId, settings).catch((err: unknown) => {
       throw asUsage(err);
-    });
-    await core.audit.record('idp_set', cliActor(), {
-      tenant_id: tenantId,
-      issuer: idp.issuer,
-      idp_client_id: idp.clientId,
     });
     print(idpView(idp));
   });
@@ -75,11 +72,9 @@ export async function idpShow(loaded: LoadedConfig, tenantId: string): Promise<v
 export async function idpRemove(loaded: LoadedConfig, tenantId: string): Promise<void> {
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId, ORG_ONLY);
-    const idp = await core.store.getTenantIdp(tenantId);
-    if (idp === null || !(await core.store.removeTenantIdp(tenantId))) {
-      throw new UsageError(`${tenantId} has no identity provider`);
-    }
-    await core.audit.record('idp_removed', cliActor(), { tenant_id: tenantId, issuer: idp.issuer });
+    const idp = await removeIdp(core, operator(), tenantId).catch(
+      notFoundAs(`${tenantId} has no identity provider`),
+    );
     print({ tenant_id: tenantId, issuer: idp.issuer, removed: true });
   });
 }

@@ -1,15 +1,15 @@
 /**
  * `member add|remove|role|list`: an org tenant's members and their roles
- * (`admin` or `member`). A removal or a role change ends the member's tokens
- * for the tenant on every running instance before the command returns: the
- * store gives the membership a new generation and publishes it with the
- * write, and only tokens issued since carry it.
+ * (`admin` or `member`), by the identity operations (`identity/members.ts`),
+ * the operator as actor. A removal or a role change ends the member's tokens
+ * for the tenant on every running instance before the command returns.
  */
 import type { LoadedConfig } from '../config/index.js';
 import type { Core } from '../core.js';
+import { addMember, changeRole, removeMember } from '../identity/members.js';
 import type { MemberRole } from '../store/types.js';
-import { cliActor, orgTenant, print, withCore } from './store-command.js';
-import { UsageError } from './usage-error.js';
+import { operator, orgTenant, print, withCore } from './store-command.js';
+import { notFoundAs, UsageError } from './usage-error.js';
 
 export const ROLES: readonly MemberRole[] = ['admin', 'member'];
 
@@ -41,17 +41,8 @@ export async function memberChange(
     await orgTenant(core, tenantId);
     const user = await core.store.findUserByEmail(email);
     if (user === null) throw new UsageError(`no user ${email}`);
-    const subject = { tenant_id: tenantId, user_id: user.id, user_email: user.email };
-    if (action === 'remove') {
-      if (await core.store.removeMember(tenantId, user.id))
-        await core.audit.record('member_removed', cliActor(), subject);
-    } else if (!(await core.store.isMember(tenantId, user.id))) {
-      // Only a membership that began is an event: adding is idempotent.
-      if (await core.store.addMember(tenantId, user.id, role))
-        await core.audit.record('member_added', cliActor(), subject);
-    } else if (role !== undefined) {
-      await changeRole(core, tenantId, user.id, user.email, role);
-    }
+    if (action === 'remove') await removeMember(core, operator(), tenantId, user);
+    else await addMember(core, operator(), tenantId, user, role);
     print(await membersOf(core, tenantId));
   });
 }
@@ -67,7 +58,9 @@ export async function memberRole(
     await orgTenant(core, tenantId);
     const user = await core.store.findUserByEmail(email);
     if (user === null) throw new UsageError(`no user ${email}`);
-    await changeRole(core, tenantId, user.id, user.email, role);
+    await changeRole(core, operator(), tenantId, user, role).catch(
+      notFoundAs(`${user.email} is not a member of ${tenantId}`),
+    );
     print(await membersOf(core, tenantId));
   });
 }
@@ -79,24 +72,6 @@ export async function memberList(loaded: LoadedConfig, tenantId: string): Promis
     }
     print(await membersOf(core, tenantId));
   });
-}
-
-async function changeRole(
-  core: Core,
-  tenantId: string,
-  userId: string,
-  email: string,
-  role: MemberRole,
-): Promise<void> {
-  const changed = await core.store.setMemberRole(tenantId, userId, role);
-  if (changed === null) throw new UsageError(`${email} is not a member of ${tenantId}`);
-  if (changed)
-    await core.audit.record('member_role_changed', cliActor(), {
-      tenant_id: tenantId,
-      user_id: userId,
-      user_email: email,
-      role,
-    });
 }
 
 async function membersOf(core: Core, tenantId: string) {

@@ -8,6 +8,7 @@ import type { AuditActor } from '../audit/events.js';
 import { checkEmail } from '../auth/accounts.js';
 import type { LoadedConfig } from '../config/index.js';
 import { createCore, type Core } from '../core.js';
+import type { OperatorActor } from '../identity/actor.js';
 import { lineSafe } from '../ops/line-safe.js';
 import { createLogger } from '../ops/logger.js';
 import type { TenantRecord } from '../store/types.js';
@@ -47,6 +48,9 @@ export function cliActor(): AuditActor {
   }
   return { source: 'cli', actor: `cli:${name}` };
 }
+
+/** The operator as the actor of an identity operation (`identity/actor.ts`). */
+export const operator = (): OperatorActor => ({ kind: 'operator', audit: cliActor() });
 
 /** Results as JSON; a user's name or e-mail holds no raw U+2028/U+2029 or C1 control for the terminal. */
 export const print = (value: unknown) =>

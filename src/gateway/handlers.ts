@@ -67,6 +67,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     sessions: core.sessions,
     bruteForce: core.bruteForce,
     keyring: core.keyring,
+    grantsConfig: config,
     oauthMetadata: {
       issuer: config.tokens.issuer,
       origin: publicOrigin,

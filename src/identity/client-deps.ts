@@ -3,10 +3,10 @@
  * from, and who performs one: the operator (the CLI) or a tenant's admin (the
  * identity API). The front ends only parse, call an operation and render.
  */
-import type { AuditActor } from '../audit/events.js';
 import type { AuditRecorder } from '../audit/recorder.js';
 import type { RoleScopes } from '../auth/accounts.js';
-import type { MemberRole, Store } from '../store/types.js';
+import type { Store } from '../store/types.js';
+import type { Actor } from './actor.js';
 
 export interface ClientDeps {
   store: Store;
@@ -21,15 +21,8 @@ export interface ClientDeps {
   now?: () => number;
 }
 
-/** Who performs an operation on a machine client. */
-export type ClientActor =
-  /** The operator (the CLI): no role, so bounded by `clientScopes` alone. */
-  | { kind: 'operator'; audit: AuditActor }
-  /**
-   * A member of the client's tenant with `role` there now (read from the store
-   * by the caller): bounded by that role's scopes too.
-   */
-  | { kind: 'member'; role: MemberRole; audit: AuditActor };
+/** Who performs an operation on a machine client (`actor.ts`): the operator or a tenant admin. */
+export type ClientActor = Exclude<Actor, { kind: 'self' }>;
 
 export function nowSeconds(deps: ClientDeps): number {
   return deps.now?.() ?? Math.floor(Date.now() / 1000);

@@ -46,7 +46,7 @@ beforeAll(async () => {
     return next();
   });
   app.use(renderErrors());
-  const router = createIdentityRouter(deps);
+  const router = createIdentityRouter(deps, new Map());
   app.use(router.routes());
   server = createServer(app.callback()).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));

@@ -9,6 +9,7 @@ import { parseBasicAuthorization } from '../../auth/basic.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
 import { normaliseEmail } from '../../store/normalise.js';
 import type { UserRecord } from '../../store/types.js';
+import type { IssuingRequest } from '../../identity/issued.js';
 import type { ApiContext } from '../state.js';
 import type { IdentityRouterDeps } from './deps.js';
 
@@ -37,6 +38,14 @@ export function namePrincipal(
   scope.userId = userId;
   if (tenantId !== undefined) scope.tenantId = tenantId;
   scope.kind = kind;
+}
+
+/** The request a token is issued to, for `identity/issued.ts`. */
+export function issuingRequest(deps: IdentityRouterDeps, ctx: ApiContext): IssuingRequest {
+  return {
+    name: (kind, id, tenantId) => namePrincipal(ctx, kind, id, tenantId),
+    actor: (who) => actor(deps, ctx, who),
+  };
 }
 
 /**

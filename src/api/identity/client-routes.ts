@@ -18,7 +18,6 @@ import type { Router } from '@koa/router';
 import { isClientId, isKeyId } from '../../auth/secrets.js';
 import { GatewayError } from '../../errors.js';
 import { addApiKey, removeApiKey } from '../../identity/api-keys.js';
-import type { ClientActor } from '../../identity/client-deps.js';
 import {
   createClient,
   noClient,
@@ -37,7 +36,7 @@ import {
 import { readJsonBody } from '../request-input.js';
 import { ApiKeyCreation, ClientCreation } from '../schemas/clients.js';
 import type { ApiContext, ApiState } from '../state.js';
-import { actor, noStore } from './callers.js';
+import { noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
 import { tenantAdmin, type TenantAdmin } from './tenant-admins.js';
 
@@ -91,16 +90,12 @@ async function tenantClient(
 }
 
 /** The admin as the actor of a client operation: bounded by their role's scopes. */
-function adminActor(deps: IdentityRouterDeps, ctx: ApiContext, admin: TenantAdmin): ClientActor {
-  return { kind: 'member', role: 'admin', audit: actor(deps, ctx, admin.principal.email) };
-}
-
 async function addClient(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await clientsAdmin(deps, ctx);
   const body = await readJsonBody(ctx, ClientCreation, deps.bodyLimit);
   const { client, secret } = await createClient(deps.clients, {
     tenantId: admin.tenantId,
-    actor: adminActor(deps, ctx, admin),
+    actor: admin.actor,
     name: body.name,
     scopes: body.scopes,
     expiresAt: body.expires_at,
@@ -114,11 +109,7 @@ async function addClient(deps: IdentityRouterDeps, ctx: ApiContext): Promise<voi
 async function rotateSecret(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await clientsAdmin(deps, ctx);
   const found = await tenantClient(deps, admin.tenantId, ctx.params.client_id as string);
-  const { client, secret } = await rotateClientSecret(
-    deps.clients,
-    adminActor(deps, ctx, admin),
-    found,
-  );
+  const { client, secret } = await rotateClientSecret(deps.clients, admin.actor, found);
   noStore(ctx);
   ctx.body = rotatedClient(client, secret);
 }
@@ -126,7 +117,7 @@ async function rotateSecret(deps: IdentityRouterDeps, ctx: ApiContext): Promise<
 async function deleteClient(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await clientsAdmin(deps, ctx);
   const client = await tenantClient(deps, admin.tenantId, ctx.params.client_id as string);
-  await removeClient(deps.clients, adminActor(deps, ctx, admin), client);
+  await removeClient(deps.clients, admin.actor, client);
   ctx.status = 204;
 }
 
@@ -134,12 +125,7 @@ async function createKey(deps: IdentityRouterDeps, ctx: ApiContext): Promise<voi
   const admin = await clientsAdmin(deps, ctx);
   const client = await tenantClient(deps, admin.tenantId, ctx.params.client_id as string);
   const body = hasBody(ctx) ? await readJsonBody(ctx, ApiKeyCreation, deps.bodyLimit) : {};
-  const { key, apiKey } = await addApiKey(
-    deps.clients,
-    adminActor(deps, ctx, admin),
-    client,
-    body.expires_at,
-  );
+  const { key, apiKey } = await addApiKey(deps.clients, admin.actor, client, body.expires_at);
   noStore(ctx);
   ctx.status = 201;
   ctx.body = createdKey(key, apiKey);
@@ -149,9 +135,7 @@ async function removeKey(deps: IdentityRouterDeps, ctx: ApiContext): Promise<voi
   const admin = await clientsAdmin(deps, ctx);
   const client = await tenantClient(deps, admin.tenantId, ctx.params.client_id as string);
   const keyId = ctx.params.key_id as string;
-  const removed =
-    isKeyId(keyId) &&
-    (await removeApiKey(deps.clients, adminActor(deps, ctx, admin), client, keyId));
+  const removed = isKeyId(keyId) && (await removeApiKey(deps.clients, admin.actor, client, keyId));
   if (!removed) throw new GatewayError('not_found', 'The client has no such key.');
   ctx.status = 204;
 }

@@ -2,24 +2,23 @@
  * The tenant admins' e-mail domains (`/1/tenants/:tenant_id/domains`, issue
  * 42): list them, claim one (a DNS TXT challenge to publish), verify it (the
  * record looked up through `sso.dnsServers`), remove one. The caller is an
- * admin of the tenant (`tenant-admins.ts`), an org tenant's only. What a
- * claim and a verification check is `auth/tenant-domains.ts`, the CLI's too
- * (`cli/domains.ts`).
+ * admin of the tenant (`tenant-admins.ts`), an org tenant's only. Claiming,
+ * verifying and removing are identity operations (`identity/domains.ts`), the
+ * CLI's too (`cli/domains.ts`).
  */
 import type { Router } from '@koa/router';
-import { checkDomain, claimDomain, noDomain, verifyDomain } from '../../auth/tenant-domains.js';
+import { checkDomain } from '../../auth/tenant-domains.js';
+import { addDomain, removeDomain, verifyDomain } from '../../identity/domains.js';
 import { domainList, domainView } from '../representations.js';
 import { readJsonBody } from '../request-input.js';
 import { TenantDomainClaim } from '../schemas/domains.js';
 import type { ApiContext, ApiState } from '../state.js';
-import { actor, noStore } from './callers.js';
+import { noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
 import { tenantAdmin, type TenantAdmin } from './tenant-admins.js';
 
 const DOMAINS = '/tenants/:tenant_id/domains';
 const DOMAIN = `${DOMAINS}/:domain`;
-
-const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 export function addDomainRoutes(router: Router<ApiState>, deps: IdentityRouterDeps): void {
   router.get(DOMAINS, async (ctx) => {
@@ -42,15 +41,7 @@ function domainAdmin(deps: IdentityRouterDeps, ctx: ApiContext): Promise<TenantA
 async function claim(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await domainAdmin(deps, ctx);
   const { domain } = await readJsonBody(ctx, TenantDomainClaim, deps.bodyLimit);
-  const { record, created } = await claimDomain(deps.store, admin.tenantId, domain, {
-    now: nowSeconds(),
-  });
-  if (created) {
-    await deps.audit.record('domain_added', actor(deps, ctx, admin.principal.email), {
-      tenant_id: admin.tenantId,
-      domain,
-    });
-  }
+  const { record, created } = await addDomain(deps, admin.actor, admin.tenantId, domain);
   noStore(ctx);
   ctx.status = created ? 201 : 200;
   ctx.body = domainView(record);
@@ -59,11 +50,7 @@ async function claim(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
 async function verify(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await domainAdmin(deps, ctx);
   const domain = checkDomain(ctx.params.domain as string);
-  const record = await verifyDomain(deps, admin.tenantId, domain, nowSeconds());
-  await deps.audit.record('domain_verified', actor(deps, ctx, admin.principal.email), {
-    tenant_id: admin.tenantId,
-    domain,
-  });
+  const record = await verifyDomain(deps, admin.actor, admin.tenantId, domain);
   noStore(ctx);
   ctx.body = domainView(record);
 }
@@ -71,10 +58,6 @@ async function verify(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> 
 async function remove(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await domainAdmin(deps, ctx);
   const domain = checkDomain(ctx.params.domain as string);
-  if (!(await deps.store.removeTenantDomain(admin.tenantId, domain))) throw noDomain();
-  await deps.audit.record('domain_removed', actor(deps, ctx, admin.principal.email), {
-    tenant_id: admin.tenantId,
-    domain,
-  });
+  await removeDomain(deps, admin.actor, admin.tenantId, domain);
   ctx.status = 204;
 }

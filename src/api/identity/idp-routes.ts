@@ -7,17 +7,16 @@
  *
  * The client secret is write-only: PUT may send it (sealed before it is
  * stored, `auth/tenant-idps.ts`), no answer ever holds it, only
- * `client_secret_set`. The checks and the record are the CLI's too
- * (`cli/idps.ts`).
+ * `client_secret_set`. Setting and removing it are identity operations
+ * (`identity/idps.ts`), the CLI's too (`cli/idps.ts`).
  */
 import type { Router } from '@koa/router';
-import { setTenantIdp } from '../../auth/tenant-idps.js';
-import { GatewayError } from '../../errors.js';
+import { noIdp, removeIdp, setIdp, type IdpDeps } from '../../identity/idps.js';
 import { idpView } from '../representations.js';
 import { readJsonBody } from '../request-input.js';
 import { TenantIdpSettings } from '../schemas/idps.js';
 import type { ApiContext, ApiState } from '../state.js';
-import { actor, noStore } from './callers.js';
+import { noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
 import { tenantAdmin, type TenantAdmin } from './tenant-admins.js';
 
@@ -32,7 +31,7 @@ export function addIdpRoutes(router: Router<ApiState>, deps: IdentityRouterDeps)
     ctx.body = idpView(idp);
   });
   router.put(IDP, (ctx) => putIdp(deps, ctx));
-  router.delete(IDP, (ctx) => removeIdp(deps, ctx));
+  router.delete(IDP, (ctx) => removeIdpRoute(deps, ctx));
 }
 
 function idpAdmin(deps: IdentityRouterDeps, ctx: ApiContext): Promise<TenantAdmin> {
@@ -42,40 +41,27 @@ function idpAdmin(deps: IdentityRouterDeps, ctx: ApiContext): Promise<TenantAdmi
   });
 }
 
+/** The identity operations' part of the router's deps. */
+function idpDeps(deps: IdentityRouterDeps): IdpDeps {
+  return {
+    store: deps.store,
+    audit: deps.audit,
+    sealer: deps.idpSecrets,
+    allowPrivateIssuers: deps.allowPrivateIssuers === true,
+  };
+}
+
 async function putIdp(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await idpAdmin(deps, ctx);
   const settings = await readJsonBody(ctx, TenantIdpSettings, deps.bodyLimit);
-  const { idp, replaced } = await setTenantIdp(
-    {
-      store: deps.store,
-      sealer: deps.idpSecrets,
-      allowPrivateIssuers: deps.allowPrivateIssuers === true,
-    },
-    admin.tenantId,
-    settings,
-    Math.floor(Date.now() / 1000),
-  );
-  await deps.audit.record('idp_set', actor(deps, ctx, admin.principal.email), {
-    tenant_id: admin.tenantId,
-    issuer: idp.issuer,
-    idp_client_id: idp.clientId,
-  });
+  const { idp, replaced } = await setIdp(idpDeps(deps), admin.actor, admin.tenantId, settings);
   noStore(ctx);
   ctx.status = replaced ? 200 : 201;
   ctx.body = idpView(idp);
 }
 
-async function removeIdp(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
+async function removeIdpRoute(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await idpAdmin(deps, ctx);
-  const idp = await deps.store.getTenantIdp(admin.tenantId);
-  if (idp === null || !(await deps.store.removeTenantIdp(admin.tenantId))) throw noIdp();
-  await deps.audit.record('idp_removed', actor(deps, ctx, admin.principal.email), {
-    tenant_id: admin.tenantId,
-    issuer: idp.issuer,
-  });
+  await removeIdp(deps, admin.actor, admin.tenantId);
   ctx.status = 204;
-}
-
-function noIdp(): GatewayError {
-  return new GatewayError('not_found', 'The tenant has no identity provider.');
 }

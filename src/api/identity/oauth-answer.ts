@@ -8,7 +8,7 @@ import type { AccessTokenClaims } from '../../auth/tokens.js';
 import type { UserRecord } from '../../store/types.js';
 import { oauthToken, type OAuthTokenExtras } from '../token-representations.js';
 import type { ApiContext } from '../state.js';
-import { actor, namePrincipal, noStore } from './callers.js';
+import { noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
 
 /** A user's token, with the first refresh token of its family when refresh tokens are on. */
@@ -22,30 +22,6 @@ export function userGrant(deps: IdentityRouterDeps): UserGrant {
   return refresh?.enabled === true
     ? (user, tenantId) => refresh.begin(user, tenantId)
     : (user, tenantId) => deps.accounts.grantToken(user, tenantId);
-}
-
-/**
- * A user's token was issued (a Basic login, a browser sign-in's code): the
- * request's scope names the user and tenant, the counter counts it, and the
- * tenant's audit stream records `token_issued` (`via` the way it came, when
- * not a login).
- */
-export async function userTokenIssued(
-  deps: IdentityRouterDeps,
-  ctx: ApiContext,
-  { claims, user, tenant }: GrantedToken,
-  via?: 'browser',
-): Promise<void> {
-  namePrincipal(ctx, 'user', user.id, tenant.tenantId);
-  deps.onTokenIssued?.('user');
-  await deps.audit.record('token_issued', actor(deps, ctx, user.email), {
-    tenant_id: tenant.tenantId,
-    user_id: user.id,
-    user_email: user.email,
-    jti: claims.jti,
-    ...(claims.fid === undefined ? {} : { family_id: claims.fid }),
-    ...(via === undefined ? {} : { via }),
-  });
 }
 
 /**

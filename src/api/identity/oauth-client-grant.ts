@@ -7,13 +7,22 @@
 import { parseBasicAuthorization } from '../../auth/basic.js';
 import { invalidClient } from '../../auth/client-credentials.js';
 import { isGatewayError } from '../../errors.js';
+import { issued } from '../../identity/issued.js';
 import type { ApiContext } from '../state.js';
-import { actor, namePrincipal } from './callers.js';
+import { actor, issuingRequest } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
+import type { Grant } from './grant.js';
 import { answerOAuthToken } from './oauth-answer.js';
 import { invalidRequest, param } from './oauth-form.js';
 
-export async function clientCredentialsGrant(
+export const clientCredentialsGrant: Grant = {
+  type: 'client_credentials',
+  enabled: () => true,
+  params: ['scope', 'client_id', 'client_secret'],
+  handle: issueClientToken,
+};
+
+async function issueClientToken(
   deps: IdentityRouterDeps,
   ctx: ApiContext,
   form: URLSearchParams,
@@ -31,16 +40,8 @@ export async function clientCredentialsGrant(
       });
     throw err;
   }
-  const { token, claims, client, scopes } = granted;
-  namePrincipal(ctx, 'client', client.clientId, client.tenantId);
-  deps.onTokenIssued?.('client');
-  await deps.audit.record('client_token_issued', actor(deps, ctx, client.clientId), {
-    tenant_id: client.tenantId,
-    client_id: client.clientId,
-    scopes,
-    jti: claims.jti,
-  });
-  answerOAuthToken(ctx, token, claims, client.tenantId);
+  await issued(deps, issuingRequest(deps, ctx), { kind: 'client', granted });
+  answerOAuthToken(ctx, granted.token, granted.claims, granted.client.tenantId);
 }
 
 /** The client's id and secret, by exactly one method. */

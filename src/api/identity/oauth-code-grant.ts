@@ -8,24 +8,40 @@
  * `tokens.refresh.enabled` the answer begins a refresh family, as a Basic
  * login does.
  */
-import type { BrowserSignIn } from '../../auth/federation/browser-sign-in.js';
+import { issued } from '../../identity/issued.js';
 import type { ApiContext } from '../state.js';
+import { issuingRequest } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
-import { answerOAuthToken, userGrant, userTokenIssued } from './oauth-answer.js';
+import { notBuilt, type Grant } from './grant.js';
+import { answerOAuthToken, userGrant } from './oauth-answer.js';
 import { param, requiredParam } from './oauth-form.js';
 
-export async function codeGrant(
+export const authorizationCodeGrant: Grant = {
+  type: 'authorization_code',
+  enabled: (config) => config.sso.enabled,
+  params: ['code', 'redirect_uri', 'code_verifier'],
+  handle: redeemCode,
+};
+
+async function redeemCode(
   deps: IdentityRouterDeps,
-  signIn: BrowserSignIn,
   ctx: ApiContext,
   form: URLSearchParams,
 ): Promise<void> {
+  const signIn = deps.browserSignIn;
+  if (signIn === undefined) throw notBuilt('authorization_code', 'the browser sign-in');
   const code = requiredParam(form, 'code');
   const redirectUri = requiredParam(form, 'redirect_uri');
   const input = { code, redirectUri, codeVerifier: param(form, 'code_verifier') };
   const granted = await signIn.redeem(input, userGrant(deps));
   const { token, claims, tenant } = granted;
   const refreshToken = 'refreshToken' in granted ? granted.refreshToken : undefined;
-  await userTokenIssued(deps, ctx, granted, 'browser');
+  const detail = { via: 'browser' } as const;
+  await issued(deps, issuingRequest(deps, ctx), {
+    kind: 'user',
+    granted,
+    event: 'token_issued',
+    detail,
+  });
   answerOAuthToken(ctx, token, claims, tenant.tenantId, { refresh_token: refreshToken });
 }

@@ -10,12 +10,14 @@
  * At most `limits.exchange` per client IP per window: past it 429.
  */
 import type { AuditActor } from '../../audit/events.js';
-import type { ExchangeSeen, ExchangeToken } from '../../auth/federation/exchange.js';
+import type { ExchangeSeen } from '../../auth/federation/exchange.js';
 import { refusalOf } from '../../auth/federation/refusals.js';
 import { isGatewayError } from '../../errors.js';
+import { issued } from '../../identity/issued.js';
 import type { ApiContext } from '../state.js';
-import { actor, namePrincipal } from './callers.js';
+import { actor, issuingRequest } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
+import { notBuilt, type Grant } from './grant.js';
 import { answerOAuthToken, userGrant } from './oauth-answer.js';
 import { invalidRequest, param, requiredParam } from './oauth-form.js';
 
@@ -23,12 +25,20 @@ export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ID_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id_token';
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
-export async function exchangeGrant(
+export const tokenExchangeGrant: Grant = {
+  type: TOKEN_EXCHANGE,
+  enabled: (config) => config.sso.enabled,
+  params: ['subject_token', 'subject_token_type', 'tenant_id', 'requested_token_type'],
+  handle: exchangeIdToken,
+};
+
+async function exchangeIdToken(
   deps: IdentityRouterDeps,
-  exchange: ExchangeToken,
   ctx: ApiContext,
   form: URLSearchParams,
 ): Promise<void> {
+  const exchange = deps.exchangeToken;
+  if (exchange === undefined) throw notBuilt(TOKEN_EXCHANGE, 'the token exchange');
   // `limits.exchange`: before anything may reach the tenant's provider.
   await deps.bruteForce.exchange(deps.clientIp(ctx.req));
   const subjectToken = requiredParam(form, 'subject_token');
@@ -50,9 +60,7 @@ export async function exchangeGrant(
   }
   const { granted, outcome, idp, linked, passwordEnded } = result;
   const { token, claims, user, tenant, refreshToken } = granted;
-  namePrincipal(ctx, 'user', user.id, tenant.tenantId);
   deps.onFederatedSignIn?.(outcome);
-  deps.onTokenIssued?.('user');
   const who = actor(deps, ctx, user.email);
   const about = { tenant_id: tenant.tenantId, user_id: user.id, user_email: user.email };
   if (outcome === 'user_created')
@@ -64,11 +72,9 @@ export async function exchangeGrant(
       ...(linked ? { linked: true } : {}),
       ...(passwordEnded ? { password_ended: true } : {}),
     });
-  await deps.audit.record('federated_sign_in', who, {
-    ...about,
-    issuer: idp.issuer,
-    jti: claims.jti,
-  });
+  const detail = { issuer: idp.issuer };
+  const issue = { kind: 'user', granted, event: 'federated_sign_in', detail } as const;
+  await issued(deps, issuingRequest(deps, ctx), issue);
   answerOAuthToken(ctx, token, claims, tenant.tenantId, {
     issued_token_type: ACCESS_TOKEN_TYPE,
     refresh_token: refreshToken,

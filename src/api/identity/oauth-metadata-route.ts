@@ -2,9 +2,9 @@
  * `GET /.well-known/oauth-authorization-server`: the gateway's OAuth
  * authorization server metadata (RFC 8414), enough for a client library to
  * configure itself. `grant_types_supported` is exactly what the token
- * endpoint serves (`grants.ts`, the one list both read); a grant other than
- * `client_credentials` needs no client authentication (`none`). PKCE is
- * S256 only (`code_challenge_methods_supported`). The RFC 7009 revocation
+ * endpoint serves (the grant registry's enabled grants, `grants.ts`, which
+ * both read); a grant other than `client_credentials` needs no client
+ * authentication (`none`). PKCE is S256 only (`code_challenge_methods_supported`). The RFC 7009 revocation
  * endpoint is listed always: it ends access tokens whether or not refresh
  * tokens are on. `issuer` is `tokens.issuer`; the endpoint URLs are absolute,
  * on `publicUrl` — or, without it, on the validated origin the request was
@@ -28,7 +28,7 @@ export interface OAuthMetadataDeps {
 
 export const OAUTH_METADATA_PATH = '/.well-known/oauth-authorization-server';
 
-/** @param grantTypes the grant types the token endpoint serves (`servedGrants`' names) */
+/** @param grantTypes the grant types the token endpoint serves (`servedGrants`' keys) */
 export function createOAuthMetadataRouter(
   deps: OAuthMetadataDeps,
   grantTypes: readonly string[],

@@ -7,38 +7,41 @@
  * a refusal is 400 `invalid_grant`, and a reuse is recorded
  * (`refresh_token_reused`: the family, user and tenant, never the token).
  */
-import { RefreshRefused, type RefreshTokens } from '../../auth/refresh-grant.js';
+import { RefreshRefused } from '../../auth/refresh-grant.js';
+import { issued } from '../../identity/issued.js';
 import type { ApiContext } from '../state.js';
-import { actor, namePrincipal } from './callers.js';
+import { actor, issuingRequest } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
+import { notBuilt, type Grant } from './grant.js';
 import { answerOAuthToken } from './oauth-answer.js';
 import { param, requiredParam } from './oauth-form.js';
 
-export async function refreshGrant(
+export const refreshTokenGrant: Grant = {
+  type: 'refresh_token',
+  enabled: (config) => config.tokens.refresh.enabled,
+  params: ['refresh_token', 'scope'],
+  handle: refresh,
+};
+
+async function refresh(
   deps: IdentityRouterDeps,
-  refresh: RefreshTokens,
   ctx: ApiContext,
   form: URLSearchParams,
 ): Promise<void> {
+  const refreshTokens = deps.refreshTokens;
+  if (refreshTokens === undefined) throw notBuilt('refresh_token', 'refresh tokens');
   const refreshToken = requiredParam(form, 'refresh_token');
   let refreshed;
   try {
-    refreshed = await refresh.refresh(refreshToken, param(form, 'scope'));
+    refreshed = await refreshTokens.refresh(refreshToken, param(form, 'scope'));
   } catch (err) {
     if (err instanceof RefreshRefused) await refused(deps, ctx, err);
     throw err;
   }
-  const { token, claims, user, tenant } = refreshed;
-  namePrincipal(ctx, 'user', user.id, tenant.tenantId);
   deps.onRefresh?.(refreshed.outcome);
-  deps.onTokenIssued?.('user');
-  await deps.audit.record('token_refreshed', actor(deps, ctx, user.email), {
-    tenant_id: tenant.tenantId,
-    user_id: user.id,
-    user_email: user.email,
-    jti: claims.jti,
-    ...(claims.fid === undefined ? {} : { family_id: claims.fid }),
-  });
+  const issue = { kind: 'user', granted: refreshed, event: 'token_refreshed' } as const;
+  await issued(deps, issuingRequest(deps, ctx), issue);
+  const { token, claims, tenant } = refreshed;
   answerOAuthToken(ctx, token, claims, tenant.tenantId, {
     refresh_token: refreshed.refreshToken,
   });

@@ -1,10 +1,11 @@
 /**
  * `POST /1/oauth/token`: the OAuth token endpoint. A form-encoded body; its
- * `grant_type` picks one of the grants this gateway serves (`grants.ts`: the
- * client-credentials grant, `oauth-client-grant.ts`; with
- * `tokens.refresh.enabled` the refresh-token grant, `oauth-refresh-grant.ts`;
- * with `sso.enabled` the token exchange, `oauth-exchange-grant.ts`, and the
- * browser sign-in's code, `oauth-code-grant.ts`); any other is
+ * `grant_type` picks one of the grants this gateway serves (the registry's
+ * enabled ones, `grants.ts`: the client-credentials grant,
+ * `oauth-client-grant.ts`; with `tokens.refresh.enabled` the refresh-token
+ * grant, `oauth-refresh-grant.ts`; with `sso.enabled` the token exchange,
+ * `oauth-exchange-grant.ts`, and the browser sign-in's code,
+ * `oauth-code-grant.ts`); any other is
  * `unsupported_grant_type`. Errors are the RFC 6749 §5.2 body the gateway
  * gives every refusal.
  */

@@ -1,5 +1,6 @@
 /** `PUT /1/users/:user_id/password`: a new password; every token of the user stops working at once. */
 import type { Router } from '@koa/router';
+import { changePassword } from '../../identity/users.js';
 import { readJsonBody } from '../request-input.js';
 import { PasswordChange } from '../schemas/users.js';
 import type { ApiState } from '../state.js';
@@ -10,11 +11,8 @@ export function addPasswordRoute(router: Router<ApiState>, deps: IdentityRouterD
   router.put('/users/:user_id/password', async (ctx) => {
     const user = await pathUser(deps, ctx, ctx.params.user_id as string);
     const body = await readJsonBody(ctx, PasswordChange, deps.bodyLimit);
-    await deps.accounts.changePassword(user, body.password);
-    await deps.audit.record('password_changed', actor(deps, ctx, user.email), {
-      user_id: user.id,
-      user_email: user.email,
-    });
+    const self = { kind: 'self', audit: actor(deps, ctx, user.email) } as const;
+    await changePassword(deps, self, user, body.password);
     ctx.status = 204;
   });
 }

@@ -1,6 +1,8 @@
 /** `POST /1/users` (when `signup.enabled`): a new user and their personal tenant. */
 import type { Router } from '@koa/router';
 import { GatewayError } from '../../errors.js';
+import { createUser } from '../../identity/users.js';
+import { normaliseEmail } from '../../store/normalise.js';
 import { signedUp } from '../representations.js';
 import { readJsonBody } from '../request-input.js';
 import { SignupRequest } from '../schemas/users.js';
@@ -13,12 +15,9 @@ export function addSignupRoute(router: Router<ApiState>, deps: IdentityRouterDep
     if (!deps.signupEnabled) throw new GatewayError('forbidden', 'Signup is disabled.');
     await deps.bruteForce.signup(deps.clientIp(ctx.req));
     const body = await readJsonBody(ctx, SignupRequest, deps.bodyLimit);
-    const user = await deps.accounts.signUp(body);
-    await deps.audit.record('user_created', actor(deps, ctx, user.email), {
-      tenant_id: user.personalTenantId,
-      user_id: user.id,
-      user_email: user.email,
-    });
+    // The actor is the address as the account will have it.
+    const self = { kind: 'self', audit: actor(deps, ctx, normaliseEmail(body.email)) } as const;
+    const user = await createUser(deps, self, body);
     noStore(ctx);
     ctx.status = 201;
     ctx.body = signedUp(user);

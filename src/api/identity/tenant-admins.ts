@@ -8,8 +8,9 @@
  */
 import type { TokenPrincipal } from '../../auth/authenticate.js';
 import { GatewayError } from '../../errors.js';
+import type { MemberActor } from '../../identity/actor.js';
 import type { ApiContext } from '../state.js';
-import { bearer } from './callers.js';
+import { actor, bearer } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
 
 /** An admin of the path's tenant, by their token for it. */
@@ -17,6 +18,8 @@ export interface TenantAdmin {
   /** A user's (never a machine client's). */
   principal: TokenPrincipal;
   tenantId: string;
+  /** Who performs the identity operations the request calls (`identity/actor.ts`). */
+  actor: MemberActor;
 }
 
 /** What is managed, for the refusals' text. */
@@ -53,5 +56,6 @@ export async function tenantAdmin(
   if ((await deps.store.getMemberRole(tenantId, principal.userId)) !== 'admin') {
     throw new GatewayError('forbidden', `Only the tenant's admins manage ${managed.what}.`);
   }
-  return { principal, tenantId };
+  const audit = actor(deps, ctx, principal.email);
+  return { principal, tenantId, actor: { kind: 'member', role: 'admin', audit } };
 }

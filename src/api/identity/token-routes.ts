@@ -7,13 +7,14 @@
  * family and the answer adds its first `refresh_token` (`auth/refresh-grant.ts`).
  */
 import type { Router } from '@koa/router';
+import { issued } from '../../identity/issued.js';
 import { readQuery } from '../request-input.js';
 import { TokenQuery } from '../schemas/token-operations.js';
 import { loginToken } from '../token-representations.js';
 import type { ApiContext, ApiState } from '../state.js';
-import { logIn, noStore } from './callers.js';
+import { issuingRequest, logIn, noStore } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
-import { userGrant, userTokenIssued } from './oauth-answer.js';
+import { userGrant } from './oauth-answer.js';
 
 export function addTokenRoutes(router: Router<ApiState>, deps: IdentityRouterDeps): void {
   const issueToken = (ctx: ApiContext) => issue(deps, ctx);
@@ -25,7 +26,7 @@ async function issue(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const { tenant_id: tenantId } = readQuery(ctx, TokenQuery);
   const user = await logIn(deps, ctx);
   const granted = await userGrant(deps)(user, tenantId);
-  await userTokenIssued(deps, ctx, granted);
+  await issued(deps, issuingRequest(deps, ctx), { kind: 'user', granted, event: 'token_issued' });
   noStore(ctx);
   ctx.set('pragma', 'no-cache');
   ctx.body = loginToken(granted, granted.refreshToken);
