@@ -11,6 +11,7 @@ import { createCore, type Core } from '../core.js';
 import { lineSafe } from '../ops/line-safe.js';
 import { createLogger } from '../ops/logger.js';
 import type { TenantRecord } from '../store/types.js';
+import { cliIo } from './io.js';
 import { UsageError } from './usage-error.js';
 
 export function requireRedis(loaded: LoadedConfig): void {
@@ -28,7 +29,7 @@ export async function withCore<T>(
   requireRedis(loaded);
   // stdout carries the command's JSON; the signing-key notices of createCore do
   // not concern these commands, so only errors are logged.
-  const log = createLogger({ level: 'error', destination: process.stderr });
+  const log = createLogger({ level: 'error', destination: cliIo().stderr });
   const core = await createCore(loaded.config, log);
   try {
     return await work(core);
@@ -50,7 +51,7 @@ export function cliActor(): AuditActor {
 
 /** Results as JSON; a user's name or e-mail holds no raw U+2028/U+2029 or C1 control for the terminal. */
 export const print = (value: unknown) =>
-  process.stdout.write(`${lineSafe(JSON.stringify(value, null, 2))}\n`);
+  cliIo().stdout.write(`${lineSafe(JSON.stringify(value, null, 2))}\n`);
 
 /**
  * Memberships, machine clients and removal concern org tenants only: a

@@ -1,7 +1,7 @@
 /**
  * Issue 42, the operator's side of tenants' e-mail domains: `tenant domain
- * add|list|verify|remove` as an operator runs them (the built CLI, a child
- * process) against a real redis-server, the TXT challenge looked up on a DNS
+ * add|list|verify|remove` as an operator runs them (the CLI as the
+ * harness runs it) against a real redis-server, the TXT challenge looked up on a DNS
  * server on loopback (`sso.dnsServers`). `tenant idp set` naming a domain the
  * tenant has not verified is refused (`domain_not_verified`); `add --verified`
  * is the operator's word; a verified domain belongs to one tenant.
@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
-import { startCliHarness, type Case, type CliHarness } from './harness.js';
+import { type Case, type CliHarness, releaseCliHarness, sharedCliHarness } from './harness.js';
 
 const TIMEOUT = 60_000;
 
@@ -40,7 +40,7 @@ let prefix: string;
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  h = await startCliHarness();
+  h = await sharedCliHarness();
   kase = h.newCase(`sso: { dnsServers: ["${dns.address}"] }`);
   await h.ok(['keys', 'add', ...kase.c]);
   await h.ok(['seed', h.writeSeed(kase, SEED), ...kase.c]);
@@ -48,7 +48,7 @@ beforeAll(async () => {
 }, TIMEOUT);
 
 afterAll(async () => {
-  await h?.stop();
+  if (h !== undefined) await releaseCliHarness();
   await dns?.stop();
 });
 

@@ -1,7 +1,7 @@
 /**
  * Issue 32, the operator's side: `client add|list|rotate|remove`, `client key
- * add|list|remove` and members' roles, as an operator runs them (the built
- * CLI, a child process) against a real redis-server. A secret or key is
+ * add|list|remove` and members' roles, as an operator runs them (the CLI
+ * as the harness runs it) against a real redis-server. A secret or key is
  * printed once, stored only as its SHA-256 digest (no Redis value holds it),
  * and never listed or audited; a role change ends the member's tokens for the
  * tenant on a running gateway before the command returns.
@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyId } from '../../src/auth/secrets.js';
 import { basic, bearer } from '../support/gateway.js';
 import { expectError } from '../support/expect-error.js';
-import { startCliHarness, type Case, type CliHarness } from './harness.js';
+import { type Case, type CliHarness, releaseCliHarness, sharedCliHarness } from './harness.js';
 
 const TIMEOUT = 60_000;
 const NOW = () => Math.floor(Date.now() / 1000);
@@ -54,7 +54,7 @@ let kase: Case;
 let prefix: string;
 
 beforeAll(async () => {
-  h = await startCliHarness();
+  h = await sharedCliHarness();
   kase = h.newCase();
   await h.ok(['keys', 'add', ...kase.c]);
   await h.ok(['seed', h.writeSeed(kase, SEED), ...kase.c]);
@@ -63,7 +63,7 @@ beforeAll(async () => {
 }, TIMEOUT);
 
 afterAll(async () => {
-  await h?.stop();
+  if (h !== undefined) await releaseCliHarness();
 });
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

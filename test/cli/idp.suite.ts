@@ -1,6 +1,6 @@
 /**
  * Issue 34, the operator's side: `tenant idp set|show|remove` as an operator
- * runs them (the built CLI, a child process) against a real redis-server. The
+ * runs them (the CLI as the harness runs it) against a real redis-server. The
  * client secret comes from stdin or GATEWAY_IDP_CLIENT_SECRET, never argv; it
  * is stored sealed (no Redis value holds it), never printed or audited; one
  * issuer and client id belong to one tenant; removing the tenant removes its IdP;
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretSealer } from '../../src/auth/sealed-secrets.js';
-import { startCliHarness, type Case, type CliHarness } from './harness.js';
+import { type Case, type CliHarness, releaseCliHarness, sharedCliHarness } from './harness.js';
 
 const TIMEOUT = 60_000;
 const SECRET = `idp-secret-${randomBytes(12).toString('hex')}`;
@@ -46,7 +46,7 @@ let prefix: string;
 let personalTenant: string;
 
 beforeAll(async () => {
-  h = await startCliHarness();
+  h = await sharedCliHarness();
   kase = h.newCase('sso: { secretsKeyFile: ./sso.key }');
   writeFileSync(join(kase.dir, 'sso.key'), `${KEY.toString('base64')}\n`, { mode: 0o600 });
   await h.ok(['keys', 'add', ...kase.c]);
@@ -66,7 +66,7 @@ beforeAll(async () => {
 }, TIMEOUT);
 
 afterAll(async () => {
-  await h?.stop();
+  if (h !== undefined) await releaseCliHarness();
 });
 
 const set = (tenant: string, ...more: string[]) => [
