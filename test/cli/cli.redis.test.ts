@@ -494,7 +494,8 @@ describe('users', () => {
     'user add reads the password from stdin',
     async () => {
       const kase = h.newCase();
-      const added = await h.ok<UserRow>(
+      // Through the binary: its stdin is a pipe.
+      const added = await h.bin.ok<UserRow>(
         ['user', 'add', 'Carol@Example.com', '--name', 'Carol', ...kase.c],
         {
           input: 'carol-password-1\n',
@@ -508,14 +509,14 @@ describe('users', () => {
       expect(await h.ok<UserRow[]>(['user', 'list', ...kase.c])).toEqual([
         { ...added, disabled: false },
       ]);
-      expect(await h.bin.ok(['user', 'disable', 'carol@example.com', ...kase.c])).toMatchObject({
+      expect(await h.ok(['user', 'disable', 'carol@example.com', ...kase.c])).toMatchObject({
         disabled: true,
         sessions: 'ended',
       });
       expect(await h.ok<UserRow[]>(['user', 'list', ...kase.c])).toEqual([
         { ...added, disabled: true },
       ]);
-      expect(await h.bin.fails(['user', 'enable', 'nobody@example.com', ...kase.c])).toBe(
+      expect(await h.fails(['user', 'enable', 'nobody@example.com', ...kase.c])).toBe(
         'error: no user nobody@example.com\n',
       );
     },
@@ -532,14 +533,7 @@ describe('users', () => {
       );
       expect(added.user_email).toBe('dave@example.com');
       expect(
-        await h.bin.fails([
-          'user',
-          'add',
-          'erin@example.com',
-          '--password-env',
-          'UNSET_PW',
-          ...kase.c,
-        ]),
+        await h.fails(['user', 'add', 'erin@example.com', '--password-env', 'UNSET_PW', ...kase.c]),
       ).toBe('error: environment variable UNSET_PW is not set\n');
     },
     TIMEOUT,
@@ -567,7 +561,7 @@ describe('users', () => {
       expect(option).toMatch(/^error: unknown option '--password'/);
       expect(change).toMatch(/^error: too many arguments for 'password'/);
       // Once all three have exited: none of them wrote a user.
-      expect(await h.bin.ok(['user', 'list', ...kase.c])).toEqual([]);
+      expect(await h.ok(['user', 'list', ...kase.c])).toEqual([]);
     },
     TIMEOUT,
   );

@@ -88,11 +88,7 @@ async function storedValues(): Promise<string[]> {
   }
 }
 
-async function auditOf(tenantId: string): Promise<string> {
-  const run = await h.cli(['audit', 'tail', '--tenant', tenantId, ...kase.c]);
-  expect(run.code).toBe(0);
-  return run.stdout;
-}
+const auditOf = (tenantId: string) => h.auditOf(kase, tenantId);
 
 describe('machine clients', () => {
   it(

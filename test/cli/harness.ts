@@ -80,6 +80,8 @@ export interface CliHarness extends CliRunner {
    * write it: a case that starts runs together has its key first.
    */
   addKey(kase: Case): Promise<string>;
+  /** `audit tail --tenant T` on the case, which must succeed: the tenant's events, one JSON line each. */
+  auditOf(kase: Case, tenantId: string): Promise<string>;
   /** Writes `text` as a seed file in the case's folder; returns its path. */
   writeSeed(kase: Case, text: string): string;
   /** Starts `serve` on the case's config; resolves once it listens. Stop it in a finally. */
@@ -153,6 +155,11 @@ export async function startCliHarness(): Promise<CliHarness> {
     },
     addKey(kase) {
       return generateKeyFile(kase.keys);
+    },
+    async auditOf(kase, tenantId) {
+      const run = await inProcess(['audit', 'tail', '--tenant', tenantId, ...kase.c]);
+      expect(run.code).toBe(0);
+      return run.stdout;
     },
     writeSeed(kase, text) {
       const file = join(kase.dir, `seed-${randomUUID()}.yaml`);

@@ -99,11 +99,7 @@ async function stored(): Promise<{ keys: string[]; text: string }> {
   }
 }
 
-async function auditOf(tenantId: string): Promise<string> {
-  const run = await h.cli(['audit', 'tail', '--tenant', tenantId, ...kase.c]);
-  expect(run.code).toBe(0);
-  return run.stdout;
-}
+const auditOf = (tenantId: string) => h.auditOf(kase, tenantId);
 
 describe('tenant idp', () => {
   it(
