@@ -17,7 +17,7 @@ import { startCliHarness, type CliHarness } from './harness.js';
  * A run of the binary is a Node process that loads the config, store and auth
  * code (`serve` alone loads the gateway): ~0.35 s of CPU for a store command,
  * 2–2.5 s of wall time with eight busy loops beside it; in-process, a command
- * costs milliseconds. A run that hangs fails after 10 s in the harness anyway.
+ * costs milliseconds. A run that hangs fails after 30 s in the harness anyway.
  */
 const TIMEOUT = 60_000;
 const STORE_REQUIRED =
