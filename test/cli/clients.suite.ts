@@ -277,18 +277,20 @@ describe('machine clients', () => {
   it(
     'tenant remove takes its clients and keys along',
     async () => {
-      await h.ok([
-        'tenant',
-        'add',
-        'initech',
-        '--name',
-        'I',
-        '--region',
-        'r',
-        '--created-by',
-        BOB.email,
-        ...kase.c,
-      ]);
+      const addInitech = () =>
+        h.ok([
+          'tenant',
+          'add',
+          'initech',
+          '--name',
+          'I',
+          '--region',
+          'r',
+          '--created-by',
+          BOB.email,
+          ...kase.c,
+        ]);
+      await addInitech();
       const client = await h.ok<Created>([
         'client',
         'add',
@@ -300,18 +302,7 @@ describe('machine clients', () => {
       ]);
       const key = await h.ok<KeyCreated>(['client', 'key', 'add', client.client_id, ...kase.c]);
       await h.ok(['tenant', 'remove', 'initech', ...kase.c]);
-      await h.ok([
-        'tenant',
-        'add',
-        'initech',
-        '--name',
-        'I',
-        '--region',
-        'r',
-        '--created-by',
-        BOB.email,
-        ...kase.c,
-      ]);
+      await addInitech();
       expect(await h.ok(['client', 'list', '--tenant', 'initech', ...kase.c])).toEqual([]);
       expect(await h.fails(['client', 'key', 'list', client.client_id, ...kase.c])).toBe(
         `error: no client ${client.client_id}\n`,

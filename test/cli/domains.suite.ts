@@ -11,18 +11,11 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { type Case, type CliHarness, releaseCliHarness, sharedCliHarness } from './harness.js';
+import { ALICE_ACME_GLOBEX } from './seeds.js';
 
 const TIMEOUT = 60_000;
 
-const SEED = [
-  'users:',
-  '  - { email: alice@example.com, password: "alice-password-1" }',
-  'tenants:',
-  '  - { tenant_id: acme, name: Acme, cloud_region: eu-west-1, created_by: alice@example.com,',
-  '      members: [alice@example.com] }',
-  '  - { tenant_id: globex, name: Globex, cloud_region: eu-west-1, created_by: alice@example.com,',
-  '      members: [] }',
-].join('\n');
+const SEED = ALICE_ACME_GLOBEX;
 
 interface DomainView {
   tenant_id?: string;

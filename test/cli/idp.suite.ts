@@ -13,21 +13,14 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretSealer } from '../../src/auth/sealed-secrets.js';
 import { type Case, type CliHarness, releaseCliHarness, sharedCliHarness } from './harness.js';
+import { ALICE_ACME_GLOBEX } from './seeds.js';
 
 const TIMEOUT = 60_000;
 const SECRET = `idp-secret-${randomBytes(12).toString('hex')}`;
 const KEY = randomBytes(32);
 const ACME_ISSUER = 'https://login.acme.example/realms/acme';
 
-const SEED = [
-  'users:',
-  '  - { email: alice@example.com, password: "alice-password-1" }',
-  'tenants:',
-  '  - { tenant_id: acme, name: Acme, cloud_region: eu-west-1, created_by: alice@example.com,',
-  '      members: [alice@example.com] }',
-  '  - { tenant_id: globex, name: Globex, cloud_region: eu-west-1, created_by: alice@example.com,',
-  '      members: [] }',
-].join('\n');
+const SEED = ALICE_ACME_GLOBEX;
 
 interface View {
   tenant_id: string;
