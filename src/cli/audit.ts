@@ -16,6 +16,7 @@ import {
 } from '../store/audit-log.js';
 import { createRedisStore } from '../store/redis-store.js';
 import type { Store } from '../store/types.js';
+import { cliIo } from './io.js';
 import { UsageError } from './usage-error.js';
 
 export interface TailOptions {
@@ -126,7 +127,7 @@ async function followUntilInterrupted(
  * control characters, U+2028 or U+2029; they are printed escaped.
  */
 function printEntry(entry: AuditEntry): void {
-  process.stdout.write(`${terminalSafe(entry.event)}\n`);
+  cliIo().stdout.write(`${terminalSafe(entry.event)}\n`);
 }
 
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };

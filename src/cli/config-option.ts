@@ -4,6 +4,7 @@ import {
   type LoadedConfig,
   type LoadOptions,
 } from '../config/index.js';
+import { cliIo } from './io.js';
 
 /**
  * `--config F` (repeatable: later files are layered on earlier ones), else
@@ -13,9 +14,10 @@ export async function resolveConfig(
   flags: readonly string[] | undefined,
   options: LoadOptions = {},
 ): Promise<LoadedConfig> {
-  if (flags !== undefined && flags.length > 0) return loadConfigFiles(flags, process.env, options);
-  const file = process.env.GATEWAY_CONFIG;
+  const { env } = cliIo();
+  if (flags !== undefined && flags.length > 0) return loadConfigFiles(flags, env, options);
+  const file = env.GATEWAY_CONFIG;
   return file === undefined || file === ''
     ? defaultConfig()
-    : loadConfigFiles([file], process.env, options);
+    : loadConfigFiles([file], env, options);
 }

@@ -5,6 +5,7 @@
  * one-line reason and exit 1.
  */
 import type { LoadedConfig } from '../config/index.js';
+import { cliIo } from './io.js';
 import { UsageError } from './usage-error.js';
 
 const TIMEOUT_MS = 3000;
@@ -43,5 +44,5 @@ export async function health(loaded: LoadedConfig, options: { url?: string }): P
     throw new UsageError(`unhealthy: ${url}: ${cause}`);
   }
   if (status !== 200) throw new UsageError(`unhealthy: ${url} answered ${status}`);
-  process.stdout.write(`ok: ${url}\n`);
+  cliIo().stdout.write(`ok: ${url}\n`);
 }

@@ -12,6 +12,7 @@ import type { LoadedConfig } from '../config/index.js';
 import { isGatewayError } from '../errors.js';
 import { removeIdp, setIdp } from '../identity/idps.js';
 import { readSecret } from './read-secret.js';
+import { cliIo } from './io.js';
 import { operator, orgTenant, print, withCore } from './store-command.js';
 import { notFoundAs, UsageError } from './usage-error.js';
 
@@ -85,7 +86,7 @@ export async function idpRemove(loaded: LoadedConfig, tenantId: string): Promise
  * when none (the stored one is kept while the issuer and client id stay).
  */
 async function clientSecretOf(options: IdpSetOptions): Promise<string | null | undefined> {
-  const fromEnv = process.env[IDP_SECRET_ENV];
+  const fromEnv = cliIo().env[IDP_SECRET_ENV];
   const given = options.clientSecretStdin === true || (fromEnv !== undefined && fromEnv !== '');
   if (options.removeClientSecret === true) {
     if (given) throw new UsageError('--remove-client-secret and a client secret contradict');

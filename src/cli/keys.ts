@@ -7,9 +7,10 @@ import { rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { generateKeyFile, loadKeySet, type SigningKey } from '../auth/keys.js';
 import type { LoadedConfig } from '../config/index.js';
+import { cliIo } from './io.js';
 import { UsageError } from './usage-error.js';
 
-const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+const print = (value: unknown) => cliIo().stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 
 function keysDir(loaded: LoadedConfig): string {
   const dir = loaded.config.tokens.keys;

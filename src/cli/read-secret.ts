@@ -4,6 +4,7 @@
  */
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
+import { cliIo } from './io.js';
 import { UsageError } from './usage-error.js';
 
 /** @throws UsageError when the variable is unset or nothing was given. */
@@ -14,13 +15,14 @@ export async function readSecret(options: {
   nothingGiven?: string;
 }): Promise<string> {
   if (options.envVar !== undefined) {
-    const value = process.env[options.envVar];
+    const value = cliIo().env[options.envVar];
     if (value === undefined || value === '') {
       throw new UsageError(`environment variable ${options.envVar} is not set`);
     }
     return value;
   }
-  const secret = process.stdin.isTTY ? await promptHidden(options.prompt) : await readStdin();
+  const { stdin } = cliIo();
+  const secret = stdin.isTTY ? await promptHidden(options.prompt) : await readStdin();
   if (secret === '') {
     throw new UsageError(
       options.nothingGiven ??
@@ -32,7 +34,7 @@ export async function readSecret(options: {
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of cliIo().stdin) chunks.push(Buffer.from(chunk));
   // One trailing newline is the terminator of `echo`, not part of the password.
   return Buffer.concat(chunks)
     .toString('utf8')
@@ -40,11 +42,12 @@ async function readStdin(): Promise<string> {
 }
 
 async function promptHidden(prompt: string): Promise<string> {
-  process.stderr.write(prompt);
+  const { stdin, stderr } = cliIo();
+  stderr.write(prompt);
   const muted = new Writable({ write: (_chunk, _enc, done) => done() });
-  const rl = createInterface({ input: process.stdin, output: muted, terminal: true });
+  const rl = createInterface({ input: stdin, output: muted, terminal: true });
   const line = await new Promise<string>((resolve) => rl.once('line', resolve));
   rl.close();
-  process.stderr.write('\n');
+  stderr.write('\n');
   return line;
 }

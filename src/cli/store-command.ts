@@ -12,6 +12,7 @@ import type { OperatorActor } from '../identity/actor.js';
 import { lineSafe } from '../ops/line-safe.js';
 import { createLogger } from '../ops/logger.js';
 import type { TenantRecord } from '../store/types.js';
+import { cliIo } from './io.js';
 import { UsageError } from './usage-error.js';
 
 export function requireRedis(loaded: LoadedConfig): void {
@@ -29,7 +30,7 @@ export async function withCore<T>(
   requireRedis(loaded);
   // stdout carries the command's JSON; the signing-key notices of createCore do
   // not concern these commands, so only errors are logged.
-  const log = createLogger({ level: 'error', destination: process.stderr });
+  const log = createLogger({ level: 'error', destination: cliIo().stderr });
   const core = await createCore(loaded.config, log);
   try {
     return await work(core);
@@ -54,7 +55,7 @@ export const operator = (): OperatorActor => ({ kind: 'operator', audit: cliActo
 
 /** Results as JSON; a user's name or e-mail holds no raw U+2028/U+2029 or C1 control for the terminal. */
 export const print = (value: unknown) =>
-  process.stdout.write(`${lineSafe(JSON.stringify(value, null, 2))}\n`);
+  cliIo().stdout.write(`${lineSafe(JSON.stringify(value, null, 2))}\n`);
 
 /**
  * Memberships, machine clients and removal concern org tenants only: a

@@ -1,24 +1,23 @@
 /**
- * The built command line (`node dist/cli.js`, DESIGN §4) as a user runs it:
- * a child process, a private redis-server, temp config and key folders. Each
- * test asserts what the user sees: exit code, stdout JSON, stderr text.
- * Needs `npm run build` first (the `test` script does it).
+ * The command line (DESIGN §4) as a user runs it: a private redis-server,
+ * temp config and key folders. Each test asserts what the user sees: exit
+ * code, stdout JSON, stderr text. Most commands run in-process (`runCli`,
+ * the harness); the tests of argv, stdin, the environment, --version and
+ * serve run the built binary (`h.bin`, `node dist/cli.js`), so it is proven
+ * too. Needs `npm run build` first (the `test` script does it).
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../support/ports.js';
 import { startCliHarness, type CliHarness } from './harness.js';
 
 /**
- * Each CLI run is a Node process that loads the config, store and auth code
- * (`serve` alone loads the gateway): ~0.35 s of CPU for a store command. When
- * every command loaded the whole gateway (~0.5 s of CPU, about that on a
- * quiet 2-core machine and 2–2.5 s with eight busy loops beside it), the
- * longest case (tenants and members: seven steps, some of them runs started
- * together) took 4 s quiet and 17–19 s so loaded; a run that hangs is killed
- * after 10 s by the harness anyway.
+ * A run of the binary is a Node process that loads the config, store and auth
+ * code (`serve` alone loads the gateway): ~0.35 s of CPU for a store command,
+ * 2–2.5 s of wall time with eight busy loops beside it; in-process, a command
+ * costs milliseconds. A run that hangs fails after 30 s in the harness anyway.
  */
 const TIMEOUT = 60_000;
 const STORE_REQUIRED =
@@ -63,7 +62,7 @@ describe('config check', () => {
     'a good file: exit 0, ok with its path',
     async () => {
       const kase = h.newCase();
-      const run = await h.cli(['config', 'check', kase.config]);
+      const run = await h.bin.cli(['config', 'check', kase.config]);
       expect(run).toEqual({ code: 0, stdout: `ok: ${kase.config}\n`, stderr: '' });
     },
     TIMEOUT,
@@ -108,7 +107,7 @@ describe('config check', () => {
           'tokens: { ttlSeconds: "${TTL}" }',
         ].join('\n'),
       );
-      const stderr = await h.fails(['config', 'check', file]);
+      const stderr = await h.bin.fails(['config', 'check', file]);
       expect(stderr).toBe(
         [
           `error: invalid configuration ${file}:`,
@@ -138,9 +137,9 @@ describe('config check', () => {
     'takes GATEWAY_CONFIG when no file is named, and says so when neither is given',
     async () => {
       const kase = h.newCase();
-      const run = await h.cli(['config', 'check'], { env: { GATEWAY_CONFIG: kase.config } });
+      const run = await h.bin.cli(['config', 'check'], { env: { GATEWAY_CONFIG: kase.config } });
       expect(run).toEqual({ code: 0, stdout: `ok: ${kase.config}\n`, stderr: '' });
-      expect(await h.fails(['config', 'check'])).toBe(
+      expect(await h.bin.fails(['config', 'check'])).toBe(
         'error: name a config file or set GATEWAY_CONFIG\n',
       );
     },
@@ -298,7 +297,11 @@ describe('--version and health', () => {
       const { version } = JSON.parse(
         readFileSync(join(import.meta.dirname, '../../package.json'), 'utf8'),
       ) as { version: string };
-      expect(await h.cli(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+      expect(await h.bin.cli(['--version'])).toEqual({
+        code: 0,
+        stdout: `${version}\n`,
+        stderr: '',
+      });
     },
     TIMEOUT,
   );
@@ -491,7 +494,8 @@ describe('users', () => {
     'user add reads the password from stdin',
     async () => {
       const kase = h.newCase();
-      const added = await h.ok<UserRow>(
+      // Through the binary: its stdin is a pipe.
+      const added = await h.bin.ok<UserRow>(
         ['user', 'add', 'Carol@Example.com', '--name', 'Carol', ...kase.c],
         {
           input: 'carol-password-1\n',
@@ -540,10 +544,10 @@ describe('users', () => {
     async () => {
       const kase = h.newCase();
       const [positional, option, change] = await Promise.all([
-        h.fails(['user', 'add', 'mallory@example.com', 'mallory-password-1', ...kase.c], {
+        h.bin.fails(['user', 'add', 'mallory@example.com', 'mallory-password-1', ...kase.c], {
           input: 'ignored-password\n',
         }),
-        h.fails([
+        h.bin.fails([
           'user',
           'add',
           'mallory@example.com',
@@ -551,7 +555,7 @@ describe('users', () => {
           'mallory-password-1',
           ...kase.c,
         ]),
-        h.fails(['user', 'password', 'mallory@example.com', 'mallory-password-2', ...kase.c]),
+        h.bin.fails(['user', 'password', 'mallory@example.com', 'mallory-password-2', ...kase.c]),
       ]);
       expect(positional).toMatch(/^error: too many arguments for 'add'\. Expected 1 argument/);
       expect(option).toMatch(/^error: unknown option '--password'/);
@@ -868,4 +872,29 @@ describe('serve', () => {
     },
     TIMEOUT,
   );
+});
+
+describe('startup', () => {
+  /*
+   * What a store command loads: the config, the store and the auth code, never
+   * the serving path. `serve` alone imports the gateway (Koa, the proxy and
+   * undici, prom-client, OpenTelemetry), which was most of every other
+   * command's start-up (docs/architecture.md, "A CLI verb").
+   */
+  const HOOK = resolve(import.meta.dirname, '../support/loaded-modules.mjs');
+  /** Packages and modules of the serving path. */
+  const SERVING =
+    /\/node_modules\/(koa|@koa|@opentelemetry|prom-client|undici|ws)\/|\/dist\/(gateway|dispatch|api\/app|cli\/serve)\.js$|\/dist\/(gateway\/|proxy|ops\/(metrics|tracing))/;
+
+  it('a store command loads none of the serving path', async () => {
+    const kase = h.newCase();
+    await h.addKey(kase);
+    const list = join(kase.dir, 'loaded-modules.txt');
+    const env = { NODE_OPTIONS: `--import=${HOOK}`, TG_LOADED_MODULES: list };
+    expect(await h.bin.ok(['user', 'list', ...kase.c], { env })).toEqual([]);
+    const loaded = readFileSync(list, 'utf8').split('\n');
+    // The record is whole: the core the command ran on is in it.
+    expect(loaded.filter((url) => /\/dist\/(core|cli\/admin)\.js$/.test(url))).toHaveLength(2);
+    expect(loaded.filter((url) => SERVING.test(url))).toEqual([]);
+  });
 });

@@ -1,20 +1,32 @@
 /**
- * Runs the built command line (`node dist/cli.js`) as a user does: a child
- * process with its own environment and stdin, against a private redis-server,
- * with temp config and key folders.
+ * Runs the command line as a user does, against a private redis-server, with
+ * temp config and key folders. A command runs in this process through
+ * `runCli(argv, io)` (the code `node dist/cli.js` runs, with its own
+ * environment, stdin, stdout and stderr, and its exit code), which costs
+ * milliseconds instead of a Node start; `serve`, and every command of
+ * `bin`, runs the built binary as a child process, to prove the binary, its
+ * argv and its exit codes.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { expect } from 'vitest';
 import { generateKeyFile } from '../../src/auth/keys.js';
+import { runCli } from '../../src/cli/run.js';
 import { startRedisServer } from '../support/redis-server.js';
 
 export const CLI = resolve(import.meta.dirname, '../../dist/cli.js');
-/** Longest a single CLI run may take before it is killed and the test fails. */
-const RUN_TIMEOUT_MS = 10_000;
+/**
+ * Longest a single CLI run may take before it fails the test (in-process), or
+ * is killed and fails it (the binary): a run of the binary is a Node start,
+ * several of them seconds on a loaded 2-core machine.
+ */
+const RUN_TIMEOUT_MS = 30_000;
+/** Longest a `serve` may take to listen: it starts Node, the gateway and its password workers. */
+const SERVE_TIMEOUT_MS = 30_000;
 
 export interface Run {
   code: number | null;
@@ -46,16 +58,23 @@ export interface Case {
   c: string[];
 }
 
-export interface CliHarness {
-  /** Temp folder for files of the tests; removed by stop(). */
-  root: string;
-  /** The whole environment of a CLI run: no GATEWAY_CONFIG leaks in from the test runner. */
-  env(): Record<string, string>;
+/** Runs CLI commands and checks their outcome. */
+export interface CliRunner {
   cli(args: string[], options?: RunOptions): Promise<Run>;
   /** Runs a command that must succeed silently on stderr; returns stdout parsed as JSON. */
   ok<T = unknown>(args: string[], options?: RunOptions): Promise<T>;
   /** Runs a command that must fail with exit 1, no output and no stack trace; returns stderr. */
   fails(args: string[], options?: RunOptions): Promise<string>;
+}
+
+/** Commands run in-process (`serve` as the binary); `bin` runs each as `node dist/cli.js`. */
+export interface CliHarness extends CliRunner {
+  /** Temp folder for files of the tests; removed by stop(). */
+  root: string;
+  /** The whole environment of a CLI run: no GATEWAY_CONFIG leaks in from the test runner. */
+  env(): Record<string, string>;
+  /** The same commands, each run as a child process of the built binary. */
+  bin: CliRunner;
   /** `extra` lines are appended to the config. */
   newCase(extra?: string): Case;
   /**
@@ -65,11 +84,34 @@ export interface CliHarness {
    * write it: a case that starts runs together has its key first.
    */
   addKey(kase: Case): Promise<string>;
+  /** `audit tail --tenant T` on the case, which must succeed: the tenant's events, one JSON line each. */
+  auditOf(kase: Case, tenantId: string): Promise<string>;
   /** Writes `text` as a seed file in the case's folder; returns its path. */
   writeSeed(kase: Case, text: string): string;
   /** Starts `serve` on the case's config; resolves once it listens. Stop it in a finally. */
   serve(kase: Case): Promise<Served>;
   stop(): Promise<void>;
+}
+
+let shared: { harness: Promise<CliHarness>; users: number } | undefined;
+
+/**
+ * One harness (one redis-server) for the suites a test file gathers: each
+ * takes it in its beforeAll and gives it back in its afterAll
+ * ({@link releaseCliHarness}); the last one to give it back stops it.
+ */
+export function sharedCliHarness(): Promise<CliHarness> {
+  shared ??= { harness: startCliHarness(), users: 0 };
+  shared.users++;
+  return shared.harness;
+}
+
+/** Gives back what {@link sharedCliHarness} gave. */
+export async function releaseCliHarness(): Promise<void> {
+  if (shared === undefined || --shared.users > 0) return;
+  const { harness } = shared;
+  shared = undefined;
+  await (await harness).stop();
 }
 
 export async function startCliHarness(): Promise<CliHarness> {
@@ -82,48 +124,18 @@ export async function startCliHarness(): Promise<CliHarness> {
     TG_TEST_REDIS_URL: redis.url,
   });
 
-  const cli = (args: string[], options: RunOptions = {}): Promise<Run> =>
-    new Promise((resolveRun, reject) => {
-      const child = spawn(process.execPath, [CLI, ...args], {
-        env: { ...env(), ...options.env },
-        cwd: root,
-        stdio: ['pipe', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        reject(new Error(`tenant-gateway ${args.join(' ')} timed out\n${stderr}`));
-      }, RUN_TIMEOUT_MS);
-      child.once('error', (err) => {
-        clearTimeout(timer);
-        reject(err);
-      });
-      child.once('close', (code) => {
-        clearTimeout(timer);
-        resolveRun({ code, stdout, stderr });
-      });
-      child.stdin.end(options.input ?? '');
-    });
+  const spawned = (args: string[], options: RunOptions = {}): Promise<Run> =>
+    runBinary(args, { ...env(), ...options.env }, root, options.input);
+  const inProcess = (args: string[], options: RunOptions = {}): Promise<Run> =>
+    args[0] === 'serve'
+      ? spawned(args, options)
+      : runInProcess(args, { ...env(), ...options.env }, options.input);
 
   return {
     root,
     env,
-    cli,
-    async ok<T>(args: string[], options?: RunOptions): Promise<T> {
-      const run = await cli(args, options);
-      expect(run, `tenant-gateway ${args.join(' ')}`).toMatchObject({ code: 0, stderr: '' });
-      return JSON.parse(run.stdout) as T;
-    },
-    async fails(args, options) {
-      const run = await cli(args, options);
-      expect(run.code, `tenant-gateway ${args.join(' ')}\n${run.stderr}`).toBe(1);
-      expect(run.stderr).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
-      expect(run.stdout).toBe('');
-      return run.stderr;
-    },
+    ...checked(inProcess),
+    bin: checked(spawned),
     newCase(extra = '') {
       const dir = mkdtempSync(join(root, 'case-'));
       // The folder `tokens.keys` names exists (empty): serve and config check refuse a missing one.
@@ -134,8 +146,9 @@ export async function startCliHarness(): Promise<CliHarness> {
         [
           'listen: { host: 127.0.0.1, port: 0 }',
           'store:',
-          // through ${ENV}, as an operator keeps the Redis URL out of the file
-          `  redis: { url: "\${TG_TEST_REDIS_URL}", keyPrefix: "tg-cli-${randomUUID()}:" }`,
+          // through ${ENV}, as an operator keeps the Redis URL out of the file; no
+          // outage here: a command waits out a busy machine (a run shares this process)
+          `  redis: { url: "\${TG_TEST_REDIS_URL}", keyPrefix: "tg-cli-${randomUUID()}:", commandTimeoutMs: 10000 }`,
           'tokens: { keys: ./keys }',
           'passwords: { bcryptCost: 4 }',
           'log: { level: warn }',
@@ -146,6 +159,11 @@ export async function startCliHarness(): Promise<CliHarness> {
     },
     addKey(kase) {
       return generateKeyFile(kase.keys);
+    },
+    async auditOf(kase, tenantId) {
+      const run = await inProcess(['audit', 'tail', '--tenant', tenantId, ...kase.c]);
+      expect(run.code).toBe(0);
+      return run.stdout;
     },
     writeSeed(kase, text) {
       const file = join(kase.dir, `seed-${randomUUID()}.yaml`);
@@ -174,7 +192,7 @@ export async function startCliHarness(): Promise<CliHarness> {
         const base = await new Promise<string>((resolveBase, reject) => {
           const timer = setTimeout(
             () => reject(new Error(`no listening line:\n${stderr}`)),
-            RUN_TIMEOUT_MS,
+            SERVE_TIMEOUT_MS,
           );
           child.stdout.resume();
           child.stderr.on('data', (chunk: Buffer) => {
@@ -198,4 +216,89 @@ export async function startCliHarness(): Promise<CliHarness> {
       rmSync(root, { recursive: true, force: true });
     },
   };
+}
+
+/** `cli` with the checks of `ok` and `fails` on what it returns. */
+function checked(cli: CliRunner['cli']): CliRunner {
+  return {
+    cli,
+    async ok<T>(args: string[], options?: RunOptions): Promise<T> {
+      const run = await cli(args, options);
+      expect(run, `tenant-gateway ${args.join(' ')}`).toMatchObject({ code: 0, stderr: '' });
+      return JSON.parse(run.stdout) as T;
+    },
+    async fails(args, options) {
+      const run = await cli(args, options);
+      expect(run.code, `tenant-gateway ${args.join(' ')}\n${run.stderr}`).toBe(1);
+      expect(run.stderr).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
+      expect(run.stdout).toBe('');
+      return run.stderr;
+    },
+  };
+}
+
+/** A text sink for stdout or stderr of an in-process run. */
+function sink(): { stream: Writable; text(): string } {
+  let text = '';
+  const stream = new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      text += chunk.toString();
+      done();
+    },
+  });
+  return { stream, text: () => text };
+}
+
+/** `runCli(args)` with `env` as its whole environment and `input` as its stdin. */
+async function runInProcess(args: string[], env: Record<string, string>, input = ''): Promise<Run> {
+  const stdout = sink();
+  const stderr = sink();
+  const stdin = Readable.from(input === '' ? [] : [Buffer.from(input)]);
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`tenant-gateway ${args.join(' ')} timed out\n${stderr.text()}`)),
+      RUN_TIMEOUT_MS,
+    );
+  });
+  try {
+    const io = { stdout: stdout.stream, stderr: stderr.stream, stdin, env };
+    const code = await Promise.race([runCli(args, io), timedOut]);
+    return { code, stdout: stdout.text(), stderr: stderr.text() };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `node dist/cli.js ...args` in `cwd`, with `env` as its whole environment and `input` as its stdin. */
+function runBinary(
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+  input = '',
+): Promise<Run> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env,
+      cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`tenant-gateway ${args.join(' ')} timed out\n${stderr}`));
+    }, RUN_TIMEOUT_MS);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolveRun({ code, stdout, stderr });
+    });
+    child.stdin.end(input);
+  });
 }

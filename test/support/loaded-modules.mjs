@@ -1,4 +1,4 @@
-// Preloaded with `node --import` (NODE_OPTIONS) by test/cli/startup.redis.test.ts:
+// Preloaded with `node --import` (NODE_OPTIONS) by the "startup" test of test/cli/cli.redis.test.ts:
 // appends the URL of each module the process loads through the ES module
 // loader (every `import`, and the CommonJS entries it reaches) to the file
 // $TG_LOADED_MODULES names, one a line. Plain JavaScript so that Node runs it as is.

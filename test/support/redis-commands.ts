@@ -55,3 +55,36 @@ export async function commandsDuring(
   const after = await commandCounts(redis);
   return { data: after.data - before.data, scripts: after.scripts - before.scripts, elapsedMs };
 }
+
+/**
+ * The data commands clients sent `redis` while `run` ran, one by one, as
+ * MONITOR shows them: no script call and nothing a script ran (the lease
+ * renewals and the last-use flush of API keys, background work on a timer of
+ * each instance), nor the background commands above. The commands of a
+ * request that reads the store, and nothing a timer adds.
+ */
+export async function plainCommandsDuring(
+  redis: Redis,
+  run: () => Promise<void>,
+): Promise<string[]> {
+  const monitor = await redis.monitor();
+  const marker = `end-of-run-${Math.random()}`;
+  const seen: string[] = [];
+  let markerSeen: () => void = () => {};
+  const ended = new Promise<void>((done) => (markerSeen = done));
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    const command = (args[0] ?? '').toLowerCase();
+    if (command === 'echo' && args[1] === marker) markerSeen();
+    else if (source !== 'lua' && !BACKGROUND.has(command) && !SCRIPTS.has(command))
+      seen.push(command);
+  });
+  try {
+    await run();
+    // MONITOR feeds commands in the order Redis ran them: once the marker is seen, so is every command before it.
+    await redis.echo(marker);
+    await ended;
+    return seen;
+  } finally {
+    monitor.disconnect();
+  }
+}

@@ -1,6 +1,6 @@
 /**
  * Issue 21: `user disable`, `user remove` and `tenant remove` as an operator
- * runs them (the built CLI, a child process) against two running gateways
+ * runs them (the CLI as the harness runs it) against two running gateways
  * (`serve` processes) on one Redis. A token issued before the command is
  * refused (401) by both the moment the command has returned; logins are
  * refused; nothing else changes.
@@ -8,7 +8,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic, bearer } from '../support/gateway.js';
 import { expectBearerChallenge, expectError } from '../support/expect-error.js';
-import { startCliHarness, type Case, type CliHarness, type Served } from './harness.js';
+import {
+  type Case,
+  type CliHarness,
+  type Served,
+  releaseCliHarness,
+  sharedCliHarness,
+} from './harness.js';
 
 const TIMEOUT = 30_000;
 
@@ -38,7 +44,7 @@ let kase: Case;
 let gateways: Served[] = [];
 
 beforeAll(async () => {
-  h = await startCliHarness();
+  h = await sharedCliHarness();
   kase = h.newCase();
   await h.ok(['keys', 'add', ...kase.c]);
   await h.ok(['seed', h.writeSeed(kase, SEED), ...kase.c]);
@@ -51,7 +57,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const gw of gateways) expect(await gw.stop()).toBe(0);
   gateways = [];
-  await h?.stop();
+  if (h !== undefined) await releaseCliHarness();
 });
 
 const login = (gw: Served, who: Who, tenantId: string) =>

@@ -1,6 +1,6 @@
 /**
  * Issue 34, the operator's side: `tenant idp set|show|remove` as an operator
- * runs them (the built CLI, a child process) against a real redis-server. The
+ * runs them (the CLI as the harness runs it) against a real redis-server. The
  * client secret comes from stdin or GATEWAY_IDP_CLIENT_SECRET, never argv; it
  * is stored sealed (no Redis value holds it), never printed or audited; one
  * issuer and client id belong to one tenant; removing the tenant removes its IdP;
@@ -12,22 +12,15 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretSealer } from '../../src/auth/sealed-secrets.js';
-import { startCliHarness, type Case, type CliHarness } from './harness.js';
+import { type Case, type CliHarness, releaseCliHarness, sharedCliHarness } from './harness.js';
+import { ALICE_ACME_GLOBEX } from './seeds.js';
 
 const TIMEOUT = 60_000;
 const SECRET = `idp-secret-${randomBytes(12).toString('hex')}`;
 const KEY = randomBytes(32);
 const ACME_ISSUER = 'https://login.acme.example/realms/acme';
 
-const SEED = [
-  'users:',
-  '  - { email: alice@example.com, password: "alice-password-1" }',
-  'tenants:',
-  '  - { tenant_id: acme, name: Acme, cloud_region: eu-west-1, created_by: alice@example.com,',
-  '      members: [alice@example.com] }',
-  '  - { tenant_id: globex, name: Globex, cloud_region: eu-west-1, created_by: alice@example.com,',
-  '      members: [] }',
-].join('\n');
+const SEED = ALICE_ACME_GLOBEX;
 
 interface View {
   tenant_id: string;
@@ -46,7 +39,7 @@ let prefix: string;
 let personalTenant: string;
 
 beforeAll(async () => {
-  h = await startCliHarness();
+  h = await sharedCliHarness();
   kase = h.newCase('sso: { secretsKeyFile: ./sso.key }');
   writeFileSync(join(kase.dir, 'sso.key'), `${KEY.toString('base64')}\n`, { mode: 0o600 });
   await h.ok(['keys', 'add', ...kase.c]);
@@ -66,7 +59,7 @@ beforeAll(async () => {
 }, TIMEOUT);
 
 afterAll(async () => {
-  await h?.stop();
+  if (h !== undefined) await releaseCliHarness();
 });
 
 const set = (tenant: string, ...more: string[]) => [
@@ -99,11 +92,7 @@ async function stored(): Promise<{ keys: string[]; text: string }> {
   }
 }
 
-async function auditOf(tenantId: string): Promise<string> {
-  const run = await h.cli(['audit', 'tail', '--tenant', tenantId, ...kase.c]);
-  expect(run.code).toBe(0);
-  return run.stdout;
-}
+const auditOf = (tenantId: string) => h.auditOf(kase, tenantId);
 
 describe('tenant idp', () => {
   it(

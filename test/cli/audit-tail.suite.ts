@@ -1,5 +1,5 @@
 /**
- * `audit tail` of the built CLI against a real redis-server: the events of
+ * `audit tail` (`--follow`: the built CLI) against a real redis-server: the events of
  * the seed and of the CLI's user, tenant and membership changes, one JSON
  * line each, oldest first; one tenant's stream or all of them merged by
  * time; `--since`; `--follow` printing an event written after it started;
@@ -13,7 +13,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basic } from '../support/gateway.js';
 import { eventMicros } from '../../src/audit/events.js';
-import { CLI, startCliHarness, type Case, type CliHarness } from './harness.js';
+import { CLI, type Case, type CliHarness, releaseCliHarness, sharedCliHarness } from './harness.js';
 
 const TIMEOUT = 60_000;
 const ACTOR = `cli:${userInfo().username}`;
@@ -25,12 +25,12 @@ let kase: Case;
 type Event = Record<string, unknown>;
 
 beforeAll(async () => {
-  h = await startCliHarness();
+  h = await sharedCliHarness();
   kase = h.newCase();
 });
 
 afterAll(async () => {
-  await h?.stop();
+  if (h !== undefined) await releaseCliHarness();
 });
 
 async function tail(...args: string[]): Promise<Event[]> {

@@ -1,7 +1,7 @@
 /**
  * Issue 42, the operator's side of tenants' e-mail domains: `tenant domain
- * add|list|verify|remove` as an operator runs them (the built CLI, a child
- * process) against a real redis-server, the TXT challenge looked up on a DNS
+ * add|list|verify|remove` as an operator runs them (the CLI as the
+ * harness runs it) against a real redis-server, the TXT challenge looked up on a DNS
  * server on loopback (`sso.dnsServers`). `tenant idp set` naming a domain the
  * tenant has not verified is refused (`domain_not_verified`); `add --verified`
  * is the operator's word; a verified domain belongs to one tenant.
@@ -10,19 +10,12 @@ import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
-import { startCliHarness, type Case, type CliHarness } from './harness.js';
+import { type Case, type CliHarness, releaseCliHarness, sharedCliHarness } from './harness.js';
+import { ALICE_ACME_GLOBEX } from './seeds.js';
 
 const TIMEOUT = 60_000;
 
-const SEED = [
-  'users:',
-  '  - { email: alice@example.com, password: "alice-password-1" }',
-  'tenants:',
-  '  - { tenant_id: acme, name: Acme, cloud_region: eu-west-1, created_by: alice@example.com,',
-  '      members: [alice@example.com] }',
-  '  - { tenant_id: globex, name: Globex, cloud_region: eu-west-1, created_by: alice@example.com,',
-  '      members: [] }',
-].join('\n');
+const SEED = ALICE_ACME_GLOBEX;
 
 interface DomainView {
   tenant_id?: string;
@@ -40,7 +33,7 @@ let prefix: string;
 
 beforeAll(async () => {
   dns = await startDnsServer();
-  h = await startCliHarness();
+  h = await sharedCliHarness();
   kase = h.newCase(`sso: { dnsServers: ["${dns.address}"] }`);
   await h.ok(['keys', 'add', ...kase.c]);
   await h.ok(['seed', h.writeSeed(kase, SEED), ...kase.c]);
@@ -48,7 +41,7 @@ beforeAll(async () => {
 }, TIMEOUT);
 
 afterAll(async () => {
-  await h?.stop();
+  if (h !== undefined) await releaseCliHarness();
   await dns?.stop();
 });
 
@@ -66,11 +59,7 @@ const idpSet = (tenant: string, domains: string) => [
   ...kase.c,
 ];
 
-async function auditOf(tenantId: string): Promise<string> {
-  const run = await h.cli(['audit', 'tail', '--tenant', tenantId, ...kase.c]);
-  expect(run.code).toBe(0);
-  return run.stdout;
-}
+const auditOf = (tenantId: string) => h.auditOf(kase, tenantId);
 
 describe('tenant domain', () => {
   it(

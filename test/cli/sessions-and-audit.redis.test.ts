@@ -1,0 +1,16 @@
+/**
+ * What the CLI's writes do beyond the store: the sessions they end on running
+ * gateways, and the audit events they append (`audit tail`): the suites of
+ * ending-sessions.suite.ts and audit-tail.suite.ts, on one redis-server (the
+ * shared harness, which this file holds from first to last), each on a case
+ * (a key prefix) of its own.
+ */
+import { afterAll, beforeAll } from 'vitest';
+import { releaseCliHarness, sharedCliHarness } from './harness.js';
+import './ending-sessions.suite.js';
+import './audit-tail.suite.js';
+
+beforeAll(async () => {
+  await sharedCliHarness();
+});
+afterAll(releaseCliHarness);
