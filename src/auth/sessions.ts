@@ -125,7 +125,7 @@ export interface SessionGuardOptions {
 export function createSessionGuard(store: Store, options: SessionGuardOptions): SessionGuard {
   const cache = new SessionCache(options.cacheEntries ?? 100_000);
   const skew = options.clockSkewSeconds;
-  const leases = store.revocationLeases;
+  const leases = store.revocations.leases;
   const lease =
     options.leaseMs === undefined || leases === undefined
       ? undefined
@@ -137,7 +137,7 @@ export function createSessionGuard(store: Store, options: SessionGuardOptions): 
 
   const judgeClientToken = reportingEnded(options.onClientEnded);
 
-  const unwatch = store.watchSessions({
+  const unwatch = store.revocations.watchSessions({
     onEvent: (event) => cache.apply(event),
     onLive: (value) => cache.setLive(value),
     onConfirmationRequest(confirmationId) {
@@ -174,7 +174,7 @@ export function createSessionGuard(store: Store, options: SessionGuardOptions): 
     },
     async revoke(claims) {
       // The verifier accepts a token until exp + skew, so the deny-list entry must outlive that.
-      await store.revokeToken(claims.jti, claims.exp + skew);
+      await store.revocations.revokeToken(claims.jti, claims.exp + skew);
       cache.revoked(claims.jti, ttlOf(claims, skew));
     },
     watch(listener: SessionEventListener) {
@@ -236,9 +236,9 @@ async function read(
   cache.misses++;
   const started = cache.epoch;
   const [revoked, version, membership] = await Promise.all([
-    state.revoked ?? store.isTokenRevoked(claims.jti),
-    state.version ?? store.getSessionVersion(claims.sub).then((v) => v ?? UNKNOWN_USER),
-    state.membership ?? store.readMembership(claims.tenant_id, claims.sub),
+    state.revoked ?? store.revocations.isTokenRevoked(claims.jti),
+    state.version ?? store.users.getSessionVersion(claims.sub).then((v) => v ?? UNKNOWN_USER),
+    state.membership ?? store.memberships.readMembership(claims.tenant_id, claims.sub),
   ]);
   const stored = { revoked, version, membership };
   if (cache.live && cache.epoch === started) cache.remember(claims, stored, ttlOf(claims, skew));

@@ -91,7 +91,9 @@ export async function claimDomain(
 ): Promise<DomainClaim> {
   const challenge = randomBytes(24).toString('base64url');
   const input: TenantDomain = { tenantId, domain, challenge, createdAt: now };
-  const record = await store.addTenantDomain(verified ? { ...input, verifiedAt: now } : input);
+  const record = await store.domains.addTenantDomain(
+    verified ? { ...input, verifiedAt: now } : input,
+  );
   if (record === null) throw new GatewayError('not_found', 'There is no org tenant with this id.');
   const created = record.challenge === challenge;
   if (!verified || record.verifiedAt !== undefined) return { record, created };
@@ -112,11 +114,13 @@ export async function verifyDomain(
   domain: string,
   now: number,
 ): Promise<TenantDomain> {
-  const record = (await deps.store.listTenantDomains(tenantId)).find((d) => d.domain === domain);
+  const record = (await deps.store.domains.listTenantDomains(tenantId)).find(
+    (d) => d.domain === domain,
+  );
   if (record === undefined) throw noDomain();
   if (record.verifiedAt !== undefined) return record;
   // Another tenant's already: no DNS asked (the store checks again as it writes).
-  const holder = await deps.store.verifiedDomainHolder(domain);
+  const holder = await deps.store.domains.verifiedDomainHolder(domain);
   if (holder !== null && holder !== tenantId) throw domainTaken();
   const name = `${CHALLENGE_LABEL}.${domain}`;
   if (!(await deps.lookupTxt(name)).includes(record.challenge)) {
@@ -135,7 +139,7 @@ async function markVerified(
   domain: string,
   now: number,
 ): Promise<TenantDomain> {
-  const verified = await store.verifyTenantDomain(tenantId, domain, now);
+  const verified = await store.domains.verifyTenantDomain(tenantId, domain, now);
   if (verified === null) throw noDomain();
   return verified;
 }
@@ -155,7 +159,7 @@ export async function requireVerifiedDomains(
   domains: readonly string[],
 ): Promise<void> {
   for (const [index, domain] of domains.entries()) {
-    if ((await store.verifiedDomainHolder(domain)) !== tenantId) {
+    if ((await store.domains.verifiedDomainHolder(domain)) !== tenantId) {
       throw new GatewayError(
         'domain_not_verified',
         `Invalid domains: ${domain} is not a domain this tenant has verified (POST /1/tenants/{tenant_id}/domains, then verify it).`,
@@ -173,5 +177,5 @@ export async function isDomainVerifiedFor(
 ): Promise<boolean> {
   const at = email.lastIndexOf('@');
   if (at < 0) return false;
-  return (await store.verifiedDomainHolder(email.slice(at + 1).toLowerCase())) === tenantId;
+  return (await store.domains.verifiedDomainHolder(email.slice(at + 1).toLowerCase())) === tenantId;
 }

@@ -157,7 +157,7 @@ export async function setTenantIdp(
   now: number,
 ): Promise<IdpSet> {
   await checkIssuerAddress(settings.issuer, deps.allowPrivateIssuers);
-  const stored = await deps.store.getTenantIdp(tenantId);
+  const stored = await deps.store.idps.getTenantIdp(tenantId);
   const sealed = sealedSecret(deps.sealer, tenantId, settings, stored);
   await requireVerifiedDomains(deps.store, tenantId, settings.domains);
   const idp: TenantIdp = {
@@ -171,7 +171,7 @@ export async function setTenantIdp(
     linkExisting: settings.link_existing,
     updatedAt: now,
   };
-  if (!(await deps.store.setTenantIdp(idp))) {
+  if (!(await deps.store.idps.setTenantIdp(idp))) {
     throw new GatewayError('not_found', 'There is no org tenant with this id.');
   }
   return { idp, replaced: stored !== null };

@@ -24,7 +24,7 @@ export async function domainAdd(
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId, ORG_ONLY);
     const verified = options.verified === true;
-    const wasVerified = (await core.store.verifiedDomainHolder(domain)) === tenantId;
+    const wasVerified = (await core.store.domains.verifiedDomainHolder(domain)) === tenantId;
     const { record, created } = await claimDomain(core.store, tenantId, domain, {
       now: nowSeconds(),
       verified,
@@ -40,7 +40,7 @@ export async function domainAdd(
 export async function domainList(loaded: LoadedConfig, tenantId: string): Promise<void> {
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId, ORG_ONLY);
-    print((await core.store.listTenantDomains(tenantId)).map(domainView));
+    print((await core.store.domains.listTenantDomains(tenantId)).map(domainView));
   });
 }
 
@@ -72,7 +72,7 @@ export async function domainRemove(
   const domain = domainArgument(rawDomain);
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId, ORG_ONLY);
-    if (!(await core.store.removeTenantDomain(tenantId, domain)))
+    if (!(await core.store.domains.removeTenantDomain(tenantId, domain)))
       throw new UsageError(`${tenantId} has no domain ${domain}`);
     await core.audit.record('domain_removed', cliActor(), { tenant_id: tenantId, domain });
     print({ tenant_id: tenantId, domain, removed: true });

@@ -65,7 +65,7 @@ export async function idpSet(
 export async function idpShow(loaded: LoadedConfig, tenantId: string): Promise<void> {
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId, ORG_ONLY);
-    const idp = await core.store.getTenantIdp(tenantId);
+    const idp = await core.store.idps.getTenantIdp(tenantId);
     if (idp === null) throw new UsageError(`${tenantId} has no identity provider`);
     print(idpView(idp));
   });
@@ -74,8 +74,8 @@ export async function idpShow(loaded: LoadedConfig, tenantId: string): Promise<v
 export async function idpRemove(loaded: LoadedConfig, tenantId: string): Promise<void> {
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId, ORG_ONLY);
-    const idp = await core.store.getTenantIdp(tenantId);
-    if (idp === null || !(await core.store.removeTenantIdp(tenantId))) {
+    const idp = await core.store.idps.getTenantIdp(tenantId);
+    if (idp === null || !(await core.store.idps.removeTenantIdp(tenantId))) {
       throw new UsageError(`${tenantId} has no identity provider`);
     }
     await core.audit.record('idp_removed', cliActor(), { tenant_id: tenantId, issuer: idp.issuer });

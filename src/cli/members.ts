@@ -39,15 +39,15 @@ export async function memberChange(
 ): Promise<void> {
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId);
-    const user = await core.store.findUserByEmail(email);
+    const user = await core.store.users.findUserByEmail(email);
     if (user === null) throw new UsageError(`no user ${email}`);
     const subject = { tenant_id: tenantId, user_id: user.id, user_email: user.email };
     if (action === 'remove') {
-      if (await core.store.removeMember(tenantId, user.id))
+      if (await core.store.memberships.removeMember(tenantId, user.id))
         await core.audit.record('member_removed', cliActor(), subject);
-    } else if (!(await core.store.isMember(tenantId, user.id))) {
+    } else if (!(await core.store.memberships.isMember(tenantId, user.id))) {
       // Only a membership that began is an event: adding is idempotent.
-      if (await core.store.addMember(tenantId, user.id, role))
+      if (await core.store.memberships.addMember(tenantId, user.id, role))
         await core.audit.record('member_added', cliActor(), subject);
     } else if (role !== undefined) {
       await changeRole(core, tenantId, user.id, user.email, role);
@@ -65,7 +65,7 @@ export async function memberRole(
 ): Promise<void> {
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId);
-    const user = await core.store.findUserByEmail(email);
+    const user = await core.store.users.findUserByEmail(email);
     if (user === null) throw new UsageError(`no user ${email}`);
     await changeRole(core, tenantId, user.id, user.email, role);
     print(await membersOf(core, tenantId));
@@ -74,7 +74,7 @@ export async function memberRole(
 
 export async function memberList(loaded: LoadedConfig, tenantId: string): Promise<void> {
   await withCore(loaded, async (core) => {
-    if ((await core.store.getTenant(tenantId)) === null) {
+    if ((await core.store.tenants.getTenant(tenantId)) === null) {
       throw new UsageError(`no tenant ${tenantId}`);
     }
     print(await membersOf(core, tenantId));
@@ -88,7 +88,7 @@ async function changeRole(
   email: string,
   role: MemberRole,
 ): Promise<void> {
-  const changed = await core.store.setMemberRole(tenantId, userId, role);
+  const changed = await core.store.memberships.setMemberRole(tenantId, userId, role);
   if (changed === null) throw new UsageError(`${email} is not a member of ${tenantId}`);
   if (changed)
     await core.audit.record('member_role_changed', cliActor(), {
@@ -100,10 +100,10 @@ async function changeRole(
 }
 
 async function membersOf(core: Core, tenantId: string) {
-  const ids = await core.store.listMembers(tenantId);
+  const ids = await core.store.memberships.listMembers(tenantId);
   const [users, roles] = await Promise.all([
-    Promise.all(ids.map((id) => core.store.getUser(id))),
-    Promise.all(ids.map((id) => core.store.getMemberRole(tenantId, id))),
+    Promise.all(ids.map((id) => core.store.users.getUser(id))),
+    Promise.all(ids.map((id) => core.store.memberships.getMemberRole(tenantId, id))),
   ]);
   return {
     tenant_id: tenantId,

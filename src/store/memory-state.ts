@@ -1,13 +1,13 @@
 /**
  * The in-memory store's state and the helpers its parts share
  * (`memory-users.ts`, `memory-tenants.ts`, `memory-memberships.ts`,
- * `memory-revocations.ts`, `memory-clients.ts`, `memory-refresh.ts`,
- * `memory-idps.ts`, `memory-domains.ts`; assembled by `memory-store.ts`).
+ * `memory-revocations.ts`, `memory-clients.ts`, `memory-api-keys.ts`, `memory-refresh.ts`,
+ * `memory-idps.ts`, `memory-sso.ts`, `memory-domains.ts`; assembled by `memory-store.ts`).
  * Records are copied in and out so a caller mutating an object it passed or
  * received cannot change the store behind its back (Redis gives that for free).
  */
 import { GatewayError } from '../errors.js';
-import type { TenantDomain } from './domain-types.js';
+import type { TenantDomain } from './domains.js';
 import type { StoredRefreshFamily } from './refresh-records.js';
 import type {
   ApiKeyRecord,

@@ -107,7 +107,7 @@ it('a steady stream of requests with a key makes no Redis call; its last use is 
   let lastUsedAt: number | undefined;
   while (lastUsedAt === undefined && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 200));
-    lastUsedAt = (await a.gateway.store.getApiKey(key.keyId))?.lastUsedAt;
+    lastUsedAt = (await a.gateway.store.apiKeys.getApiKey(key.keyId))?.lastUsedAt;
   }
   expect(lastUsedAt).toBeGreaterThan(Date.now() / 1000 - 30);
   const redis = new Redis(fx.redis.url);
@@ -127,7 +127,7 @@ describe('a removed key, on every instance before the removal returns', () => {
     const key = await newKey();
     for (const gw of [a, b, slow]) expect(await curl(gw, key.apiKey)).toBe(200);
     // Through the far instance: its confirmation waits for the near ones too.
-    expect(await slow.gateway.store.removeApiKey(key.clientId, key.keyId)).toBe(true);
+    expect(await slow.gateway.store.apiKeys.removeApiKey(key.clientId, key.keyId)).toBe(true);
     const after = await Promise.all([a, b, slow].map((gw) => curl(gw, key.apiKey)));
     expect(after).toEqual([401, 401, 401]);
   }, 30_000);
@@ -137,10 +137,10 @@ describe('a removed key, on every instance before the removal returns', () => {
     const sibling = await makeApiKey(a.gateway.store, key.clientId);
     for (const k of [key.apiKey, sibling.apiKey])
       for (const gw of [a, b, slow]) expect(await curl(gw, k)).toBe(200);
-    expect(await a.gateway.store.removeApiKey(key.clientId, key.keyId)).toBe(true);
+    expect(await a.gateway.store.apiKeys.removeApiKey(key.clientId, key.keyId)).toBe(true);
     expect(await Promise.all([b, slow].map((gw) => curl(gw, key.apiKey)))).toEqual([401, 401]);
     expect(await Promise.all([b, slow].map((gw) => curl(gw, sibling.apiKey)))).toEqual([200, 200]);
-    expect(await b.gateway.store.removeClient(key.clientId)).toEqual([sibling.keyId]);
+    expect(await b.gateway.store.clients.removeClient(key.clientId)).toEqual([sibling.keyId]);
     expect(await Promise.all([a, slow].map((gw) => curl(gw, sibling.apiKey)))).toEqual([401, 401]);
   }, 30_000);
 
@@ -159,7 +159,7 @@ describe('a removed key, on every instance before the removal returns', () => {
     });
     expect(live.upgrades.at(-1)?.['x-api-key']).toBeUndefined();
     expect(live.upgrades.at(-1)?.['x-client-id']).toBe(key.clientId);
-    await a.gateway.store.removeApiKey(key.clientId, key.keyId);
+    await a.gateway.store.apiKeys.removeApiKey(key.clientId, key.keyId);
     const code = await Promise.race([
       closed,
       new Promise<never>((_, reject) =>

@@ -84,7 +84,7 @@ describe('machine clients on a shared store', () => {
 
     expect((await call(other, 'DELETE', `/1/tenants/acme/clients/${client_id}`)).status).toBe(204);
     expect((await call(fx.gw, 'GET', `/1/tenants/acme/clients/${client_id}`)).status).toBe(404);
-    expect(await fx.gw.gateway.store.getApiKey(key.body.key_id)).toBeNull();
+    expect(await fx.gw.gateway.store.apiKeys.getApiKey(key.body.key_id)).toBeNull();
 
     const entries = await fx.gw.gateway.store
       .auditLog({ maxEventsPerStream: 1000 })

@@ -114,6 +114,8 @@ it('two tenants racing for one issuer and client id through two instances: exact
       get(other, 'globex', bobGlobex),
     ]);
     expect(holders.filter((h) => h.status === 200 && h.text.includes(issuer))).toHaveLength(1);
-    expect(await fx.gw.gateway.store.tenantIdByClient(issuer, 'gw')).toMatch(/^(acme|globex)$/);
+    expect(await fx.gw.gateway.store.idps.tenantIdByClient(issuer, 'gw')).toMatch(
+      /^(acme|globex)$/,
+    );
   }
 });

@@ -70,7 +70,7 @@ it("ends the squatter's password, access and refresh tokens on every instance at
 
   const store = fx.gw.gateway.store;
   await verifyDomains(store, 'acme', ['acme-late.test']);
-  await store.setTenantIdp({
+  await store.idps.setTenantIdp({
     tenantId: 'acme',
     issuer: acmeIdp.issuer,
     clientId: ACME_CLIENT.clientId,

@@ -78,7 +78,7 @@ it('a member removed on one instance loses the tenant on every instance at once'
   // Only the two instances' lease renewals, which run whatever the traffic.
   expect(warm.scripts).toBeLessThanOrEqual(leaseRenewals(2, LEASE_MS, warm.elapsedMs));
 
-  expect(await b.gateway.store.removeMember('acme', bobId)).toBe(true);
+  expect(await b.gateway.store.memberships.removeMember('acme', bobId)).toBe(true);
 
   for (const gw of [a, b]) {
     await expectRefused(await proxied(gw, acme.access_token));
@@ -104,7 +104,7 @@ it('a member removed on one instance loses the tenant on every instance at once'
 it('a member added back gets the tenant on every instance at once, under new tokens only', async () => {
   const bobId = (await tokenFor(a.url, BOB, 'globex'))['user_id'] as string;
   // Both instances hold bob's acme membership as gone (the test above): adding him back must reach them.
-  expect(await a.gateway.store.addMember('acme', bobId)).toBe(true);
+  expect(await a.gateway.store.memberships.addMember('acme', bobId)).toBe(true);
   const fresh = await tokenFor(b.url, BOB, 'acme');
   for (const gw of [a, b]) {
     expect((await proxied(gw, fresh.access_token)).status).toBe(200);

@@ -85,7 +85,7 @@ describe('on every instance, before the change returns', () => {
     const token = await clientToken(a.url, client);
     // Warm: accepted (so cached) everywhere.
     for (const gw of [a, b, slow]) expect((await tenantOn(gw, token)).status).toBe(200);
-    expect(await a.gateway.store.removeClient(client.clientId)).toEqual([]);
+    expect(await a.gateway.store.clients.removeClient(client.clientId)).toEqual([]);
     const after = await Promise.all([b, slow, a].map((gw) => tenantOn(gw, token)));
     expect(after.map((res) => res.status)).toEqual([401, 401, 401]);
     expect((await clientCredentials(b.url, client)).status).toBe(401);
@@ -98,7 +98,7 @@ describe('on every instance, before the change returns', () => {
       for (const gw of [a, b, slow]) expect((await tenantOn(gw, token)).status).toBe(200);
     const secret = newClientSecret();
     // Through the far instance: its confirmation waits for the near ones too.
-    await slow.gateway.store.rotateClientSecret(client.clientId, secretDigest(secret), 1);
+    await slow.gateway.store.clients.rotateClientSecret(client.clientId, secretDigest(secret), 1);
     for (const token of tokens) {
       const after = await Promise.all([a, b, slow].map((gw) => tenantOn(gw, token)));
       expect(after.map((res) => res.status)).toEqual([401, 401, 401]);
@@ -108,7 +108,7 @@ describe('on every instance, before the change returns', () => {
   }, 30_000);
 
   it('a removed tenant takes its clients and their tokens with it', async () => {
-    const created = await a.gateway.store.upsertTenant(
+    const created = await a.gateway.store.tenants.upsertTenant(
       {
         tenantId: 'initech',
         type: 'orgtenant',
@@ -122,7 +122,7 @@ describe('on every instance, before the change returns', () => {
     const client = await makeClient(a.gateway.store, 'initech', ['orders:read']);
     const token = await clientToken(a.url, client);
     for (const gw of [a, b, slow]) expect((await tenantOn(gw, token)).status).toBe(200);
-    expect(await b.gateway.store.removeOrgTenant('initech')).toEqual([]);
+    expect(await b.gateway.store.tenants.removeOrgTenant('initech')).toEqual([]);
     const after = await Promise.all([a, b, slow].map((gw) => tenantOn(gw, token)));
     expect(after.map((res) => res.status)).toEqual([401, 401, 401]);
   }, 30_000);
@@ -143,7 +143,7 @@ describe('an open WebSocket', () => {
         reject(new Error(`upgrade refused: ${res.statusCode}`)),
       );
     });
-    await a.gateway.store.removeClient(client.clientId);
+    await a.gateway.store.clients.removeClient(client.clientId);
     const code = await Promise.race([
       closed,
       new Promise<never>((_, reject) =>

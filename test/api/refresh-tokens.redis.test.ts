@@ -175,7 +175,7 @@ it('50 pairs of concurrent refreshes of one token, split across two instances: o
   // Each pair: one rotation, and the other refresh within the grace.
   expect((await outcomes('rotated')) - rotatedBefore).toBe(50);
   expect((await outcomes('grace')) - graceBefore).toBe(50);
-  const family = await a.gateway.store.getRefreshFamily(token.slice(4, 30));
+  const family = await a.gateway.store.refresh.getRefreshFamily(token.slice(4, 30));
   expect(family?.revoked).toBe(false);
   expect((await refresh(b, token)).status).toBe(200);
 }, 60_000);
@@ -190,7 +190,7 @@ describe('a session ended on one instance ends the family on the others', () => 
     });
     expect(created.status).toBe(201);
     const { user_id: id } = (await created.json()) as { user_id: string };
-    await a.gateway.store.addMember('acme', id, 'member');
+    await a.gateway.store.memberships.addMember('acme', id, 'member');
     const first = await login(b, user);
     const res = await fetch(`${a.url}/1/users/current/password`, {
       method: 'PUT',
@@ -212,9 +212,9 @@ describe('a session ended on one instance ends the family on the others', () => 
       body: JSON.stringify(user),
     });
     const { user_id: id } = (await created.json()) as { user_id: string };
-    await a.gateway.store.addMember('acme', id, 'member');
+    await a.gateway.store.memberships.addMember('acme', id, 'member');
     const first = await login(slow, user);
-    expect(await b.gateway.store.removeMember('acme', id)).toBe(true);
+    expect(await b.gateway.store.memberships.removeMember('acme', id)).toBe(true);
     for (const gw of [a, slow]) expect((await refresh(gw, first.refresh_token)).status).toBe(400);
   }, 30_000);
 });

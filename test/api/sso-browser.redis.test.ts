@@ -55,7 +55,7 @@ beforeAll(async () => {
   idp.allowRedirectUri(`${fx.gw.url}/1/sso/callback`);
   const sealed = createSecretSealer(key).seal(CLIENT.clientSecret, 'acme');
   await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.test']);
-  await fx.gw.gateway.store.setTenantIdp({
+  await fx.gw.gateway.store.idps.setTenantIdp({
     tenantId: 'acme',
     issuer: idp.issuer,
     clientId: CLIENT.clientId,

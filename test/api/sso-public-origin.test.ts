@@ -74,7 +74,7 @@ beforeAll(async () => {
   // Acme's provider, written as the admins' API would (sealed secret): this suite is not about setting it.
   const sealer = await loadSecretSealer(keyFile);
   for (const fx of [byHost, fixed])
-    await fx.gw.gateway.store.setTenantIdp({
+    await fx.gw.gateway.store.idps.setTenantIdp({
       tenantId: 'acme',
       issuer: idp.issuer,
       clientId: CLIENT.clientId,

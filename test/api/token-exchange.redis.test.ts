@@ -32,7 +32,7 @@ beforeAll(async () => {
   });
   second = await fx.startAnother();
   await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.test']);
-  await fx.gw.gateway.store.setTenantIdp({
+  await fx.gw.gateway.store.idps.setTenantIdp({
     tenantId: 'acme',
     issuer: idp.issuer,
     clientId: CLIENT.clientId,
@@ -70,7 +70,7 @@ describe('token exchange on a shared Redis store', () => {
     const first = await exchange(fx.gw, await idp.idToken('dana'));
     expect(first.status).toBe(200);
     const store = second.gateway.store;
-    const user = await store.findUserByEmail('dana@acme.test');
+    const user = await store.users.findUserByEmail('dana@acme.test');
     expect(user?.createdByIdp).toEqual({ tenantId: 'acme', issuer: idp.issuer });
     expect(user?.passwordHash).toBe('*');
 
@@ -79,7 +79,7 @@ describe('token exchange on a shared Redis store', () => {
     const { access_token: token } = (await res.json()) as { access_token: string };
     expect(await tenantStatus(fx.gw, token)).toBe(200);
 
-    expect(await store.removeMember('acme', user?.id as string)).toBe(true);
+    expect(await store.memberships.removeMember('acme', user?.id as string)).toBe(true);
     expect(await tenantStatus(fx.gw, token)).toBe(401);
     expect(await tenantStatus(second, token)).toBe(401);
 

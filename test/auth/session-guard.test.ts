@@ -17,20 +17,26 @@ function instrumentedStore() {
   const reads = { versions: 0, revocations: 0 };
   const store: Store = {
     ...inner,
-    getSessionVersion(userId) {
-      reads.versions++;
-      return inner.getSessionVersion(userId);
+    users: {
+      ...inner.users,
+      getSessionVersion(userId) {
+        reads.versions++;
+        return inner.users.getSessionVersion(userId);
+      },
     },
-    isTokenRevoked(jti) {
-      reads.revocations++;
-      return inner.isTokenRevoked(jti);
-    },
-    watchSessions(l) {
-      listener = l;
-      return inner.watchSessions({
-        onEvent: (e) => delivering && l.onEvent(e),
-        onLive: (v) => l.onLive(v),
-      });
+    revocations: {
+      ...inner.revocations,
+      isTokenRevoked(jti) {
+        reads.revocations++;
+        return inner.revocations.isTokenRevoked(jti);
+      },
+      watchSessions(l) {
+        listener = l;
+        return inner.revocations.watchSessions({
+          onEvent: (e) => delivering && l.onEvent(e),
+          onLive: (v) => l.onLive(v),
+        });
+      },
     },
   };
   return {
@@ -55,7 +61,7 @@ function instrumentedStore() {
 
 async function userWithToken(store: Store, jti = 'jti-1'): Promise<AccessTokenClaims> {
   const now = Math.floor(Date.now() / 1000);
-  const user = await store.createUser({
+  const user = await store.users.createUser({
     id: `u-${jti}`,
     email: `${jti}@example.com`,
     passwordHash: '$2b$04$abcdefghijklmnopqrstuuSGZYtOLo8u7mqKVN5b1D5XnQkWq6PVy',
@@ -78,7 +84,7 @@ async function userWithToken(store: Store, jti = 'jti-1'): Promise<AccessTokenCl
     tenant_type: 'usertenant',
     email: user.email,
     sv: 0,
-    mg: (await store.readMembership(`t-${jti}`, user.id)).membership?.generation ?? 0,
+    mg: (await store.memberships.readMembership(`t-${jti}`, user.id)).membership?.generation ?? 0,
     jti,
     iat: now,
     exp: now + 600,
@@ -112,10 +118,10 @@ describe('session guard cache', () => {
     const other = { ...claims, jti: 'jti-other' };
     await guard.assertAlive(claims);
     await guard.assertAlive(other);
-    await s.store.revokeToken(claims.jti, claims.exp);
+    await s.store.revocations.revokeToken(claims.jti, claims.exp);
     await expect(guard.assertAlive(claims)).rejects.toMatchObject({ code: 'invalid_token' });
     await guard.assertAlive(other);
-    await s.store.setPasswordHash(claims.sub, 'new-hash');
+    await s.store.users.setPasswordHash(claims.sub, 'new-hash');
     await expect(guard.assertAlive(other)).rejects.toMatchObject({ code: 'invalid_token' });
   });
 
@@ -126,7 +132,7 @@ describe('session guard cache', () => {
     await guard.assertAlive(claims);
     s.cut();
     // A password change this guard never hears about:
-    await s.inner.setPasswordHash(claims.sub, 'changed-while-deaf');
+    await s.inner.users.setPasswordHash(claims.sub, 'changed-while-deaf');
     await expect(guard.assertAlive(claims)).rejects.toMatchObject({ code: 'invalid_token' });
     const before = s.reads.versions;
     await expect(guard.assertAlive(claims)).rejects.toMatchObject({ code: 'invalid_token' });
@@ -140,7 +146,7 @@ describe('session guard cache', () => {
     const claims = await userWithToken(s.store);
     await guard.assertAlive(claims);
     s.cut();
-    await s.inner.revokeToken(claims.jti, claims.exp);
+    await s.inner.revocations.revokeToken(claims.jti, claims.exp);
     s.restore();
     await expect(guard.assertAlive(claims)).rejects.toMatchObject({ code: 'invalid_token' });
   });
@@ -162,7 +168,7 @@ describe('session guard cache', () => {
     await guard.assertAlive(claims);
     // The event of this change is lost (another instance's change, not yet heard of):
     s.dropSilently();
-    const version = await s.inner.setPasswordHash(claims.sub, 'newer');
+    const version = await s.inner.users.setPasswordHash(claims.sub, 'newer');
     const fresh = { ...claims, jti: 'jti-fresh', sv: version as number };
     await guard.assertAlive(fresh);
   });
@@ -173,7 +179,7 @@ describe('session guard cache', () => {
     const claims = await userWithToken(s.store);
     // Start a check (cache miss: store read in flight), and revoke before it resolves.
     const first = guard.assertAlive(claims);
-    await s.store.revokeToken(claims.jti, claims.exp);
+    await s.store.revocations.revokeToken(claims.jti, claims.exp);
     await first.catch(() => undefined);
     await expect(guard.assertAlive(claims)).rejects.toMatchObject({ code: 'invalid_token' });
   });
@@ -185,7 +191,7 @@ describe('session guard cache', () => {
     await guard.assertAlive(claims);
     await guard.revoke(claims);
     await expect(guard.assertAlive(claims)).rejects.toMatchObject({ code: 'invalid_token' });
-    expect(await s.inner.isTokenRevoked(claims.jti)).toBe(true);
+    expect(await s.inner.revocations.isTokenRevoked(claims.jti)).toBe(true);
   });
 
   describe('the verdict it remembers between events (the proxy path repeats no lookup)', () => {
@@ -206,12 +212,12 @@ describe('session guard cache', () => {
       await guard.assertAlive(other);
       expect(guard.aliveFromCache(other)).toBe(true);
 
-      await s.store.revokeToken(claims.jti, claims.exp);
+      await s.store.revocations.revokeToken(claims.jti, claims.exp);
       expect(codeThrownBy(() => guard.aliveFromCache(claims))).toBe('invalid_token');
       expect(guard.aliveFromCache(other)).toBe(true);
       expect(guard.aliveFromCache(other)).toBe(true);
 
-      await s.store.setPasswordHash(claims.sub, 'new-hash');
+      await s.store.users.setPasswordHash(claims.sub, 'new-hash');
       expect(codeThrownBy(() => guard.aliveFromCache(other))).toBe('invalid_token');
       expect(s.reads).toEqual({ versions: 1, revocations: 2 });
     });

@@ -68,7 +68,10 @@ export async function watchLive(
 ): Promise<{ events: SessionEvent[]; stop: () => void }> {
   const events: SessionEvent[] = [];
   let live = false;
-  const stop = store.watchSessions({ onEvent: (e) => events.push(e), onLive: (v) => (live = v) });
+  const stop = store.revocations.watchSessions({
+    onEvent: (e) => events.push(e),
+    onLive: (v) => (live = v),
+  });
   await waitUntil(() => live);
   return { events, stop };
 }

@@ -30,7 +30,7 @@ export function addDomainRoutes(router: Router<ApiState>, deps: IdentityRouterDe
   router.get(DOMAINS, async (ctx) => {
     const { tenantId } = await domainAdmin(deps, ctx);
     noStore(ctx);
-    ctx.body = { domains: (await deps.store.listTenantDomains(tenantId)).map(domainView) };
+    ctx.body = { domains: (await deps.store.domains.listTenantDomains(tenantId)).map(domainView) };
   });
   router.post(DOMAINS, (ctx) => claim(deps, ctx));
   router.post(`${DOMAIN}/verify`, (ctx) => verify(deps, ctx));
@@ -76,7 +76,7 @@ async function verify(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> 
 async function remove(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await domainAdmin(deps, ctx);
   const domain = checkDomain(ctx.params.domain as string);
-  if (!(await deps.store.removeTenantDomain(admin.tenantId, domain))) throw noDomain();
+  if (!(await deps.store.domains.removeTenantDomain(admin.tenantId, domain))) throw noDomain();
   await deps.audit.record('domain_removed', actor(deps, ctx, admin.principal.email), {
     tenant_id: admin.tenantId,
     domain,

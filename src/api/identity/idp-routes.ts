@@ -24,7 +24,7 @@ const IDP = '/tenants/:tenant_id/idp';
 export function addIdpRoutes(router: Router<ApiState>, deps: IdentityRouterDeps): void {
   router.get(IDP, async (ctx) => {
     const { tenantId } = await idpAdmin(deps, ctx);
-    const idp = await deps.store.getTenantIdp(tenantId);
+    const idp = await deps.store.idps.getTenantIdp(tenantId);
     if (idp === null) throw noIdp();
     noStore(ctx);
     ctx.body = idpView(idp);
@@ -65,8 +65,8 @@ async function putIdp(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> 
 
 async function removeIdp(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const admin = await idpAdmin(deps, ctx);
-  const idp = await deps.store.getTenantIdp(admin.tenantId);
-  if (idp === null || !(await deps.store.removeTenantIdp(admin.tenantId))) throw noIdp();
+  const idp = await deps.store.idps.getTenantIdp(admin.tenantId);
+  if (idp === null || !(await deps.store.idps.removeTenantIdp(admin.tenantId))) throw noIdp();
   await deps.audit.record('idp_removed', actor(deps, ctx, admin.principal.email), {
     tenant_id: admin.tenantId,
     issuer: idp.issuer,
