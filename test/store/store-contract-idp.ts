@@ -7,21 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
-import type { Store, TenantIdp } from '../../src/store/types.js';
-import { newUser, NOW, orgTenant } from './store-fixtures.js';
-
-function idp(tenantId: string, overrides: Partial<TenantIdp> = {}): TenantIdp {
-  return {
-    tenantId,
-    issuer: `https://idp.example.com/realms/${tenantId}`,
-    clientId: `gateway-${tenantId}`,
-    domains: [`${tenantId}.example.com`],
-    role: 'member',
-    linkExisting: false,
-    updatedAt: NOW,
-    ...overrides,
-  };
-}
+import type { Store } from '../../src/store/types.js';
+import { idp, newUser, NOW, orgTenant } from './store-fixtures.js';
 
 async function refusal(promise: Promise<unknown>): Promise<GatewayError> {
   const err = await promise.then(

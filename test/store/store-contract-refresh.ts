@@ -9,7 +9,7 @@
  * Families are created around the real clock (Redis expires their records on
  * it); the `now` given to a rotation moves time forward instead.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import {
@@ -18,32 +18,9 @@ import {
   type RotateRefreshInput,
   type Store,
 } from '../../src/store/types.js';
+import { IDLE, newDigest, newFamily, realNow } from './store-fixtures.js';
 
 const GRACE = 10;
-const IDLE = 3600;
-
-const digest = (secret: string): string => createHash('sha256').update(secret).digest('hex');
-const newDigest = (): string => digest(randomUUID());
-const realNow = (): number => Math.floor(Date.now() / 1000);
-
-function newFamily(overrides: Partial<RefreshFamily> = {}): RefreshFamily {
-  const now = realNow();
-  return {
-    familyId: `rf-${randomUUID()}`,
-    userId: `u-${randomUUID().slice(0, 8)}`,
-    tenantId: 'acme',
-    scope: 'orders:read orders:write',
-    sessionVersion: 2,
-    membershipGeneration: 7,
-    createdAt: now,
-    absoluteExpiresAt: now + 30 * 86_400,
-    currentDigest: newDigest(),
-    currentExpiresAt: now + IDLE,
-    accessTokens: { [randomUUID()]: now + 900 },
-    revoked: false,
-    ...overrides,
-  };
-}
 
 /** A rotation of `family`'s current token (or `presented`) at `now`, issuing a fresh jti. */
 function rotation(

@@ -2,10 +2,20 @@
  * Records, clocks and event watching shared by the store contract suite's
  * files (`store-contract.ts`, `store-contract-removal.ts`).
  */
-import { randomUUID } from 'node:crypto';
-import type { NewUser, SessionEvent, Store, TenantInput } from '../../src/store/types.js';
+import { createHash, randomUUID } from 'node:crypto';
+import type {
+  NewUser,
+  RefreshFamily,
+  SessionEvent,
+  Store,
+  TenantIdp,
+  TenantInput,
+} from '../../src/store/types.js';
 
 export const NOW = 1_700_000_000;
+
+/** A refresh token's idle lifetime in the refresh contract (seconds). */
+export const IDLE = 3600;
 
 /** A user with a personal tenant; ids unique unless given. */
 export function newUser(
@@ -74,4 +84,42 @@ export async function watchLive(
   });
   await waitUntil(() => live);
   return { events, stop };
+}
+
+export const digest = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+export const newDigest = (): string => digest(randomUUID());
+export const realNow = (): number => Math.floor(Date.now() / 1000);
+
+/** A live refresh family of a user of `acme`, around the real clock. */
+export function newFamily(overrides: Partial<RefreshFamily> = {}): RefreshFamily {
+  const now = realNow();
+  return {
+    familyId: `rf-${randomUUID()}`,
+    userId: `u-${randomUUID().slice(0, 8)}`,
+    tenantId: 'acme',
+    scope: 'orders:read orders:write',
+    sessionVersion: 2,
+    membershipGeneration: 7,
+    createdAt: now,
+    absoluteExpiresAt: now + 30 * 86_400,
+    currentDigest: newDigest(),
+    currentExpiresAt: now + IDLE,
+    accessTokens: { [randomUUID()]: now + 900 },
+    revoked: false,
+    ...overrides,
+  };
+}
+
+/** An identity provider record of `tenantId`. */
+export function idp(tenantId: string, overrides: Partial<TenantIdp> = {}): TenantIdp {
+  return {
+    tenantId,
+    issuer: `https://idp.example.com/realms/${tenantId}`,
+    clientId: `gateway-${tenantId}`,
+    domains: [`${tenantId}.example.com`],
+    role: 'member',
+    linkExisting: false,
+    updatedAt: NOW,
+    ...overrides,
+  };
 }
