@@ -1,9 +1,13 @@
 /**
  * Records, clocks and event watching shared by the store contract suite's
- * files (`store-contract.ts`, `store-contract-removal.ts`).
+ * files (`store-contract.ts` and `store-contract-<slice>.ts`).
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
+import { GatewayError } from '../../src/errors.js';
 import type {
+  NewApiKey,
+  NewClient,
   NewUser,
   RefreshFamily,
   SessionEvent,
@@ -122,4 +126,43 @@ export function idp(tenantId: string, overrides: Partial<TenantIdp> = {}): Tenan
     updatedAt: NOW,
     ...overrides,
   };
+}
+
+let serial = 0;
+
+/** A machine client of `tenantId`, its id unique. */
+export function newClient(tenantId: string, overrides: Partial<NewClient> = {}): NewClient {
+  serial++;
+  return {
+    clientId: `tgc_contract${String(serial).padStart(4, '0')}${Math.random().toString(36).slice(2, 8)}`,
+    tenantId,
+    name: `client ${serial}`,
+    scopes: ['orders:write', 'orders:read', 'orders:read'],
+    secretDigest: 'a'.repeat(64),
+    createdAt: NOW,
+    ...overrides,
+  };
+}
+
+/** An API key of `clientId`, its id unique. */
+export function newKey(clientId: string, overrides: Partial<NewApiKey> = {}): NewApiKey {
+  serial++;
+  return {
+    keyId: `tgkid_k${String(serial).padStart(4, '0')}${Math.random().toString(36).slice(2, 8)}`,
+    clientId,
+    digest: 'b'.repeat(64),
+    createdAt: NOW,
+    ...overrides,
+  };
+}
+
+/** The GatewayError `promise` rejects with. */
+export async function rejectionOf(promise: Promise<unknown>): Promise<GatewayError> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(GatewayError);
+    return err as GatewayError;
+  }
+  throw new Error('expected the call to reject');
 }
