@@ -116,11 +116,13 @@ export function rewrite(text, { anyReceiver = false } = {}) {
 const SOURCE = /\.(?:ts|mts|cts|tsx|js|mjs|cjs)$/;
 const SKIPPED_DIRS = new Set(['node_modules', 'dist', '.git', 'coverage']);
 
-/** Whether the file is a slice implementation (or this codemod): never rewritten. */
+/** Whether the file is a slice implementation (or this codemod, or its test): never rewritten. */
 export function skipped(path) {
   const p = path.split(sep).join('/');
   return (
-    /(^|\/)src\/store\/(memory|redis)-[^/]+$/.test(p) || p.endsWith('codemods/store-slices.mjs')
+    /(^|\/)src\/store\/(memory|redis)-[^/]+$/.test(p) ||
+    p.endsWith('codemods/store-slices.mjs') ||
+    p.endsWith('store/store-slices-codemod.test.ts')
   );
 }
 
@@ -132,11 +134,11 @@ function* sourceFiles(path) {
   } else if (SOURCE.test(path) && !skipped(path)) yield path;
 }
 
-function main(argv) {
-  const check = argv.includes('--check');
-  const anyReceiver = argv.includes('--any-receiver');
-  const paths = argv.filter((a) => !a.startsWith('--'));
-  const roots = paths.length > 0 ? paths : ['src', 'test', 'bench', 'soak', 'scripts'];
+/**
+ * Rewrites the flat store calls in every source file under `roots`.
+ * @returns the files changed (with `check`: that would change; nothing is written).
+ */
+export function rewriteFiles(roots, { check = false, anyReceiver = false } = {}) {
   const changed = [];
   for (const root of roots) {
     for (const file of sourceFiles(root)) {
@@ -147,6 +149,15 @@ function main(argv) {
       if (!check) writeFileSync(file, next);
     }
   }
+  return changed;
+}
+
+function main(argv) {
+  const check = argv.includes('--check');
+  const anyReceiver = argv.includes('--any-receiver');
+  const paths = argv.filter((a) => !a.startsWith('--'));
+  const roots = paths.length > 0 ? paths : ['src', 'test', 'bench', 'soak', 'scripts'];
+  const changed = rewriteFiles(roots, { check, anyReceiver });
   for (const file of changed)
     console.log(`${check ? 'would rewrite' : 'rewrote'} ${relative('.', file)}`);
   if (check && changed.length > 0) process.exitCode = 1;
