@@ -94,8 +94,12 @@ const isStoreName = (name, anyReceiver) =>
     ((name === 'store' || name.endsWith('Store')) && !SLICE_STORE.test(name)) ||
     TEST_STORE_NAMES.includes(name));
 
-/** `receiver.op` / `receiver?.op` / `receiver!.op`, across line breaks; not `x.slice.op`. */
-const MEMBER = new RegExp(`([\\w$]+)(!?\\s*\\??\\.\\s*)(${NAMES})\\b`, 'g');
+/**
+ * `receiver.op` / `receiver?.op` / `receiver!.op`, across line breaks; not
+ * `x.slice.op`, nor a string that starts with the receiver (`'store.getUser'`
+ * is a span's name).
+ */
+const MEMBER = new RegExp(`(?<![\\w$'"])([\\w$]+)(!?\\s*\\??\\.\\s*)(${NAMES})\\b`, 'g');
 /** `spyOn(receiver, 'op')`. */
 const SPY = new RegExp(`(spyOn\\(\\s*[\\w$.]*?)([\\w$]+)(\\s*,\\s*['"])(${NAMES})(['"])`, 'g');
 

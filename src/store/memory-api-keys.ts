@@ -4,12 +4,12 @@ import { idTaken } from './memory-clients.js';
 import {
   addToSet,
   ensureOpen,
+  listed,
   nextGeneration,
   publish,
   removeFromSet,
   type MemoryState,
 } from './memory-state.js';
-import { compareIds } from './normalise.js';
 
 export function memoryApiKeys(state: MemoryState): ApiKeyStore {
   const open = () => ensureOpen(state);
@@ -22,11 +22,7 @@ export function memoryApiKeys(state: MemoryState): ApiKeyStore {
     },
     listApiKeys: async (clientId) => {
       open();
-      const ids = [...(state.keysOfClient.get(clientId) ?? [])].sort(compareIds);
-      return ids.flatMap((id) => {
-        const key = state.apiKeys.get(id);
-        return key === undefined ? [] : [{ ...key }];
-      });
+      return listed(state.keysOfClient.get(clientId), state.apiKeys, (key) => ({ ...key }));
     },
     removeApiKey: async (clientId, keyId) => {
       open();

@@ -3,6 +3,7 @@ import { GatewayError } from '../errors.js';
 import {
   addToSet,
   ensureOpen,
+  listed,
   nextGeneration,
   publish,
   removeFromSet,
@@ -27,11 +28,7 @@ export function memoryClients(state: MemoryState): ClientStore {
     },
     listClients: async (tenantId) => {
       open();
-      const ids = [...(state.clientsOfTenant.get(tenantId) ?? [])].sort(compareIds);
-      return ids.flatMap((id) => {
-        const client = state.clients.get(id);
-        return client === undefined ? [] : [copyClient(client)];
-      });
+      return listed(state.clientsOfTenant.get(tenantId), state.clients, copyClient);
     },
     rotateClientSecret: async (clientId, secretDigest, now) => {
       open();

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GatewayError } from '../../src/errors.js';
 import { createRedisKeys } from '../../src/store/redis-keys.js';
 import { defineStoreScripts, REMOVAL_STALE } from '../../src/store/redis-scripts.js';
 import { createRedisStore, redisUrlForDisplay } from '../../src/store/redis-store.js';
@@ -10,6 +9,7 @@ import type { SessionEvent, Store } from '../../src/store/types.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 import { describeLeaseContract } from './store-contract-leases.js';
 import { describeStoreContract, newUser, type MakeStore } from './store-contract.js';
+import { rejectionOf } from './store-fixtures.js';
 
 let server: TestRedisServer;
 
@@ -66,16 +66,6 @@ function freePort(): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(GatewayError);
-    return err as GatewayError;
-  }
-  throw new Error('expected the call to reject');
 }
 
 /** Calls every writing method once, so every kind of key exists afterwards. */

@@ -5,10 +5,9 @@
  * verification, or with its tenant. Registered by `describeStoreContract`.
  */
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../src/errors.js';
 import { MAX_TENANT_DOMAINS } from '../../src/store/domains.js';
 import type { Store, TenantDomain } from '../../src/store/types.js';
-import { newUser, NOW, orgTenant } from './store-fixtures.js';
+import { newUser, NOW, orgTenant, rejectionOf } from './store-fixtures.js';
 
 function claim(tenantId: string, domain: string, verifiedAt?: number): TenantDomain {
   return {
@@ -18,15 +17,6 @@ function claim(tenantId: string, domain: string, verifiedAt?: number): TenantDom
     createdAt: NOW,
     ...(verifiedAt === undefined ? {} : { verifiedAt }),
   };
-}
-
-async function refusal(promise: Promise<unknown>): Promise<GatewayError> {
-  const err = await promise.then(
-    () => new Error('resolved'),
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(GatewayError);
-  return err as GatewayError;
 }
 
 /** @param current the store of the running test (a fresh one each). */
@@ -83,10 +73,12 @@ export function describeDomainContract(current: () => Store): void {
       await store.domains.addTenantDomain(claim('globex', 'acme.example'));
       await store.domains.addTenantDomain(claim('acme', 'acme.example', NOW));
       expect(await store.domains.verifiedDomainHolder('acme.example')).toBe('acme');
-      const verify = await refusal(store.domains.verifyTenantDomain('globex', 'acme.example', NOW));
+      const verify = await rejectionOf(
+        store.domains.verifyTenantDomain('globex', 'acme.example', NOW),
+      );
       expect([verify.code, verify.status]).toEqual(['domain_taken', 409]);
       await store.tenants.upsertTenant(orgTenant('initech'), NOW);
-      const add = await refusal(
+      const add = await rejectionOf(
         store.domains.addTenantDomain(claim('initech', 'acme.example', NOW)),
       );
       expect(add.code).toBe('domain_taken');
@@ -135,7 +127,9 @@ export function describeDomainContract(current: () => Store): void {
       await store.tenants.upsertTenant(orgTenant('acme'), NOW);
       for (let i = 0; i < MAX_TENANT_DOMAINS; i += 1)
         await store.domains.addTenantDomain(claim('acme', `d${i}.example`));
-      const err = await refusal(store.domains.addTenantDomain(claim('acme', 'one-more.example')));
+      const err = await rejectionOf(
+        store.domains.addTenantDomain(claim('acme', 'one-more.example')),
+      );
       expect(err.code).toBe('invalid_request');
       // One it has is still answered.
       expect((await store.domains.addTenantDomain(claim('acme', 'd0.example')))?.domain).toBe(

@@ -6,18 +6,8 @@
  * Registered by `describeStoreContract`.
  */
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../src/errors.js';
 import type { Store } from '../../src/store/types.js';
-import { idp, newUser, NOW, orgTenant } from './store-fixtures.js';
-
-async function refusal(promise: Promise<unknown>): Promise<GatewayError> {
-  const err = await promise.then(
-    () => new Error('resolved'),
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(GatewayError);
-  return err as GatewayError;
-}
+import { idp, newUser, NOW, orgTenant, rejectionOf } from './store-fixtures.js';
 
 /** @param current the store of the running test (a fresh one each). */
 export function describeIdpContract(current: () => Store): void {
@@ -95,7 +85,7 @@ export function describeIdpContract(current: () => Store): void {
       await store.idps.setTenantIdp(idp('acme'));
       await store.idps.setTenantIdp(idp('globex'));
       const acmePair = { issuer: idp('acme').issuer, clientId: 'gateway-acme' };
-      const err = await refusal(store.idps.setTenantIdp(idp('globex', acmePair)));
+      const err = await rejectionOf(store.idps.setTenantIdp(idp('globex', acmePair)));
       expect(err.code).toBe('issuer_in_use');
       expect(err.status).toBe(409);
       expect(await store.idps.getTenantIdp('globex')).toEqual(idp('globex'));

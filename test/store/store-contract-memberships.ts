@@ -2,16 +2,13 @@
  * The store contract for the memberships slice (`Store.memberships`): who belongs to which tenant, their generations (what a token is good for) and roles.
  * Registered by `describeStoreContract`.
  */
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/types.js';
-import { distinct, newUser, NOW, orgTenant, watchLive } from './store-fixtures.js';
+import { distinct, newUser, NOW, orgTenant, watchLive, storeOf } from './store-fixtures.js';
 
 /** @param current the store of the running test (a fresh one each). */
 export function describeMembershipContract(current: () => Store): void {
-  let store: Store;
-  beforeEach(() => {
-    store = current();
-  });
+  const store = storeOf(current);
 
   describe('memberships', () => {
     it('adds a member idempotently, both ways', async () => {

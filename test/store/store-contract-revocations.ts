@@ -2,16 +2,13 @@
  * The store contract for the revocations slice (`Store.revocations`): the token deny-list and the session events every watcher hears.
  * Registered by `describeStoreContract`.
  */
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/types.js';
-import { distinct, newUser, NOW, orgTenant, sleep, watchLive } from './store-fixtures.js';
+import { distinct, newUser, NOW, orgTenant, sleep, watchLive, storeOf } from './store-fixtures.js';
 
 /** @param current the store of the running test (a fresh one each). */
 export function describeRevocationContract(current: () => Store): void {
-  let store: Store;
-  beforeEach(() => {
-    store = current();
-  });
+  const store = storeOf(current);
 
   describe('token revocation', () => {
     it('deny-lists a token id until its expiry', async () => {

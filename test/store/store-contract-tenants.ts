@@ -2,16 +2,13 @@
  * The store contract for the tenants slice (`Store.tenants`): upserts, types, listing.
  * Registered by `describeStoreContract`.
  */
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/types.js';
-import { newUser, NOW, orgTenant, rejectionOf } from './store-fixtures.js';
+import { newUser, NOW, orgTenant, rejectionOf, storeOf } from './store-fixtures.js';
 
 /** @param current the store of the running test (a fresh one each). */
 export function describeTenantContract(current: () => Store): void {
-  let store: Store;
-  beforeEach(() => {
-    store = current();
-  });
+  const store = storeOf(current);
 
   describe('tenants', () => {
     it('creates a tenant with createdAt = modifiedAt = now', async () => {

@@ -2,16 +2,13 @@
  * The store contract for the users slice (`Store.users`): accounts, their e-mails, passwords and session versions.
  * Registered by `describeStoreContract`.
  */
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/types.js';
-import { newUser, NOW, rejectionOf } from './store-fixtures.js';
+import { newUser, NOW, rejectionOf, storeOf } from './store-fixtures.js';
 
 /** @param current the store of the running test (a fresh one each). */
 export function describeUserContract(current: () => Store): void {
-  let store: Store;
-  beforeEach(() => {
-    store = current();
-  });
+  const store = storeOf(current);
 
   describe('users', () => {
     it('creates a user with a normalised e-mail and session version 0', async () => {

@@ -166,3 +166,11 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<GatewayErr
   }
   throw new Error('expected the call to reject');
 }
+
+/**
+ * The store of the running test, read anew at each use: for a contract part
+ * registered once but run on a fresh store per test.
+ */
+export function storeOf(current: () => Store): Store {
+  return new Proxy({} as Store, { get: (_, name) => Reflect.get(current(), name) as unknown });
+}

@@ -68,6 +68,7 @@ describe('the store-slices codemod', () => {
       'const { createUser } = ops;',
       'await store.ping();',
       'await store.getUserTenants(id);',
+      'expect(spans).toEqual([\'store.getUser\', "store.ping"]);',
     ].join('\n');
     expect(rewrite(untouched)).toBe(untouched);
     expect(rewrite('await identity.addMember(x);', { anyReceiver: true })).toBe(
