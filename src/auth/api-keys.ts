@@ -74,7 +74,8 @@ export interface ApiKeys {
 }
 
 export interface ApiKeyOptions {
-  store: Store;
+  /** The slices it reads (and where it records a key's last use). */
+  store: Pick<Store, 'apiKeys' | 'clients'>;
   sessions: SessionGuard;
   /** The live config bounding a client's scopes. */
   bounds: ClientScopeBounds;

@@ -57,7 +57,7 @@ export const completeClientState = (
 
 /** The client token's state: from the cache when it can tell, else from the store (then kept). */
 export async function readClientState(
-  store: Store,
+  store: Pick<Store, 'clients' | 'revocations'>,
   cache: SessionCache,
   claims: AccessTokenClaims,
   ttlMs: number,

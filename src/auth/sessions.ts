@@ -37,6 +37,9 @@
 import { LRUCache } from 'lru-cache';
 import { isGatewayError } from '../errors.js';
 import type { SessionEventListener, Store } from '../store/types.js';
+
+/** The slices a session guard reads and writes. */
+export type SessionStore = Pick<Store, 'users' | 'memberships' | 'clients' | 'revocations'>;
 import {
   cachedClientState,
   completeClientState,
@@ -122,7 +125,10 @@ export interface SessionGuardOptions {
   onClientEnded?: ((claims: AccessTokenClaims) => void) | undefined;
 }
 
-export function createSessionGuard(store: Store, options: SessionGuardOptions): SessionGuard {
+export function createSessionGuard(
+  store: SessionStore,
+  options: SessionGuardOptions,
+): SessionGuard {
   const cache = new SessionCache(options.cacheEntries ?? 100_000);
   const skew = options.clockSkewSeconds;
   const leases = store.revocations.leases;
@@ -223,7 +229,7 @@ const complete = (state: Partial<SessionState>): state is SessionState =>
 
 /** The token's state: from the cache when it can tell, else from the store (then kept). */
 async function read(
-  store: Store,
+  store: Pick<Store, 'users' | 'memberships' | 'revocations'>,
   cache: SessionCache,
   skew: number,
   claims: AccessTokenClaims,
