@@ -53,6 +53,12 @@ describe('the store-slices codemod', () => {
     );
   });
 
+  it('knows slices of at most 15 operations each (issue 43)', () => {
+    for (const [slice, operations] of Object.entries(SLICE_OPERATIONS)) {
+      expect(operations.length, slice).toBeLessThanOrEqual(15);
+    }
+  });
+
   it('rewrites flat calls of a store into slice calls, and a second run changes nothing', () => {
     expect(rewrite(FLAT)).toBe(SLICED);
     expect(rewrite(SLICED)).toBe(SLICED);
