@@ -3,7 +3,9 @@
  * Codemod (issue 43): flat store calls to slice calls. `store.getUser(id)`
  * becomes `store.users.getUser(id)`, `store.revocationLeases` becomes
  * `store.revocations.leases`, `vi.spyOn(store, 'getUser')` becomes
- * `vi.spyOn(store.users, 'getUser')`. Operation names are kept.
+ * `vi.spyOn(store.users, 'getUser')`. Operation names are kept; the few
+ * store modules and types renamed with the slicing are renamed
+ * (`RENAMED_WORDS`: `store/refresh-types.js`, `TenantIdps`, …).
  *
  *   node scripts/codemods/store-slices.mjs [--check] [--any-receiver] [path …]
  *
@@ -72,6 +74,23 @@ export const SLICE_OPERATIONS = {
   revocations: ['revokeToken', 'isTokenRevoked', 'watchSessions'],
 };
 
+/** Store modules and types renamed with the slicing (issue 43): old → new, whole words. */
+export const RENAMED_WORDS = {
+  'store/refresh-types.js': 'store/refresh.js',
+  'store/idp-types.js': 'store/idps.js',
+  'store/domain-types.js': 'store/domains.js',
+  RefreshFamilyStore: 'RefreshStore',
+  TenantIdps: 'IdpStore',
+  TenantDomains: 'DomainStore',
+  SsoRecords: 'SsoStore',
+};
+const WORD = new RegExp(
+  `(?<![\\w$])(${Object.keys(RENAMED_WORDS)
+    .map((w) => w.replace(/[.]/g, '\\.'))
+    .join('|')})(?![\\w$])`,
+  'g',
+);
+
 /** Flat members that moved under another name: flat name → [slice, new name]. */
 export const RENAMED = { revocationLeases: ['revocations', 'leases'] };
 
@@ -114,7 +133,8 @@ export function rewrite(text, { anyReceiver = false } = {}) {
     .replace(SPY, (all, head, receiver, sep, name, close) => {
       if (!isStoreName(receiver, anyReceiver) || name in RENAMED) return all;
       return `${head}${receiver}.${SLICE_OF.get(name)[0]}${sep}${name}${close}`;
-    });
+    })
+    .replace(WORD, (word) => RENAMED_WORDS[word]);
 }
 
 const SOURCE = /\.(?:ts|mts|cts|tsx|js|mjs|cjs)$/;

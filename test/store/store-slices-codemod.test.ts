@@ -16,6 +16,8 @@ import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { StoreSliceName } from '../../src/store/types.js';
 
 const FLAT = `
+import { REFRESH_USED_DIGESTS_KEPT } from '../../src/store/refresh-types.js';
+function idps(store: TenantIdps): void {}
 const user = await deps.store.getUser(id);
 await this.store?.revokeToken(jti, exp);
 const leases = store.revocationLeases;
@@ -26,6 +28,8 @@ vi.spyOn(store, 'setPasswordHash');
 `;
 
 const SLICED = `
+import { REFRESH_USED_DIGESTS_KEPT } from '../../src/store/refresh.js';
+function idps(store: IdpStore): void {}
 const user = await deps.store.users.getUser(id);
 await this.store?.revocations.revokeToken(jti, exp);
 const leases = store.revocations.leases;
@@ -59,7 +63,7 @@ describe('the store-slices codemod', () => {
     }
   });
 
-  it('rewrites flat calls of a store into slice calls, and a second run changes nothing', () => {
+  it('rewrites flat calls of a store into slice calls and renamed modules and types, and a second run changes nothing', () => {
     expect(rewrite(FLAT)).toBe(SLICED);
     expect(rewrite(SLICED)).toBe(SLICED);
   });
