@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const store = fx.gw.gateway.store;
   const now = Math.floor(Date.now() / 1000);
   const record = { role: 'member' as const, linkExisting: false, updatedAt: now };
-  await store.setTenantIdp({
+  await store.idps.setTenantIdp({
     ...record,
     tenantId: 'acme',
     issuer: idp.issuer,
@@ -59,11 +59,11 @@ async function main(): Promise<void> {
   const one = await during(exchange);
   for (let i = 1; i < PROVIDERS; i++) {
     const tenantId = `t${i}`;
-    await store.upsertTenant(
+    await store.tenants.upsertTenant(
       { tenantId, type: 'orgtenant', name: tenantId, cloudRegion: 'local', createdBy: 'bench' },
       now,
     );
-    await store.setTenantIdp({
+    await store.idps.setTenantIdp({
       ...record,
       tenantId,
       issuer: `https://idp-${i}.example.test`,
@@ -73,7 +73,7 @@ async function main(): Promise<void> {
   }
   const many = await during(exchange);
   // And back to one: the order of the rounds is not what differs.
-  for (let i = 1; i < PROVIDERS; i++) await store.removeTenantIdp(`t${i}`);
+  for (let i = 1; i < PROVIDERS; i++) await store.idps.removeTenantIdp(`t${i}`);
   const oneAgain = await during(exchange);
   console.log(
     JSON.stringify({

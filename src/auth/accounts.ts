@@ -122,7 +122,7 @@ export function createAccounts(deps: AccountDeps): Accounts {
       const hash = await passwords.hash(password);
       // A disabled user stays disabled (the CLI can set the password of one).
       const stored = isDisabledHash(user.passwordHash) ? disabledHash(hash) : hash;
-      const version = await store.setPasswordHash(user.id, stored);
+      const version = await store.users.setPasswordHash(user.id, stored);
       if (version === null)
         throw new GatewayError('invalid_credentials', 'The user no longer exists.');
     },
@@ -130,7 +130,7 @@ export function createAccounts(deps: AccountDeps): Accounts {
     async setDisabled(user, disabled) {
       if (isDisabledHash(user.passwordHash) === disabled) return false;
       const hash = disabled ? disabledHash(user.passwordHash) : enabledHash(user.passwordHash);
-      const version = await store.setPasswordHash(user.id, hash);
+      const version = await store.users.setPasswordHash(user.id, hash);
       if (version === null)
         throw new GatewayError('invalid_credentials', 'The user no longer exists.');
       return true;
@@ -155,7 +155,7 @@ async function signUp(
   }
   const createdAt = now();
   const name = input.name?.trim() || undefined;
-  return deps.store.createUser({
+  return deps.store.users.createUser({
     id: randomUUID(),
     email,
     ...(name === undefined ? {} : { name }),
@@ -193,7 +193,7 @@ async function logIn(
   const attempt = await bruteForce.beginLogin(email, clientIp);
   let outcome: LoginOutcome = 'abandoned';
   try {
-    const user = await store.findUserByEmail(email);
+    const user = await store.users.findUserByEmail(email);
     // A disabled user costs the same bcrypt work as an unknown e-mail, and gets the same answer.
     // So does a user with no password (created by a tenant's identity provider).
     const usable =
@@ -209,7 +209,7 @@ async function logIn(
     if (passwords.needsRehash(user.passwordHash)) {
       // Upgrade the hash to the configured cost; sessions stay as they are.
       const upgraded = await passwords.hash(credentials.secret);
-      await store.replacePasswordHash(user.id, user.passwordHash, upgraded);
+      await store.users.replacePasswordHash(user.id, user.passwordHash, upgraded);
     }
     return user;
   } finally {
@@ -225,12 +225,13 @@ async function grantToken(
   familyId: string | undefined,
 ): Promise<GrantedToken> {
   const [tenant, membership] = await Promise.all([
-    store.getTenant(tenantId),
-    store.membershipForToken(tenantId, user.id),
+    store.tenants.getTenant(tenantId),
+    store.memberships.membershipForToken(tenantId, user.id),
   ]);
   // The role is read after the generation: a role change in between takes a
   // newer generation, so a token carrying the old role's scopes is refused.
-  const role = membership === null ? null : await store.getMemberRole(tenantId, user.id);
+  const role =
+    membership === null ? null : await store.memberships.getMemberRole(tenantId, user.id);
   if (tenant === null || membership === null || role === null) {
     throw new GatewayError('tenant_access_denied', 'The user may not act for this tenant.', {
       detail: tenantId,

@@ -74,7 +74,8 @@ export interface ApiKeys {
 }
 
 export interface ApiKeyOptions {
-  store: Store;
+  /** The slices it reads (and where it records a key's last use). */
+  store: Pick<Store, 'apiKeys' | 'clients'>;
   sessions: SessionGuard;
   /** The live config bounding a client's scopes. */
   bounds: ClientScopeBounds;
@@ -181,8 +182,8 @@ class KeyCache implements ApiKeys {
 
   async assertAlive(principal: ApiKeyPrincipal): Promise<void> {
     const { store } = this.options;
-    const key = await store.getApiKey(principal.keyId);
-    const client = key === null ? null : await store.getClient(key.clientId);
+    const key = await store.apiKeys.getApiKey(principal.keyId);
+    const client = key === null ? null : await store.clients.getClient(key.clientId);
     if (key === null || client === null || !standing(key, client, this.#now())) throw keyEnded();
   }
 
@@ -213,9 +214,9 @@ class KeyCache implements ApiKeys {
     const { store, sessions } = this.options;
     const trust = sessions.trust();
     const changes = this.#changes;
-    const key = await store.getApiKey(keyId);
+    const key = await store.apiKeys.getApiKey(keyId);
     const matches = secretMatches(apiKey, key?.digest ?? NO_DIGEST);
-    const client = key === null || !matches ? null : await store.getClient(key.clientId);
+    const client = key === null || !matches ? null : await store.clients.getClient(key.clientId);
     const now = this.#now();
     if (key === null || !matches || client === null || !standing(key, client, now)) {
       if (known === undefined) {
@@ -291,7 +292,9 @@ class KeyCache implements ApiKeys {
     this.#touches.clear();
     // Best effort: a lost write leaves an older last-use time, never a refusal.
     await Promise.all(
-      touches.map(([keyId, at]) => this.options.store.touchApiKey(keyId, at).catch(() => {})),
+      touches.map(([keyId, at]) =>
+        this.options.store.apiKeys.touchApiKey(keyId, at).catch(() => {}),
+      ),
     );
   }
 }

@@ -79,7 +79,7 @@ export interface BruteForceGuard {
   exchange(ip: string): Promise<void>;
 }
 
-function counters(store: Store, limits: BruteForceLimits) {
+function counters(store: Pick<Store, 'loginCounter'>, limits: BruteForceLimits) {
   const { login, signup, ssoLogin, exchange } = limits;
   const counter = (name: string, points: number, windowSeconds: number) =>
     store.loginCounter({ name, points, windowSeconds });
@@ -99,7 +99,10 @@ function counters(store: Store, limits: BruteForceLimits) {
   };
 }
 
-export function createBruteForceGuard(store: Store, limits: BruteForceLimits): BruteForceGuard {
+export function createBruteForceGuard(
+  store: Pick<Store, 'loginCounter'>,
+  limits: BruteForceLimits,
+): BruteForceGuard {
   const { login } = limits;
   const { byEmail, byIp, byClientAndIp, signups, ssoLogins, exchanges } = counters(store, limits);
   const queuedByEmail = createPlaces(login.maxQueuedPerEmail);

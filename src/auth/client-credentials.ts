@@ -66,7 +66,7 @@ export function createClientCredentials(deps: ClientCredentialsDeps): GrantClien
     );
     let outcome: LoginOutcome = 'abandoned';
     try {
-      const client = wellFormed ? await deps.store.getClient(request.clientId) : null;
+      const client = wellFormed ? await deps.store.clients.getClient(request.clientId) : null;
       const matches = secretMatches(request.clientSecret, client?.secretDigest ?? NO_DIGEST);
       if (client === null || !matches) {
         outcome = 'failed';

@@ -57,7 +57,7 @@ export const completeClientState = (
 
 /** The client token's state: from the cache when it can tell, else from the store (then kept). */
 export async function readClientState(
-  store: Store,
+  store: Pick<Store, 'clients' | 'revocations'>,
   cache: SessionCache,
   claims: AccessTokenClaims,
   ttlMs: number,
@@ -71,10 +71,10 @@ export async function readClientState(
   const started = cache.epoch;
   const clientId = claims.client_id as string;
   const [revoked, client] = await Promise.all([
-    state.revoked ?? store.isTokenRevoked(claims.jti),
+    state.revoked ?? store.revocations.isTokenRevoked(claims.jti),
     state.client !== undefined
       ? state.client
-      : store.getClient(clientId).then((record): ClientLiveness =>
+      : store.clients.getClient(clientId).then((record): ClientLiveness =>
           // A client of another tenant under the id (never: ids are random) counts as none.
           record === null || record.tenantId !== claims.tenant_id
             ? null

@@ -18,7 +18,8 @@
  * event, or after a later change of the same pair.
  */
 import { randomUUID } from 'node:crypto';
-import type { RevocationLeases, SessionEvent, Store } from '../store/types.js';
+import { REVOKING_WRITES, type RevokingWrite } from '../store/revoking-writes.js';
+import type { RevocationLeases, SessionEvent, Store, StoreSliceName } from '../store/types.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -31,16 +32,17 @@ export interface ConfirmationObserver {
 }
 
 /**
- * `store` with its revoking writes confirmed; `store` itself when it has no
- * leases. Holders get half a lease to acknowledge; the lease of one that has
- * not is then ended and waited out, so a revocation takes at most 1.5 leases.
+ * `store` with its revoking writes — the ones `store/revoking-writes.ts`
+ * declares — confirmed; `store` itself when it has no leases. Holders get
+ * half a lease to acknowledge; the lease of one that has not is then ended
+ * and waited out, so a revocation takes at most 1.5 leases.
  */
 export function confirmRevocations(
   store: Store,
   leaseMs: number,
   observe?: ConfirmationObserver,
 ): Store {
-  const leases = store.revocationLeases;
+  const leases = store.revocations.leases;
   if (leases === undefined) return store;
   const confirm = async (events: SessionEvent[]): Promise<void> => {
     if (events.length === 0) return;
@@ -48,67 +50,37 @@ export function confirmRevocations(
     const fenced = await confirmed(leases, events, leaseMs / 2);
     observe?.((performance.now() - started) / 1000, fenced);
   };
+  const slices = Object.entries(REVOKING_WRITES) as [StoreSliceName, DeclaredWrites][];
   return {
     ...store,
-    async setPasswordHash(userId, passwordHash) {
-      const sessionVersion = await store.setPasswordHash(userId, passwordHash);
-      if (sessionVersion !== null)
-        await confirm([{ kind: 'session-ended', userId, sessionVersion }]);
-      return sessionVersion;
-    },
-    async revokeToken(jti, expiresAt) {
-      await store.revokeToken(jti, expiresAt);
-      await confirm([{ kind: 'token-revoked', jti }]);
-    },
-    async removeMember(tenantId, userId) {
-      const removed = await store.removeMember(tenantId, userId);
-      if (removed) await confirm([{ kind: 'membership-removed', userId, tenantId }]);
-      return removed;
-    },
-    async setMemberRole(tenantId, userId, role) {
-      const changed = await store.setMemberRole(tenantId, userId, role);
-      // A new role is a new membership generation: the old tokens end as at a removal.
-      if (changed === true) await confirm([{ kind: 'membership-removed', userId, tenantId }]);
-      return changed;
-    },
-    async removeUser(userId) {
-      const tenantIds = await store.removeUser(userId);
-      await confirm(
-        (tenantIds ?? []).map((tenantId) => ({ kind: 'membership-removed', userId, tenantId })),
-      );
-      return tenantIds;
-    },
-    async removeOrgTenant(tenantId) {
-      // Its clients go with it: read before, as the removal does not name them.
-      const clients = await store.listClients(tenantId);
-      const userIds = await store.removeOrgTenant(tenantId);
-      if (userIds === null) return userIds;
-      await confirm([
-        ...userIds.map((userId): SessionEvent => ({
-          kind: 'membership-removed',
-          userId,
-          tenantId,
-        })),
-        ...clients.map(({ clientId }): SessionEvent => ({ kind: 'client-changed', clientId })),
-      ]);
-      return userIds;
-    },
-    async rotateClientSecret(clientId, secretDigest, now) {
-      const client = await store.rotateClientSecret(clientId, secretDigest, now);
-      if (client !== null) await confirm([{ kind: 'client-changed', clientId }]);
-      return client;
-    },
-    async removeApiKey(clientId, keyId) {
-      const removed = await store.removeApiKey(clientId, keyId);
-      if (removed) await confirm([{ kind: 'client-changed', clientId }]);
-      return removed;
-    },
-    async removeClient(clientId) {
-      const keyIds = await store.removeClient(clientId);
-      if (keyIds !== null) await confirm([{ kind: 'client-changed', clientId }]);
-      return keyIds;
-    },
+    ...Object.fromEntries(
+      slices.map(([slice, writes]) => [slice, confirmedSlice(store, slice, writes, confirm)]),
+    ),
   };
+}
+
+type Operation = (...args: unknown[]) => Promise<unknown>;
+type DeclaredWrites = Record<string, RevokingWrite<Operation>>;
+
+/** The slice with each of its declared writes resolving once confirmed. */
+function confirmedSlice(
+  store: Store,
+  slice: StoreSliceName,
+  writes: DeclaredWrites,
+  confirm: (events: SessionEvent[]) => Promise<void>,
+): object {
+  const inner = store[slice] as unknown as Record<string, Operation>;
+  const outer = { ...inner };
+  for (const [name, write] of Object.entries(writes)) {
+    const operation = inner[name] as Operation;
+    outer[name] = async (...args) => {
+      const before = await write.before?.(store, ...args);
+      const result = await operation(...args);
+      await confirm(write.events(result, args, before));
+      return result;
+    };
+  }
+  return outer;
 }
 
 /**

@@ -29,7 +29,7 @@ export type Creator = { idp: IdpOrigin } | 'operator' | 'anyone';
 export async function checkCreatable(store: Store, email: string, by: Creator): Promise<void> {
   if (by === 'operator') return;
   const domain = email.slice(email.lastIndexOf('@') + 1);
-  const holder = await store.verifiedDomainHolder(domain);
+  const holder = await store.domains.verifiedDomainHolder(domain);
   if (holder === null) return;
   if (by !== 'anyone' && by.idp.tenantId === holder) return;
   throw new GatewayError(
@@ -51,7 +51,7 @@ export async function endLocalPassword(
   user: UserRecord,
 ): Promise<{ user: UserRecord; passwordEnded: boolean }> {
   if (hasNoPassword(user.passwordHash)) return { user, passwordEnded: false };
-  const sessionVersion = await store.setPasswordHash(user.id, NO_PASSWORD);
+  const sessionVersion = await store.users.setPasswordHash(user.id, NO_PASSWORD);
   if (sessionVersion === null)
     throw new GatewayError('invalid_credentials', 'The user no longer exists.');
   return { user: { ...user, passwordHash: NO_PASSWORD, sessionVersion }, passwordEnded: true };

@@ -126,7 +126,7 @@ export interface RefreshTokens {
 export function createRefreshTokens(deps: RefreshDeps): RefreshTokens {
   const now = deps.now ?? (() => Math.floor(Date.now() / 1000));
   const endFamily = async (familyId: string) => {
-    const family = await deps.store.revokeRefreshFamily(familyId);
+    const family = await deps.store.refresh.revokeRefreshFamily(familyId);
     if (family !== null) await denyAccessTokens(deps, family, now());
     return family;
   };
@@ -138,7 +138,7 @@ export function createRefreshTokens(deps: RefreshDeps): RefreshTokens {
     async revokeByToken(token) {
       const presented = parseRefreshToken(token);
       if (presented === null) return null;
-      const family = await deps.store.getRefreshFamily(presented.familyId);
+      const family = await deps.store.refresh.getRefreshFamily(presented.familyId);
       if (family === null || !isOfFamily(presented, family)) return null;
       return endFamily(family.familyId);
     },
@@ -155,7 +155,7 @@ async function begin(
   const granted = await deps.accounts.grantToken(user, tenantId, familyId);
   const { claims } = granted;
   const { ttlSeconds, absoluteTtlSeconds } = deps.tokens.refresh;
-  const evicted = await deps.store.createRefreshFamily(
+  const evicted = await deps.store.refresh.createRefreshFamily(
     {
       familyId,
       userId: user.id,
@@ -185,7 +185,7 @@ async function refresh(
 ): Promise<Refreshed> {
   const presented = parseRefreshToken(refreshToken);
   if (presented === null) throw new RefreshRefused('invalid');
-  const found = await deps.store.getRefreshFamilyToRotate(presented.familyId);
+  const found = await deps.store.refresh.getRefreshFamilyToRotate(presented.familyId);
   if (found === null || found.family.revoked || found.family.absoluteExpiresAt <= at)
     throw new RefreshRefused('invalid', found?.family);
   const { family, successorKey } = found;
@@ -214,7 +214,7 @@ async function refresh(
     at,
   );
   const successorDigest = refreshDigest(successor.token);
-  const rotation = await deps.store.rotateRefreshToken({
+  const rotation = await deps.store.refresh.rotateRefreshToken({
     familyId: family.familyId,
     presentedDigest: refreshDigest(presented.token),
     successorDigest,
@@ -261,10 +261,10 @@ async function liveSession(
   family: RefreshFamily,
 ): Promise<{ user: UserRecord; tenant: TenantRecord; role: MemberRole } | null> {
   const [user, tenant, membership, role] = await Promise.all([
-    store.getUser(family.userId),
-    store.getTenant(family.tenantId),
-    store.membershipForToken(family.tenantId, family.userId),
-    store.getMemberRole(family.tenantId, family.userId),
+    store.users.getUser(family.userId),
+    store.tenants.getTenant(family.tenantId),
+    store.memberships.membershipForToken(family.tenantId, family.userId),
+    store.memberships.getMemberRole(family.tenantId, family.userId),
   ]);
   // Read together: a role changed in between may be read with the old
   // generation, but what it grants is cut to the family's scopes, and the
@@ -306,5 +306,5 @@ async function denyAccessTokens(
 ): Promise<void> {
   const skew = deps.tokens.clockSkewSeconds;
   const live = Object.entries(family.accessTokens).filter(([, exp]) => exp + skew > at);
-  await Promise.all(live.map(([jti, exp]) => deps.store.revokeToken(jti, exp + skew)));
+  await Promise.all(live.map(([jti, exp]) => deps.store.revocations.revokeToken(jti, exp + skew)));
 }

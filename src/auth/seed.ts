@@ -212,7 +212,9 @@ export async function applySeed(
     },
   };
 
-  const existingTenants = await Promise.all(seed.tenants.map((t) => store.getTenant(t.tenant_id)));
+  const existingTenants = await Promise.all(
+    seed.tenants.map((t) => store.tenants.getTenant(t.tenant_id)),
+  );
   const clashes = existingTenants.flatMap((t, i) =>
     t?.type === 'usertenant' ? [`tenants[${i}].tenant_id: ${t.tenantId} is a personal tenant`] : [],
   );
@@ -232,7 +234,7 @@ export async function applySeed(
 async function applyUser(run: SeedRun, u: SeedUser): Promise<string> {
   const { store, passwords, summary } = run;
   const email = normaliseEmail(u.email);
-  const existing = await store.findUserByEmail(email);
+  const existing = await store.users.findUserByEmail(email);
   if (existing === null) {
     const user = await run.accounts.signUp({
       email,
@@ -259,7 +261,7 @@ async function applyUser(run: SeedRun, u: SeedUser): Promise<string> {
   if (!same) {
     const hash = u.password_hash ?? (await passwords.hash(u.password as string));
     // A new password ends the user's sessions, as it does through the API.
-    await store.setPasswordHash(existing.id, disabled ? disabledHash(hash) : hash);
+    await store.users.setPasswordHash(existing.id, disabled ? disabledHash(hash) : hash);
     summary.passwordsChanged++;
     await run.audit('password_changed', SEED, { user_id: existing.id, user_email: email });
   }
@@ -280,11 +282,11 @@ async function applyTenant(
     createdBy: normaliseEmail(t.created_by),
   };
   if (existing === null) {
-    await run.store.upsertTenant(input, run.now());
+    await run.store.tenants.upsertTenant(input, run.now());
     run.summary.tenantsCreated++;
     await run.audit('tenant_created', SEED, { tenant_id: t.tenant_id });
   } else if (tenantDiffers(existing, input)) {
-    await run.store.upsertTenant(input, run.now());
+    await run.store.tenants.upsertTenant(input, run.now());
     run.summary.tenantsUpdated++;
     await run.audit('tenant_updated', SEED, { tenant_id: t.tenant_id });
   }
@@ -295,8 +297,8 @@ async function addMembers(run: SeedRun, t: SeedTenant, ids: Map<string, string>)
   for (const m of t.members) {
     const email = normaliseEmail(m);
     const userId = ids.get(email) as string;
-    if (!(await run.store.isMember(t.tenant_id, userId))) {
-      await run.store.addMember(t.tenant_id, userId);
+    if (!(await run.store.memberships.isMember(t.tenant_id, userId))) {
+      await run.store.memberships.addMember(t.tenant_id, userId);
       run.summary.membershipsAdded++;
       await run.audit('member_added', SEED, {
         tenant_id: t.tenant_id,

@@ -37,6 +37,9 @@
 import { LRUCache } from 'lru-cache';
 import { isGatewayError } from '../errors.js';
 import type { SessionEventListener, Store } from '../store/types.js';
+
+/** The slices a session guard reads and writes. */
+export type SessionStore = Pick<Store, 'users' | 'memberships' | 'clients' | 'revocations'>;
 import {
   cachedClientState,
   completeClientState,
@@ -122,10 +125,13 @@ export interface SessionGuardOptions {
   onClientEnded?: ((claims: AccessTokenClaims) => void) | undefined;
 }
 
-export function createSessionGuard(store: Store, options: SessionGuardOptions): SessionGuard {
+export function createSessionGuard(
+  store: SessionStore,
+  options: SessionGuardOptions,
+): SessionGuard {
   const cache = new SessionCache(options.cacheEntries ?? 100_000);
   const skew = options.clockSkewSeconds;
-  const leases = store.revocationLeases;
+  const leases = store.revocations.leases;
   const lease =
     options.leaseMs === undefined || leases === undefined
       ? undefined
@@ -137,7 +143,7 @@ export function createSessionGuard(store: Store, options: SessionGuardOptions): 
 
   const judgeClientToken = reportingEnded(options.onClientEnded);
 
-  const unwatch = store.watchSessions({
+  const unwatch = store.revocations.watchSessions({
     onEvent: (event) => cache.apply(event),
     onLive: (value) => cache.setLive(value),
     onConfirmationRequest(confirmationId) {
@@ -174,7 +180,7 @@ export function createSessionGuard(store: Store, options: SessionGuardOptions): 
     },
     async revoke(claims) {
       // The verifier accepts a token until exp + skew, so the deny-list entry must outlive that.
-      await store.revokeToken(claims.jti, claims.exp + skew);
+      await store.revocations.revokeToken(claims.jti, claims.exp + skew);
       cache.revoked(claims.jti, ttlOf(claims, skew));
     },
     watch(listener: SessionEventListener) {
@@ -223,7 +229,7 @@ const complete = (state: Partial<SessionState>): state is SessionState =>
 
 /** The token's state: from the cache when it can tell, else from the store (then kept). */
 async function read(
-  store: Store,
+  store: Pick<Store, 'users' | 'memberships' | 'revocations'>,
   cache: SessionCache,
   skew: number,
   claims: AccessTokenClaims,
@@ -236,9 +242,9 @@ async function read(
   cache.misses++;
   const started = cache.epoch;
   const [revoked, version, membership] = await Promise.all([
-    state.revoked ?? store.isTokenRevoked(claims.jti),
-    state.version ?? store.getSessionVersion(claims.sub).then((v) => v ?? UNKNOWN_USER),
-    state.membership ?? store.readMembership(claims.tenant_id, claims.sub),
+    state.revoked ?? store.revocations.isTokenRevoked(claims.jti),
+    state.version ?? store.users.getSessionVersion(claims.sub).then((v) => v ?? UNKNOWN_USER),
+    state.membership ?? store.memberships.readMembership(claims.tenant_id, claims.sub),
   ]);
   const stored = { revoked, version, membership };
   if (cache.live && cache.epoch === started) cache.remember(claims, stored, ttlOf(claims, skew));

@@ -62,7 +62,7 @@ export async function requireVerifiedDomains(
   domains: readonly string[],
 ): Promise<void> {
   for (const [index, domain] of domains.entries()) {
-    if ((await store.verifiedDomainHolder(domain)) !== tenantId) {
+    if ((await store.domains.verifiedDomainHolder(domain)) !== tenantId) {
       throw new GatewayError(
         'domain_not_verified',
         `Invalid domains: ${domain} is not a domain this tenant has verified (POST /1/tenants/{tenant_id}/domains, then verify it).`,
@@ -80,5 +80,5 @@ export async function isDomainVerifiedFor(
 ): Promise<boolean> {
   const at = email.lastIndexOf('@');
   if (at < 0) return false;
-  return (await store.verifiedDomainHolder(email.slice(at + 1).toLowerCase())) === tenantId;
+  return (await store.domains.verifiedDomainHolder(email.slice(at + 1).toLowerCase())) === tenantId;
 }

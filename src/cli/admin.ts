@@ -64,7 +64,7 @@ export async function userPassword(
     ...envOption(options.passwordEnv),
   });
   await withCore(loaded, async (core) => {
-    const user = await core.store.findUserByEmail(email);
+    const user = await core.store.users.findUserByEmail(email);
     if (user === null) throw new UsageError(`no user ${email}`);
     await changePassword(core, operator(), user, password);
     print({ user_id: user.id, user_email: user.email, sessions: 'ended' });
@@ -73,7 +73,7 @@ export async function userPassword(
 
 export async function userList(loaded: LoadedConfig): Promise<void> {
   await withCore(loaded, async (core) => {
-    const users = await core.store.listUsers();
+    const users = await core.store.users.listUsers();
     print(
       users.map((u) => ({
         user_id: u.id,
@@ -97,7 +97,7 @@ export async function userSetDisabled(
   disabled: boolean,
 ): Promise<void> {
   await withCore(loaded, async (core) => {
-    const user = await core.store.findUserByEmail(email);
+    const user = await core.store.users.findUserByEmail(email);
     if (user === null) throw new UsageError(`no user ${email}`);
     const changed = await core.accounts.setDisabled(user, disabled);
     if (changed)
@@ -122,8 +122,8 @@ export async function userSetDisabled(
  */
 export async function userRemove(loaded: LoadedConfig, email: string): Promise<void> {
   await withCore(loaded, async (core) => {
-    const user = await core.store.findUserByEmail(email);
-    const left = user === null ? null : await core.store.removeUser(user.id);
+    const user = await core.store.users.findUserByEmail(email);
+    const left = user === null ? null : await core.store.users.removeUser(user.id);
     if (user === null || left === null) throw new UsageError(`no user ${email}`);
     await auditUserRemoved(core, user.id, user.email, user.personalTenantId, left);
     print({
@@ -153,7 +153,7 @@ export async function tenantAdd(
   }
   const createdBy = emailOption('--created-by', options.createdBy);
   await withCore(loaded, async (core) => {
-    const existing = await core.store.getTenant(tenantId);
+    const existing = await core.store.tenants.getTenant(tenantId);
     if (existing?.type === 'usertenant') {
       throw new UsageError(`${tenantId} is a personal tenant; org tenants need an id of their own`);
     }
@@ -164,7 +164,7 @@ export async function tenantAdd(
       cloudRegion: options.region,
       createdBy,
     };
-    const tenant = await core.store.upsertTenant(input, Math.floor(Date.now() / 1000));
+    const tenant = await core.store.tenants.upsertTenant(input, Math.floor(Date.now() / 1000));
     if (existing === null || tenantDiffers(existing, input))
       await core.audit.record(existing === null ? 'tenant_created' : 'tenant_updated', cliActor(), {
         tenant_id: tenantId,
@@ -174,7 +174,9 @@ export async function tenantAdd(
 }
 
 export async function tenantList(loaded: LoadedConfig): Promise<void> {
-  await withCore(loaded, async (core) => print((await core.store.listTenants()).map(tenantRecord)));
+  await withCore(loaded, async (core) =>
+    print((await core.store.tenants.listTenants()).map(tenantRecord)),
+  );
 }
 
 /**
@@ -186,13 +188,13 @@ export async function tenantList(loaded: LoadedConfig): Promise<void> {
 export async function tenantRemove(loaded: LoadedConfig, tenantId: string): Promise<void> {
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId, 'it goes only with its user (user remove)');
-    const removed = await core.store.removeOrgTenant(tenantId);
+    const removed = await core.store.tenants.removeOrgTenant(tenantId);
     if (removed === null) throw new UsageError(`no tenant ${tenantId}`);
     await core.audit.record('tenant_removed', cliActor(), {
       tenant_id: tenantId,
       user_ids: removed,
     });
-    const users = await Promise.all(removed.map((id) => core.store.getUser(id)));
+    const users = await Promise.all(removed.map((id) => core.store.users.getUser(id)));
     print({
       tenant_id: tenantId,
       removed: true,

@@ -42,7 +42,7 @@ export async function keyAdd(
 export async function keyList(loaded: LoadedConfig, clientId: string): Promise<void> {
   await withCore(loaded, async (core) => {
     await existingClient(core, clientId);
-    print((await core.store.listApiKeys(clientId)).map((k) => ofClient(k, keyView(k))));
+    print((await core.store.apiKeys.listApiKeys(clientId)).map((k) => ofClient(k, keyView(k))));
   });
 }
 

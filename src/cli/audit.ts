@@ -64,7 +64,10 @@ async function streamsToTail(
 ): Promise<string[]> {
   if (tenantId === undefined) return [...new Set([...(await log.streams()), USER_STREAM])];
   const stream = tenantStream(tenantId);
-  if ((await store.getTenant(tenantId)) === null && (await log.read(stream, 0)).length === 0)
+  if (
+    (await store.tenants.getTenant(tenantId)) === null &&
+    (await log.read(stream, 0)).length === 0
+  )
     throw new UsageError(`no tenant ${tenantId}, and no audit events for it`);
   return [stream];
 }

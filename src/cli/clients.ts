@@ -62,7 +62,7 @@ export async function clientAdd(loaded: LoadedConfig, options: ClientAddOptions)
 export async function clientList(loaded: LoadedConfig, tenantId: string): Promise<void> {
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId, 'machine clients belong to org tenants');
-    print((await core.store.listClients(tenantId)).map((c) => ofTenant(c, clientView(c))));
+    print((await core.store.clients.listClients(tenantId)).map((c) => ofTenant(c, clientView(c))));
   });
 }
 
@@ -100,7 +100,7 @@ export function clientDeps(loaded: LoadedConfig, core: Core): ClientDeps {
 }
 
 export async function existingClient(core: Core, clientId: string): Promise<ClientRecord> {
-  const client = await core.store.getClient(clientId);
+  const client = await core.store.clients.getClient(clientId);
   if (client === null) throw new UsageError(`no client ${clientId}`);
   return client;
 }

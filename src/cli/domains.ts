@@ -32,7 +32,7 @@ export async function domainAdd(
 export async function domainList(loaded: LoadedConfig, tenantId: string): Promise<void> {
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId, ORG_ONLY);
-    print((await core.store.listTenantDomains(tenantId)).map(domainView));
+    print((await core.store.domains.listTenantDomains(tenantId)).map(domainView));
   });
 }
 

@@ -64,7 +64,7 @@ export async function idpSet(
 export async function idpShow(loaded: LoadedConfig, tenantId: string): Promise<void> {
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId, ORG_ONLY);
-    const idp = await core.store.getTenantIdp(tenantId);
+    const idp = await core.store.idps.getTenantIdp(tenantId);
     if (idp === null) throw new UsageError(`${tenantId} has no identity provider`);
     print(idpView(idp));
   });

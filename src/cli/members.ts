@@ -39,7 +39,7 @@ export async function memberChange(
 ): Promise<void> {
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId);
-    const user = await core.store.findUserByEmail(email);
+    const user = await core.store.users.findUserByEmail(email);
     if (user === null) throw new UsageError(`no user ${email}`);
     if (action === 'remove') await removeMember(core, operator(), tenantId, user);
     else await addMember(core, operator(), tenantId, user, role);
@@ -56,7 +56,7 @@ export async function memberRole(
 ): Promise<void> {
   await withCore(loaded, async (core) => {
     await orgTenant(core, tenantId);
-    const user = await core.store.findUserByEmail(email);
+    const user = await core.store.users.findUserByEmail(email);
     if (user === null) throw new UsageError(`no user ${email}`);
     await changeRole(core, operator(), tenantId, user, role).catch(
       notFoundAs(`${user.email} is not a member of ${tenantId}`),
@@ -67,7 +67,7 @@ export async function memberRole(
 
 export async function memberList(loaded: LoadedConfig, tenantId: string): Promise<void> {
   await withCore(loaded, async (core) => {
-    if ((await core.store.getTenant(tenantId)) === null) {
+    if ((await core.store.tenants.getTenant(tenantId)) === null) {
       throw new UsageError(`no tenant ${tenantId}`);
     }
     print(await membersOf(core, tenantId));
@@ -75,10 +75,10 @@ export async function memberList(loaded: LoadedConfig, tenantId: string): Promis
 }
 
 async function membersOf(core: Core, tenantId: string) {
-  const ids = await core.store.listMembers(tenantId);
+  const ids = await core.store.memberships.listMembers(tenantId);
   const [users, roles] = await Promise.all([
-    Promise.all(ids.map((id) => core.store.getUser(id))),
-    Promise.all(ids.map((id) => core.store.getMemberRole(tenantId, id))),
+    Promise.all(ids.map((id) => core.store.users.getUser(id))),
+    Promise.all(ids.map((id) => core.store.memberships.getMemberRole(tenantId, id))),
   ]);
   return {
     tenant_id: tenantId,

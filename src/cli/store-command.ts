@@ -67,7 +67,7 @@ export async function orgTenant(
   tenantId: string,
   personal = 'its membership does not change',
 ): Promise<TenantRecord> {
-  const tenant = await core.store.getTenant(tenantId);
+  const tenant = await core.store.tenants.getTenant(tenantId);
   if (tenant === null) throw new UsageError(`no tenant ${tenantId}`);
   if (tenant.type !== 'orgtenant') {
     throw new UsageError(`${tenantId} is a personal tenant: ${personal}`);

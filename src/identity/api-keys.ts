@@ -27,7 +27,7 @@ export async function addApiKey(
   const now = nowSeconds(deps);
   checkFuture(expiresAt, now);
   const { keyId, apiKey } = newApiKey();
-  const key = await deps.store.createApiKey({
+  const key = await deps.store.apiKeys.createApiKey({
     keyId,
     clientId: client.clientId,
     digest: secretDigest(apiKey),
@@ -53,7 +53,7 @@ export async function removeApiKey(
   client: ClientRecord,
   keyId: string,
 ): Promise<boolean> {
-  if (!(await deps.store.removeApiKey(client.clientId, keyId))) return false;
+  if (!(await deps.store.apiKeys.removeApiKey(client.clientId, keyId))) return false;
   await deps.audit.record('api_key_removed', actor.audit, {
     tenant_id: client.tenantId,
     client_id: client.clientId,

@@ -43,7 +43,7 @@ export async function createClient(
   const now = nowSeconds(deps);
   checkFuture(input.expiresAt, now);
   const secret = newClientSecret();
-  const client = await deps.store.createClient({
+  const client = await deps.store.clients.createClient({
     clientId: newClientId(),
     tenantId: input.tenantId,
     name: input.name,
@@ -76,7 +76,7 @@ export async function rotateClientSecret(
 ): Promise<ClientWithSecret> {
   checkCredentialTakeable(deps, actor, client);
   const secret = newClientSecret();
-  const rotated = await deps.store.rotateClientSecret(
+  const rotated = await deps.store.clients.rotateClientSecret(
     client.clientId,
     secretDigest(secret),
     nowSeconds(deps),
@@ -100,7 +100,7 @@ export async function removeClient(
   actor: ClientActor,
   client: ClientRecord,
 ): Promise<string[]> {
-  const keyIds = await deps.store.removeClient(client.clientId);
+  const keyIds = await deps.store.clients.removeClient(client.clientId);
   if (keyIds === null) throw noClient();
   await deps.audit.record('client_removed', actor.audit, {
     tenant_id: client.tenantId,

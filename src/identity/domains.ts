@@ -51,11 +51,14 @@ export async function addDomain(
   { verified = false }: { verified?: boolean } = {},
 ): Promise<DomainClaim> {
   if (verified) requireOperator(actor, 'vouch for a domain without DNS');
-  const wasVerified = verified && (await deps.store.verifiedDomainHolder(domain)) === tenantId;
+  const wasVerified =
+    verified && (await deps.store.domains.verifiedDomainHolder(domain)) === tenantId;
   const now = nowSeconds(deps);
   const challenge = randomBytes(24).toString('base64url');
   const input: TenantDomain = { tenantId, domain, challenge, createdAt: now };
-  let record = await deps.store.addTenantDomain(verified ? { ...input, verifiedAt: now } : input);
+  let record = await deps.store.domains.addTenantDomain(
+    verified ? { ...input, verifiedAt: now } : input,
+  );
   if (record === null) throw new GatewayError('not_found', 'There is no org tenant with this id.');
   const created = record.challenge === challenge;
   // The tenant had it unverified: the operator verifies it.
@@ -90,11 +93,13 @@ async function verifiedByDns(
   tenantId: string,
   domain: string,
 ): Promise<TenantDomain> {
-  const record = (await deps.store.listTenantDomains(tenantId)).find((d) => d.domain === domain);
+  const record = (await deps.store.domains.listTenantDomains(tenantId)).find(
+    (d) => d.domain === domain,
+  );
   if (record === undefined) throw noDomain();
   if (record.verifiedAt !== undefined) return record;
   // Another tenant's already: no DNS asked (the store checks again as it writes).
-  const holder = await deps.store.verifiedDomainHolder(domain);
+  const holder = await deps.store.domains.verifiedDomainHolder(domain);
   if (holder !== null && holder !== tenantId) throw domainTaken();
   const name = `${CHALLENGE_LABEL}.${domain}`;
   if (!(await deps.lookupTxt(name)).includes(record.challenge)) {
@@ -118,7 +123,7 @@ export async function removeDomain(
   tenantId: string,
   domain: string,
 ): Promise<void> {
-  if (!(await deps.store.removeTenantDomain(tenantId, domain))) throw noDomain();
+  if (!(await deps.store.domains.removeTenantDomain(tenantId, domain))) throw noDomain();
   await deps.audit.record('domain_removed', actor.audit, { tenant_id: tenantId, domain });
 }
 
@@ -128,7 +133,7 @@ async function markVerified(
   domain: string,
   now: number,
 ): Promise<TenantDomain> {
-  const verified = await store.verifyTenantDomain(tenantId, domain, now);
+  const verified = await store.domains.verifyTenantDomain(tenantId, domain, now);
   if (verified === null) throw noDomain();
   return verified;
 }

@@ -53,7 +53,7 @@ export async function setIdp(
   settings: IdpSettings,
 ): Promise<IdpSet> {
   await checkIssuerAddress(settings.issuer, deps.allowPrivateIssuers);
-  const stored = await deps.store.getTenantIdp(tenantId);
+  const stored = await deps.store.idps.getTenantIdp(tenantId);
   const sealed = sealedSecret(deps.sealer, tenantId, settings, stored);
   await requireVerifiedDomains(deps.store, tenantId, settings.domains);
   const idp: TenantIdp = {
@@ -67,7 +67,7 @@ export async function setIdp(
     linkExisting: settings.link_existing,
     updatedAt: deps.now?.() ?? Math.floor(Date.now() / 1000),
   };
-  if (!(await deps.store.setTenantIdp(idp))) {
+  if (!(await deps.store.idps.setTenantIdp(idp))) {
     throw new GatewayError('not_found', 'There is no org tenant with this id.');
   }
   await deps.audit.record('idp_set', actor.audit, {
@@ -88,8 +88,8 @@ export async function removeIdp(
   actor: Actor,
   tenantId: string,
 ): Promise<TenantIdp> {
-  const idp = await deps.store.getTenantIdp(tenantId);
-  if (idp === null || !(await deps.store.removeTenantIdp(tenantId))) throw noIdp();
+  const idp = await deps.store.idps.getTenantIdp(tenantId);
+  if (idp === null || !(await deps.store.idps.removeTenantIdp(tenantId))) throw noIdp();
   await deps.audit.record('idp_removed', actor.audit, { tenant_id: tenantId, issuer: idp.issuer });
   return idp;
 }

@@ -44,11 +44,11 @@ export async function addMember(
   user: MemberUser,
   role?: MemberRole,
 ): Promise<boolean> {
-  if (await deps.store.isMember(tenantId, user.id)) {
+  if (await deps.store.memberships.isMember(tenantId, user.id)) {
     if (role !== undefined) await changeRole(deps, actor, tenantId, user, role);
     return false;
   }
-  if (!(await deps.store.addMember(tenantId, user.id, role))) return false;
+  if (!(await deps.store.memberships.addMember(tenantId, user.id, role))) return false;
   await deps.audit.record('member_added', actor.audit, subject(tenantId, user));
   return true;
 }
@@ -64,7 +64,7 @@ export async function removeMember(
   tenantId: string,
   user: MemberUser,
 ): Promise<boolean> {
-  if (!(await deps.store.removeMember(tenantId, user.id))) return false;
+  if (!(await deps.store.memberships.removeMember(tenantId, user.id))) return false;
   await deps.audit.record('member_removed', actor.audit, subject(tenantId, user));
   return true;
 }
@@ -81,7 +81,7 @@ export async function changeRole(
   user: MemberUser,
   role: MemberRole,
 ): Promise<boolean> {
-  const changed = await deps.store.setMemberRole(tenantId, user.id, role);
+  const changed = await deps.store.memberships.setMemberRole(tenantId, user.id, role);
   if (changed === null) throw notMember();
   if (changed)
     await deps.audit.record('member_role_changed', actor.audit, {

@@ -22,7 +22,7 @@ export interface Readiness {
 }
 
 export function createReadiness(deps: {
-  store: Store;
+  store: Pick<Store, 'ping'>;
   keyring: KeyRing;
   /** `readiness.requireStore`, read at each check so that a reload applies it. */
   requireStore: () => boolean;

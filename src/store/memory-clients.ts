@@ -1,36 +1,23 @@
-/** The in-memory store's machine clients and their API keys (see `memory-state.ts`). */
+/** The in-memory store's machine clients (see `memory-state.ts`); their keys in `memory-api-keys.ts`. */
 import { GatewayError } from '../errors.js';
 import {
   addToSet,
   ensureOpen,
+  listed,
   nextGeneration,
   publish,
   removeFromSet,
   type MemoryState,
 } from './memory-state.js';
 import { compareIds, normaliseScopes } from './normalise.js';
-import type { ApiKeyRecord, ClientRecord, NewApiKey, NewClient, Store } from './types.js';
-
-type ClientMethods = Pick<
-  Store,
-  | 'createClient'
-  | 'getClient'
-  | 'listClients'
-  | 'rotateClientSecret'
-  | 'removeClient'
-  | 'createApiKey'
-  | 'getApiKey'
-  | 'listApiKeys'
-  | 'removeApiKey'
-  | 'touchApiKey'
->;
+import type { ClientRecord, ClientStore, NewClient } from './clients.js';
 
 const copyClient = (client: ClientRecord): ClientRecord => ({
   ...client,
   scopes: [...client.scopes],
 });
 
-export function memoryClients(state: MemoryState): ClientMethods {
+export function memoryClients(state: MemoryState): ClientStore {
   const open = () => ensureOpen(state);
   return {
     createClient: async (client) => createClient(state, client),
@@ -41,11 +28,7 @@ export function memoryClients(state: MemoryState): ClientMethods {
     },
     listClients: async (tenantId) => {
       open();
-      const ids = [...(state.clientsOfTenant.get(tenantId) ?? [])].sort(compareIds);
-      return ids.flatMap((id) => {
-        const client = state.clients.get(id);
-        return client === undefined ? [] : [copyClient(client)];
-      });
+      return listed(state.clientsOfTenant.get(tenantId), state.clients, copyClient);
     },
     rotateClientSecret: async (clientId, secretDigest, now) => {
       open();
@@ -61,35 +44,6 @@ export function memoryClients(state: MemoryState): ClientMethods {
       if (client === undefined) return null;
       nextGeneration(state);
       return removeClientRecords(state, client);
-    },
-    createApiKey: async (key) => createApiKey(state, key),
-    getApiKey: async (keyId) => {
-      open();
-      const key = state.apiKeys.get(keyId);
-      return key === undefined ? null : { ...key };
-    },
-    listApiKeys: async (clientId) => {
-      open();
-      const ids = [...(state.keysOfClient.get(clientId) ?? [])].sort(compareIds);
-      return ids.flatMap((id) => {
-        const key = state.apiKeys.get(id);
-        return key === undefined ? [] : [{ ...key }];
-      });
-    },
-    removeApiKey: async (clientId, keyId) => {
-      open();
-      if (!removeFromSet(state.keysOfClient, clientId, keyId)) return false;
-      state.apiKeys.delete(keyId);
-      nextGeneration(state);
-      publish(state, { kind: 'client-changed', clientId });
-      return true;
-    },
-    touchApiKey: async (keyId, at) => {
-      open();
-      const key = state.apiKeys.get(keyId);
-      if (key !== undefined && !(key.lastUsedAt !== undefined && key.lastUsedAt >= at)) {
-        key.lastUsedAt = at;
-      }
     },
   };
 }
@@ -117,21 +71,6 @@ function createClient(state: MemoryState, input: NewClient): ClientRecord | null
   return copyClient(client);
 }
 
-function createApiKey(state: MemoryState, input: NewApiKey): ApiKeyRecord | null {
-  ensureOpen(state);
-  const client = state.clients.get(input.clientId);
-  if (client === undefined) return null;
-  if (state.apiKeys.has(input.keyId)) throw idTaken('key');
-  const key: ApiKeyRecord = {
-    ...input,
-    tenantId: client.tenantId,
-    generation: nextGeneration(state),
-  };
-  state.apiKeys.set(key.keyId, key);
-  addToSet(state.keysOfClient, key.clientId, key.keyId);
-  return { ...key };
-}
-
 /** @returns the ids of the client's keys, sorted. */
 function removeClientRecords(state: MemoryState, client: ClientRecord): string[] {
   const keyIds = [...(state.keysOfClient.get(client.clientId) ?? [])].sort(compareIds);
@@ -143,6 +82,6 @@ function removeClientRecords(state: MemoryState, client: ClientRecord): string[]
   return keyIds;
 }
 
-function idTaken(kind: string): GatewayError {
+export function idTaken(kind: string): GatewayError {
   return new GatewayError('internal_error', `The ${kind} id is already in use.`);
 }

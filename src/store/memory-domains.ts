@@ -1,11 +1,11 @@
-/** The in-memory store's tenant domains (see `memory-state.ts`, `domain-types.ts`). */
-import { MAX_TENANT_DOMAINS, type TenantDomain, type TenantDomains } from './domain-types.js';
+/** The in-memory store's tenant domains (see `memory-state.ts`, `domains.ts`). */
+import { MAX_TENANT_DOMAINS, type TenantDomain, type DomainStore } from './domains.js';
 import { ensureOpen, type MemoryState } from './memory-state.js';
 import { compareIds, domainTaken, tooManyDomains } from './normalise.js';
 
 const copy = (record: TenantDomain): TenantDomain => ({ ...record });
 
-export function memoryDomains(state: MemoryState): TenantDomains {
+export function memoryDomains(state: MemoryState): DomainStore {
   const open = () => ensureOpen(state);
   return {
     addTenantDomain: async (input) => {

@@ -1,11 +1,11 @@
-/** The in-memory store's tenant identity providers (see `memory-state.ts`, `idp-types.ts`). */
-import type { SsoRecords, TenantIdp, TenantIdps } from './idp-types.js';
+/** The in-memory store's tenant identity providers (see `memory-state.ts`, `idps.ts`). */
+import type { IdpStore, TenantIdp } from './idps.js';
 import { ensureOpen, type MemoryState } from './memory-state.js';
 import { idpClientKey, issuerInUse, normaliseDomains } from './normalise.js';
 
 const copyIdp = (idp: TenantIdp): TenantIdp => ({ ...idp, domains: [...idp.domains] });
 
-export function memoryIdps(state: MemoryState): TenantIdps {
+export function memoryIdps(state: MemoryState): IdpStore {
   const open = () => ensureOpen(state);
   return {
     setTenantIdp: async (idp) => setTenantIdp(state, idp),
@@ -48,24 +48,4 @@ export function removeTenantIdp(state: MemoryState, tenantId: string): boolean {
   state.idps.delete(tenantId);
   state.tenantsByClient.delete(idpClientKey(idp.issuer, idp.clientId));
   return true;
-}
-
-/** One-time records: expired ones are dropped when met, and all of them swept on each write. */
-export function memorySsoRecords(state: MemoryState): SsoRecords {
-  return {
-    putSsoRecord: async (kind, key, value, ttlSeconds) => {
-      ensureOpen(state);
-      const now = Date.now();
-      for (const [k, record] of state.ssoRecords)
-        if (record.expiresAt <= now) state.ssoRecords.delete(k);
-      state.ssoRecords.set(`${kind}:${key}`, { value, expiresAt: now + ttlSeconds * 1000 });
-    },
-    takeSsoRecord: async (kind, key) => {
-      ensureOpen(state);
-      const record = state.ssoRecords.get(`${kind}:${key}`);
-      if (record === undefined) return null;
-      state.ssoRecords.delete(`${kind}:${key}`);
-      return record.expiresAt > Date.now() ? record.value : null;
-    },
-  };
 }

@@ -9,22 +9,10 @@ import {
   type MemoryState,
 } from './memory-state.js';
 import { compareIds, normaliseEmail } from './normalise.js';
-import type { MemberRole, Membership, Store, TenantRecord } from './types.js';
+import type { MembershipStore } from './memberships.js';
+import type { MemberRole, Membership, TenantRecord } from './types.js';
 
-type MembershipMethods = Pick<
-  Store,
-  | 'addMember'
-  | 'removeMember'
-  | 'isMember'
-  | 'readMembership'
-  | 'membershipForToken'
-  | 'listUserTenants'
-  | 'listMembers'
-  | 'getMemberRole'
-  | 'setMemberRole'
->;
-
-export function memoryMemberships(state: MemoryState): MembershipMethods {
+export function memoryMemberships(state: MemoryState): MembershipStore {
   const open = () => ensureOpen(state);
   return {
     addMember: async (tenantId, userId, role) => addMember(state, tenantId, userId, role),

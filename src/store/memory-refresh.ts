@@ -19,7 +19,7 @@ import {
   type StoredRefreshFamily,
 } from './refresh-records.js';
 import { applyRotation, rotationOutcome } from './refresh-rotation.js';
-import type { RefreshFamily, RefreshFamilyStore } from './refresh-types.js';
+import type { RefreshFamily, RefreshStore } from './refresh.js';
 
 /** Below this many records a sweep for vanished ones is not worth it. */
 const MIN_SWEEP_SIZE = 1024;
@@ -105,7 +105,7 @@ function enter(index: Index, family: RefreshFamily, maxPerTenant: number): strin
 }
 
 /** The refresh-family methods of the memory store, over its `state`. */
-export function memoryRefreshFamilies(state: MemoryState): RefreshFamilyStore {
+export function memoryRefreshFamilies(state: MemoryState): RefreshStore {
   const { refreshFamilies: records, refreshFamiliesOfUser: index } = state;
   let nextSweepAt = MIN_SWEEP_SIZE;
   /** Refuses once closed; sweeps whenever the records have doubled since the last sweep. */

@@ -1,14 +1,12 @@
-/** The in-memory store's token deny-list (see `memory-state.ts`). */
+/** The in-memory store's token deny-list and session events (see `memory-state.ts`). */
 import { ensureOpen, publish, type MemoryState } from './memory-state.js';
 import { revocationDeadlineMs } from './normalise.js';
-import type { Store } from './types.js';
+import type { RevocationStore } from './revocations.js';
 
 /** Below this many deny-list entries a sweep for expired ones is not worth it. */
 const MIN_SWEEP_SIZE = 1024;
 
-export function memoryRevocations(
-  state: MemoryState,
-): Pick<Store, 'revokeToken' | 'isTokenRevoked'> {
+export function memoryRevocations(state: MemoryState): RevocationStore {
   const { revoked } = state;
   let nextSweepAt = MIN_SWEEP_SIZE;
 
@@ -42,6 +40,13 @@ export function memoryRevocations(
         return false;
       }
       return true;
+    },
+    watchSessions(listener) {
+      state.listeners.add(listener);
+      listener.onLive(true);
+      return () => {
+        state.listeners.delete(listener);
+      };
     },
   };
 }

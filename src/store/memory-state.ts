@@ -1,13 +1,14 @@
 /**
  * The in-memory store's state and the helpers its parts share
  * (`memory-users.ts`, `memory-tenants.ts`, `memory-memberships.ts`,
- * `memory-revocations.ts`, `memory-clients.ts`, `memory-refresh.ts`,
- * `memory-idps.ts`, `memory-domains.ts`; assembled by `memory-store.ts`).
+ * `memory-revocations.ts`, `memory-clients.ts`, `memory-api-keys.ts`, `memory-refresh.ts`,
+ * `memory-idps.ts`, `memory-sso.ts`, `memory-domains.ts`; assembled by `memory-store.ts`).
  * Records are copied in and out so a caller mutating an object it passed or
  * received cannot change the store behind its back (Redis gives that for free).
  */
 import { GatewayError } from '../errors.js';
-import type { TenantDomain } from './domain-types.js';
+import { compareIds } from './normalise.js';
+import type { TenantDomain } from './domains.js';
 import type { StoredRefreshFamily } from './refresh-records.js';
 import type {
   ApiKeyRecord,
@@ -116,4 +117,16 @@ export function removeFromSet(map: Map<string, Set<string>>, key: string, value:
   if (set === undefined || !set.delete(value)) return false;
   if (set.size === 0) map.delete(key);
   return true;
+}
+
+/** The records of `ids` (an index entry), sorted by id, each copied. */
+export function listed<T>(
+  ids: Set<string> | undefined,
+  records: Map<string, T>,
+  copy: (record: T) => T,
+): T[] {
+  return [...(ids ?? [])].sort(compareIds).flatMap((id) => {
+    const record = records.get(id);
+    return record === undefined ? [] : [copy(record)];
+  });
 }

@@ -7,9 +7,11 @@
  * (`memory-*.ts`); this assembles them over one state (`memory-state.ts`).
  */
 import { memoryAuditLogs } from './memory-audit.js';
+import { memoryApiKeys } from './memory-api-keys.js';
 import { memoryClients } from './memory-clients.js';
 import { memoryDomains } from './memory-domains.js';
-import { memoryIdps, memorySsoRecords } from './memory-idps.js';
+import { memoryIdps } from './memory-idps.js';
+import { memorySso } from './memory-sso.js';
 import { memoryMemberships } from './memory-memberships.js';
 import { memoryRefreshFamilies } from './memory-refresh.js';
 import { memoryRevocations } from './memory-revocations.js';
@@ -22,27 +24,20 @@ import type { Store } from './types.js';
 export function createMemoryStore(): Store {
   const state = newMemoryState();
   return {
-    ...memoryUsers(state),
-    ...memoryTenants(state),
-    ...memoryMemberships(state),
-    ...memoryRevocations(state),
-    ...memoryClients(state),
-    ...memoryRefreshFamilies(state),
-    ...memoryIdps(state),
-    ...memoryDomains(state),
-    ...memorySsoRecords(state),
+    users: memoryUsers(state),
+    tenants: memoryTenants(state),
+    memberships: memoryMemberships(state),
+    clients: memoryClients(state),
+    apiKeys: memoryApiKeys(state),
+    refresh: memoryRefreshFamilies(state),
+    idps: memoryIdps(state),
+    sso: memorySso(state),
+    domains: memoryDomains(state),
+    revocations: memoryRevocations(state),
 
     loginCounter: memoryLoginCounters(),
 
     auditLog: memoryAuditLogs(() => ensureOpen(state)),
-
-    watchSessions(listener) {
-      state.listeners.add(listener);
-      listener.onLive(true);
-      return () => {
-        state.listeners.delete(listener);
-      };
-    },
 
     async ping(): Promise<void> {
       ensureOpen(state);

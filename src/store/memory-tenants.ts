@@ -11,11 +11,10 @@ import {
   type MemoryState,
 } from './memory-state.js';
 import { compareIds, tenantTypeFixed } from './normalise.js';
-import type { Store, TenantInput, TenantRecord } from './types.js';
+import type { TenantStore } from './tenants.js';
+import type { TenantInput, TenantRecord } from './types.js';
 
-type TenantMethods = Pick<Store, 'upsertTenant' | 'getTenant' | 'listTenants' | 'removeOrgTenant'>;
-
-export function memoryTenants(state: MemoryState): TenantMethods {
+export function memoryTenants(state: MemoryState): TenantStore {
   return {
     upsertTenant: async (input, now) => upsertTenant(state, input, now),
     getTenant: async (tenantId) => {

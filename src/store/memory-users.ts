@@ -11,21 +11,10 @@ import {
   type MemoryState,
 } from './memory-state.js';
 import { compareIds, normaliseEmail } from './normalise.js';
-import type { NewUser, Store, UserRecord } from './types.js';
+import type { UserStore } from './users.js';
+import type { NewUser, UserRecord } from './types.js';
 
-type UserMethods = Pick<
-  Store,
-  | 'createUser'
-  | 'getUser'
-  | 'findUserByEmail'
-  | 'listUsers'
-  | 'setPasswordHash'
-  | 'replacePasswordHash'
-  | 'getSessionVersion'
-  | 'removeUser'
->;
-
-export function memoryUsers(state: MemoryState): UserMethods {
+export function memoryUsers(state: MemoryState): UserStore {
   const { users } = state;
   const copy = (user: UserRecord | undefined) => (user === undefined ? null : { ...user });
   return {

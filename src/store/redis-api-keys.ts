@@ -9,14 +9,10 @@ import { attempt } from './redis-attempt.js';
 import { CLIENT_ID_TAKEN } from './redis-client-scripts.js';
 import { unexpectedReply, type RedisStoreContext } from './redis-context.js';
 import { apiKeyFromHash, apiKeyHashArguments } from './redis-records.js';
-import type { ApiKeyRecord, NewApiKey, Store } from './types.js';
+import type { ApiKeyStore } from './api-keys.js';
+import type { ApiKeyRecord, NewApiKey } from './types.js';
 
-type ApiKeyMethods = Pick<
-  Store,
-  'createApiKey' | 'getApiKey' | 'listApiKeys' | 'removeApiKey' | 'touchApiKey'
->;
-
-export function redisApiKeys(context: RedisStoreContext): ApiKeyMethods {
+export function redisApiKeys(context: RedisStoreContext): ApiKeyStore {
   const { redis, keys } = context;
   return {
     createApiKey: (key) => createApiKey(context, key),

@@ -4,7 +4,7 @@
  * every check before the first write, every key in KEYS under `{dir}`).
  * Every change takes the next generation from the directory's counter.
  */
-import type { ScriptDefinition } from './redis-scripts.js';
+import type { ScriptDefinition } from './redis-script-definition.js';
 
 /** The reply of a create when the id is in use. */
 export const CLIENT_ID_TAKEN = -1;

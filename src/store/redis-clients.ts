@@ -10,14 +10,10 @@ import { CLIENT_ID_TAKEN, CLIENT_STALE } from './redis-client-scripts.js';
 import { unexpectedReply, type RedisStoreContext } from './redis-context.js';
 import { clientFromHash, clientHashArguments, hashFromReply } from './redis-records.js';
 import { untilSettled } from './redis-removals.js';
-import type { ClientRecord, NewClient, Store } from './types.js';
+import type { ClientStore } from './clients.js';
+import type { ClientRecord, NewClient } from './types.js';
 
-type ClientMethods = Pick<
-  Store,
-  'createClient' | 'getClient' | 'listClients' | 'rotateClientSecret' | 'removeClient'
->;
-
-export function redisClients(context: RedisStoreContext): ClientMethods {
+export function redisClients(context: RedisStoreContext): ClientStore {
   const { redis, keys } = context;
   const readClient = async (clientId: string) =>
     clientFromHash(await attempt(() => redis.hgetall(keys.client(clientId))));

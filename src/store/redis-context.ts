@@ -1,6 +1,6 @@
 /**
  * What the Redis store's parts share (`redis-users.ts`, `redis-tenants.ts`,
- * `redis-memberships.ts`, `redis-deny-list.ts`, `redis-clients.ts`,
+ * `redis-memberships.ts`, `redis-revocations.ts`, `redis-clients.ts`,
  * `redis-api-keys.ts`, `redis-refresh.ts`, `redis-idps.ts`; assembled by `redis-store.ts`).
  */
 import { GatewayError } from '../errors.js';

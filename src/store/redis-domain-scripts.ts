@@ -6,7 +6,7 @@
  * index (domain → tenant) is written in the same step as the record, so a
  * verified domain has one holder whatever instances race.
  */
-import type { ScriptDefinition } from './redis-scripts.js';
+import type { ScriptDefinition } from './redis-script-definition.js';
 
 /** The reply when another tenant has verified the domain. */
 export const DOMAIN_TAKEN = -1;

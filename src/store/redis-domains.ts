@@ -1,9 +1,9 @@
 /**
- * The Redis store's tenant domains (see `domain-types.ts`; layout in
+ * The Redis store's tenant domains (see `domains.ts`; layout in
  * `redis-keys.ts`, scripts in `redis-domain-scripts.ts`). A write is answered
  * once a replica has it.
  */
-import { MAX_TENANT_DOMAINS, type TenantDomain, type TenantDomains } from './domain-types.js';
+import { MAX_TENANT_DOMAINS, type TenantDomain, type DomainStore } from './domains.js';
 import { compareIds, domainTaken, tooManyDomains } from './normalise.js';
 import { attempt } from './redis-attempt.js';
 import { unexpectedReply, type RedisStoreContext } from './redis-context.js';
@@ -41,7 +41,7 @@ function replied(tenantId: string, domain: string, reply: unknown): TenantDomain
   return recordOf(tenantId, domain, reply);
 }
 
-export function redisDomains(context: RedisStoreContext): TenantDomains {
+export function redisDomains(context: RedisStoreContext): DomainStore {
   const { redis, keys } = context;
   return {
     addTenantDomain: async (input) => {

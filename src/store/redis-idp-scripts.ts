@@ -6,7 +6,7 @@
  * the client id) are written together, so the index never names a tenant
  * whose record has another pair.
  */
-import type { ScriptDefinition } from './redis-scripts.js';
+import type { ScriptDefinition } from './redis-script-definition.js';
 
 /** The reply of `setTenantIdp` when another tenant's record has the issuer and client id. */
 export const ISSUER_IN_USE = -1;

@@ -1,16 +1,16 @@
 /**
- * The Redis store's tenant identity providers (see `idp-types.ts`; layout in
+ * The Redis store's tenant identity providers (see `idps.ts`; layout in
  * `redis-keys.ts`, scripts in `redis-idp-scripts.ts`). A write is answered
  * once a replica has it.
  */
-import type { SsoRecords, TenantIdps } from './idp-types.js';
+import type { IdpStore } from './idps.js';
 import { idpClientKey, issuerInUse, normaliseDomains } from './normalise.js';
 import { attempt } from './redis-attempt.js';
 import { unexpectedReply, type RedisStoreContext } from './redis-context.js';
 import { ISSUER_IN_USE } from './redis-idp-scripts.js';
 import { idpFromHash, idpHashArguments } from './redis-records.js';
 
-export function redisIdps(context: RedisStoreContext): TenantIdps {
+export function redisIdps(context: RedisStoreContext): IdpStore {
   const { redis, keys } = context;
   return {
     setTenantIdp: async (input) => {
@@ -43,19 +43,5 @@ export function redisIdps(context: RedisStoreContext): TenantIdps {
     },
     tenantIdByClient: async (issuer, clientId) =>
       attempt(() => redis.hget(keys.idpClients, idpClientKey(issuer, clientId))),
-  };
-}
-
-/** One-time records: a key with a TTL, taken by GETDEL (one taker wins). */
-export function redisSsoRecords(context: RedisStoreContext): SsoRecords {
-  const { redis, keys } = context;
-  return {
-    putSsoRecord: async (kind, key, value, ttlSeconds) => {
-      const name = keys.ssoRecord(kind, key);
-      await attempt(() => redis.set(name, value, 'EX', ttlSeconds));
-      // The callback may reach another instance, reading after a failover.
-      await context.replicated(name);
-    },
-    takeSsoRecord: async (kind, key) => attempt(() => redis.getdel(keys.ssoRecord(kind, key))),
   };
 }

@@ -4,22 +4,10 @@ import { attempt } from './redis-attempt.js';
 import { acknowledged, unexpectedReply, type RedisStoreContext } from './redis-context.js';
 import { membershipStateFromReply } from './redis-records.js';
 import { readTenants } from './redis-tenants.js';
-import type { MemberRole, Store } from './types.js';
+import type { MembershipStore } from './memberships.js';
+import type { MemberRole } from './memberships.js';
 
-type MembershipMethods = Pick<
-  Store,
-  | 'addMember'
-  | 'removeMember'
-  | 'isMember'
-  | 'readMembership'
-  | 'membershipForToken'
-  | 'listUserTenants'
-  | 'listMembers'
-  | 'getMemberRole'
-  | 'setMemberRole'
->;
-
-export function redisMemberships(context: RedisStoreContext): MembershipMethods {
+export function redisMemberships(context: RedisStoreContext): MembershipStore {
   const { redis, keys } = context;
   return {
     ...membershipChanges(context),
@@ -77,7 +65,7 @@ export function redisMemberships(context: RedisStoreContext): MembershipMethods 
 /** The writes: each publishes its membership event in the script that makes it. */
 function membershipChanges(
   context: RedisStoreContext,
-): Pick<Store, 'addMember' | 'removeMember' | 'setMemberRole'> {
+): Pick<MembershipStore, 'addMember' | 'removeMember' | 'setMemberRole'> {
   const { redis, keys } = context;
   const announced = async (
     kind: 'membership-added' | 'membership-removed',

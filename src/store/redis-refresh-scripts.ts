@@ -6,7 +6,7 @@
  * an empty list as `{}`); its fields and the rules here are those of
  * `refresh-rotation.ts`, which the memory store applies.
  */
-import type { ScriptDefinition } from './redis-scripts.js';
+import type { ScriptDefinition } from './redis-script-definition.js';
 
 /** The reply of `revokeRefreshFamily` by what it found. */
 export const REVOKE_REPLY = {

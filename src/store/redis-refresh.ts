@@ -26,13 +26,13 @@ import {
   REFRESH_RECORD_MARGIN_SECONDS,
   REFRESH_USED_DIGESTS_KEPT,
   type RefreshFamily,
-  type RefreshFamilyStore,
+  type RefreshStore,
   type RotateRefreshInput,
   type RotateResult,
-} from './refresh-types.js';
+} from './refresh.js';
 
 /** The refresh-family methods of the Redis store. */
-export function redisRefreshFamilies(context: RedisStoreContext): RefreshFamilyStore {
+export function redisRefreshFamilies(context: RedisStoreContext): RefreshStore {
   const { redis, keys } = context;
   return {
     createRefreshFamily: (family, maxPerUser) => createFamily(context, family, maxPerUser),

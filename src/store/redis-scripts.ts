@@ -16,12 +16,7 @@ import { CLIENT_SCRIPTS } from './redis-client-scripts.js';
 import { REFRESH_SCRIPTS } from './redis-refresh-scripts.js';
 import { IDP_SCRIPTS } from './redis-idp-scripts.js';
 import { DOMAIN_SCRIPTS } from './redis-domain-scripts.js';
-
-export interface ScriptDefinition {
-  /** Omitted: the key count varies, and each call passes it first (as EVALSHA takes it). */
-  readonly numberOfKeys?: number;
-  readonly lua: string;
-}
+import type { ScriptDefinition } from './redis-script-definition.js';
 
 /** The reply of `createUser` when the e-mail is already registered. */
 export const EMAIL_TAKEN = 'email_taken';

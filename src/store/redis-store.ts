@@ -1,8 +1,8 @@
 /**
  * The store kept in Redis (layout in `redis-keys.ts`). Each concern is a file
  * of its own (`redis-users.ts`, `redis-tenants.ts`, `redis-memberships.ts`,
- * `redis-deny-list.ts`, `redis-clients.ts`, `redis-api-keys.ts`,
- * `redis-refresh.ts`, `redis-idps.ts`, `redis-domains.ts`); this connects, brings the IdP index of
+ * `redis-revocations.ts`, `redis-clients.ts`, `redis-api-keys.ts`,
+ * `redis-refresh.ts`, `redis-idps.ts`, `redis-sso.ts`, `redis-domains.ts`); this connects, brings the IdP index of
  * earlier versions up to date (`redis-idp-index.ts`), and assembles them over
  * one context (`redis-context.ts`).
  */
@@ -13,19 +13,18 @@ import { redisApiKeys } from './redis-api-keys.js';
 import { redisAuditLogs } from './redis-audit.js';
 import { redisClients } from './redis-clients.js';
 import type { RedisStoreContext } from './redis-context.js';
-import { redisDenyList } from './redis-deny-list.js';
 import { redisDomains } from './redis-domains.js';
 import { indexStoredIdps } from './redis-idp-index.js';
-import { redisIdps, redisSsoRecords } from './redis-idps.js';
+import { redisIdps } from './redis-idps.js';
 import { redisMemberships } from './redis-memberships.js';
 import { redisRateLeases } from './redis-rate-leases.js';
 import { redisRefreshFamilies } from './redis-refresh.js';
 import { createRedisKeys } from './redis-keys.js';
-import { redisLeases } from './redis-revocation-leases.js';
+import { redisRevocations } from './redis-revocations.js';
 import { redisTenants } from './redis-tenants.js';
 import { redisTopology } from './redis-topology.js';
 import { redisUsers } from './redis-users.js';
-import { watchSessionEvents } from './redis-session-events.js';
+import { redisSso } from './redis-sso.js';
 import { replicatedWrites } from './redis-write-acks.js';
 import { defineStoreScripts } from './redis-scripts.js';
 import type { SessionEvent, SessionEventListener, Store } from './types.js';
@@ -68,32 +67,21 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
   }
 
   return {
-    ...redisUsers(context),
-    ...redisTenants(context),
-    ...redisMemberships(context),
-    ...redisDenyList(context),
-    ...redisClients(context),
-    ...redisApiKeys(context),
-    ...redisRefreshFamilies(context),
-    ...redisIdps(context),
-    ...redisDomains(context),
-    ...redisSsoRecords(context),
-
-    revocationLeases: redisLeases(redis, keys),
+    users: redisUsers(context),
+    tenants: redisTenants(context),
+    memberships: redisMemberships(context),
+    clients: redisClients(context),
+    apiKeys: redisApiKeys(context),
+    refresh: redisRefreshFamilies(context),
+    idps: redisIdps(context),
+    sso: redisSso(context),
+    domains: redisDomains(context),
+    revocations: redisRevocations(context, topology, watchers),
 
     loginCounter: redisLoginCounters(redis, options.keyPrefix),
 
     // A blocking read must end before the command timeout fails it.
     auditLog: redisAuditLogs(redis, keys, Math.max(50, Math.floor(commandTimeoutOf(options) / 2))),
-
-    watchSessions(listener) {
-      watchers.add(listener);
-      const unwatch = watchSessionEvents(topology, keys.sessionChannel, listener);
-      return () => {
-        watchers.delete(listener);
-        unwatch();
-      };
-    },
 
     leaseRates: redisRateLeases(redis, options.keyPrefix),
 

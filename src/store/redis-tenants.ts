@@ -5,9 +5,8 @@ import { acknowledged, unexpectedReply, type RedisStoreContext } from './redis-c
 import { hashFromReply, tenantFromHash, tenantInputHashArguments } from './redis-records.js';
 import { removeOrgTenantRecords } from './redis-removals.js';
 import { TYPE_FIXED } from './redis-scripts.js';
-import type { Store, TenantRecord } from './types.js';
-
-type TenantMethods = Pick<Store, 'upsertTenant' | 'getTenant' | 'listTenants' | 'removeOrgTenant'>;
+import type { TenantStore } from './tenants.js';
+import type { TenantRecord } from './types.js';
 
 /** The tenants with these ids that exist, sorted by id. */
 export async function readTenants(
@@ -22,7 +21,7 @@ export async function readTenants(
     .sort((a, b) => compareIds(a.tenantId, b.tenantId));
 }
 
-export function redisTenants(context: RedisStoreContext): TenantMethods {
+export function redisTenants(context: RedisStoreContext): TenantStore {
   const { redis, keys } = context;
   return {
     upsertTenant: async (tenant, now) => {

@@ -11,21 +11,10 @@ import {
 } from './redis-records.js';
 import { removeUserRecords } from './redis-removals.js';
 import { CREATED, EMAIL_TAKEN, ID_TAKEN } from './redis-scripts.js';
-import type { NewUser, Store, UserRecord } from './types.js';
+import type { UserStore } from './users.js';
+import type { NewUser, UserRecord } from './types.js';
 
-type UserMethods = Pick<
-  Store,
-  | 'createUser'
-  | 'getUser'
-  | 'findUserByEmail'
-  | 'listUsers'
-  | 'setPasswordHash'
-  | 'replacePasswordHash'
-  | 'getSessionVersion'
-  | 'removeUser'
->;
-
-export function redisUsers(context: RedisStoreContext): UserMethods {
+export function redisUsers(context: RedisStoreContext): UserStore {
   const { redis, keys } = context;
   const readUser = async (userId: string) =>
     userFromHash(await attempt(() => redis.hgetall(keys.user(userId))));

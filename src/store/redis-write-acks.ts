@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { GatewayError } from '../errors.js';
 import { attempt } from './redis-attempt.js';
 import { commandTimeoutOf } from './redis-connection.js';
-import type { RedisStoreOptions } from './redis-store.js';
+import type { RedisConnectionOptions } from './redis-connection.js';
 import type { RedisTopology } from './redis-topology.js';
 
 /**
@@ -19,7 +19,7 @@ import type { RedisTopology } from './redis-topology.js';
  */
 export function replicatedWrites(
   topology: RedisTopology,
-  options: RedisStoreOptions,
+  options: RedisConnectionOptions,
 ): (key: string) => Promise<void> {
   if (options.sentinel === undefined && options.cluster === undefined) return async () => {};
   const waitMs = Math.max(25, Math.floor(commandTimeoutOf(options) / 2));

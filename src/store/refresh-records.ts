@@ -12,7 +12,7 @@ import {
   type FamilyToRotate,
   type RefreshFamily,
   type RotateRefreshInput,
-} from './refresh-types.js';
+} from './refresh.js';
 
 /**
  * A family as stored: the family, the key its successors are derived under

@@ -3,7 +3,7 @@
  * store applies it. The Redis store applies the same rule in Lua
  * (`redis-refresh-scripts.ts`); the contract suite holds both to it.
  */
-import { REFRESH_USED_DIGESTS_KEPT, type RotateRefreshInput } from './refresh-types.js';
+import { REFRESH_USED_DIGESTS_KEPT, type RotateRefreshInput } from './refresh.js';
 import type { StoredRefreshFamily } from './refresh-records.js';
 
 export type RotationOutcome = 'rotated' | 'grace' | 'reused' | 'invalid';

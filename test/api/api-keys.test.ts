@@ -180,7 +180,7 @@ describe('a removed key', () => {
     const other = await makeApiKey(store, clientId);
     expect((await call('/orders/list', withKey(key.apiKey))).status).toBe(200);
     expect((await call('/orders/list', withKey(other.apiKey))).status).toBe(200);
-    expect(await store.removeApiKey(clientId, key.keyId)).toBe(true);
+    expect(await store.apiKeys.removeApiKey(clientId, key.keyId)).toBe(true);
     await expectError(await call('/orders/list', withKey(key.apiKey)), 401, 'invalid_token');
     await expectError(
       await call('/orders/list', { authorization: bearer(key.apiKey) }),
@@ -223,7 +223,7 @@ describe('a removed key', () => {
     const { clientId } = await makeClient(store, 'acme', ['orders:read']);
     const key = await makeApiKey(store, clientId);
     expect((await call('/orders/list', withKey(key.apiKey))).status).toBe(200);
-    expect(await store.removeClient(clientId)).toEqual([key.keyId]);
+    expect(await store.clients.removeClient(clientId)).toEqual([key.keyId]);
     await expectError(await call('/orders/list', withKey(key.apiKey)), 401, 'invalid_token');
   });
 });

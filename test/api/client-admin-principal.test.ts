@@ -25,7 +25,7 @@ let principal: TokenPrincipal;
 beforeAll(async () => {
   const store = createMemoryStore();
   const now = Math.floor(Date.now() / 1000);
-  await store.upsertTenant(
+  await store.tenants.upsertTenant(
     { tenantId: 'acme', type: 'orgtenant', name: 'Acme', cloudRegion: 'eu', createdBy: 'a@x' },
     now,
   );

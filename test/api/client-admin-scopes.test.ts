@@ -36,7 +36,7 @@ describe('a tenant admin, clientScopes omitted', () => {
   it('is refused a client holding a scope their role lacks (400 invalid_request), and nothing is made', async () => {
     // The admin's own token is refused on the route the scope opens.
     await expectError(await get('/ops/x', admin), 403, 'insufficient_scope');
-    const before = await echo.fx.gw.gateway.store.listClients('acme');
+    const before = await echo.fx.gw.gateway.store.clients.listClients('acme');
     for (const scopes of [['platform:ops'], ['catalog:read', 'platform:ops']]) {
       const res = await post('/1/tenants/acme/clients', { name: 'escalate', scopes });
       const body = await expectError(res, 400, 'invalid_request');
@@ -44,7 +44,7 @@ describe('a tenant admin, clientScopes omitted', () => {
         'Invalid scopes: platform:ops is not a scope a machine client may hold.',
       );
     }
-    expect(await echo.fx.gw.gateway.store.listClients('acme')).toEqual(before);
+    expect(await echo.fx.gw.gateway.store.clients.listClients('acme')).toEqual(before);
   });
 
   it("makes a client within their role: its token passes the role's route, not the other", async () => {
@@ -65,15 +65,16 @@ describe('a tenant admin, clientScopes omitted', () => {
       'platform:ops',
     ]);
     const path = `/1/tenants/acme/clients/${operators.clientId}`;
-    const digest = (await echo.fx.gw.gateway.store.getClient(operators.clientId))?.secretDigest;
+    const digest = (await echo.fx.gw.gateway.store.clients.getClient(operators.clientId))
+      ?.secretDigest;
     for (const suffix of ['/secret', '/keys']) {
       const body = await expectError(await post(`${path}${suffix}`), 403, 'forbidden');
       expect(body.error_description).toMatch(/platform:ops/);
     }
-    expect((await echo.fx.gw.gateway.store.getClient(operators.clientId))?.secretDigest).toBe(
-      digest,
-    );
-    expect(await echo.fx.gw.gateway.store.listApiKeys(operators.clientId)).toEqual([]);
+    expect(
+      (await echo.fx.gw.gateway.store.clients.getClient(operators.clientId))?.secretDigest,
+    ).toBe(digest);
+    expect(await echo.fx.gw.gateway.store.apiKeys.listApiKeys(operators.clientId)).toEqual([]);
     // The operator's client still works with the secret the operator gave it.
     expect((await get('/ops/x', await clientToken(echo.fx.gw.url, operators))).status).toBe(200);
 

@@ -66,7 +66,7 @@ describe('an admin', () => {
     });
     expect(res.headers.get('location')).toBe(`/1/tenants/acme/clients/${client_id}`);
 
-    const stored = await store.getClient(client_id);
+    const stored = await store.clients.getClient(client_id);
     expect(stored?.secretDigest).toBe(secretDigest(client_secret));
     expect(JSON.stringify(stored)).not.toContain(client_secret);
 
@@ -99,7 +99,7 @@ describe('an admin', () => {
     expect(res.body.client_secret).toMatch(/^tgs_/);
     expect(res.body.client_secret).not.toBe(client_secret);
     expect(typeof res.body.rotated_at).toBe('number');
-    const stored = await store.getClient(client_id);
+    const stored = await store.clients.getClient(client_id);
     expect(stored?.secretDigest).toBe(secretDigest(res.body.client_secret));
   });
 
@@ -122,7 +122,9 @@ describe('an admin', () => {
     const dated = await call('POST', keys, aliceAcme, { expires_at: expiresAt });
     expect(dated.status).toBe(201);
     expect(dated.body.expires_at).toBe(expiresAt);
-    expect((await store.getApiKey(bare.body.key_id))?.digest).toBe(secretDigest(bare.body.api_key));
+    expect((await store.apiKeys.getApiKey(bare.body.key_id))?.digest).toBe(
+      secretDigest(bare.body.api_key),
+    );
 
     const list = await call('GET', keys, aliceAcme);
     expect(list.status).toBe(200);
@@ -131,7 +133,7 @@ describe('an admin', () => {
     );
     expect(list.body.keys[0]).toHaveProperty('last_used_at', null);
     const usedAt = Math.floor(Date.now() / 1000);
-    await store.touchApiKey(dated.body.key_id, usedAt);
+    await store.apiKeys.touchApiKey(dated.body.key_id, usedAt);
     const used = (await call('GET', keys, aliceAcme)).body.keys.find(
       (k: { key_id: string }) => k.key_id === dated.body.key_id,
     );
@@ -141,13 +143,13 @@ describe('an admin', () => {
 
     const removed = await call('DELETE', `${keys}/${bare.body.key_id}`, aliceAcme);
     expect(removed.status).toBe(204);
-    expect(await store.getApiKey(bare.body.key_id)).toBeNull();
+    expect(await store.apiKeys.getApiKey(bare.body.key_id)).toBeNull();
     expect((await call('DELETE', `${keys}/${bare.body.key_id}`, aliceAcme)).status).toBe(404);
 
     const gone = await call('DELETE', `/1/tenants/acme/clients/${client_id}`, aliceAcme);
     expect(gone.status).toBe(204);
-    expect(await store.getClient(client_id)).toBeNull();
-    expect(await store.getApiKey(dated.body.key_id)).toBeNull();
+    expect(await store.clients.getClient(client_id)).toBeNull();
+    expect(await store.apiKeys.getApiKey(dated.body.key_id)).toBeNull();
     expect((await call('GET', `/1/tenants/acme/clients/${client_id}`, aliceAcme)).status).toBe(404);
     expect((await call('GET', keys, aliceAcme)).status).toBe(404);
   });
@@ -170,7 +172,7 @@ describe('refused', () => {
       const res = await call(method, path, bobAcme, body);
       expect([method, path, res.status, res.body.error]).toEqual([method, path, 403, 'forbidden']);
     }
-    expect(await store.getClient(client_id)).not.toBeNull();
+    expect(await store.clients.getClient(client_id)).not.toBeNull();
   });
 
   it("another tenant's path (403 tenant_mismatch) and another tenant's client (404)", async () => {
@@ -200,7 +202,7 @@ describe('refused', () => {
       ]);
     }
     expect((await call('GET', '/1/tenants/acme/clients/not-a-client', aliceAcme)).status).toBe(404);
-    expect((await store.getClient(globexClient.client_id))?.secretDigest).toBe(
+    expect((await store.clients.getClient(globexClient.client_id))?.secretDigest).toBe(
       secretDigest(globexClient.client_secret),
     );
   });
@@ -225,10 +227,10 @@ describe('refused', () => {
   it('an admin demoted in the store, at once: the old token (401), a new one (403)', async () => {
     const carl = { email: 'carl@example.com', password: 'carl-password-1' };
     const signup = await call('POST', '/1/users', undefined, carl);
-    await store.addMember('acme', signup.body.user_id, 'admin');
+    await store.memberships.addMember('acme', signup.body.user_id, 'admin');
     const token = (await tokenFor(fx.gw.url, carl, 'acme')).access_token;
     expect((await call('GET', '/1/tenants/acme/clients', token)).status).toBe(200);
-    expect(await store.setMemberRole('acme', signup.body.user_id, 'member')).toBe(true);
+    expect(await store.memberships.setMemberRole('acme', signup.body.user_id, 'member')).toBe(true);
     const res = await call('POST', '/1/tenants/acme/clients', token, { name: 'x', scopes: [] });
     expect([res.status, res.body.error]).toEqual([401, 'invalid_token']);
     // A new token for the tenant carries the new role: refused too.
@@ -284,6 +286,6 @@ describe('refused', () => {
     const big = { name: 'x'.repeat(200_000), scopes: [] };
     const res = await call('POST', '/1/tenants/acme/clients', aliceAcme, big);
     expect([res.status, res.body.error]).toEqual([413, 'payload_too_large']);
-    expect(await store.listApiKeys(client_id)).toEqual([]);
+    expect(await store.apiKeys.listApiKeys(client_id)).toEqual([]);
   });
 });

@@ -167,7 +167,7 @@ describe('a machine client removed or rotated', () => {
       const token = await clientToken(t.a.url, client);
       // Warm: accepted (so cached) everywhere.
       for (const gw of [t.a, t.b, t.slow]) expect((await tenantOn(gw, token)).status).toBe(200);
-      expect(await t.a.gateway.store.removeClient(client.clientId)).toEqual([]);
+      expect(await t.a.gateway.store.clients.removeClient(client.clientId)).toEqual([]);
       const after = await Promise.all([t.b, t.slow, t.a].map((gw) => tenantOn(gw, token)));
       expect(after.map((res) => res.status)).toEqual([401, 401, 401]);
       expect((await clientCredentials(t.b.url, client)).status).toBe(401);
@@ -183,7 +183,11 @@ describe('a machine client removed or rotated', () => {
         for (const gw of [t.a, t.b, t.slow]) expect((await tenantOn(gw, token)).status).toBe(200);
       const secret = newClientSecret();
       // Through the far instance: its confirmation waits for the near ones too.
-      await t.slow.gateway.store.rotateClientSecret(client.clientId, secretDigest(secret), 1);
+      await t.slow.gateway.store.clients.rotateClientSecret(
+        client.clientId,
+        secretDigest(secret),
+        1,
+      );
       for (const token of tokens) {
         const after = await Promise.all([t.a, t.b, t.slow].map((gw) => tenantOn(gw, token)));
         expect(after.map((res) => res.status)).toEqual([401, 401, 401]);
@@ -193,7 +197,7 @@ describe('a machine client removed or rotated', () => {
     }, 30_000);
 
     it('a removed tenant takes its clients and their tokens with it', async () => {
-      const created = await t.a.gateway.store.upsertTenant(
+      const created = await t.a.gateway.store.tenants.upsertTenant(
         {
           tenantId: 'initech',
           type: 'orgtenant',
@@ -207,7 +211,7 @@ describe('a machine client removed or rotated', () => {
       const client = await makeClient(t.a.gateway.store, 'initech', ['orders:read']);
       const token = await clientToken(t.a.url, client);
       for (const gw of [t.a, t.b, t.slow]) expect((await tenantOn(gw, token)).status).toBe(200);
-      expect(await t.b.gateway.store.removeOrgTenant('initech')).toEqual([]);
+      expect(await t.b.gateway.store.tenants.removeOrgTenant('initech')).toEqual([]);
       const after = await Promise.all([t.a, t.b, t.slow].map((gw) => tenantOn(gw, token)));
       expect(after.map((res) => res.status)).toEqual([401, 401, 401]);
     }, 30_000);
@@ -218,7 +222,7 @@ describe('a machine client removed or rotated', () => {
       const client = await makeClient(t.a.gateway.store, 'acme', ['orders:read']);
       const token = await clientToken(t.a.url, client);
       const closeCode = await openLiveSocket(t.slow, { authorization: bearer(token) });
-      await t.a.gateway.store.removeClient(client.clientId);
+      await t.a.gateway.store.clients.removeClient(client.clientId);
       expect(await closeCode()).toBe(1008);
     }, 30_000);
   });
@@ -297,7 +301,7 @@ describe('an API key removed', () => {
     let lastUsedAt: number | undefined;
     while (lastUsedAt === undefined && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 200));
-      lastUsedAt = (await t.a.gateway.store.getApiKey(key.keyId))?.lastUsedAt;
+      lastUsedAt = (await t.a.gateway.store.apiKeys.getApiKey(key.keyId))?.lastUsedAt;
     }
     expect(lastUsedAt).toBeGreaterThan(Date.now() / 1000 - 30);
     await expectNoRedisCall(t.redis, get);
@@ -308,7 +312,7 @@ describe('an API key removed', () => {
       const key = await newKey();
       for (const gw of [t.a, t.b, t.slow]) expect(await curl(gw, key.apiKey)).toBe(200);
       // Through the far instance: its confirmation waits for the near ones too.
-      expect(await t.slow.gateway.store.removeApiKey(key.clientId, key.keyId)).toBe(true);
+      expect(await t.slow.gateway.store.apiKeys.removeApiKey(key.clientId, key.keyId)).toBe(true);
       const after = await Promise.all([t.a, t.b, t.slow].map((gw) => curl(gw, key.apiKey)));
       expect(after).toEqual([401, 401, 401]);
     }, 30_000);
@@ -318,14 +322,14 @@ describe('an API key removed', () => {
       const sibling = await makeApiKey(t.a.gateway.store, key.clientId);
       for (const k of [key.apiKey, sibling.apiKey])
         for (const gw of [t.a, t.b, t.slow]) expect(await curl(gw, k)).toBe(200);
-      expect(await t.a.gateway.store.removeApiKey(key.clientId, key.keyId)).toBe(true);
+      expect(await t.a.gateway.store.apiKeys.removeApiKey(key.clientId, key.keyId)).toBe(true);
       expect(await Promise.all([t.b, t.slow].map((gw) => curl(gw, key.apiKey)))).toEqual([
         401, 401,
       ]);
       expect(await Promise.all([t.b, t.slow].map((gw) => curl(gw, sibling.apiKey)))).toEqual([
         200, 200,
       ]);
-      expect(await t.b.gateway.store.removeClient(key.clientId)).toEqual([sibling.keyId]);
+      expect(await t.b.gateway.store.clients.removeClient(key.clientId)).toEqual([sibling.keyId]);
       expect(await Promise.all([t.a, t.slow].map((gw) => curl(gw, sibling.apiKey)))).toEqual([
         401, 401,
       ]);
@@ -336,7 +340,7 @@ describe('an API key removed', () => {
       const closeCode = await openLiveSocket(t.slow, { 'x-api-key': key.apiKey });
       expect(live.upgrades.at(-1)?.['x-api-key']).toBeUndefined();
       expect(live.upgrades.at(-1)?.['x-client-id']).toBe(key.clientId);
-      await t.a.gateway.store.removeApiKey(key.clientId, key.keyId);
+      await t.a.gateway.store.apiKeys.removeApiKey(key.clientId, key.keyId);
       expect(await closeCode()).toBe(1008);
     }, 30_000);
   });
@@ -477,7 +481,7 @@ describe('a refresh token family ended', () => {
     // Each pair: one rotation, and the other refresh within the grace.
     expect((await outcomes('rotated')) - rotatedBefore).toBe(50);
     expect((await outcomes('grace')) - graceBefore).toBe(50);
-    const family = await t.a.gateway.store.getRefreshFamily(token.slice(4, 30));
+    const family = await t.a.gateway.store.refresh.getRefreshFamily(token.slice(4, 30));
     expect(family?.revoked).toBe(false);
     expect((await refresh(t.b, token)).status).toBe(200);
   }, 60_000);
@@ -488,7 +492,7 @@ describe('a refresh token family ended', () => {
       const created = await signUp(t.a.url, user);
       expect(created.status).toBe(201);
       const { user_id: id } = (await created.json()) as { user_id: string };
-      await t.a.gateway.store.addMember('acme', id, 'member');
+      await t.a.gateway.store.memberships.addMember('acme', id, 'member');
       const first = await login(t.b, user);
       const res = await changePassword(t.a.url, user, 'another-password-2');
       expect(res.status).toBe(204);
@@ -500,9 +504,9 @@ describe('a refresh token family ended', () => {
       const user = { email: 'refresh-member@example.com', password: 'refresh-password-1' };
       const created = await signUp(t.a.url, user);
       const { user_id: id } = (await created.json()) as { user_id: string };
-      await t.a.gateway.store.addMember('acme', id, 'member');
+      await t.a.gateway.store.memberships.addMember('acme', id, 'member');
       const first = await login(t.slow, user);
-      expect(await t.b.gateway.store.removeMember('acme', id)).toBe(true);
+      expect(await t.b.gateway.store.memberships.removeMember('acme', id)).toBe(true);
       for (const gw of [t.a, t.slow])
         expect((await refresh(gw, first.refresh_token)).status).toBe(400);
     }, 30_000);

@@ -131,7 +131,7 @@ describe("a tenant's machine clients", () => {
 
       expect((await call(t.b, 'DELETE', `/1/tenants/acme/clients/${client_id}`)).status).toBe(204);
       expect((await call(t.fx.gw, 'GET', `/1/tenants/acme/clients/${client_id}`)).status).toBe(404);
-      expect(await t.fx.gw.gateway.store.getApiKey(key.body.key_id)).toBeNull();
+      expect(await t.fx.gw.gateway.store.apiKeys.getApiKey(key.body.key_id)).toBeNull();
 
       const entries = await t.fx.gw.gateway.store
         .auditLog({ maxEventsPerStream: 1000 })
@@ -231,7 +231,9 @@ describe("a tenant's IdP record", () => {
         get(t.b, 'globex', bobGlobex),
       ]);
       expect(holders.filter((h) => h.status === 200 && h.text.includes(issuer))).toHaveLength(1);
-      expect(await t.fx.gw.gateway.store.tenantIdByClient(issuer, 'gw')).toMatch(/^(acme|globex)$/);
+      expect(await t.fx.gw.gateway.store.idps.tenantIdByClient(issuer, 'gw')).toMatch(
+        /^(acme|globex)$/,
+      );
     }
   });
 });
@@ -269,7 +271,7 @@ describe('a user an IdP creates', () => {
       const first = await exchange(t.fx.gw, await idps.exchanging.idToken('dana'));
       expect(first.status).toBe(200);
       const store = t.b.gateway.store;
-      const user = await store.findUserByEmail('dana@acme.test');
+      const user = await store.users.findUserByEmail('dana@acme.test');
       expect(user?.createdByIdp).toEqual({ tenantId: 'acme', issuer: idps.exchanging.issuer });
       expect(user?.passwordHash).toBe('*');
 
@@ -278,7 +280,7 @@ describe('a user an IdP creates', () => {
       const { access_token: token } = (await res.json()) as { access_token: string };
       expect(await tenantStatus(t.fx.gw, token)).toBe(200);
 
-      expect(await store.removeMember('acme', user?.id as string)).toBe(true);
+      expect(await store.memberships.removeMember('acme', user?.id as string)).toBe(true);
       expect(await tenantStatus(t.fx.gw, token)).toBe(401);
       expect(await tenantStatus(t.b, token)).toBe(401);
 

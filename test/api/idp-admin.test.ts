@@ -100,10 +100,10 @@ describe("the tenant's admin", () => {
     expect([get.status, get.body]).toEqual([200, view]);
     expect(get.headers.get('cache-control')).toBe('no-store');
 
-    const stored = await store.getTenantIdp('acme');
+    const stored = await store.idps.getTenantIdp('acme');
     expect(JSON.stringify(stored)).not.toContain(SECRET);
     expect(createSecretSealer(KEY).open(stored!.clientSecretSealed!, 'acme')).toBe(SECRET);
-    expect(await store.tenantIdByClient(ACME_ISSUER, 'tenant-gateway')).toBe('acme');
+    expect(await store.idps.tenantIdByClient(ACME_ISSUER, 'tenant-gateway')).toBe('acme');
     for (const text of [put.text, get.text]) expect(text).not.toContain(SECRET);
   });
 
@@ -129,7 +129,7 @@ describe("the tenant's admin", () => {
       client_secret: null,
     });
     expect([dropped.status, dropped.body.client_secret_set]).toEqual([200, false]);
-    expect((await store.getTenantIdp('acme'))?.clientSecretSealed).toBeUndefined();
+    expect((await store.idps.getTenantIdp('acme'))?.clientSecretSealed).toBeUndefined();
   });
 
   it('removes it (204), then it is gone (404), and its issuer is free', async () => {
@@ -140,7 +140,7 @@ describe("the tenant's admin", () => {
     expect([gone.status, gone.body.error]).toEqual([404, 'not_found']);
     const again = await call('DELETE', '/1/tenants/acme/idp', aliceAcme);
     expect([again.status, again.body.error]).toEqual([404, 'not_found']);
-    expect(await store.tenantIdByClient(ACME_ISSUER, 'tenant-gateway')).toBeNull();
+    expect(await store.idps.tenantIdByClient(ACME_ISSUER, 'tenant-gateway')).toBeNull();
     expect(audited('idp_removed').at(-1)).toMatchObject({
       tenant_id: 'acme',
       issuer: ACME_ISSUER,
@@ -164,17 +164,17 @@ describe("the tenant's admin", () => {
     });
     expect([taken.status, taken.body.error]).toEqual([409, 'issuer_in_use']);
     expect(taken.text).not.toContain('globex"');
-    expect(await store.tenantIdByClient('https://login.globex.example', 'gw')).toBe('globex');
+    expect(await store.idps.tenantIdByClient('https://login.globex.example', 'gw')).toBe('globex');
     // Issue 42: one issuer serves several tenants, each through a client id of its own.
     const shared = await call('PUT', '/1/tenants/acme/idp', aliceAcme, {
       ...acmeIdp(),
       issuer: 'https://login.globex.example',
     });
     expect(shared.status, shared.text).toBe(200);
-    expect(await store.tenantIdByClient('https://login.globex.example', 'tenant-gateway')).toBe(
-      'acme',
-    );
-    expect(await store.tenantIdByClient('https://login.globex.example', 'gw')).toBe('globex');
+    expect(
+      await store.idps.tenantIdByClient('https://login.globex.example', 'tenant-gateway'),
+    ).toBe('acme');
+    expect(await store.idps.tenantIdByClient('https://login.globex.example', 'gw')).toBe('globex');
     // A trailing slash or a letter's case is another issuer, and free.
     for (const issuer of ['https://login.globex.example/', 'https://LOGIN.globex.example']) {
       const other = await call('PUT', '/1/tenants/acme/idp', aliceAcme, acmeIdp({ issuer }));
@@ -224,7 +224,7 @@ describe('anyone else', () => {
       );
       expect([method, res.status, res.body.error]).toEqual([method, 403, 'forbidden']);
     }
-    expect((await store.getTenantIdp('acme'))?.issuer).toBe(ACME_ISSUER);
+    expect((await store.idps.getTenantIdp('acme'))?.issuer).toBe(ACME_ISSUER);
   });
 
   it("another tenant's admin (403 tenant_mismatch), whatever the method", async () => {
@@ -237,7 +237,7 @@ describe('anyone else', () => {
       );
       expect([method, res.status, res.body.error]).toEqual([method, 403, 'tenant_mismatch']);
     }
-    expect((await store.getTenantIdp('acme'))?.issuer).toBe(ACME_ISSUER);
+    expect((await store.idps.getTenantIdp('acme'))?.issuer).toBe(ACME_ISSUER);
   });
 
   it("a machine client's token (403 forbidden), whatever its scopes", async () => {
@@ -263,7 +263,7 @@ describe('anyone else', () => {
     const res = await call('PUT', '/1/tenants/current/idp', personal, acmeIdp());
     expect([res.status, res.body.error]).toEqual([403, 'forbidden']);
     expect(res.body.error_description).toMatch(/org tenants only/);
-    expect(await store.getTenantIdp(signup.body.tenant_id)).toBeNull();
+    expect(await store.idps.getTenantIdp(signup.body.tenant_id)).toBeNull();
   });
 
   it('another method (405, with Allow)', async () => {
@@ -292,7 +292,7 @@ describe('without sso.secretsKeyFile', () => {
       expect(refused.body.error_description).toMatch(
         /^Invalid client_secret: .*sso\.secretsKeyFile/,
       );
-      expect(await bare.gateway.store.getTenantIdp('globex')).toBeNull();
+      expect(await bare.gateway.store.idps.getTenantIdp('globex')).toBeNull();
       const set = await call('PUT', '/1/tenants/globex/idp', token, idp, bare);
       expect([set.status, set.body.client_secret_set]).toEqual([201, false]);
     } finally {
@@ -320,7 +320,7 @@ describe('the secret', () => {
       actor: ALICE.email,
       issuer: expect.stringMatching(/^https:\/\//),
     });
-    const sealed = (await store.getTenantIdp('acme'))?.clientSecretSealed;
+    const sealed = (await store.idps.getTenantIdp('acme'))?.clientSecretSealed;
     const everything = log.lines.map((l) => JSON.stringify(l)).join('\n');
     expect(log.lines.length).toBeGreaterThan(10);
     expect(everything).not.toContain(SECRET);

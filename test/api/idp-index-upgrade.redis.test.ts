@@ -80,7 +80,7 @@ function putIdp(clientId: string): Promise<Response> {
 describe('an IdP record stored before the issuer + client id index', () => {
   it("still owns its pair after the upgrade: another tenant's PUT of it is 409 issuer_in_use", async () => {
     await expectError(await putIdp(ACME_CLIENT.clientId), 409, 'issuer_in_use');
-    expect(await upgraded.gateway.store.getTenantIdp('globex')).toBeNull();
+    expect(await upgraded.gateway.store.idps.getTenantIdp('globex')).toBeNull();
     // The same issuer with a client of globex's own is fine (issue 42, finding 6).
     const own = await putIdp(GLOBEX_CLIENT.clientId);
     expect(own.status, await own.clone().text()).toBe(201);

@@ -108,7 +108,7 @@ describe('signup of an address of a verified domain (issue 42)', () => {
       const body = await expectError(await signup(email), 403, 'forbidden');
       expect(body.error_description).toMatch(/sign in through their organisation/);
       expect(body.error_description).not.toMatch(/acme/i);
-      expect(await fx.gw.gateway.store.findUserByEmail(email.toLowerCase())).toBeNull();
+      expect(await fx.gw.gateway.store.users.findUserByEmail(email.toLowerCase())).toBeNull();
     }
   });
 
@@ -120,14 +120,14 @@ describe('signup of an address of a verified domain (issue 42)', () => {
     for (const email of ['pat@elsewhere.test', 'pat@acme-unproven.test']) {
       const res = await signup(email);
       expect(res.status).toBe(201);
-      expect(await fx.gw.gateway.store.findUserByEmail(email)).not.toBeNull();
+      expect(await fx.gw.gateway.store.users.findUserByEmail(email)).not.toBeNull();
     }
   });
 
   it("leaves the address to acme's provider, which creates the user at their first sign-in", async () => {
     const res = await exchange(await idps.acmeIdp.idToken('newhire'));
     expect(res.status).toBe(200);
-    const user = await fx.gw.gateway.store.findUserByEmail(`newhire@${ACME_DOMAIN}`);
+    const user = await fx.gw.gateway.store.users.findUserByEmail(`newhire@${ACME_DOMAIN}`);
     expect(user?.createdByIdp).toEqual({ tenantId: 'acme', issuer: idps.acmeIdp.issuer });
   });
 });

@@ -351,12 +351,12 @@ describe('a client token on the proxy', () => {
     expect((await orders(before)).status).toBe(200);
     const { secretDigest, newClientSecret } = await import('../../src/auth/secrets.js');
     const secret = newClientSecret();
-    await store.rotateClientSecret(client.clientId, secretDigest(secret), 0);
+    await store.clients.rotateClientSecret(client.clientId, secretDigest(secret), 0);
     await expectError(await orders(before), 401, 'invalid_token');
     await expectError(await clientCredentials(url, client), 401, 'invalid_client');
     const after = await clientToken(url, { ...client, clientSecret: secret });
     expect((await orders(after)).status).toBe(200);
-    await store.removeClient(client.clientId);
+    await store.clients.removeClient(client.clientId);
     await expectError(await orders(after), 401, 'invalid_token');
     await expectError(
       await clientCredentials(url, { ...client, clientSecret: secret }),

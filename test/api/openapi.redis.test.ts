@@ -337,8 +337,8 @@ describe('every operation, every status', () => {
       await callEveryClientOperation(headers, list, client);
     // 404 for the tenant's own list and creation: the tenant removed after the token.
     const store = fx.gw.gateway.store;
-    const alice = await store.findUserByEmail(ALICE.email);
-    await store.upsertTenant(
+    const alice = await store.users.findUserByEmail(ALICE.email);
+    await store.tenants.upsertTenant(
       {
         tenantId: 'initech',
         type: 'orgtenant',
@@ -348,7 +348,7 @@ describe('every operation, every status', () => {
       },
       Math.floor(Date.now() / 1000),
     );
-    await store.addMember('initech', alice?.id as string, 'admin');
+    await store.memberships.addMember('initech', alice?.id as string, 'admin');
     const initech = {
       authorization: bearer((await tokenFor(fx.gw.url, ALICE, 'initech')).access_token),
     };
@@ -483,7 +483,7 @@ describe('every operation, every status', () => {
 
   it('signs in through a browser as documented (sso.enabled)', async () => {
     // Taken away at the end: the IdP operations' 404s want acme without one.
-    await sso.gateway.store.setTenantIdp({
+    await sso.gateway.store.idps.setTenantIdp({
       tenantId: 'acme',
       issuer: idp.issuer,
       clientId: IDP_CLIENT.clientId,
@@ -511,7 +511,7 @@ describe('every operation, every status', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: `grant_type=authorization_code&code=made-up&redirect_uri=${encodeURIComponent(APP)}`,
     });
-    await sso.gateway.store.removeTenantIdp('acme');
+    await sso.gateway.store.idps.removeTenantIdp('acme');
   });
 
   it('answers 500 for a corrupt record and 404 for a removed tenant', async () => {

@@ -23,7 +23,7 @@ const operator: Actor = { kind: 'operator', audit: { source: 'cli', actor: 'cli:
 beforeEach(async () => {
   store = createMemoryStore();
   const tenant = { tenantId: 'acme', type: 'orgtenant', name: 'Acme', cloudRegion: 'eu' } as const;
-  await store.upsertTenant({ ...tenant, createdBy: 'alice@acme.test' }, 1);
+  await store.tenants.upsertTenant({ ...tenant, createdBy: 'alice@acme.test' }, 1);
   const streams = store.auditLog({ maxEventsPerStream: 100 });
   deps = { store, audit: createAuditRecorder({ streams, log: pino({ level: 'silent' }) }) };
 });
@@ -40,7 +40,7 @@ it("refuses a tenant admin's unverified word for a domain; takes the operator's"
     code: 'forbidden',
     message: 'Only the operator may vouch for a domain without DNS.',
   });
-  expect(await store.listTenantDomains('acme')).toEqual([]);
+  expect(await store.domains.listTenantDomains('acme')).toEqual([]);
   expect(await events()).toEqual([]);
 
   const { record, created } = await addDomain(deps, operator, 'acme', 'acme.test', {
@@ -50,7 +50,7 @@ it("refuses a tenant admin's unverified word for a domain; takes the operator's"
     created: true,
     verified: true,
   });
-  expect(await store.verifiedDomainHolder('acme.test')).toBe('acme');
+  expect(await store.domains.verifiedDomainHolder('acme.test')).toBe('acme');
   expect(await events()).toEqual(['domain_added', 'domain_verified']);
 });
 

@@ -91,7 +91,7 @@ async function newMember(): Promise<{ email: string; password: string; id: strin
   });
   expect(res.status).toBe(201);
   const { user_id: id } = (await res.json()) as { user_id: string };
-  expect(await fx.gw.gateway.store.addMember('acme', id, 'member')).toBe(true);
+  expect(await fx.gw.gateway.store.memberships.addMember('acme', id, 'member')).toBe(true);
   return { ...user, id };
 }
 
@@ -101,7 +101,7 @@ describe('the Basic token endpoint', () => {
     expect(answer.refresh_token).toMatch(/^tgr_[a-z2-7]{26}_[A-Za-z0-9_-]{43}_[0-9A-Za-z]{6}$/);
     const familyId = answer.refresh_token.slice(4, 30);
     expect(decodeJwt(answer.access_token).fid).toBe(familyId);
-    const family = await fx.gw.gateway.store.getRefreshFamily(familyId);
+    const family = await fx.gw.gateway.store.refresh.getRefreshFamily(familyId);
     expect(family).toMatchObject({ tenantId: 'acme', scope: 'orders:read orders:write' });
     expect(JSON.stringify(family)).not.toContain(answer.refresh_token.slice(31, 74));
   });
@@ -349,9 +349,9 @@ describe('what ends a family', () => {
   it('a membership removed (and added back: the old family stays ended)', async () => {
     const user = await newMember();
     const first = await login(user);
-    expect(await fx.gw.gateway.store.removeMember('acme', user.id)).toBe(true);
+    expect(await fx.gw.gateway.store.memberships.removeMember('acme', user.id)).toBe(true);
     await expectError(await refresh(first.refresh_token), 400, 'invalid_grant');
-    expect(await fx.gw.gateway.store.addMember('acme', user.id, 'member')).toBe(true);
+    expect(await fx.gw.gateway.store.memberships.addMember('acme', user.id, 'member')).toBe(true);
     await expectError(await refresh(first.refresh_token), 400, 'invalid_grant');
   });
 
@@ -359,34 +359,36 @@ describe('what ends a family', () => {
     const store = fx.gw.gateway.store;
     const disabled = await newMember();
     const first = await login(disabled);
-    const user = await store.getUser(disabled.id);
+    const user = await store.users.getUser(disabled.id);
     expect(
-      await store.setPasswordHash(disabled.id, disabledHash(user!.passwordHash)),
+      await store.users.setPasswordHash(disabled.id, disabledHash(user!.passwordHash)),
     ).not.toBeNull();
     await expectError(await refresh(first.refresh_token), 400, 'invalid_grant');
     const removed = await newMember();
     const second = await login(removed);
-    expect(await store.removeUser(removed.id)).not.toBeNull();
+    expect(await store.users.removeUser(removed.id)).not.toBeNull();
     await expectError(await refresh(second.refresh_token), 400, 'invalid_grant');
   });
 
   it('its tenant removed', async () => {
     const store = fx.gw.gateway.store;
     const user = await newMember();
-    await store.upsertTenant(
+    await store.tenants.upsertTenant(
       { tenantId: 'refresh-org', type: 'orgtenant', name: 'R', cloudRegion: 'x', createdBy: 'x' },
       Math.floor(Date.now() / 1000),
     );
-    expect(await store.addMember('refresh-org', user.id, 'member')).toBe(true);
+    expect(await store.memberships.addMember('refresh-org', user.id, 'member')).toBe(true);
     const first = await login(user, 'refresh-org');
-    expect(await store.removeOrgTenant('refresh-org')).not.toBeNull();
+    expect(await store.tenants.removeOrgTenant('refresh-org')).not.toBeNull();
     await expectError(await refresh(first.refresh_token), 400, 'invalid_grant');
   });
 
   it('a role change', async () => {
     const user = await newMember();
     const first = await login(user);
-    expect(await fx.gw.gateway.store.setMemberRole('acme', user.id, 'admin')).toBe(true);
+    expect(await fx.gw.gateway.store.memberships.setMemberRole('acme', user.id, 'admin')).toBe(
+      true,
+    );
     await expectError(await refresh(first.refresh_token), 400, 'invalid_grant');
   });
 });

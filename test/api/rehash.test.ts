@@ -20,7 +20,7 @@ afterAll(() => fx.close());
 it('a cost-4 hash becomes cost 5 at login; live tokens keep working', async () => {
   const store = fx.gw.gateway.store;
   const now = Math.floor(Date.now() / 1000);
-  const user = await store.createUser({
+  const user = await store.users.createUser({
     id: 'rehash-user',
     email: 'old@example.com',
     passwordHash: bcrypt.hashSync('old-password-1', 4),
@@ -40,7 +40,7 @@ it('a cost-4 hash becomes cost 5 at login; live tokens keep working', async () =
     { email: 'old@example.com', password: 'old-password-1' },
     'rehash-tenant',
   );
-  const stored = await store.getUser(user.id);
+  const stored = await store.users.getUser(user.id);
   expect(bcrypt.getRounds(stored!.passwordHash)).toBe(5);
   expect(bcrypt.compareSync('old-password-1', stored!.passwordHash)).toBe(true);
   expect(stored!.sessionVersion).toBe(0);

@@ -333,7 +333,7 @@ describe('a membership removed', () => {
     // Only the two instances' lease renewals, which run whatever the traffic.
     expect(warm.scripts).toBeLessThanOrEqual(leaseRenewals(2, LEASE_MS, warm.elapsedMs));
 
-    expect(await t.b.gateway.store.removeMember('acme', bobId)).toBe(true);
+    expect(await t.b.gateway.store.memberships.removeMember('acme', bobId)).toBe(true);
 
     for (const gw of [t.a, t.b]) {
       await expectRefused(await proxied(gw, acme.access_token));
@@ -359,7 +359,7 @@ describe('a membership removed', () => {
   it('a member added back gets the tenant on every instance at once, under new tokens only', async () => {
     const bobId = (await tokenFor(t.a.url, BOB, 'globex'))['user_id'] as string;
     // Both instances hold bob's acme membership as gone (the test above): adding him back must reach them.
-    expect(await t.a.gateway.store.addMember('acme', bobId)).toBe(true);
+    expect(await t.a.gateway.store.memberships.addMember('acme', bobId)).toBe(true);
     const fresh = await tokenFor(t.b.url, BOB, 'acme');
     for (const gw of [t.a, t.b]) {
       expect((await proxied(gw, fresh.access_token)).status).toBe(200);

@@ -67,7 +67,7 @@ describe('one issuer, two tenants, a client id each', () => {
     expect(second.status, await second.clone().text()).toBe(201);
     const again = await putIdp('globex', bobGlobex, ACME_CLIENT.clientId, 'globex.test');
     await expectError(again, 409, 'issuer_in_use');
-    expect((await fx.gw.gateway.store.getTenantIdp('globex'))?.clientId).toBe(
+    expect((await fx.gw.gateway.store.idps.getTenantIdp('globex'))?.clientId).toBe(
       GLOBEX_CLIENT.clientId,
     );
   });
@@ -90,7 +90,7 @@ describe('one issuer, two tenants, a client id each', () => {
       400,
       'invalid_grant',
     );
-    const gus = await fx.gw.gateway.store.findUserByEmail('gus@globex.test');
-    expect(await fx.gw.gateway.store.isMember('acme', gus?.id as string)).toBe(false);
+    const gus = await fx.gw.gateway.store.users.findUserByEmail('gus@globex.test');
+    expect(await fx.gw.gateway.store.memberships.isMember('acme', gus?.id as string)).toBe(false);
   });
 });

@@ -374,7 +374,7 @@ describe('refused', () => {
       { redirect: 'manual' },
     );
     expect(plain.status).toBe(400);
-    await fx.gw.gateway.store.upsertTenant(
+    await fx.gw.gateway.store.tenants.upsertTenant(
       { tenantId: 'initech', type: 'orgtenant', name: 'Initech', cloudRegion: 'r', createdBy: 'x' },
       Math.floor(Date.now() / 1000),
     );

@@ -94,7 +94,7 @@ describe("globex's admin claiming acme's people (issue 42, finding 1)", () => {
     );
     const body = await expectError(put, 400, 'domain_not_verified');
     expect(body.error_description).toContain(VICTIM_DOMAIN);
-    expect(await fx.gw.gateway.store.getTenantIdp('globex')).toBeNull();
+    expect(await fx.gw.gateway.store.idps.getTenantIdp('globex')).toBeNull();
   });
 
   it('cannot verify the domain without its TXT record (400 domain_not_verified)', async () => {
@@ -115,7 +115,7 @@ describe("globex's admin claiming acme's people (issue 42, finding 1)", () => {
 
   it('an IdP record naming the domain anyway (set before, or its domain since removed) signs in, links and creates no one', async () => {
     const { store } = fx.gw.gateway;
-    await store.setTenantIdp({
+    await store.idps.setTenantIdp({
       tenantId: 'globex',
       issuer: idps.globexIdp.issuer,
       clientId: GLOBEX_CLIENT.clientId,
@@ -124,15 +124,15 @@ describe("globex's admin claiming acme's people (issue 42, finding 1)", () => {
       linkExisting: true,
       updatedAt: Math.floor(Date.now() / 1000),
     });
-    const alice = await store.findUserByEmail(ALICE.email);
+    const alice = await store.users.findUserByEmail(ALICE.email);
     const asAlice = await exchange(await idps.globexIdp.idToken('alice', GLOBEX_CLIENT), 'globex');
     const body = await expectError(asAlice, 400, 'invalid_grant');
     expect(JSON.stringify(body)).not.toContain(alice?.id as string);
-    expect(await store.isMember('globex', alice?.id as string)).toBe(false);
+    expect(await store.memberships.isMember('globex', alice?.id as string)).toBe(false);
     const squat = await exchange(await idps.globexIdp.idToken('newhire', GLOBEX_CLIENT), 'globex');
     await expectError(squat, 400, 'invalid_grant');
-    expect(await store.findUserByEmail(`newhire@${VICTIM_DOMAIN}`)).toBeNull();
-    expect(await store.removeTenantIdp('globex')).toBe(true);
+    expect(await store.users.findUserByEmail(`newhire@${VICTIM_DOMAIN}`)).toBeNull();
+    expect(await store.idps.removeTenantIdp('globex')).toBe(true);
   });
 
   it("a domain acme has verified cannot be verified by globex (409 domain_taken), even with globex's TXT published", async () => {
@@ -156,7 +156,7 @@ describe("globex's admin claiming acme's people (issue 42, finding 1)", () => {
       bobGlobex,
     );
     await expectError(taken, 409, 'domain_taken');
-    expect(await store.verifiedDomainHolder(VICTIM_DOMAIN)).toBe('acme');
+    expect(await store.domains.verifiedDomainHolder(VICTIM_DOMAIN)).toBe('acme');
     const put = await call(
       'PUT',
       '/1/tenants/globex/idp',
@@ -227,7 +227,7 @@ describe('domain verification through DNS, end to end', () => {
       404,
       'not_found',
     );
-    expect((await fx.gw.gateway.store.getTenantIdp('acme'))?.domains).toEqual(['acme.test']);
+    expect((await fx.gw.gateway.store.idps.getTenantIdp('acme'))?.domains).toEqual(['acme.test']);
     const refused = await exchange(await idps.acmeIdp.idToken('ann', ACME_CLIENT), 'acme');
     await expectError(refused, 400, 'invalid_grant');
     const list = await json(await call('GET', '/1/tenants/acme/domains', aliceAcme), 200);
@@ -251,7 +251,7 @@ describe('domain verification through DNS, end to end', () => {
       400,
       'invalid_request',
     );
-    const alice = await fx.gw.gateway.store.findUserByEmail(ALICE.email);
+    const alice = await fx.gw.gateway.store.users.findUserByEmail(ALICE.email);
     const personal = (await tokenFor(fx.gw.url, ALICE, alice?.personalTenantId as string))
       .access_token;
     await expectError(await call('GET', '/1/tenants/current/domains', personal), 403, 'forbidden');

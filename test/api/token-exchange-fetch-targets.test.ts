@@ -125,7 +125,7 @@ const exchange = (gw: TestGateway, subjectToken: string, tenantId = 'acme') =>
 
 /** The tenant's IdP written to the store directly: as if it was set when its name resolved elsewhere. */
 function setIdp(gw: TestGateway, tenantId: string, issuer: string) {
-  return gw.gateway.store.setTenantIdp({
+  return gw.gateway.store.idps.setTenantIdp({
     tenantId,
     issuer,
     clientId: 'gw',
@@ -170,11 +170,11 @@ describe('an issuer on a non-public address', () => {
       // The answer does not say what the name resolved to.
       expect(body.error_description).not.toContain('127.0.0.1');
     }
-    expect(await strict.gateway.store.getTenantIdp('acme')).toBeNull();
+    expect(await strict.gateway.store.idps.getTenantIdp('acme')).toBeNull();
     const allowed = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
     const res = await putIdp(fx.gw, allowed, `${base}/good`);
     expect(res.status).toBe(201);
-    await fx.gw.gateway.store.removeTenantIdp('acme');
+    await fx.gw.gateway.store.idps.removeTenantIdp('acme');
   });
 
   it('is refused at connect time when its name resolves there (DNS rebinding): no request made', async () => {
@@ -191,7 +191,7 @@ describe('an issuer on a non-public address', () => {
       expect(res.headers.get('location')).toBeNull();
       expect(discoveries('rebound')).toBe(0);
     } finally {
-      await strict.gateway.store.removeTenantIdp('acme');
+      await strict.gateway.store.idps.removeTenantIdp('acme');
     }
   });
 });
@@ -251,7 +251,7 @@ describe("an authorization endpoint off the issuer's origin", () => {
         'unavailable',
       );
     } finally {
-      await fx.gw.gateway.store.removeTenantIdp('acme');
+      await fx.gw.gateway.store.idps.removeTenantIdp('acme');
     }
   });
 });

@@ -176,9 +176,11 @@ describe('token exchange with a tenant identity provider', () => {
       headers: { authorization: basic('ann@acme.test', '*') },
     });
     expect(login.status).toBe(401);
-    const user = await fx.gw.gateway.store.findUserByEmail('ann@acme.test');
+    const user = await fx.gw.gateway.store.users.findUserByEmail('ann@acme.test');
     expect(user?.createdByIdp).toEqual({ tenantId: 'acme', issuer: idps.acme.issuer });
-    expect(await fx.gw.gateway.store.getMemberRole('acme', user?.id as string)).toBe('member');
+    expect(await fx.gw.gateway.store.memberships.getMemberRole('acme', user?.id as string)).toBe(
+      'member',
+    );
     const after = await outcomes();
     expect(after('user_created') - before('user_created')).toBe(1);
     // Again: signed in as the member they now are.
@@ -239,7 +241,7 @@ describe('token exchange with a tenant identity provider', () => {
 
   it('joins a local user who is not a member only when the record links existing users', async () => {
     // Signed up while acme.test was not verified: signup refuses a verified domain's address (issue 42).
-    await fx.gw.gateway.store.removeTenantDomain('acme', 'acme.test');
+    await fx.gw.gateway.store.domains.removeTenantDomain('acme', 'acme.test');
     const signup = await signUp(fx.gw.url, {
       email: 'carl@acme.test',
       password: 'carl-password-1',
@@ -249,8 +251,11 @@ describe('token exchange with a tenant identity provider', () => {
     const token = await idps.acme.idToken('carl');
     await refusedGrant(await exchange(token, 'acme'));
     const store = fx.gw.gateway.store;
-    const record = await store.getTenantIdp('acme');
-    await store.setTenantIdp({ ...(record as NonNullable<typeof record>), linkExisting: true });
+    const record = await store.idps.getTenantIdp('acme');
+    await store.idps.setTenantIdp({
+      ...(record as NonNullable<typeof record>),
+      linkExisting: true,
+    });
     try {
       const before = await outcomes();
       await exchanged(token, 'acme');
@@ -265,19 +270,19 @@ describe('token exchange with a tenant identity provider', () => {
         expect.objectContaining({ linked: true, password_ended: true, role: 'member' }),
       ]);
     } finally {
-      await store.setTenantIdp(record as NonNullable<typeof record>);
+      await store.idps.setTenantIdp(record as NonNullable<typeof record>);
     }
   });
 
   it('refuses a disabled user', async () => {
     const store = fx.gw.gateway.store;
-    const user = await store.findUserByEmail('ann@acme.test');
+    const user = await store.users.findUserByEmail('ann@acme.test');
     const hash = user?.passwordHash as string;
-    await store.setPasswordHash(user?.id as string, `!${hash}`);
+    await store.users.setPasswordHash(user?.id as string, `!${hash}`);
     try {
       await refusedGrant(await exchange(await idps.acme.idToken('ann'), 'acme'));
     } finally {
-      await store.setPasswordHash(user?.id as string, hash);
+      await store.users.setPasswordHash(user?.id as string, hash);
     }
   });
 });
@@ -306,7 +311,7 @@ describe('hostile subject tokens', () => {
     const after = await outcomes();
     expect(after('email_not_verified') - before('email_not_verified')).toBe(1);
     expect(after('domain_not_allowed') - before('domain_not_allowed')).toBe(1);
-    expect(await fx.gw.gateway.store.findUserByEmail('una@acme.test')).toBeNull();
+    expect(await fx.gw.gateway.store.users.findUserByEmail('una@acme.test')).toBeNull();
   });
 
   it("takes Entra ID's xms_edov only from a token without email_verified", async () => {

@@ -60,9 +60,9 @@ const http: ProviderHttp = {
 
 async function setUp(): Promise<{ store: Store; signIn: BrowserSignIn }> {
   const store = createMemoryStore();
-  await store.upsertTenant(orgTenant('acme'), NOW);
+  await store.tenants.upsertTenant(orgTenant('acme'), NOW);
   await verifyDomains(store, 'acme', ['acme.test']);
-  await store.setTenantIdp({
+  await store.idps.setTenantIdp({
     tenantId: 'acme',
     issuer: ISSUER,
     clientId: 'gw',
@@ -122,7 +122,7 @@ async function callbackRefusal(signIn: BrowserSignIn): Promise<string> {
 describe('the callback refuses', () => {
   it('an e-mail of a domain in the record that the tenant no longer has verified (issue 42): no user found or created', async () => {
     const { store, signIn } = await setUp();
-    expect(await store.removeTenantDomain('acme', 'acme.test')).toBe(true);
+    expect(await store.domains.removeTenantDomain('acme', 'acme.test')).toBe(true);
     const started = await signIn.start({
       tenantId: 'acme',
       redirectUri: APP,
@@ -138,7 +138,7 @@ describe('the callback refuses', () => {
         (e: unknown) => e,
       );
     expect(refusalOf(err)).toBe('domain_not_allowed');
-    expect(await store.findUserByEmail('ann@acme.test')).toBeNull();
+    expect(await store.users.findUserByEmail('ann@acme.test')).toBeNull();
   });
 
   it('an ID token without a nonce, or with another one', async () => {
@@ -213,9 +213,9 @@ describe('PKCE S256 is required (issue 42)', () => {
     const code = 'code-of-an-older-sign-in';
     const digest = createHash('sha256').update(code).digest('base64url');
     // A real user: only the missing verifier stands between the code and a token.
-    const user = await store.createUser(newUser({ email: 'ann@acme.test' }));
+    const user = await store.users.createUser(newUser({ email: 'ann@acme.test' }));
     const issued = { tenantId: 'acme', userId: user.id, redirectUri: APP };
-    await store.putSsoRecord('code', digest, JSON.stringify(issued), 60);
+    await store.sso.putSsoRecord('code', digest, JSON.stringify(issued), 60);
     let granted = false;
     const err = await signIn
       .redeem({ code, redirectUri: APP }, async () => {

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { confirmRevocations } from '../../src/auth/confirmed-revocations.js';
 import { GatewayError } from '../../src/errors.js';
 import { createMemoryStore } from '../../src/store/index.js';
-import type { RevocationLeases, SessionEvent, Store } from '../../src/store/types.js';
+import type { RevocationLeases, SessionEvent } from '../../src/store/types.js';
 
 const LEASE_MS = 1000;
 
@@ -39,11 +39,11 @@ async function storeWith(leases: RevocationLeases) {
   const inner = createMemoryStore();
   const observed: { seconds: number; fenced: boolean }[] = [];
   const store = confirmRevocations(
-    { ...inner, revocationLeases: leases } as Store,
+    { ...inner, revocations: { ...inner.revocations, leases } },
     LEASE_MS,
     (seconds, fenced) => observed.push({ seconds, fenced }),
   );
-  const user = await inner.createUser({
+  const user = await inner.users.createUser({
     id: 'u1',
     email: 'a@example.com',
     passwordHash: '$2b$04$abcdefghijklmnopqrstuu1234567890123456789012345678901',
@@ -56,11 +56,11 @@ async function storeWith(leases: RevocationLeases) {
       createdBy: 'a@example.com',
     } as never,
   });
-  await inner.upsertTenant(
+  await inner.tenants.upsertTenant(
     { tenantId: 'acme', type: 'orgtenant', name: 'Acme', cloudRegion: 'r', createdBy: 'x' },
     0,
   );
-  await inner.addMember('acme', user.id);
+  await inner.memberships.addMember('acme', user.id);
   return { store, observed };
 }
 
@@ -75,13 +75,13 @@ describe('confirmRevocations', () => {
   it('confirms each revoking write with the events it caused', async () => {
     const { leases, requests } = fakeLeases(0);
     const { store } = await storeWith(leases);
-    await store.revokeToken('j1', Date.now() / 1000 + 60);
-    expect(await store.setPasswordHash('u1', '$2b$04$x')).toBe(1);
-    expect(await store.removeMember('acme', 'u1')).toBe(true);
-    expect(await store.removeMember('acme', 'u1')).toBe(false); // nothing removed: nothing to confirm
-    await store.addMember('acme', 'u1'); // not a revocation
-    expect(await store.removeOrgTenant('acme')).toEqual(['u1']);
-    expect(await store.removeUser('u1')).toEqual(['p1']);
+    await store.revocations.revokeToken('j1', Date.now() / 1000 + 60);
+    expect(await store.users.setPasswordHash('u1', '$2b$04$x')).toBe(1);
+    expect(await store.memberships.removeMember('acme', 'u1')).toBe(true);
+    expect(await store.memberships.removeMember('acme', 'u1')).toBe(false); // nothing removed: nothing to confirm
+    await store.memberships.addMember('acme', 'u1'); // not a revocation
+    expect(await store.tenants.removeOrgTenant('acme')).toEqual(['u1']);
+    expect(await store.users.removeUser('u1')).toEqual(['p1']);
     expect(requests).toEqual([
       [{ kind: 'token-revoked', jti: 'j1' }],
       [{ kind: 'session-ended', userId: 'u1', sessionVersion: 1 }],
@@ -94,9 +94,9 @@ describe('confirmRevocations', () => {
   it("confirms a role change as the end of the member's old tokens; the same role again changes nothing", async () => {
     const { leases, requests } = fakeLeases(0);
     const { store } = await storeWith(leases);
-    expect(await store.setMemberRole('acme', 'u1', 'admin')).toBe(true);
-    expect(await store.setMemberRole('acme', 'u1', 'admin')).toBe(false);
-    expect(await store.setMemberRole('acme', 'nobody', 'admin')).toBe(null);
+    expect(await store.memberships.setMemberRole('acme', 'u1', 'admin')).toBe(true);
+    expect(await store.memberships.setMemberRole('acme', 'u1', 'admin')).toBe(false);
+    expect(await store.memberships.setMemberRole('acme', 'nobody', 'admin')).toBe(null);
     expect(requests).toEqual([[{ kind: 'membership-removed', userId: 'u1', tenantId: 'acme' }]]);
   });
 
@@ -104,7 +104,7 @@ describe('confirmRevocations', () => {
     const { leases, fenced } = fakeLeases(120);
     const { store, observed } = await storeWith(leases);
     let done = false;
-    void store.revokeToken('j1', Date.now() / 1000 + 60).then(() => (done = true));
+    void store.revocations.revokeToken('j1', Date.now() / 1000 + 60).then(() => (done = true));
     await vi.advanceTimersByTimeAsync(100);
     expect(done).toBe(false);
     await vi.advanceTimersByTimeAsync(40); // polled at most 20 ms apart
@@ -117,7 +117,7 @@ describe('confirmRevocations', () => {
     const { leases, fenced } = fakeLeases(Infinity, 700);
     const { store, observed } = await storeWith(leases);
     let done = false;
-    void store.revokeToken('j1', Date.now() / 1000 + 60).then(() => (done = true));
+    void store.revocations.revokeToken('j1', Date.now() / 1000 + 60).then(() => (done = true));
     await vi.advanceTimersByTimeAsync(LEASE_MS / 2 - 1);
     expect(fenced).toEqual([]);
     await vi.advanceTimersByTimeAsync(21);
@@ -138,9 +138,11 @@ describe('confirmRevocations', () => {
         Promise.reject(new GatewayError('unavailable', 'The store is unreachable.')),
     };
     const { store } = await storeWith(broken);
-    await expect(store.revokeToken('j1', Date.now() / 1000 + 60)).rejects.toMatchObject({
-      code: 'unavailable',
-    });
+    await expect(store.revocations.revokeToken('j1', Date.now() / 1000 + 60)).rejects.toMatchObject(
+      {
+        code: 'unavailable',
+      },
+    );
   });
 
   it('a store without leases is returned as it is', () => {

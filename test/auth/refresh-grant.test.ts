@@ -30,7 +30,7 @@ import {
 import { checksum } from '../../src/auth/secrets.js';
 import type { KeyRing } from '../../src/auth/tokens.js';
 import { createMemoryStore } from '../../src/store/index.js';
-import { REFRESH_USED_DIGESTS_KEPT } from '../../src/store/refresh-types.js';
+import { REFRESH_USED_DIGESTS_KEPT } from '../../src/store/refresh.js';
 import type { Store, UserRecord } from '../../src/store/types.js';
 import { makeKeysDir } from '../support/gateway.js';
 
@@ -56,7 +56,7 @@ beforeAll(async () => {
 });
 beforeEach(async () => {
   store = createMemoryStore();
-  user = await store.createUser({
+  user = await store.users.createUser({
     id: 'u1',
     email: 'u1@example.com',
     passwordHash: '$2b$04$unused',
@@ -115,7 +115,7 @@ describe('the grace', () => {
     // The family ended with it: the successor and both access tokens.
     expect((await refused(rotated.refreshToken)).outcome).toBe('invalid');
     for (const { claims } of [rotated, again])
-      expect(await store.isTokenRevoked(claims.jti)).toBe(true);
+      expect(await store.revocations.isTokenRevoked(claims.jti)).toBe(true);
   });
 });
 
@@ -169,10 +169,10 @@ describe('reuse and forgery', () => {
     clock += REFRESH_GRACE_SECONDS + 1;
     for (let i = 0; i < 3; i++)
       expect((await refused(wellFormed(claims.fid as string))).outcome).toBe('invalid');
-    const family = await store.getRefreshFamily(claims.fid as string);
+    const family = await store.refresh.getRefreshFamily(claims.fid as string);
     expect(family?.revoked).toBe(false);
     for (const jti of [claims.jti, rotated.claims.jti])
-      expect(await store.isTokenRevoked(jti)).toBe(false);
+      expect(await store.revocations.isTokenRevoked(jti)).toBe(false);
     expect((await refresh.refresh(rotated.refreshToken, undefined)).outcome).toBe('rotated');
   });
 
@@ -225,21 +225,21 @@ describe('scopes', () => {
 });
 
 it(`a user keeps at most ${MAX_FAMILIES_PER_TENANT} families per tenant: the oldest of that tenant ends, with its access tokens`, async () => {
-  await store.upsertTenant(
+  await store.tenants.upsertTenant(
     { tenantId: 'globex', type: 'orgtenant', name: 'G', cloudRegion: 'x', createdBy: 'x' },
     T0,
   );
-  expect(await store.addMember('globex', user.id, 'member')).toBe(true);
+  expect(await store.memberships.addMember('globex', user.id, 'member')).toBe(true);
   const home = await refresh.begin(user, 'u1-home');
   const first = await refresh.begin(user, 'globex');
   for (let i = 0; i < MAX_FAMILIES_PER_TENANT; i++) {
     clock += 1;
     await refresh.begin(user, 'globex');
   }
-  expect(await store.isTokenRevoked(first.claims.jti)).toBe(true);
+  expect(await store.revocations.isTokenRevoked(first.claims.jti)).toBe(true);
   expect((await refused(first.refreshToken)).outcome).toBe('invalid');
   // Sign-ins at globex never end the user's session at home.
-  expect(await store.isTokenRevoked(home.claims.jti)).toBe(false);
+  expect(await store.revocations.isTokenRevoked(home.claims.jti)).toBe(false);
   expect((await refresh.refresh(home.refreshToken, undefined)).outcome).toBe('rotated');
 });
 

@@ -272,13 +272,13 @@ describe('applying a seed', () => {
   const seedOf = (text: string) => parseSeedText(text, 'seed.yaml');
 
   async function snapshot(store: Store) {
-    const users = await store.listUsers();
+    const users = await store.users.listUsers();
     return {
       users: users.map((u) => ({ id: u.id, email: u.email, v: u.sessionVersion })),
-      tenants: await store.listTenants(),
+      tenants: await store.tenants.listTenants(),
       members: {
-        acme: await store.listMembers('acme'),
-        globex: await store.listMembers('globex'),
+        acme: await store.memberships.listMembers('acme'),
+        globex: await store.memberships.listMembers('globex'),
       },
     };
   }
@@ -292,11 +292,11 @@ describe('applying a seed', () => {
       tenantsUpdated: 0,
       membershipsAdded: 3,
     });
-    const alice = await w.store.findUserByEmail('alice@example.com');
-    const bob = await w.store.findUserByEmail('bob@example.com');
+    const alice = await w.store.users.findUserByEmail('alice@example.com');
+    const bob = await w.store.users.findUserByEmail('bob@example.com');
     expect(alice).toMatchObject({ email: 'alice@example.com', name: 'Alice' });
     expect(bob?.email).toBe('bob@example.com');
-    expect(await w.store.getTenant('acme')).toEqual({
+    expect(await w.store.tenants.getTenant('acme')).toEqual({
       tenantId: 'acme',
       type: 'orgtenant',
       name: 'Acme',
@@ -305,9 +305,9 @@ describe('applying a seed', () => {
       cloudRegion: 'eu-west-1',
       createdBy: 'alice@example.com',
     });
-    expect(await w.store.listMembers('acme')).toEqual([alice?.id, bob?.id].sort());
-    expect(await w.store.listMembers('globex')).toEqual([bob?.id]);
-    const personal = await w.store.getTenant(alice?.personalTenantId as string);
+    expect(await w.store.memberships.listMembers('acme')).toEqual([alice?.id, bob?.id].sort());
+    expect(await w.store.memberships.listMembers('globex')).toEqual([bob?.id]);
+    const personal = await w.store.tenants.getTenant(alice?.personalTenantId as string);
     expect(personal).toMatchObject({ type: 'usertenant', cloudRegion: 'test-region' });
     expect(
       (await w.accounts.logIn(basic('alice@example.com', 'alice-password-1'), '127.0.0.1')).id,
@@ -334,8 +334,8 @@ describe('applying a seed', () => {
     const w = world();
     await w.apply(seedOf(seedText()), 1000);
     const before = await snapshot(w.store);
-    const alice = await w.store.findUserByEmail('alice@example.com');
-    const bob = await w.store.findUserByEmail('bob@example.com');
+    const alice = await w.store.users.findUserByEmail('alice@example.com');
+    const bob = await w.store.users.findUserByEmail('bob@example.com');
 
     const summary = await w.apply(seedOf(seedText('alice-password-2')), 2000);
     expect(summary).toEqual({
@@ -345,10 +345,10 @@ describe('applying a seed', () => {
       tenantsUpdated: 0,
       membershipsAdded: 0,
     });
-    expect(await w.store.getSessionVersion(alice?.id as string)).toBe(
+    expect(await w.store.users.getSessionVersion(alice?.id as string)).toBe(
       (alice?.sessionVersion as number) + 1,
     );
-    expect(await w.store.getSessionVersion(bob?.id as string)).toBe(bob?.sessionVersion);
+    expect(await w.store.users.getSessionVersion(bob?.id as string)).toBe(bob?.sessionVersion);
     const after = await snapshot(w.store);
     expect(after.users.map((u) => u.id)).toEqual(before.users.map((u) => u.id));
 
@@ -367,24 +367,24 @@ describe('applying a seed', () => {
     await w.apply(seedOf(seedText()), 1000);
     const summary = await w.apply(seedOf(seedText('alice-password-1', 'Acme Corp')), 2000);
     expect(summary).toMatchObject({ tenantsCreated: 0, tenantsUpdated: 1, membershipsAdded: 0 });
-    expect(await w.store.getTenant('acme')).toMatchObject({
+    expect(await w.store.tenants.getTenant('acme')).toMatchObject({
       name: 'Acme Corp',
       createdAt: 1000,
       modifiedAt: 2000,
     });
-    expect((await w.store.getTenant('globex'))?.modifiedAt).toBe(1000);
+    expect((await w.store.tenants.getTenant('globex'))?.modifiedAt).toBe(1000);
   });
 
   it('adds members but never removes them', async () => {
     const w = world();
     await w.apply(seedOf(seedText()), 1000);
-    const bob = await w.store.findUserByEmail('bob@example.com');
+    const bob = await w.store.users.findUserByEmail('bob@example.com');
     const fewer = seedText().replace(
       'members: [alice@example.com, bob@example.com]',
       'members: []',
     );
     expect((await w.apply(seedOf(fewer), 2000)).membershipsAdded).toBe(0);
-    expect(await w.store.isMember('acme', bob?.id as string)).toBe(true);
+    expect(await w.store.memberships.isMember('acme', bob?.id as string)).toBe(true);
   });
 
   it('password_hash users can log in, and a second run keeps their hash', async () => {
@@ -405,7 +405,7 @@ describe('applying a seed', () => {
       tenantsUpdated: 0,
       membershipsAdded: 0,
     });
-    expect(await w.store.getSessionVersion(carol.id)).toBe(carol.sessionVersion);
+    expect(await w.store.users.getSessionVersion(carol.id)).toBe(carol.sessionVersion);
   });
 
   it('a new password_hash replaces the old one and ends sessions', async () => {
@@ -415,9 +415,9 @@ describe('applying a seed', () => {
     const seedWith = (hash: string) =>
       seedOf(`users:\n  - { email: carol@example.com, password_hash: "${hash}" }`);
     await w.apply(seedWith(first), 1000);
-    const carol = await w.store.findUserByEmail('carol@example.com');
+    const carol = await w.store.users.findUserByEmail('carol@example.com');
     expect((await w.apply(seedWith(second), 2000)).passwordsChanged).toBe(1);
-    expect(await w.store.getSessionVersion(carol?.id as string)).toBe(
+    expect(await w.store.users.getSessionVersion(carol?.id as string)).toBe(
       (carol?.sessionVersion as number) + 1,
     );
     await expect(
@@ -431,7 +431,7 @@ describe('applying a seed', () => {
   it('refuses a tenant id that is a personal tenant, before writing anything', async () => {
     const w = world();
     await w.apply(seedOf(seedText()), 1000);
-    const alice = await w.store.findUserByEmail('alice@example.com');
+    const alice = await w.store.users.findUserByEmail('alice@example.com');
     const personal = alice?.personalTenantId as string;
     const seed = seedOf(
       [
@@ -446,8 +446,8 @@ describe('applying a seed', () => {
     expect((err as SeedError).problems).toEqual([
       `tenants[0].tenant_id: ${personal} is a personal tenant`,
     ]);
-    expect(await w.store.findUserByEmail('zed@example.com')).toBeNull();
-    expect(await w.store.getTenant(personal)).toMatchObject({ type: 'usertenant' });
+    expect(await w.store.users.findUserByEmail('zed@example.com')).toBeNull();
+    expect(await w.store.tenants.getTenant(personal)).toMatchObject({ type: 'usertenant' });
   });
 
   it('creates an address of a domain a tenant has verified, which signup and another IdP may not (issue 42)', async () => {
@@ -470,7 +470,7 @@ describe('applying a seed', () => {
         createdByIdp: { tenantId: 'globex', issuer: 'https://idp.globex.example' },
       }),
     ).toBe('forbidden');
-    expect(await w.store.findUserByEmail('dan@acme.example')).toBeNull();
+    expect(await w.store.users.findUserByEmail('dan@acme.example')).toBeNull();
     // Acme's own provider, and the operator's seed, may.
     expect(
       await refused({
@@ -482,6 +482,6 @@ describe('applying a seed', () => {
     const carol = '  - { email: carol@acme.example, password: "carol-password-1" }';
     const withCarol = seedText().replace('users:\n', `users:\n${carol}\n`);
     expect((await w.apply(seedOf(withCarol), 2000)).usersCreated).toBe(1);
-    expect(await w.store.findUserByEmail('carol@acme.example')).not.toBeNull();
+    expect(await w.store.users.findUserByEmail('carol@acme.example')).not.toBeNull();
   });
 });

@@ -30,16 +30,22 @@ function countingStore() {
   const control = { hold: false };
   const store: Store = {
     ...inner,
-    readMembership(tenantId, userId) {
-      reads.members++;
-      return inner.readMembership(tenantId, userId);
+    memberships: {
+      ...inner.memberships,
+      readMembership(tenantId, userId) {
+        reads.members++;
+        return inner.memberships.readMembership(tenantId, userId);
+      },
     },
-    watchSessions(l) {
-      listener = l;
-      return inner.watchSessions({
-        onEvent: (e) => (control.hold ? held.push(e) : l.onEvent(e)),
-        onLive: (v) => l.onLive(v),
-      });
+    revocations: {
+      ...inner.revocations,
+      watchSessions(l) {
+        listener = l;
+        return inner.revocations.watchSessions({
+          onEvent: (e) => (control.hold ? held.push(e) : l.onEvent(e)),
+          onLive: (v) => l.onLive(v),
+        });
+      },
     },
   };
   return {
@@ -62,7 +68,7 @@ async function memberWithToken(store: Store): Promise<AccessTokenClaims> {
     tenantId: 'p-1',
     now: NOW,
   });
-  await store.upsertTenant(
+  await store.tenants.upsertTenant(
     {
       tenantId: 'acme',
       type: 'orgtenant',
@@ -72,7 +78,7 @@ async function memberWithToken(store: Store): Promise<AccessTokenClaims> {
     },
     NOW,
   );
-  await store.addMember('acme', user.id);
+  await store.memberships.addMember('acme', user.id);
   return tokenUnder(store, user.id, 'acme', 'jti-acme');
 }
 
@@ -83,7 +89,7 @@ async function tokenUnder(
   tenantId: string,
   jti: string,
 ): Promise<AccessTokenClaims> {
-  const membership = await store.membershipForToken(tenantId, userId);
+  const membership = await store.memberships.membershipForToken(tenantId, userId);
   if (membership === null) throw new Error(`${userId} is not a member of ${tenantId}`);
   return {
     iss: 'i',
@@ -110,7 +116,7 @@ describe('session guard and memberships', () => {
     await guard.assertAlive(personal);
     expect(guard.aliveFromCache(acme)).toBe(true);
 
-    expect(await store.removeMember('acme', acme.sub)).toBe(true);
+    expect(await store.memberships.removeMember('acme', acme.sub)).toBe(true);
 
     expect(codeThrownBy(() => guard.aliveFromCache(acme))).toBe('invalid_token');
     await expect(guard.assertAlive(acme)).rejects.toMatchObject({ code: 'invalid_token' });
@@ -122,11 +128,11 @@ describe('session guard and memberships', () => {
     const guard = createSessionGuard(store, { clockSkewSeconds: 30 });
     const old = await memberWithToken(store);
     await guard.assertAlive(old);
-    await store.removeMember('acme', old.sub);
+    await store.memberships.removeMember('acme', old.sub);
     await expect(guard.assertAlive(old)).rejects.toMatchObject({ code: 'invalid_token' });
     const before = reads.members;
 
-    await store.addMember('acme', old.sub);
+    await store.memberships.addMember('acme', old.sub);
     const renewed = await tokenUnder(store, old.sub, 'acme', 'jti-renewed');
     expect(renewed.mg).toBeGreaterThan(old.mg);
     for (let i = 0; i < 10; i++) {
@@ -149,8 +155,8 @@ describe('session guard and memberships', () => {
     await guard.assertAlive(old);
     // Another instance removes and adds the user back; its events are still on their way here.
     s.control.hold = true;
-    await s.store.removeMember('acme', old.sub);
-    await s.store.addMember('acme', old.sub);
+    await s.store.memberships.removeMember('acme', old.sub);
+    await s.store.memberships.addMember('acme', old.sub);
     const renewed = await tokenUnder(s.store, old.sub, 'acme', 'jti-renewed');
     const before = s.reads.members;
 
@@ -176,8 +182,8 @@ describe('session guard and memberships', () => {
     await guard.assertAlive(first);
     const key = { userId: first.sub, tenantId: 'acme' };
     s.control.hold = true;
-    await s.store.removeMember('acme', first.sub);
-    await s.store.addMember('acme', first.sub);
+    await s.store.memberships.removeMember('acme', first.sub);
+    await s.store.memberships.addMember('acme', first.sub);
     const [removed, added] = s.held.splice(0) as [SessionEvent, SessionEvent];
     expect(removed).toEqual({ kind: 'membership-removed', ...key, generation: first.mg + 1 });
     expect(added).toEqual({ kind: 'membership-added', ...key, generation: first.mg + 2 });
@@ -220,7 +226,7 @@ describe('session guard and memberships', () => {
     const guard = createSessionGuard(store, { clockSkewSeconds: 30 });
     const acme = await memberWithToken(store);
     const first = guard.assertAlive(acme);
-    await store.removeMember('acme', acme.sub);
+    await store.memberships.removeMember('acme', acme.sub);
     await first.catch(() => undefined);
     await expect(guard.assertAlive(acme)).rejects.toMatchObject({ code: 'invalid_token' });
   });
@@ -236,9 +242,9 @@ describe('session guard and memberships', () => {
         heard.push({ event, verdict: codeThrownBy(() => guard.aliveFromCache(acme)) }),
       onLive: () => {},
     });
-    await store.removeMember('acme', acme.sub);
+    await store.memberships.removeMember('acme', acme.sub);
     stop();
-    await store.addMember('acme', acme.sub);
+    await store.memberships.addMember('acme', acme.sub);
     expect(heard).toEqual([
       {
         event: {

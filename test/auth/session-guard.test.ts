@@ -19,20 +19,26 @@ function instrumentedStore() {
   const reads = { versions: 0, revocations: 0 };
   const store: Store = {
     ...inner,
-    getSessionVersion(userId) {
-      reads.versions++;
-      return inner.getSessionVersion(userId);
+    users: {
+      ...inner.users,
+      getSessionVersion(userId) {
+        reads.versions++;
+        return inner.users.getSessionVersion(userId);
+      },
     },
-    isTokenRevoked(jti) {
-      reads.revocations++;
-      return inner.isTokenRevoked(jti);
-    },
-    watchSessions(l) {
-      listener = l;
-      return inner.watchSessions({
-        onEvent: (e) => delivering && l.onEvent(e),
-        onLive: (v) => l.onLive(v),
-      });
+    revocations: {
+      ...inner.revocations,
+      isTokenRevoked(jti) {
+        reads.revocations++;
+        return inner.revocations.isTokenRevoked(jti);
+      },
+      watchSessions(l) {
+        listener = l;
+        return inner.revocations.watchSessions({
+          onEvent: (e) => delivering && l.onEvent(e),
+          onLive: (v) => l.onLive(v),
+        });
+      },
     },
   };
   return {
@@ -71,7 +77,7 @@ async function userWithToken(store: Store, jti = 'jti-1'): Promise<AccessTokenCl
     tenant_type: 'usertenant',
     email: user.email,
     sv: 0,
-    mg: (await store.readMembership(`t-${jti}`, user.id)).membership?.generation ?? 0,
+    mg: (await store.memberships.readMembership(`t-${jti}`, user.id)).membership?.generation ?? 0,
     jti,
     iat: now,
     exp: now + 600,
@@ -104,10 +110,10 @@ describe('session guard cache', () => {
     const other = { ...claims, jti: 'jti-other' };
     await guard.assertAlive(claims);
     await guard.assertAlive(other);
-    await s.store.revokeToken(claims.jti, claims.exp);
+    await s.store.revocations.revokeToken(claims.jti, claims.exp);
     await expect(guard.assertAlive(claims)).rejects.toMatchObject({ code: 'invalid_token' });
     await guard.assertAlive(other);
-    await s.store.setPasswordHash(claims.sub, 'new-hash');
+    await s.store.users.setPasswordHash(claims.sub, 'new-hash');
     await expect(guard.assertAlive(other)).rejects.toMatchObject({ code: 'invalid_token' });
   });
 
@@ -115,7 +121,7 @@ describe('session guard cache', () => {
     const { s, guard, claims } = await warmGuard();
     s.cut();
     // A password change this guard never hears about:
-    await s.inner.setPasswordHash(claims.sub, 'changed-while-deaf');
+    await s.inner.users.setPasswordHash(claims.sub, 'changed-while-deaf');
     await expect(guard.assertAlive(claims)).rejects.toMatchObject({ code: 'invalid_token' });
     const before = s.reads.versions;
     await expect(guard.assertAlive(claims)).rejects.toMatchObject({ code: 'invalid_token' });
@@ -126,7 +132,7 @@ describe('session guard cache', () => {
   it('when delivery returns, what was cached before the gap is forgotten', async () => {
     const { s, guard, claims } = await warmGuard();
     s.cut();
-    await s.inner.revokeToken(claims.jti, claims.exp);
+    await s.inner.revocations.revokeToken(claims.jti, claims.exp);
     s.restore();
     await expect(guard.assertAlive(claims)).rejects.toMatchObject({ code: 'invalid_token' });
   });
@@ -142,7 +148,7 @@ describe('session guard cache', () => {
     const { s, guard, claims } = await warmGuard();
     // The event of this change is lost (another instance's change, not yet heard of):
     s.dropSilently();
-    const version = await s.inner.setPasswordHash(claims.sub, 'newer');
+    const version = await s.inner.users.setPasswordHash(claims.sub, 'newer');
     const fresh = { ...claims, jti: 'jti-fresh', sv: version as number };
     await guard.assertAlive(fresh);
   });
@@ -153,7 +159,7 @@ describe('session guard cache', () => {
     const claims = await userWithToken(s.store);
     // Start a check (cache miss: store read in flight), and revoke before it resolves.
     const first = guard.assertAlive(claims);
-    await s.store.revokeToken(claims.jti, claims.exp);
+    await s.store.revocations.revokeToken(claims.jti, claims.exp);
     await first.catch(() => undefined);
     await expect(guard.assertAlive(claims)).rejects.toMatchObject({ code: 'invalid_token' });
   });
@@ -162,7 +168,7 @@ describe('session guard cache', () => {
     const { s, guard, claims } = await warmGuard();
     await guard.revoke(claims);
     await expect(guard.assertAlive(claims)).rejects.toMatchObject({ code: 'invalid_token' });
-    expect(await s.inner.isTokenRevoked(claims.jti)).toBe(true);
+    expect(await s.inner.revocations.isTokenRevoked(claims.jti)).toBe(true);
   });
 
   describe('the verdict it remembers between events (the proxy path repeats no lookup)', () => {
@@ -180,12 +186,12 @@ describe('session guard cache', () => {
       await guard.assertAlive(other);
       expect(guard.aliveFromCache(other)).toBe(true);
 
-      await s.store.revokeToken(claims.jti, claims.exp);
+      await s.store.revocations.revokeToken(claims.jti, claims.exp);
       expect(codeThrownBy(() => guard.aliveFromCache(claims))).toBe('invalid_token');
       expect(guard.aliveFromCache(other)).toBe(true);
       expect(guard.aliveFromCache(other)).toBe(true);
 
-      await s.store.setPasswordHash(claims.sub, 'new-hash');
+      await s.store.users.setPasswordHash(claims.sub, 'new-hash');
       expect(codeThrownBy(() => guard.aliveFromCache(other))).toBe('invalid_token');
       expect(s.reads).toEqual({ versions: 1, revocations: 2 });
     });

@@ -230,11 +230,11 @@ async function clientCreation(gw: TestGateway, scopes: string[]): Promise<number
   });
   const { user_id } = (await signup.json()) as { user_id: string };
   const tenant = { tenantId: `org-${id}`, type: 'orgtenant' as const, name: id, cloudRegion: 'x' };
-  await gw.gateway.store.upsertTenant(
+  await gw.gateway.store.tenants.upsertTenant(
     { ...tenant, createdBy: email },
     Math.floor(Date.now() / 1000),
   );
-  await gw.gateway.store.addMember(tenant.tenantId, user_id, 'admin');
+  await gw.gateway.store.memberships.addMember(tenant.tenantId, user_id, 'admin');
   const token = await fetch(`${gw.url}/1/token?tenant_id=${tenant.tenantId}`, {
     headers: { authorization: `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}` },
   });

@@ -81,7 +81,7 @@ async function newUser(tenantId?: string) {
   });
   expect(res.status).toBe(201);
   const user = (await res.json()) as { user_id: string; tenant_id: string };
-  await gw.gateway.store.addMember('acme', user.user_id);
+  await gw.gateway.store.memberships.addMember('acme', user.user_id);
   const token = (await tokenFor(gw.url, { email, password }, tenantId ?? user.tenant_id))
     .access_token;
   return { ...user, email, password, token };
@@ -263,7 +263,7 @@ const CASES: Case[] = [
     description: "The user is no longer a member of the token's tenant.",
     authorization: async () => {
       const user = await newUser('acme');
-      expect(await gw.gateway.store.removeMember('acme', user.user_id)).toBe(true);
+      expect(await gw.gateway.store.memberships.removeMember('acme', user.user_id)).toBe(true);
       return bearer(user.token);
     },
   },
@@ -274,7 +274,7 @@ const CASES: Case[] = [
     authorization: async () => {
       const client = await makeClient(gw.gateway.store, 'acme', []);
       const token = await clientToken(gw.url, client);
-      expect(await gw.gateway.store.removeClient(client.clientId)).toEqual([]);
+      expect(await gw.gateway.store.clients.removeClient(client.clientId)).toEqual([]);
       return bearer(token);
     },
   },
@@ -309,7 +309,7 @@ const CASES: Case[] = [
       const { clientId } = await makeClient(gw.gateway.store, 'acme', []);
       const { keyId, apiKey } = await makeApiKey(gw.gateway.store, clientId);
       expect((await fetchAnswer('/api/x', bearer(apiKey))).status).toBe(200);
-      expect(await gw.gateway.store.removeApiKey(clientId, keyId)).toBe(true);
+      expect(await gw.gateway.store.apiKeys.removeApiKey(clientId, keyId)).toBe(true);
       return bearer(apiKey);
     },
   },
@@ -319,7 +319,7 @@ const CASES: Case[] = [
     description: 'The token names an unknown user.',
     authorization: async () => {
       const user = await newUser();
-      expect(await gw.gateway.store.removeUser(user.user_id)).not.toBeNull();
+      expect(await gw.gateway.store.users.removeUser(user.user_id)).not.toBeNull();
       return bearer(user.token);
     },
   },

@@ -21,11 +21,14 @@ function storeDropping(dropped: Set<SessionEvent['kind']>): Store {
   const inner = createMemoryStore();
   return {
     ...inner,
-    watchSessions: (l) =>
-      inner.watchSessions({
-        onEvent: (e) => dropped.has(e.kind) || l.onEvent(e),
-        onLive: (v) => l.onLive(v),
-      }),
+    revocations: {
+      ...inner.revocations,
+      watchSessions: (l) =>
+        inner.revocations.watchSessions({
+          onEvent: (e) => dropped.has(e.kind) || l.onEvent(e),
+          onLive: (v) => l.onLive(v),
+        }),
+    },
   };
 }
 
@@ -47,7 +50,7 @@ describe('open WebSockets and memberships', () => {
     const sessions = createSessionGuard(store, { clockSkewSeconds: 30 });
     const live = createLiveWebSockets({ sessions, clockSkewSeconds: 30 });
     try {
-      const user = await store.createUser({
+      const user = await store.users.createUser({
         id: 'u-1',
         email: 'u1@example.com',
         passwordHash: '$2b$04$abcdefghijklmnopqrstuuSGZYtOLo8u7mqKVN5b1D5XnQkWq6PVy',
@@ -62,11 +65,11 @@ describe('open WebSockets and memberships', () => {
           createdBy: 'u1@example.com',
         },
       });
-      await store.upsertTenant(
+      await store.tenants.upsertTenant(
         { tenantId: 'acme', type: 'orgtenant', name: 'A', cloudRegion: 'r', createdBy: 'a@b.c' },
         NOW,
       );
-      await store.addMember('acme', user.id);
+      await store.memberships.addMember('acme', user.id);
       const claims: AccessTokenClaims = {
         iss: 'i',
         aud: 'a',
@@ -75,7 +78,7 @@ describe('open WebSockets and memberships', () => {
         tenant_type: 'orgtenant',
         email: user.email,
         sv: 0,
-        mg: (await store.membershipForToken('acme', user.id))?.generation as number,
+        mg: (await store.memberships.membershipForToken('acme', user.id))?.generation as number,
         jti: 'jti-ws',
         iat: NOW,
         exp: NOW + 600,
@@ -96,8 +99,8 @@ describe('open WebSockets and memberships', () => {
       expect(live.size()).toBe(1);
 
       dropped.add('membership-removed');
-      await store.removeMember('acme', user.id);
-      await store.addMember('acme', user.id);
+      await store.memberships.removeMember('acme', user.id);
+      await store.memberships.addMember('acme', user.id);
 
       expect(await closed).toBe(true);
       expect(live.size()).toBe(0);

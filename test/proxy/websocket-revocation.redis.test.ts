@@ -139,7 +139,9 @@ describe('an open WebSocket through instance A', () => {
     const inGlobex = await open(a, globex.access_token);
     expect(await echo(inAcme.ws, 'before')).toBe('before');
 
-    expect(await b.gateway.store.removeMember('acme', acme['user_id'] as string)).toBe(true);
+    expect(await b.gateway.store.memberships.removeMember('acme', acme['user_id'] as string)).toBe(
+      true,
+    );
 
     expect(await closeOf(inAcme)).toEqual({
       code: 1008,
@@ -154,18 +156,18 @@ describe('an open WebSocket through instance A', () => {
     const email = 'yolanda@example.com';
     const who = { email, password: 'yolanda-password-1' };
     await signUp(email, who.password);
-    const userId = (await b.gateway.store.findUserByEmail(email))?.id as string;
-    expect(await b.gateway.store.addMember('globex', userId)).toBe(true);
+    const userId = (await b.gateway.store.users.findUserByEmail(email))?.id as string;
+    expect(await b.gateway.store.memberships.addMember('globex', userId)).toBe(true);
     const old = (await tokenFor(a.url, who, 'globex')).access_token;
     const opened = await open(a, old);
     expect(await echo(opened.ws, 'before')).toBe('before');
 
-    expect(await b.gateway.store.removeMember('globex', userId)).toBe(true);
+    expect(await b.gateway.store.memberships.removeMember('globex', userId)).toBe(true);
     expect(await closeOf(opened)).toEqual({
       code: 1008,
       reason: "The user is no longer a member of the token's tenant.",
     });
-    expect(await b.gateway.store.addMember('globex', userId)).toBe(true);
+    expect(await b.gateway.store.memberships.addMember('globex', userId)).toBe(true);
 
     // On both instances, the old token's upgrade is refused; a new token's is not.
     for (const gw of [a, b]) {
@@ -201,8 +203,9 @@ describe('an open WebSocket through instance A', () => {
         sessionVersion: 0,
         tenantId,
         tenantType: 'usertenant',
-        membershipGeneration: (await a.gateway.store.membershipForToken(tenantId, userId))
-          ?.generation as number,
+        membershipGeneration: (
+          await a.gateway.store.memberships.membershipForToken(tenantId, userId)
+        )?.generation as number,
       },
       now - 625,
     );

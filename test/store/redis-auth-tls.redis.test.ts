@@ -141,8 +141,8 @@ describe('Redis over TLS with an ACL user', () => {
     const store = await createRedisStore(options());
     try {
       const user = newUser();
-      await store.createUser(user);
-      expect((await store.getUser(user.id))?.email).toBe(user.email);
+      await store.users.createUser(user);
+      expect((await store.users.getUser(user.id))?.email).toBe(user.email);
     } finally {
       await store.close();
     }

@@ -39,7 +39,7 @@ function watch(store: Store) {
   /** Every change of `live`, in order. */
   const transitions: boolean[] = [];
   const state = { live: false, events, transitions };
-  const stop = store.watchSessions({
+  const stop = store.revocations.watchSessions({
     onEvent: (event) => events.push(event),
     onLive: (live) => {
       state.live = live;
@@ -65,14 +65,14 @@ describe('session events on Cluster', () => {
     try {
       await until(() => state.live);
       const user = newUser();
-      await writer.createUser(user);
+      await writer.users.createUser(user);
       // Revocations live on their token's own slot: many ids, so on every master.
       const jtis = Array.from({ length: 12 }, () => randomUUID());
       for (const jti of jtis) {
-        await writer.revokeToken(jti, Math.floor(Date.now() / 1000) + 60);
+        await writer.revocations.revokeToken(jti, Math.floor(Date.now() / 1000) + 60);
         expect(state.events.some((e) => e.kind === 'token-revoked' && e.jti === jti)).toBe(true);
       }
-      const version = await writer.setPasswordHash(user.id, '$2b$10$other');
+      const version = await writer.users.setPasswordHash(user.id, '$2b$10$other');
       expect(
         state.events.some(
           (e) => e.kind === 'session-ended' && e.userId === user.id && e.sessionVersion === version,
@@ -92,13 +92,13 @@ describe('session events on Cluster', () => {
     try {
       await until(() => state.live);
       const first = newUser();
-      await store.createUser(first);
+      await store.users.createUser(first);
       const before = state.transitions.length;
       const { oldPort, newPort } = await cluster.killMasterOf(`${prefix}{dir}:users`);
       expect(newPort).not.toBe(oldPort);
       await until(async () => {
         try {
-          await store.createUser(newUser());
+          await store.users.createUser(newUser());
           return state.live;
         } catch {
           return false;
@@ -108,7 +108,7 @@ describe('session events on Cluster', () => {
       expect(state.transitions.slice(before)).toContain(false);
       expect(state.live).toBe(true);
       // Written (and acknowledged by a replica) before the kill: still there.
-      expect((await store.getUser(first.id))?.email).toBe(first.email);
+      expect((await store.users.getUser(first.id))?.email).toBe(first.email);
     } finally {
       stop();
       await store.close();

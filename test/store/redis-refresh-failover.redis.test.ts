@@ -77,7 +77,7 @@ async function rotateThrough(
   let afterKill = 0;
   const deadline = Date.now() + 40_000;
   while (afterKill < 5 && Date.now() < deadline) {
-    const result = await store
+    const result = await store.refresh
       .rotateRefreshToken(rotation(family, presented, now + 1))
       .catch((err: unknown) => {
         if (!isGatewayError(err) || err.code !== 'unavailable') throw err;
@@ -108,7 +108,7 @@ async function rotateThrough(
 async function rotateRetrying(store: Store, input: RotateRefreshInput) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await store.rotateRefreshToken(input);
+      return await store.refresh.rotateRefreshToken(input);
     } catch (err) {
       if (!isGatewayError(err) || err.code !== 'unavailable' || attempt === 40) throw err;
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -127,7 +127,7 @@ async function expectChainKept(store: Store, family: RefreshFamily, used: string
     expect(stale.outcome, 'a token used before the failover').not.toBe('rotated');
     expect(stale.outcome).not.toBe('grace');
   }
-  expect((await store.getRefreshFamily(family.familyId))?.revoked).toBe(true);
+  expect((await store.refresh.getRefreshFamily(family.familyId))?.revoked).toBe(true);
 }
 
 describe('refresh families on Sentinel', () => {
@@ -150,13 +150,13 @@ describe('refresh families on Sentinel', () => {
     const store = await openStore(400);
     try {
       const family = newFamily();
-      await store.createRefreshFamily(family, 5);
+      await store.refresh.createRefreshFamily(family, 5);
       const input = rotation(family, family.currentDigest, family.createdAt + 1);
       for (const replica of sentinel.replicas) replica.pause();
-      const err = await store.rotateRefreshToken(input).catch((e: unknown) => e);
+      const err = await store.refresh.rotateRefreshToken(input).catch((e: unknown) => e);
       expect(isGatewayError(err) && err.code).toBe('unavailable');
       for (const replica of sentinel.replicas) replica.resume();
-      const retry = await store.rotateRefreshToken({ ...input, jti: randomUUID() });
+      const retry = await store.refresh.rotateRefreshToken({ ...input, jti: randomUUID() });
       expect(retry.outcome).toBe('grace');
       expect(retry.outcome === 'grace' && retry.family.currentDigest).toBe(input.successorDigest);
     } finally {
@@ -169,7 +169,7 @@ describe('refresh families on Sentinel', () => {
     const store = await openStore();
     try {
       const family = newFamily();
-      await store.createRefreshFamily(family, 5);
+      await store.refresh.createRefreshFamily(family, 5);
       const { used, now } = await rotateThrough(store, family, () => sentinel.killMaster());
       await expectChainKept(store, family, used, now);
     } finally {
@@ -196,7 +196,7 @@ describe('refresh families on Cluster', () => {
     });
     try {
       const family = newFamily();
-      await store.createRefreshFamily(family, 5);
+      await store.refresh.createRefreshFamily(family, 5);
       const key = createRedisKeys(keyPrefix).refreshFamily(family.familyId);
       const { used, now } = await rotateThrough(store, family, () => cluster.killMasterOf(key));
       await expectChainKept(store, family, used, now);

@@ -76,7 +76,7 @@ describe('refresh families in Redis', () => {
   it('keep a family under its own tag and the user’s index under the user’s, nothing else', async () => {
     await withStore(async (store, keys) => {
       const family = newFamily();
-      await store.createRefreshFamily(family, 3);
+      await store.refresh.createRefreshFamily(family, 3);
       expect(await keysUnder(keys.prefix)).toEqual(
         [
           `${keys.prefix}refresh:{${family.familyId}}`,
@@ -93,14 +93,14 @@ describe('refresh families in Redis', () => {
     await withStore(async (store, keys) => {
       const now = realNow();
       const family = newFamily({ absoluteExpiresAt: now + 1000 });
-      await store.createRefreshFamily(family, 3);
+      await store.refresh.createRefreshFamily(family, 3);
       const key = keys.refreshFamily(family.familyId);
       const index = keys.refreshFamiliesOf(family.userId);
       expect(await plain.expiretime(key)).toBe(now + 1000 + REFRESH_RECORD_MARGIN_SECONDS);
       expect(await plain.expiretime(index)).toBe(now + 1000 + REFRESH_RECORD_MARGIN_SECONDS);
 
       // An access token outliving the family keeps its record until it expires.
-      await store.rotateRefreshToken({
+      await store.refresh.rotateRefreshToken({
         familyId: family.familyId,
         presentedDigest: family.currentDigest,
         successorDigest: digest(randomUUID()),
@@ -112,7 +112,7 @@ describe('refresh families in Redis', () => {
       });
       expect(await plain.expiretime(key)).toBe(now + 1500 + REFRESH_RECORD_MARGIN_SECONDS);
       // A revocation keeps the expiry.
-      await store.revokeRefreshFamily(family.familyId);
+      await store.refresh.revokeRefreshFamily(family.familyId);
       expect(await plain.expiretime(key)).toBe(now + 1500 + REFRESH_RECORD_MARGIN_SECONDS);
       expect(await plain.exists(index)).toBe(0);
     });
@@ -122,12 +122,14 @@ describe('refresh families in Redis', () => {
     await withStore(async (store, keys) => {
       const userId = `u-${randomUUID().slice(0, 8)}`;
       const [gone, kept] = [newFamily({ userId }), newFamily({ userId })];
-      await store.createRefreshFamily(gone, 3);
-      await store.createRefreshFamily(kept, 3);
+      await store.refresh.createRefreshFamily(gone, 3);
+      await store.refresh.createRefreshFamily(kept, 3);
       await plain.del(keys.refreshFamily(gone.familyId));
-      expect(await store.revokeRefreshFamiliesOf(userId)).toEqual([{ ...kept, revoked: true }]);
+      expect(await store.refresh.revokeRefreshFamiliesOf(userId)).toEqual([
+        { ...kept, revoked: true },
+      ]);
       expect(await plain.exists(keys.refreshFamiliesOf(userId))).toBe(0);
-      expect(await store.getRefreshFamily(gone.familyId)).toBeNull();
+      expect(await store.refresh.getRefreshFamily(gone.familyId)).toBeNull();
     });
   });
 
@@ -139,11 +141,11 @@ describe('refresh families in Redis', () => {
         newFamily({ userId, absoluteExpiresAt: now + 900 }),
         newFamily({ userId, absoluteExpiresAt: now + 1000 }),
       ];
-      await store.createRefreshFamily(gone, 2);
-      await store.createRefreshFamily(kept, 2);
+      await store.refresh.createRefreshFamily(gone, 2);
+      await store.refresh.createRefreshFamily(kept, 2);
       await plain.del(keys.refreshFamily(gone.familyId));
-      expect(await store.createRefreshFamily(newFamily({ userId }), 2)).toEqual([]);
-      expect((await store.getRefreshFamily(kept.familyId))?.revoked).toBe(false);
+      expect(await store.refresh.createRefreshFamily(newFamily({ userId }), 2)).toEqual([]);
+      expect((await store.refresh.getRefreshFamily(kept.familyId))?.revoked).toBe(false);
     });
   });
 
@@ -152,8 +154,8 @@ describe('refresh families in Redis', () => {
       const userId = `u-${randomUUID().slice(0, 8)}`;
       const index = keys.refreshFamiliesOf(userId);
       const [a, b] = [newFamily({ userId }), newFamily({ userId })];
-      await store.createRefreshFamily(a, 5);
-      await store.createRefreshFamily(b, 5);
+      await store.refresh.createRefreshFamily(a, 5);
+      await store.refresh.createRefreshFamily(b, 5);
       // A login that indexed its family and died before ending the ones past the cap.
       const now = realNow();
       const lost = await defineStoreScripts(plain).indexRefreshFamily(
@@ -171,7 +173,7 @@ describe('refresh families in Redis', () => {
       expect(await plain.zcard(index)).toBe(3);
 
       const next = newFamily({ userId, absoluteExpiresAt: now + 3000 });
-      const evicted = await store.createRefreshFamily(next, 1);
+      const evicted = await store.refresh.createRefreshFamily(next, 1);
       expect(evicted.map((f) => f.familyId).sort()).toEqual([a.familyId, b.familyId].sort());
       expect(evicted.every((f) => f.revoked)).toBe(true);
       expect(await plain.zrange(index, '0', '-1')).toEqual([`${next.familyId}@acme`]);
@@ -186,14 +188,16 @@ describe('refresh families in Redis', () => {
       const index = keys.refreshFamiliesOf(family.userId);
       await plain.set(key, JSON.stringify({ ...family, used: {} }), 'EXAT', realNow() + 2000);
       await plain.zadd(index, family.absoluteExpiresAt, family.familyId);
-      expect(await store.getRefreshFamilyToRotate(family.familyId)).toEqual({
+      expect(await store.refresh.getRefreshFamilyToRotate(family.familyId)).toEqual({
         family,
         successorKey: null,
       });
-      expect(await store.getRefreshFamily(family.familyId)).toEqual(family);
+      expect(await store.refresh.getRefreshFamily(family.familyId)).toEqual(family);
       // It counts for no tenant's cap, and a user-wide revocation still finds it.
-      expect(await store.createRefreshFamily(newFamily({ userId: family.userId }), 1)).toEqual([]);
-      const revoked = await store.revokeRefreshFamiliesOf(family.userId, 'acme');
+      expect(
+        await store.refresh.createRefreshFamily(newFamily({ userId: family.userId }), 1),
+      ).toEqual([]);
+      const revoked = await store.refresh.revokeRefreshFamiliesOf(family.userId, 'acme');
       expect(revoked.map((f) => f.familyId)).toContain(family.familyId);
       expect(await plain.exists(index)).toBe(0);
     });
@@ -202,19 +206,19 @@ describe('refresh families in Redis', () => {
   it('keep a successor key per family in its record, never in what the store answers', async () => {
     await withStore(async (store, keys) => {
       const [a, b] = [newFamily(), newFamily()];
-      await store.createRefreshFamily(a, 3);
-      await store.createRefreshFamily(b, 3);
+      await store.refresh.createRefreshFamily(a, 3);
+      await store.refresh.createRefreshFamily(b, 3);
       const stored = JSON.parse((await plain.get(keys.refreshFamily(a.familyId)))!) as {
         successorKey: string;
       };
       expect(stored.successorKey).toMatch(/^[A-Za-z0-9_-]{43}$/);
-      expect((await store.getRefreshFamilyToRotate(a.familyId))?.successorKey).toBe(
+      expect((await store.refresh.getRefreshFamilyToRotate(a.familyId))?.successorKey).toBe(
         stored.successorKey,
       );
-      expect((await store.getRefreshFamilyToRotate(b.familyId))?.successorKey).not.toBe(
+      expect((await store.refresh.getRefreshFamilyToRotate(b.familyId))?.successorKey).not.toBe(
         stored.successorKey,
       );
-      expect(JSON.stringify(await store.getRefreshFamily(a.familyId))).not.toContain(
+      expect(JSON.stringify(await store.refresh.getRefreshFamily(a.familyId))).not.toContain(
         stored.successorKey,
       );
     });
@@ -224,7 +228,7 @@ describe('refresh families in Redis', () => {
     await withStore(async (store, keys) => {
       const family = newFamily();
       const key = keys.refreshFamily(family.familyId);
-      await store.createRefreshFamily(family, 3);
+      await store.refresh.createRefreshFamily(family, 3);
       // As a record without the list was written (issue 42's first change): no `used`.
       const { used: _used, ...record } = JSON.parse((await plain.get(key))!) as {
         used: unknown;
@@ -232,7 +236,7 @@ describe('refresh families in Redis', () => {
       await plain.set(key, JSON.stringify(record), 'KEEPTTL');
       const now = realNow();
       const step = (presentedDigest: string, at: number, successorDigest = digest(randomUUID())) =>
-        store.rotateRefreshToken({
+        store.refresh.rotateRefreshToken({
           familyId: family.familyId,
           presentedDigest,
           successorDigest,
@@ -251,7 +255,7 @@ describe('refresh families in Redis', () => {
       const replay = await step(family.currentDigest, now + 3);
       expect(replay.outcome).toBe('reused');
       expect(replay).not.toHaveProperty('family.used');
-      expect(await store.getRefreshFamily(family.familyId)).not.toHaveProperty('used');
+      expect(await store.refresh.getRefreshFamily(family.familyId)).not.toHaveProperty('used');
     });
   });
 });

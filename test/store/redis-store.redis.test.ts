@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GatewayError } from '../../src/errors.js';
 import { createRedisKeys } from '../../src/store/redis-keys.js';
 import { defineStoreScripts, REMOVAL_STALE } from '../../src/store/redis-scripts.js';
 import { createRedisStore, redisUrlForDisplay } from '../../src/store/redis-store.js';
@@ -10,6 +9,7 @@ import type { SessionEvent, Store } from '../../src/store/types.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 import { describeLeaseContract } from './store-contract-leases.js';
 import { describeStoreContract, newUser, type MakeStore } from './store-contract.js';
+import { rejectionOf } from './store-fixtures.js';
 
 let server: TestRedisServer;
 
@@ -68,20 +68,10 @@ function freePort(): Promise<number> {
   });
 }
 
-async function rejectionOf(promise: Promise<unknown>): Promise<GatewayError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(GatewayError);
-    return err as GatewayError;
-  }
-  throw new Error('expected the call to reject');
-}
-
 /** Calls every writing method once, so every kind of key exists afterwards. */
 async function writeEverything(store: Store): Promise<{ userId: string; jti: string }> {
-  const user = await store.createUser(newUser());
-  await store.upsertTenant(
+  const user = await store.users.createUser(newUser());
+  await store.tenants.upsertTenant(
     {
       tenantId: 'acme',
       type: 'orgtenant',
@@ -91,11 +81,11 @@ async function writeEverything(store: Store): Promise<{ userId: string; jti: str
     },
     1_700_000_000,
   );
-  expect(await store.addMember('acme', user.id)).toBe(true);
-  expect(await store.setPasswordHash(user.id, '$2b$10$new')).toBe(1);
-  expect(await store.replacePasswordHash(user.id, '$2b$10$new', '$2b$12$new')).toBe(true);
+  expect(await store.memberships.addMember('acme', user.id)).toBe(true);
+  expect(await store.users.setPasswordHash(user.id, '$2b$10$new')).toBe(1);
+  expect(await store.users.replacePasswordHash(user.id, '$2b$10$new', '$2b$12$new')).toBe(true);
   const jti = randomUUID();
-  await store.revokeToken(jti, Math.floor(Date.now() / 1000) + 60);
+  await store.revocations.revokeToken(jti, Math.floor(Date.now() / 1000) + 60);
   return { userId: user.id, jti };
 }
 
@@ -162,14 +152,14 @@ describe('Redis store specifics', () => {
     const keys = createRedisKeys(keyPrefix);
     const store = await createRedisStore({ url: server.url, keyPrefix });
     try {
-      const user = await store.createUser(newUser());
-      const late = await store.createUser(newUser());
-      await store.upsertTenant(
+      const user = await store.users.createUser(newUser());
+      const late = await store.users.createUser(newUser());
+      await store.tenants.upsertTenant(
         { tenantId: 'acme', type: 'orgtenant', name: 'A', cloudRegion: 'r', createdBy: 'a@b.c' },
         1_700_000_000,
       );
-      await store.addMember('acme', user.id);
-      await store.addMember('acme', late.id);
+      await store.memberships.addMember('acme', user.id);
+      await store.memberships.addMember('acme', late.id);
       // As if `late` had joined after the caller read the members (or the user's tenants).
       const replies = await withClient(async (plain) => {
         const redis = defineStoreScripts(plain);
@@ -221,11 +211,11 @@ describe('Redis store specifics', () => {
         return { tenant, stale, heard };
       });
       expect(replies).toEqual({ tenant: REMOVAL_STALE, stale: REMOVAL_STALE, heard: 0 });
-      expect(await store.listMembers('acme')).toEqual([user.id, late.id].sort());
-      expect(await store.getUser(user.id)).toEqual(user);
+      expect(await store.memberships.listMembers('acme')).toEqual([user.id, late.id].sort());
+      expect(await store.users.getUser(user.id)).toEqual(user);
       // Through the store, which reads again: both go.
-      expect(await store.removeOrgTenant('acme')).toEqual([user.id, late.id].sort());
-      expect(await store.removeUser(user.id)).toEqual([user.personalTenantId]);
+      expect(await store.tenants.removeOrgTenant('acme')).toEqual([user.id, late.id].sort());
+      expect(await store.users.removeUser(user.id)).toEqual([user.personalTenantId]);
     } finally {
       await store.close();
     }
@@ -236,9 +226,9 @@ describe('Redis store specifics', () => {
     const keys = createRedisKeys(keyPrefix);
     const store = await createRedisStore({ url: server.url, keyPrefix });
     try {
-      const creator = await store.createUser(newUser({ email: 'boss@example.com' }));
-      const other = await store.createUser(newUser());
-      await store.upsertTenant(
+      const creator = await store.users.createUser(newUser({ email: 'boss@example.com' }));
+      const other = await store.users.createUser(newUser());
+      await store.tenants.upsertTenant(
         {
           tenantId: 'acme',
           type: 'orgtenant',
@@ -248,23 +238,25 @@ describe('Redis store specifics', () => {
         },
         1_700_000_000,
       );
-      await store.addMember('acme', creator.id, 'member');
-      await store.addMember('acme', other.id, 'admin');
+      await store.memberships.addMember('acme', creator.id, 'member');
+      await store.memberships.addMember('acme', other.id, 'admin');
       // What a version before roles wrote: the membership hash without `role`.
       await withClient(async (redis) => {
         await redis.hdel(keys.membership('acme', creator.id), 'role');
         await redis.hdel(keys.membership('acme', other.id), 'role');
         await redis.hdel(keys.membership(creator.personalTenantId, creator.id), 'role');
       });
-      expect(await store.getMemberRole('acme', creator.id)).toBe('admin');
-      expect(await store.getMemberRole('acme', other.id)).toBe('member');
-      expect(await store.getMemberRole(creator.personalTenantId, creator.id)).toBe('admin');
+      expect(await store.memberships.getMemberRole('acme', creator.id)).toBe('admin');
+      expect(await store.memberships.getMemberRole('acme', other.id)).toBe('member');
+      expect(await store.memberships.getMemberRole(creator.personalTenantId, creator.id)).toBe(
+        'admin',
+      );
       // Setting the role it reads as changes nothing; another one takes a generation.
-      const before = await store.membershipForToken('acme', other.id);
-      expect(await store.setMemberRole('acme', other.id, 'member')).toBe(false);
-      expect(await store.membershipForToken('acme', other.id)).toEqual(before);
-      expect(await store.setMemberRole('acme', other.id, 'admin')).toBe(true);
-      expect(await store.getMemberRole('acme', other.id)).toBe('admin');
+      const before = await store.memberships.membershipForToken('acme', other.id);
+      expect(await store.memberships.setMemberRole('acme', other.id, 'member')).toBe(false);
+      expect(await store.memberships.membershipForToken('acme', other.id)).toEqual(before);
+      expect(await store.memberships.setMemberRole('acme', other.id, 'admin')).toBe(true);
+      expect(await store.memberships.getMemberRole('acme', other.id)).toBe('admin');
     } finally {
       await store.close();
     }
@@ -274,12 +266,12 @@ describe('Redis store specifics', () => {
     const keyPrefix = freshPrefix();
     const store = await createRedisStore({ url: server.url, keyPrefix });
     try {
-      await store.upsertTenant(
+      await store.tenants.upsertTenant(
         { tenantId: 'acme', type: 'orgtenant', name: 'A', cloudRegion: 'r', createdBy: 'a@b.c' },
         1_700_000_000,
       );
       const secret = 'tgs_the-secret-itself';
-      await store.createClient({
+      await store.clients.createClient({
         clientId: 'tgc_slot',
         tenantId: 'acme',
         name: 'n',
@@ -287,7 +279,7 @@ describe('Redis store specifics', () => {
         secretDigest: 'digest-of-secret',
         createdAt: 1_700_000_000,
       });
-      await store.createApiKey({
+      await store.apiKeys.createApiKey({
         keyId: 'tgkid_slot',
         clientId: 'tgc_slot',
         digest: 'digest-of-key',
@@ -313,13 +305,13 @@ describe('Redis store specifics', () => {
     const watcher = await createRedisStore({ url: server.url, keyPrefix });
     const events: SessionEvent[] = [];
     let live = false;
-    const stop = watcher.watchSessions({
+    const stop = watcher.revocations.watchSessions({
       onEvent: (e) => events.push(e),
       onLive: (v) => (live = v),
     });
     try {
-      const user = await store.createUser(newUser());
-      await store.upsertTenant(
+      const user = await store.users.createUser(newUser());
+      await store.tenants.upsertTenant(
         { tenantId: 'acme', type: 'orgtenant', name: 'A', cloudRegion: 'r', createdBy: 'a@b.c' },
         1_700_000_000,
       );
@@ -328,15 +320,15 @@ describe('Redis store specifics', () => {
         await redis.sadd(keys.userTenants(user.id), 'acme');
         await redis.sadd(keys.tenantMembers('acme'), user.id);
       });
-      expect(await store.isMember('acme', user.id)).toBe(true);
-      const before = await store.readMembership('acme', user.id);
+      expect(await store.memberships.isMember('acme', user.id)).toBe(true);
+      const before = await store.memberships.readMembership('acme', user.id);
       expect(before.membership).toBeNull();
       while (!live) await new Promise((resolve) => setTimeout(resolve, 10));
 
-      const given = await store.membershipForToken('acme', user.id);
+      const given = await store.memberships.membershipForToken('acme', user.id);
       expect(given?.generation).toBeGreaterThan(before.asOf);
-      expect(await store.membershipForToken('acme', user.id)).toEqual(given);
-      expect(await store.readMembership('acme', user.id)).toEqual({
+      expect(await store.memberships.membershipForToken('acme', user.id)).toEqual(given);
+      expect(await store.memberships.readMembership('acme', user.id)).toEqual({
         membership: given,
         asOf: given?.generation,
       });
@@ -382,12 +374,12 @@ describe('Redis store specifics', () => {
       await own.kill();
 
       const started = Date.now();
-      const err = await rejectionOf(store.getUser('u-any'));
+      const err = await rejectionOf(store.users.getUser('u-any'));
       expect(Date.now() - started).toBeLessThan(3000);
       expect(err.code).toBe('unavailable');
       expect(err.message).toBe('The store is unreachable.');
       expect(err.cause).toBeInstanceOf(Error);
-      expect((await rejectionOf(store.createUser(newUser()))).code).toBe('unavailable');
+      expect((await rejectionOf(store.users.createUser(newUser()))).code).toBe('unavailable');
 
       await own.restart();
       const deadline = Date.now() + 10_000;
@@ -400,8 +392,8 @@ describe('Redis store specifics', () => {
         if (!recovered) await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(recovered).toBe(true);
-      const user = await store.createUser(newUser());
-      expect(await store.getUser(user.id)).toEqual(user);
+      const user = await store.users.createUser(newUser());
+      expect(await store.users.getUser(user.id)).toEqual(user);
     } finally {
       await store.close();
       await own.stop();
@@ -421,7 +413,7 @@ describe('Redis store specifics', () => {
       const pauseMs = 800;
       await withClient((redis) => redis.call('CLIENT', 'PAUSE', String(pauseMs), 'ALL'));
       const started = Date.now();
-      const err = await rejectionOf(store.getUser('u-any'));
+      const err = await rejectionOf(store.users.getUser('u-any'));
       expect(Date.now() - started).toBeLessThan(pauseMs);
       expect(err.code).toBe('unavailable');
       expect(err.message).toBe('The store is unreachable.');

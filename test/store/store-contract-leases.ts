@@ -16,8 +16,9 @@ export function describeLeaseContract(name: string, makeStore: MakeStore): void 
     let cleanup: () => Promise<void>;
     beforeEach(async () => {
       ({ store, cleanup } = await makeStore());
-      if (store.revocationLeases === undefined) throw new Error(`${name} has no revocation leases`);
-      leases = store.revocationLeases;
+      if (store.revocations.leases === undefined)
+        throw new Error(`${name} has no revocation leases`);
+      leases = store.revocations.leases;
     });
     afterEach(() => cleanup());
 
@@ -65,7 +66,7 @@ export function describeLeaseContract(name: string, makeStore: MakeStore): void 
       {
         const heard: (SessionEvent | string)[] = [];
         let live = false;
-        const stop = store.watchSessions({
+        const stop = store.revocations.watchSessions({
           onEvent: (event) => heard.push(event),
           onLive: (value) => (live = value),
           onConfirmationRequest: (id) => heard.push(id),

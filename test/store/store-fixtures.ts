@@ -1,11 +1,25 @@
 /**
  * Records, clocks and event watching shared by the store contract suite's
- * files (`store-contract.ts`, `store-contract-removal.ts`).
+ * files (`store-contract.ts` and `store-contract-<slice>.ts`).
  */
-import { randomUUID } from 'node:crypto';
-import type { NewUser, SessionEvent, Store, TenantInput } from '../../src/store/types.js';
+import { createHash, randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
+import { GatewayError } from '../../src/errors.js';
+import type {
+  NewApiKey,
+  NewClient,
+  NewUser,
+  RefreshFamily,
+  SessionEvent,
+  Store,
+  TenantIdp,
+  TenantInput,
+} from '../../src/store/types.js';
 
 export const NOW = 1_700_000_000;
+
+/** A refresh token's idle lifetime in the refresh contract (seconds). */
+export const IDLE = 3600;
 
 /** A user with a personal tenant; ids unique unless given. */
 export function newUser(
@@ -68,7 +82,95 @@ export async function watchLive(
 ): Promise<{ events: SessionEvent[]; stop: () => void }> {
   const events: SessionEvent[] = [];
   let live = false;
-  const stop = store.watchSessions({ onEvent: (e) => events.push(e), onLive: (v) => (live = v) });
+  const stop = store.revocations.watchSessions({
+    onEvent: (e) => events.push(e),
+    onLive: (v) => (live = v),
+  });
   await waitUntil(() => live);
   return { events, stop };
+}
+
+export const digest = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+export const newDigest = (): string => digest(randomUUID());
+export const realNow = (): number => Math.floor(Date.now() / 1000);
+
+/** A live refresh family of a user of `acme`, around the real clock. */
+export function newFamily(overrides: Partial<RefreshFamily> = {}): RefreshFamily {
+  const now = realNow();
+  return {
+    familyId: `rf-${randomUUID()}`,
+    userId: `u-${randomUUID().slice(0, 8)}`,
+    tenantId: 'acme',
+    scope: 'orders:read orders:write',
+    sessionVersion: 2,
+    membershipGeneration: 7,
+    createdAt: now,
+    absoluteExpiresAt: now + 30 * 86_400,
+    currentDigest: newDigest(),
+    currentExpiresAt: now + IDLE,
+    accessTokens: { [randomUUID()]: now + 900 },
+    revoked: false,
+    ...overrides,
+  };
+}
+
+/** An identity provider record of `tenantId`. */
+export function idp(tenantId: string, overrides: Partial<TenantIdp> = {}): TenantIdp {
+  return {
+    tenantId,
+    issuer: `https://idp.example.com/realms/${tenantId}`,
+    clientId: `gateway-${tenantId}`,
+    domains: [`${tenantId}.example.com`],
+    role: 'member',
+    linkExisting: false,
+    updatedAt: NOW,
+    ...overrides,
+  };
+}
+
+let serial = 0;
+
+/** A machine client of `tenantId`, its id unique. */
+export function newClient(tenantId: string, overrides: Partial<NewClient> = {}): NewClient {
+  serial++;
+  return {
+    clientId: `tgc_contract${String(serial).padStart(4, '0')}${Math.random().toString(36).slice(2, 8)}`,
+    tenantId,
+    name: `client ${serial}`,
+    scopes: ['orders:write', 'orders:read', 'orders:read'],
+    secretDigest: 'a'.repeat(64),
+    createdAt: NOW,
+    ...overrides,
+  };
+}
+
+/** An API key of `clientId`, its id unique. */
+export function newKey(clientId: string, overrides: Partial<NewApiKey> = {}): NewApiKey {
+  serial++;
+  return {
+    keyId: `tgkid_k${String(serial).padStart(4, '0')}${Math.random().toString(36).slice(2, 8)}`,
+    clientId,
+    digest: 'b'.repeat(64),
+    createdAt: NOW,
+    ...overrides,
+  };
+}
+
+/** The GatewayError `promise` rejects with. */
+export async function rejectionOf(promise: Promise<unknown>): Promise<GatewayError> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(GatewayError);
+    return err as GatewayError;
+  }
+  throw new Error('expected the call to reject');
+}
+
+/**
+ * The store of the running test, read anew at each use: for a contract part
+ * registered once but run on a fresh store per test.
+ */
+export function storeOf(current: () => Store): Store {
+  return new Proxy({} as Store, { get: (_, name) => Reflect.get(current(), name) as unknown });
 }

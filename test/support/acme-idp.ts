@@ -54,7 +54,7 @@ export async function startAcmeIdp(accounts: Record<string, IdpAccount>): Promis
     },
     async provide(gw) {
       idp.allowRedirectUri(`${gw.url}/1/sso/callback`);
-      await gw.gateway.store.setTenantIdp({
+      await gw.gateway.store.idps.setTenantIdp({
         tenantId: 'acme',
         issuer: idp.issuer,
         clientId: ACME_IDP_CLIENT.clientId,

@@ -21,7 +21,7 @@ export async function makeClient(
   const createdBy = options.createdBy ?? 'operator';
   const clientId = newClientId();
   const clientSecret = newClientSecret();
-  const created = await store.createClient({
+  const created = await store.clients.createClient({
     clientId,
     tenantId,
     name: 'test client',
@@ -68,7 +68,7 @@ export async function makeApiKey(
   options: { expiresAt?: number } = {},
 ): Promise<{ keyId: string; apiKey: string }> {
   const { keyId, apiKey } = newApiKey();
-  const created = await store.createApiKey({
+  const created = await store.apiKeys.createApiKey({
     keyId,
     clientId,
     digest: secretDigest(apiKey),

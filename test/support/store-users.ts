@@ -12,8 +12,8 @@ const PASSWORD_HASH = '$2b$04$abcdefghijklmnopqrstuuSGZYtOLo8u7mqKVN5b1D5XnQkWq6
 export function createStoredUser(
   store: Store,
   user: { id: string; email: string; tenantId: string; now: number },
-): ReturnType<Store['createUser']> {
-  return store.createUser({
+): ReturnType<Store['users']['createUser']> {
+  return store.users.createUser({
     id: user.id,
     email: user.email,
     passwordHash: PASSWORD_HASH,

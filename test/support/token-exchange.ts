@@ -4,7 +4,7 @@
  * way a client sends it, and an IdP record written straight to the store (as
  * the operator's tooling would) for suites whose subject is not the admin API.
  */
-import type { TenantIdp } from '../../src/store/idp-types.js';
+import type { TenantIdp } from '../../src/store/idps.js';
 import type { Store } from '../../src/store/types.js';
 import { tokenRequest } from './token-endpoint.js';
 import { verifyDomains } from './verified-domains.js';
@@ -47,7 +47,7 @@ export async function storeTenantIdp(
   record: Pick<TenantIdp, 'tenantId' | 'issuer' | 'clientId' | 'domains'> & Partial<TenantIdp>,
 ): Promise<void> {
   await verifyDomains(store, record.tenantId, record.domains);
-  await store.setTenantIdp({
+  await store.idps.setTenantIdp({
     role: 'member',
     linkExisting: false,
     updatedAt: Math.floor(Date.now() / 1000),

@@ -13,8 +13,13 @@ export async function verifyDomains(
   const now = Math.floor(Date.now() / 1000);
   for (const domain of domains) {
     const challenge = `test-${tenantId}-${domain}`;
-    const added = await store.addTenantDomain({ tenantId, domain, challenge, createdAt: now });
+    const added = await store.domains.addTenantDomain({
+      tenantId,
+      domain,
+      challenge,
+      createdAt: now,
+    });
     if (added === null) throw new Error(`no org tenant ${tenantId}`);
-    await store.verifyTenantDomain(tenantId, domain, now);
+    await store.domains.verifyTenantDomain(tenantId, domain, now);
   }
 }

@@ -46,7 +46,7 @@ const CLIENT = `${CLIENTS}/:client_id`;
 export function addClientRoutes(router: Router<ApiState>, deps: IdentityRouterDeps): void {
   router.get(CLIENTS, async (ctx) => {
     const { tenantId } = await clientsAdmin(deps, ctx);
-    const clients = await deps.store.listClients(tenantId);
+    const clients = await deps.store.clients.listClients(tenantId);
     noStore(ctx);
     ctx.body = clientList(clients);
   });
@@ -62,7 +62,7 @@ export function addClientRoutes(router: Router<ApiState>, deps: IdentityRouterDe
   router.get(`${CLIENT}/keys`, async (ctx) => {
     const { tenantId } = await clientsAdmin(deps, ctx);
     const client = await tenantClient(deps, tenantId, ctx.params.client_id as string);
-    const keys = await deps.store.listApiKeys(client.clientId);
+    const keys = await deps.store.apiKeys.listApiKeys(client.clientId);
     noStore(ctx);
     ctx.body = keyList(keys);
   });
@@ -84,7 +84,7 @@ async function tenantClient(
   tenantId: string,
   clientId: string,
 ): Promise<ClientRecord> {
-  const client = isClientId(clientId) ? await deps.store.getClient(clientId) : null;
+  const client = isClientId(clientId) ? await deps.store.clients.getClient(clientId) : null;
   if (client === null || client.tenantId !== tenantId) throw noClient();
   return client;
 }

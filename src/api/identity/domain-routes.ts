@@ -24,7 +24,7 @@ export function addDomainRoutes(router: Router<ApiState>, deps: IdentityRouterDe
   router.get(DOMAINS, async (ctx) => {
     const { tenantId } = await domainAdmin(deps, ctx);
     noStore(ctx);
-    ctx.body = domainList(await deps.store.listTenantDomains(tenantId));
+    ctx.body = domainList(await deps.store.domains.listTenantDomains(tenantId));
   });
   router.post(DOMAINS, (ctx) => claim(deps, ctx));
   router.post(`${DOMAIN}/verify`, (ctx) => verify(deps, ctx));

@@ -25,7 +25,7 @@ const IDP = '/tenants/:tenant_id/idp';
 export function addIdpRoutes(router: Router<ApiState>, deps: IdentityRouterDeps): void {
   router.get(IDP, async (ctx) => {
     const { tenantId } = await idpAdmin(deps, ctx);
-    const idp = await deps.store.getTenantIdp(tenantId);
+    const idp = await deps.store.idps.getTenantIdp(tenantId);
     if (idp === null) throw noIdp();
     noStore(ctx);
     ctx.body = idpView(idp);

@@ -52,7 +52,7 @@ async function refused(deps: IdentityRouterDeps, ctx: ApiContext, err: RefreshRe
   deps.onRefresh?.(err.outcome);
   const family = err.family;
   if (err.outcome !== 'reused' || family === undefined) return;
-  const user = await deps.store.getUser(family.userId).catch(() => null);
+  const user = await deps.store.users.getUser(family.userId).catch(() => null);
   await deps.audit.record('refresh_token_reused', actor(deps, ctx, user?.email ?? family.userId), {
     tenant_id: family.tenantId,
     user_id: family.userId,

@@ -69,7 +69,7 @@ async function revokeAccessToken(deps: IdentityRouterDeps, ctx: ApiContext, toke
 
 async function recordRevoked(deps: IdentityRouterDeps, ctx: ApiContext, family: RefreshFamily) {
   namePrincipal(ctx, 'user', family.userId, family.tenantId);
-  const user = await deps.store.getUser(family.userId).catch(() => null);
+  const user = await deps.store.users.getUser(family.userId).catch(() => null);
   await deps.audit.record('token_revoked', actor(deps, ctx, user?.email ?? family.userId), {
     tenant_id: family.tenantId,
     user_id: family.userId,

@@ -50,10 +50,10 @@ export async function tenantAdmin(
     });
   }
   const tenantId = principal.tenantId;
-  const tenant = await deps.store.getTenant(tenantId);
+  const tenant = await deps.store.tenants.getTenant(tenantId);
   if (tenant === null) throw new GatewayError('not_found', 'The tenant no longer exists.');
   if (tenant.type !== 'orgtenant') throw new GatewayError('forbidden', managed.orgOnly);
-  if ((await deps.store.getMemberRole(tenantId, principal.userId)) !== 'admin') {
+  if ((await deps.store.memberships.getMemberRole(tenantId, principal.userId)) !== 'admin') {
     throw new GatewayError('forbidden', `Only the tenant's admins manage ${managed.what}.`);
   }
   const audit = actor(deps, ctx, principal.email);

@@ -9,7 +9,7 @@ import type { IdentityRouterDeps } from './deps.js';
 export function addUserTenantsRoute(router: Router<ApiState>, deps: IdentityRouterDeps): void {
   router.get('/users/:user_id/tenants', async (ctx) => {
     const user = await pathUser(deps, ctx, ctx.params.user_id as string);
-    const tenants = await deps.store.listUserTenants(user.id);
+    const tenants = await deps.store.memberships.listUserTenants(user.id);
     noStore(ctx);
     ctx.body = tenantList(tenants);
   });
@@ -24,7 +24,7 @@ export function addTenantRoute(router: Router<ApiState>, deps: IdentityRouterDep
         detail: tenantId,
       });
     }
-    const tenant = await deps.store.getTenant(principal.tenantId);
+    const tenant = await deps.store.tenants.getTenant(principal.tenantId);
     if (tenant === null) throw new GatewayError('not_found', 'The tenant no longer exists.');
     noStore(ctx);
     ctx.body = tenantRecord(tenant);

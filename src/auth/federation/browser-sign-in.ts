@@ -174,7 +174,7 @@ async function start(deps: BrowserSignInDeps, input: StartInput): Promise<StartR
     throw invalidRequest(
       'A code_challenge (43 characters) with code_challenge_method=S256 is required.',
     );
-  const idp = await deps.store.getTenantIdp(input.tenantId);
+  const idp = await deps.store.idps.getTenantIdp(input.tenantId);
   if (idp === null) throw invalidRequest('The tenant has no identity provider.');
   const { authorization } = await endpointsOf(deps, idp.issuer);
   const binding = random();
@@ -189,7 +189,7 @@ async function start(deps: BrowserSignInDeps, input: StartInput): Promise<StartR
     binding: sha256(binding),
   };
   const state = random();
-  await deps.store.putSsoRecord('sign-in', state, JSON.stringify(pending), PENDING_TTL_SECONDS);
+  await deps.store.sso.putSsoRecord('sign-in', state, JSON.stringify(pending), PENDING_TTL_SECONDS);
   const url = new URL(authorization);
   for (const [name, value] of Object.entries({
     response_type: 'code',
@@ -210,7 +210,7 @@ async function finish(
   input: FinishInput,
   seen: ExchangeSeen & { tenantId?: string },
 ): Promise<FinishResult> {
-  const stored = await deps.store.takeSsoRecord('sign-in', input.state);
+  const stored = await deps.store.sso.takeSsoRecord('sign-in', input.state);
   if (stored === null) throw invalidRequest('The sign-in is unknown, used or expired.');
   const pending = JSON.parse(stored) as PendingSignIn;
   if (input.binding === undefined || sha256(input.binding) !== pending.binding)
@@ -226,7 +226,7 @@ async function finish(
     );
     return { location: back.href };
   }
-  const idp = await deps.store.getTenantIdp(pending.tenantId);
+  const idp = await deps.store.idps.getTenantIdp(pending.tenantId);
   if (idp === null) throw refused('no_provider');
   seen.issuer = idp.issuer;
   const idToken = await redeemAtProvider(
@@ -254,7 +254,7 @@ async function finish(
     redirectUri: pending.redirectUri,
     challenge: pending.appChallenge,
   };
-  await deps.store.putSsoRecord('code', sha256(code), JSON.stringify(issued), CODE_TTL_SECONDS);
+  await deps.store.sso.putSsoRecord('code', sha256(code), JSON.stringify(issued), CODE_TTL_SECONDS);
   back.searchParams.set('code', code);
   return {
     location: back.href,
@@ -309,7 +309,7 @@ async function redeem<T extends GrantedToken>(
   input: RedeemInput,
   grant: (user: UserRecord, tenantId: string) => Promise<T>,
 ): Promise<T> {
-  const stored = await deps.store.takeSsoRecord('code', sha256(input.code));
+  const stored = await deps.store.sso.takeSsoRecord('code', sha256(input.code));
   if (stored === null) throw invalidGrant('The code is unknown, used or expired.');
   const issued = JSON.parse(stored) as IssuedCode;
   if (issued.redirectUri !== input.redirectUri)
@@ -323,7 +323,7 @@ async function redeem<T extends GrantedToken>(
     sha256(verifier) !== issued.challenge
   )
     throw invalidGrant('The code_verifier does not match the code_challenge.');
-  const user = await deps.store.getUser(issued.userId);
+  const user = await deps.store.users.getUser(issued.userId);
   if (user === null || isDisabledHash(user.passwordHash))
     throw invalidGrant('The user can no longer sign in.');
   try {

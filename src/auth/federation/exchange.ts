@@ -79,7 +79,7 @@ export interface TokenExchangeDeps {
 export function createTokenExchange(deps: TokenExchangeDeps): ExchangeToken {
   return async ({ subjectToken, tenantId, grant = deps.accounts.grantToken }, seen = {}) => {
     const claimedIssuer = issuerOf(subjectToken);
-    const idp = await deps.store.getTenantIdp(tenantId);
+    const idp = await deps.store.idps.getTenantIdp(tenantId);
     if (idp === null || idp.issuer !== claimedIssuer)
       throw refused(await issuerRefusal(deps.store, idp, subjectToken, claimedIssuer));
     seen.issuer = idp.issuer;
@@ -133,7 +133,7 @@ async function issuerRefusal(
   const { aud, azp } = decodeJwt(token);
   const client = typeof azp === 'string' ? azp : Array.isArray(aud) ? aud[0] : aud;
   if (typeof client !== 'string') return 'unknown_issuer';
-  return (await store.tenantIdByClient(issuer, client)) === null
+  return (await store.idps.tenantIdByClient(issuer, client)) === null
     ? 'unknown_issuer'
     : 'foreign_issuer';
 }
@@ -157,11 +157,11 @@ export async function memberFor(
   const { store } = deps;
   // Issue 42: whatever the record lists, only a domain the tenant has verified now.
   if (!(await isDomainVerifiedFor(store, idp.tenantId, email))) throw refused('domain_not_allowed');
-  let user = await store.findUserByEmail(email);
+  let user = await store.users.findUserByEmail(email);
   let outcome: ExchangeOutcome = 'signed_in';
   if (user === null) ({ user, outcome } = await createFederatedUser(deps, idp, email));
   if (isDisabledHash(user.passwordHash)) throw refused('user_disabled');
-  if (await store.isMember(idp.tenantId, user.id))
+  if (await store.memberships.isMember(idp.tenantId, user.id))
     return { user, outcome, linked: false, passwordEnded: false };
   const ownUser =
     user.createdByIdp?.tenantId === idp.tenantId && user.createdByIdp.issuer === idp.issuer;
@@ -170,7 +170,8 @@ export async function memberFor(
   // before the membership, so a failure leaves no member reachable by that password.
   let passwordEnded = false;
   if (!ownUser) ({ user, passwordEnded } = await endLocalPassword(store, user));
-  if (!(await store.addMember(idp.tenantId, user.id, idp.role))) throw refused('no_provider');
+  if (!(await store.memberships.addMember(idp.tenantId, user.id, idp.role)))
+    throw refused('no_provider');
   return {
     user,
     outcome: outcome === 'user_created' ? outcome : 'member_joined',
@@ -196,7 +197,7 @@ async function createFederatedUser(
     // An address the provider verified that the gateway's own rules refuse (length, Basic's alphabet).
     if (isGatewayError(err) && err.code === 'invalid_request') throw refused('claims', err);
     if (!isGatewayError(err) || err.code !== 'user_exists') throw err;
-    const user = await deps.store.findUserByEmail(email);
+    const user = await deps.store.users.findUserByEmail(email);
     if (user === null) throw err;
     return { user, outcome: 'signed_in' };
   }

@@ -2,8 +2,9 @@
  * A tenant's e-mail domains (issue 42): what a tenant claims, the DNS TXT
  * challenge that proves it, and whether it is proven. An identity provider
  * vouches only for a domain its tenant has verified (`auth/tenant-domains.ts`),
- * and a verified domain belongs to one tenant. `Store` extends
- * {@link TenantDomains}.
+ * and a verified domain belongs to one tenant. The domains slice of
+ * the store (`Store.domains`); implemented by `memory-domains.ts` and
+ * `redis-domains.ts`.
  */
 
 /** One domain of one tenant. */
@@ -27,7 +28,7 @@ export const MAX_TENANT_DOMAINS = 100;
  * tenant: the check and the write are one atomic step in every backend. A
  * tenant's removal (`removeOrgTenant`) removes its domains in the same write.
  */
-export interface TenantDomains {
+export interface DomainStore {
   /**
    * Adds the tenant's domain (verified when `verifiedAt` is set), or answers
    * the one it already has, unchanged.

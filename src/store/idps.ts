@@ -1,7 +1,7 @@
 /**
  * A tenant's own identity provider (issue 34): the record an operator or the
- * tenant's admins set, and the store methods that keep it. Split from
- * `types.ts`, which re-exports it; `Store` extends {@link TenantIdps}.
+ * tenant's admins set, and the store methods that keep it. The idps slice of the store
+ * (`Store.idps`); implemented by `memory-idps.ts` and `redis-idps.ts`.
  */
 
 /** Who may yield sign-ins for one org tenant: its OIDC provider. */
@@ -38,7 +38,7 @@ export interface TenantIdp {
  * request names the tenant, whose record alone is used. A tenant's removal
  * (`removeOrgTenant`) removes its record and its pair in the same write.
  */
-export interface TenantIdps {
+export interface IdpStore {
   /**
    * Creates or replaces the tenant's record (and moves the issuer + client id
    * index when either changed), atomically. The domains are stored lower-cased,
@@ -58,21 +58,4 @@ export interface TenantIdps {
   removeTenantIdp(tenantId: string): Promise<boolean>;
   /** The tenant whose record has exactly this issuer and client id; null when none has. */
   tenantIdByClient(issuer: string, clientId: string): Promise<string | null>;
-}
-
-/** What a one-time browser sign-in record is: a pending sign-in (by its `state`) or a gateway code. */
-export type SsoRecordKind = 'sign-in' | 'code';
-
-/**
- * The browser sign-in's short-lived, single-use records (`auth/federation/browser-sign-in.ts`):
- * an opaque value under a random key, gone after `ttlSeconds` or its first take.
- */
-export interface SsoRecords {
-  /** Writes `value` under `key` (replacing any), expiring after `ttlSeconds`. */
-  putSsoRecord(kind: SsoRecordKind, key: string, value: string, ttlSeconds: number): Promise<void>;
-  /**
-   * The value under `key`, removed in the same atomic step: of two concurrent
-   * takes at most one gets it. Null when absent, expired or already taken.
-   */
-  takeSsoRecord(kind: SsoRecordKind, key: string): Promise<string | null>;
 }

@@ -1,8 +1,7 @@
 /**
  * Refresh-token families (issue 33): what the store keeps of one login's
- * chain of refresh tokens, and the store methods over them. Re-exported by
- * `types.ts`, whose `Store` has these methods; kept apart so that file stays
- * readable. Both backends (`memory-refresh.ts`, `redis-refresh.ts`) are held
+ * chain of refresh tokens, and the store methods over them: the refresh slice of
+ * the store (`Store.refresh`). Both backends (`memory-refresh.ts`, `redis-refresh.ts`) are held
  * to the same behaviour by `test/store/store-contract-refresh.ts`.
  *
  * Times are Unix seconds (integers). A family's record is kept until its
@@ -82,7 +81,7 @@ export interface RotateRefreshInput {
   /**
    * SHA-256 hex of the successor the caller would hand out. Derived from the
    * presented token under the family's successor key
-   * ({@link RefreshFamilyStore.getRefreshFamilyToRotate}), so a repeat within
+   * ({@link RefreshStore.getRefreshFamilyToRotate}), so a repeat within
    * the grace hands out the same one (the store keeps the first as
    * `previous.successorDigest`).
    */
@@ -113,7 +112,7 @@ export const REFRESH_RECORD_MARGIN_SECONDS = 60;
  * a family resolves only once a replica has the change (Sentinel, Cluster), as
  * other session writes do: a failover never brings a used token back.
  */
-export interface RefreshFamilyStore {
+export interface RefreshStore {
   /**
    * Stores a new family with a successor key of its own (32 random bytes the
    * store makes; see {@link getRefreshFamilyToRotate}) and enters it in its
