@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { defaultPasswordThreads } from '../src/auth/passwords.js';
+import { defaultPasswordThreads } from '../src/auth/passwords/passwords.js';
 
 /** The gateway's bcrypt pool, set explicitly so the login ceiling uses the same number. */
 export const PASSWORD_WORKERS = defaultPasswordThreads();

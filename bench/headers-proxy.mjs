@@ -1,5 +1,5 @@
 // The bare proxy plus exactly the gateway's header work, from the built
-// gateway (src/proxy/decide/header-policy.ts, src/request-id.ts): client identity
+// gateway (src/proxy/decide/header-policy.ts, src/http/request-id.ts): client identity
 // headers stripped, the four identity headers injected, X-Request-Id passed or
 // made (and answered), X-Forwarded-* set. No token, no tenant check, no
 // metrics, no route timeout. Between it and the gateway lies what

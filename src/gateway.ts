@@ -1,18 +1,18 @@
 /**
  * Composition root: builds the gateway's parts from a validated config, one
  * named builder after another (src/gateway/), and wires them together around
- * the core (`core.ts`). Each builder's undo joins one cleanup list, run in
+ * the core (`build-core.ts`). Each builder's undo joins one cleanup list, run in
  * reverse on a start that fails at any step and by `close`. Config is read
  * before this point and handed down; a reload hands down a new one.
  */
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
-import type { KeyRing } from './auth/tokens.js';
+import type { KeyRing } from './auth/tokens/tokens.js';
 import type { GatewayConfig } from './config/index.js';
 import type { Store } from './store/types.js';
 import { built, stepsOn, type BeforeStep } from './gateway/builders.js';
 import { createCleanup } from './gateway/cleanup.js';
-import { buildCore, seedStore } from './gateway/core.js';
+import { buildCore, seedStore } from './gateway/build-core.js';
 import { drainThenClose } from './gateway/drain.js';
 import { buildFederation } from './gateway/federation.js';
 import { buildHandlers } from './gateway/handlers.js';

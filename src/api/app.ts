@@ -12,8 +12,8 @@ import { createJwksRouter } from './jwks-router.js';
 import { createOpenApiRouter } from './openapi-router.js';
 import { renderErrors } from './render-errors.js';
 import type { ApiState } from './state.js';
-import type { KeyRing } from '../auth/tokens.js';
-import type { RequestScope } from '../scope.js';
+import type { KeyRing } from '../auth/tokens/tokens.js';
+import type { RequestScope } from '../http/scope.js';
 
 export interface ApiDeps extends IdentityRouterDeps {
   keyring: KeyRing;

@@ -1,6 +1,6 @@
 /** `/.well-known/jwks.json`: the public keys that verify our tokens (RFC 7517). */
 import { Router } from '@koa/router';
-import type { KeyRing } from '../auth/tokens.js';
+import type { KeyRing } from '../auth/tokens/tokens.js';
 import type { ApiState } from './state.js';
 
 export function createJwksRouter(keyring: KeyRing): Router<ApiState> {

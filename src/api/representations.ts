@@ -5,7 +5,7 @@
  * CLI prints the same.
  */
 import type { z } from 'zod';
-import { CHALLENGE_LABEL } from '../auth/tenant-domains.js';
+import { CHALLENGE_LABEL } from '../auth/federation/tenant-domains.js';
 import type {
   TenantDomain as DomainRecord,
   TenantIdp as IdpRecord,

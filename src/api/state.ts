@@ -1,5 +1,5 @@
 import type { Context, Middleware } from 'koa';
-import type { RequestScope } from '../scope.js';
+import type { RequestScope } from '../http/scope.js';
 
 /** The per-request state of the api (`ctx.state`): the gateway's request scope. */
 export interface ApiState {

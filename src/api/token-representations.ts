@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { GrantedToken } from '../auth/accounts.js';
-import type { AccessTokenClaims } from '../auth/tokens.js';
+import type { AccessTokenClaims } from '../auth/tokens/tokens.js';
 import type { OAuthTokenAnswer, TokenExchangeResponse, TokenResponse } from './schemas/tokens.js';
 
 /** A Basic login's token, with the first refresh token of its family when one began. */

@@ -6,7 +6,7 @@
  * reason, and counted (`tenant_gateway_audit_write_failures_total`).
  */
 import type { Logger } from 'pino';
-import { lineSafe } from '../ops/line-safe.js';
+import { lineSafe } from '../text/line-safe.js';
 import type { AuditLog } from '../store/audit-log.js';
 import {
   auditEvent,

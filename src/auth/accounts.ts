@@ -7,18 +7,18 @@ import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { normaliseEmail } from '../store/normalise.js';
 import type { IdpOrigin, MemberRole, Store, TenantRecord, UserRecord } from '../store/types.js';
-import { basicCanCarryUserId, parseBasicAuthorization } from './basic.js';
-import type { BruteForceGuard, LoginOutcome } from './brute-force.js';
-import { disabledHash, enabledHash, isDisabledHash } from './disabled.js';
-import { checkCreatable, type Creator } from './managed-addresses.js';
-import { hasNoPassword } from './no-password.js';
-import { checkPasswordPolicy, type PasswordHasher } from './passwords.js';
+import { basicCanCarryUserId, parseBasicAuthorization } from './credentials/basic.js';
+import type { BruteForceGuard, LoginOutcome } from './passwords/brute-force.js';
+import { disabledHash, enabledHash, isDisabledHash } from './revocation/disabled.js';
+import { checkCreatable, type Creator } from './federation/managed-addresses.js';
+import { hasNoPassword } from './passwords/no-password.js';
+import { checkPasswordPolicy, type PasswordHasher } from './passwords/passwords.js';
 import {
   issueAccessToken,
   type AccessTokenClaims,
   type KeyRing,
   type TokenSettings,
-} from './tokens.js';
+} from './tokens/tokens.js';
 
 const emailSchema = z.email();
 

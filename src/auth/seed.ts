@@ -19,10 +19,10 @@ import type { AuditRecorder } from '../audit/recorder.js';
 import { describeIssue, problemMessages } from '../config/problems.js';
 import type { Store, TenantRecord } from '../store/types.js';
 import { normaliseEmail } from '../store/normalise.js';
-import { basicCanCarryPassword } from './basic.js';
+import { basicCanCarryPassword } from './credentials/basic.js';
 import { checkEmail, isValidTenantId, type Accounts } from './accounts.js';
-import { disabledHash, enabledHash, isDisabledHash } from './disabled.js';
-import { checkPasswordPolicy, isBcryptHash, type PasswordHasher } from './passwords.js';
+import { disabledHash, enabledHash, isDisabledHash } from './revocation/disabled.js';
+import { checkPasswordPolicy, isBcryptHash, type PasswordHasher } from './passwords/passwords.js';
 
 const email = () => z.string().refine(valid(checkEmail), 'must be an e-mail address');
 

@@ -6,11 +6,11 @@
  * JSON; logs go to stderr. Each change is an audit event (`source: cli`).
  */
 import { isValidTenantId } from '../auth/accounts.js';
-import { isDisabledHash } from '../auth/disabled.js';
+import { isDisabledHash } from '../auth/revocation/disabled.js';
 import { applySeed, readSeedFile, tenantDiffers } from '../auth/seed.js';
 import { tenantRecord } from '../api/representations.js';
 import type { LoadedConfig } from '../config/index.js';
-import type { Core } from '../core.js';
+import type { Core } from '../core/create-core.js';
 import { changePassword, createUser } from '../identity/users.js';
 import { readSecret } from './read-secret.js';
 import {

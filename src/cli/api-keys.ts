@@ -2,7 +2,7 @@
  * `client key add|list|remove`: a machine client's API keys, by the
  * operations the identity API runs too (`identity/api-keys.ts`). A key is
  * printed once, by `add`, and stored only as its SHA-256 digest
- * (`auth/secrets.ts`); lists show its id, never the key. What it prints is
+ * (`auth/clients/secrets.ts`); lists show its id, never the key. What it prints is
  * the API's representation (`api/client-representations.ts`) with the key's
  * client and tenant, which the API has in its path.
  */

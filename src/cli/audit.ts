@@ -5,7 +5,7 @@
  * in-memory store's streams live inside the serving process.
  */
 import { eventMicros } from '../audit/events.js';
-import { terminalSafe } from '../ops/line-safe.js';
+import { terminalSafe } from '../text/line-safe.js';
 import type { LoadedConfig } from '../config/index.js';
 import {
   compareEntryIds,

@@ -10,7 +10,7 @@
 import { clientView, createdClient, rotatedClient } from '../api/client-representations.js';
 import type { LoadedConfig } from '../config/index.js';
 import { SCOPE_PATTERN } from '../config/schema/authorization.js';
-import type { Core } from '../core.js';
+import type { Core } from '../core/create-core.js';
 import type { ClientDeps } from '../identity/client-deps.js';
 import { createClient, removeClient, rotateClientSecret } from '../identity/clients.js';
 import type { ClientRecord } from '../store/types.js';

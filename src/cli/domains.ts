@@ -6,7 +6,7 @@
  * when another tenant has verified it).
  */
 import { domainView } from '../api/representations.js';
-import { checkDomain } from '../auth/tenant-domains.js';
+import { checkDomain } from '../auth/federation/tenant-domains.js';
 import type { LoadedConfig } from '../config/index.js';
 import { addDomain, removeDomain, verifyDomain } from '../identity/domains.js';
 import { operator, orgTenant, print, withCore } from './store-command.js';

@@ -7,7 +7,7 @@
  * prints it.
  */
 import { idpView } from '../api/representations.js';
-import { checkIdpSettings, type IdpSettings } from '../auth/tenant-idps.js';
+import { checkIdpSettings, type IdpSettings } from '../auth/federation/tenant-idps.js';
 import type { LoadedConfig } from '../config/index.js';
 import { isGatewayError } from '../errors.js';
 import { removeIdp, setIdp } from '../identity/idps.js';

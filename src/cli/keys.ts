@@ -5,7 +5,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { generateKeyFile, loadKeySet, type SigningKey } from '../auth/keys.js';
+import { generateKeyFile, loadKeySet, type SigningKey } from '../auth/tokens/keys.js';
 import type { LoadedConfig } from '../config/index.js';
 import { cliIo } from './io.js';
 import { UsageError } from './usage-error.js';

@@ -5,7 +5,7 @@
  * for the tenant on every running instance before the command returns.
  */
 import type { LoadedConfig } from '../config/index.js';
-import type { Core } from '../core.js';
+import type { Core } from '../core/create-core.js';
 import { addMember, changeRole, removeMember } from '../identity/members.js';
 import type { MemberRole } from '../store/types.js';
 import { operator, orgTenant, print, withCore } from './store-command.js';

@@ -4,7 +4,7 @@
  * refusal is one `error: …` line on stderr; anything else also shows its stack.
  */
 import { CommanderError } from 'commander';
-import { KeyLoadError } from '../auth/keys.js';
+import { KeyLoadError } from '../auth/tokens/keys.js';
 import { SeedError } from '../auth/seed.js';
 import { ConfigError } from '../config/index.js';
 import { isGatewayError } from '../errors.js';

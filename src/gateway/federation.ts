@@ -10,7 +10,7 @@ import { createProviderHttp } from '../auth/federation/https-json.js';
 import { createIssuerKeys } from '../auth/federation/issuer-keys.js';
 import { createProviderDiscovery } from '../auth/federation/provider-discovery.js';
 import type { GatewayConfig } from '../config/index.js';
-import type { Core } from '../core.js';
+import type { Core } from '../core/create-core.js';
 import { built, type Built } from './builders.js';
 
 export interface Federation {

@@ -8,12 +8,12 @@ import { createServer, type Server, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/index.js';
-import type { createRequestHandler } from '../dispatch.js';
+import type { createRequestHandler } from '../http/dispatch.js';
 import { GatewayError } from '../errors.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Tracing } from '../ops/tracing.js';
-import { IdentifiedResponse } from '../response-request-id.js';
-import { answerClientError, answerExpectation, type ClientErrorAnswer } from '../respond.js';
+import { IdentifiedResponse } from '../http/response-request-id.js';
+import { answerClientError, answerExpectation, type ClientErrorAnswer } from '../http/respond.js';
 import { built, type Built } from './builders.js';
 
 type RequestHandler = ReturnType<typeof createRequestHandler>;

@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/index.js';
-import type { ProxySettings } from '../dispatch.js';
+import type { ProxySettings } from '../http/dispatch.js';
 import { compileCors } from '../proxy/decide/cors.js';
 import { createHeaderPolicy } from '../proxy/decide/header-policy.js';
 import { compileRoutes } from '../proxy/decide/routes.js';

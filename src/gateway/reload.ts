@@ -5,10 +5,10 @@
  */
 import type { Logger } from 'pino';
 import type { RoleScopes } from '../auth/accounts.js';
-import type { ApiKeys } from '../auth/api-keys.js';
-import type { LiveClientScopes } from '../auth/client-scope-bounds.js';
-import type { KeyRing } from '../auth/tokens.js';
-import type { TokenVerifier } from '../auth/verified-tokens.js';
+import type { ApiKeys } from '../auth/clients/api-keys.js';
+import type { LiveClientScopes } from '../auth/clients/client-scope-bounds.js';
+import type { KeyRing } from '../auth/tokens/tokens.js';
+import type { TokenVerifier } from '../auth/tokens/verified-tokens.js';
 import type { GatewayConfig } from '../config/index.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Forwarder } from '../proxy/forward/forwarder.js';

@@ -5,11 +5,11 @@
  */
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/index.js';
-import type { Core } from '../core.js';
+import type { Core } from '../core/create-core.js';
 import { createMetrics, type Metrics } from '../ops/metrics.js';
 import type { RequestRecorder } from '../ops/request-recorder.js';
 import { createTracing, type Tracing } from '../ops/tracing.js';
-import type { RouteRateLimits } from '../proxy/decide/route-rate-limits.js';
+import type { RouteRateLimits } from '../proxy/rate-limits/route-rate-limits.js';
 import type { TrustCheck } from '../proxy/decide/trusted-proxies.js';
 import { VERSION } from '../version.js';
 import { built, type Built } from './builders.js';

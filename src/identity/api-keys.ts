@@ -5,7 +5,7 @@
  * they could have made (`client-scopes.ts`). A key is returned once, stored
  * only as its SHA-256 digest.
  */
-import { newApiKey, secretDigest } from '../auth/secrets.js';
+import { newApiKey, secretDigest } from '../auth/clients/secrets.js';
 import type { ApiKeyRecord, ClientRecord } from '../store/types.js';
 import { nowSeconds, type ClientActor, type ClientDeps } from './client-deps.js';
 import { checkCredentialTakeable } from './client-scopes.js';

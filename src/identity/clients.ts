@@ -4,9 +4,9 @@
  * its rules (`client-scopes.ts`), writes the store and records the audit
  * event. The caller has found the tenant or client it names and checked that
  * the actor may manage it; a secret is returned once, never stored but as its
- * SHA-256 digest (`auth/secrets.ts`).
+ * SHA-256 digest (`auth/clients/secrets.ts`).
  */
-import { newClientId, newClientSecret, secretDigest } from '../auth/secrets.js';
+import { newClientId, newClientSecret, secretDigest } from '../auth/clients/secrets.js';
 import { GatewayError } from '../errors.js';
 import type { ClientRecord } from '../store/types.js';
 import { nowSeconds, type ClientActor, type ClientDeps } from './client-deps.js';
@@ -50,7 +50,7 @@ export async function createClient(
     scopes: [...input.scopes],
     secretDigest: secretDigest(secret),
     createdAt: now,
-    // What bounds its scopes from now on (`auth/client-scope-bounds.ts`).
+    // What bounds its scopes from now on (`auth/clients/client-scope-bounds.ts`).
     createdBy: input.actor.kind === 'member' ? 'admin' : 'operator',
     ...(input.expiresAt === undefined ? {} : { expiresAt: input.expiresAt }),
   });

@@ -7,12 +7,12 @@
  * operator may vouch for a domain without DNS (`verified`). A verified domain
  * belongs to one tenant (the store checks and writes that atomically). The
  * caller has found the org tenant it names, and checked that the actor may
- * manage it; the domain is checked (`auth/tenant-domains.ts`, `checkDomain`).
+ * manage it; the domain is checked (`auth/federation/tenant-domains.ts`, `checkDomain`).
  */
 import { randomBytes } from 'node:crypto';
 import type { AuditRecorder } from '../audit/recorder.js';
-import type { TxtLookup } from '../auth/dns-txt.js';
-import { CHALLENGE_LABEL, noDomain } from '../auth/tenant-domains.js';
+import type { TxtLookup } from '../auth/federation/dns-txt.js';
+import { CHALLENGE_LABEL, noDomain } from '../auth/federation/tenant-domains.js';
 import { GatewayError } from '../errors.js';
 import { domainTaken } from '../store/normalise.js';
 import type { Store, TenantDomain } from '../store/types.js';

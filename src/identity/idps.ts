@@ -8,14 +8,14 @@
  * found the org tenant it names, and checked that the actor may manage it.
  *
  * The client secret is write-only: sealed before it reaches the store
- * (`auth/sealed-secrets.ts`), never in a view, an audit event or a log line. A
+ * (`auth/federation/sealed-secrets.ts`), never in a view, an audit event or a log line. A
  * set that leaves it out keeps the stored one while the issuer and client id
  * stay the same (a secret belongs to one client at one IdP); `null` removes it.
  */
 import type { AuditRecorder } from '../audit/recorder.js';
-import type { SecretSealer } from '../auth/sealed-secrets.js';
-import { requireVerifiedDomains } from '../auth/tenant-domains.js';
-import { checkIssuerAddress, type IdpSettings } from '../auth/tenant-idps.js';
+import type { SecretSealer } from '../auth/federation/sealed-secrets.js';
+import { requireVerifiedDomains } from '../auth/federation/tenant-domains.js';
+import { checkIssuerAddress, type IdpSettings } from '../auth/federation/tenant-idps.js';
 import { GatewayError } from '../errors.js';
 import { normaliseDomains } from '../store/normalise.js';
 import type { Store, TenantIdp } from '../store/types.js';

@@ -10,8 +10,8 @@
  */
 import type { AuditActor, AuditEventKind, AuditSubject } from '../audit/events.js';
 import type { AuditRecorder } from '../audit/recorder.js';
-import type { PrincipalKind } from '../auth/authenticate.js';
-import type { AccessTokenClaims } from '../auth/tokens.js';
+import type { PrincipalKind } from '../auth/credentials/authenticate.js';
+import type { AccessTokenClaims } from '../auth/tokens/tokens.js';
 
 export interface IssuedDeps {
   audit: AuditRecorder;

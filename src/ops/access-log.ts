@@ -12,9 +12,9 @@
 import { Buffer } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import pino, { type Logger } from 'pino';
-import { lineSafe } from './line-safe.js';
+import { lineSafe } from '../text/line-safe.js';
 import type { Settled } from './outcome.js';
-import type { RequestScope } from '../scope.js';
+import type { RequestScope } from '../http/scope.js';
 
 /** The request the ingress asked about, for a forward-auth line. */
 export interface OriginalRequest {

@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import pino, { type Logger, type LoggerOptions } from 'pino';
-import { lineSafe, terminalSafe } from './line-safe.js';
+import { lineSafe, terminalSafe } from '../text/line-safe.js';
 import { logOutput, type LogBuffer, type LogOutput } from './log-output.js';
 
 export type { LogBuffer } from './log-output.js';

@@ -7,9 +7,9 @@
  * tenant or path. The list with meanings: `docs/operations.md`.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { REFRESH_OUTCOMES, type RefreshOutcome } from '../auth/refresh-grant.js';
+import { REFRESH_OUTCOMES, type RefreshOutcome } from '../auth/refresh/refresh-grant.js';
 import { FEDERATION_OUTCOMES, type FederationOutcome } from '../auth/federation/refusals.js';
-import { TOKEN_REFUSALS, type TokenRefusal } from '../auth/token-refusals.js';
+import { TOKEN_REFUSALS, type TokenRefusal } from '../auth/tokens/token-refusals.js';
 import { BatchedHistogram, type Series } from './batched-histogram.js';
 import { registerMemoryLimits } from './memory-limits.js';
 import { createRequestMetrics, DURATION_BUCKETS, type RequestRecord } from './request-metrics.js';
@@ -52,7 +52,7 @@ export interface Metrics {
   request(record: RequestRecord): void;
   /** An access token issued: to a user (Basic login) or a machine client (client credentials). */
   tokenIssued(kind?: 'user' | 'client'): void;
-  /** A refresh-token grant, by outcome (`auth/refresh-grant.ts`). */
+  /** A refresh-token grant, by outcome (`auth/refresh/refresh-grant.ts`). */
   refreshed(outcome: RefreshOutcome): void;
   /** A token exchange of a tenant's provider's ID token, by outcome (`auth/federation/refusals.ts`). */
   federatedSignIn(outcome: FederationOutcome): void;

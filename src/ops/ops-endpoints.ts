@@ -7,10 +7,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';
-import { sendError } from '../respond.js';
-import type { RequestScope } from '../scope.js';
+import { sendError } from '../http/respond.js';
+import type { RequestScope } from '../http/scope.js';
 import type { Metrics } from './metrics.js';
-import { PROBE_PATHS, RELOAD_PATH } from '../ops-paths.js';
+import { PROBE_PATHS, RELOAD_PATH } from '../config/ops-paths.js';
 import type { Readiness } from './readiness.js';
 
 export type OpsHandler = (

@@ -6,10 +6,10 @@
  * they cannot disagree.
  */
 import type { ServerResponse } from 'node:http';
-import { tokenRefusalOf, type TokenRefusal } from '../auth/token-refusals.js';
-import type { Refusal, RequestScope } from '../scope.js';
+import { tokenRefusalOf, type TokenRefusal } from '../auth/tokens/token-refusals.js';
+import type { Refusal, RequestScope } from '../http/scope.js';
 import type { ErrorCode } from '../errors.js';
-import { answeredError } from '../respond.js';
+import { answeredError } from '../http/respond.js';
 
 /**
  * - `accepted`: let through and answered completely (whatever status the

@@ -12,7 +12,7 @@
  * `readiness.requireStore: true` makes it unready (an instance with a store
  * of its own, where another instance could take over).
  */
-import type { KeyRing } from '../auth/tokens.js';
+import type { KeyRing } from '../auth/tokens/tokens.js';
 import type { Store } from '../store/types.js';
 
 export interface Readiness {

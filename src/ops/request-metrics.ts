@@ -6,7 +6,7 @@
  * when `/metrics` is scraped (see `batched-histogram.ts` for why).
  */
 import { Counter, type Registry } from 'prom-client';
-import type { PrincipalKind } from '../auth/authenticate.js';
+import type { PrincipalKind } from '../auth/credentials/authenticate.js';
 import { BatchedHistogram, type Series } from './batched-histogram.js';
 import type { Outcome, OutcomeReason } from './outcome.js';
 

@@ -36,7 +36,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/index.js';
-import type { RequestEnd, RequestTrace, UpstreamCall } from '../scope.js';
+import type { RequestEnd, RequestTrace, UpstreamCall } from '../http/scope.js';
 import { VERSION } from '../version.js';
 
 type TracingConfig = GatewayConfig['tracing'];

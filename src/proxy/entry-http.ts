@@ -5,7 +5,7 @@
  * nothing itself.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestScope } from '../scope.js';
+import type { RequestScope } from '../http/scope.js';
 import type { NormalisedTarget } from './decide/normalise-path.js';
 import {
   decide,

@@ -9,8 +9,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { RequestRecorder } from '../ops/request-recorder.js';
-import { sendUpgradeError } from '../respond.js';
-import type { UpgradeScope } from '../scope.js';
+import { sendUpgradeError } from '../http/respond.js';
+import type { UpgradeScope } from '../http/scope.js';
 import { normaliseTarget, type NormalisedTarget } from './decide/normalise-path.js';
 import {
   decide,

@@ -12,7 +12,7 @@ export interface ClientRecord {
   name: string;
   /** Sorted, without duplicates. */
   scopes: string[];
-  /** SHA-256 of the secret, hex (`auth/secrets.ts`). */
+  /** SHA-256 of the secret, hex (`auth/clients/secrets.ts`). */
   secretDigest: string;
   /**
    * From the store's generation counter (see `Membership.generation`): taken
@@ -29,7 +29,7 @@ export interface ClientRecord {
   /**
    * Who made it: a tenant admin (the identity API) or the operator (the
    * CLI). A client an admin made holds at most the admin role's scopes now
-   * (`auth/client-scope-bounds.ts`); absent (made before this was recorded):
+   * (`auth/clients/client-scope-bounds.ts`); absent (made before this was recorded):
    * bounded as an admin's.
    */
   createdBy?: ClientMaker;

@@ -1,7 +1,7 @@
 /**
  * A tenant's e-mail domains (issue 42): what a tenant claims, the DNS TXT
  * challenge that proves it, and whether it is proven. An identity provider
- * vouches only for a domain its tenant has verified (`auth/tenant-domains.ts`),
+ * vouches only for a domain its tenant has verified (`auth/federation/tenant-domains.ts`),
  * and a verified domain belongs to one tenant. The domains slice of
  * the store (`Store.domains`); implemented by `memory-domains.ts` and
  * `redis-domains.ts`.

@@ -16,7 +16,7 @@ export interface TenantIdp {
   /** This gateway's client id at the provider (an ID token's expected `aud`). */
   clientId: string;
   /**
-   * The client secret, sealed (`auth/sealed-secrets.ts`: AES-256-GCM, base64url
+   * The client secret, sealed (`auth/federation/sealed-secrets.ts`: AES-256-GCM, base64url
    * `iv.ct.tag`, the tenant id as additional data), or undefined when none was
    * set. Never plaintext at rest.
    */

@@ -60,7 +60,7 @@ export function normaliseDomains(domains: readonly string[]): string[] {
 /**
  * The one key of an IdP record's issuer and client id, unique in the store
  * (issue 42: one issuer may serve several tenants, each with a client of its
- * own). Neither holds a space (`auth/tenant-idps.ts` refuses them), so the
+ * own). Neither holds a space (`auth/federation/tenant-idps.ts` refuses them), so the
  * pair is unambiguous.
  */
 export function idpClientKey(issuer: string, clientId: string): string {

@@ -1,6 +1,6 @@
 /**
  * Rate-limit buckets shared by the instances on one Redis, settled in the
- * background (`proxy/decide/route-rate-limits.ts` decides each request in process).
+ * background (`proxy/rate-limits/route-rate-limits.ts` decides each request in process).
  *
  * One hash per bucket, `<prefix>rate:<bucket>`:
  * - `tokens`, `ts`: the shared bucket — what no instance holds yet, and when

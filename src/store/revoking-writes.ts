@@ -1,7 +1,7 @@
 /**
  * The store's revoking writes, declared per slice: each operation whose
  * change must be confirmed on every instance before its caller answers (lease
- * mode, `auth/confirmed-revocations.ts`), with the session events that name
+ * mode, `auth/revocation/confirmed-revocations.ts`), with the session events that name
  * what it ended. The decorator wraps exactly these; a write that publishes a
  * session event and is in neither {@link REVOKING_WRITES} nor
  * {@link GRANTING_WRITES} fails `test/store/revoking-writes.test.ts`, so a

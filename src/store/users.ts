@@ -25,7 +25,7 @@ export interface UserRecord {
   /**
    * The tenant identity provider that created the user at its first sign-in
    * (token exchange); absent for everyone else. Such a user has no password
-   * (`auth/no-password.ts`) until one is set.
+   * (`auth/passwords/no-password.ts`) until one is set.
    */
   createdByIdp?: IdpOrigin;
 }

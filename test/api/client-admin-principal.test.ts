@@ -14,8 +14,8 @@ import { createIdentityRouter } from '../../src/api/identity-router.js';
 import type { IdentityRouterDeps } from '../../src/api/identity/deps.js';
 import { renderErrors } from '../../src/api/render-errors.js';
 import type { ApiState } from '../../src/api/state.js';
-import type { TokenPrincipal } from '../../src/auth/authenticate.js';
-import type { RequestScope } from '../../src/scope.js';
+import type { TokenPrincipal } from '../../src/auth/credentials/authenticate.js';
+import type { RequestScope } from '../../src/http/scope.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 
 let server: Server;

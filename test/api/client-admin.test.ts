@@ -5,7 +5,7 @@
  * without secrets), and what the store keeps (digests only).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { secretDigest } from '../../src/auth/secrets.js';
+import { secretDigest } from '../../src/auth/clients/secrets.js';
 import type { Store } from '../../src/store/types.js';
 import {
   startMemoryIdentityFixture,

@@ -20,7 +20,7 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { changePassword, refreshAt, signUp } from '../support/account-requests.js';
-import { checksum, newClientSecret, secretDigest } from '../../src/auth/secrets.js';
+import { checksum, newClientSecret, secretDigest } from '../../src/auth/clients/secrets.js';
 import { expectError } from '../support/expect-error.js';
 import {
   OPERATOR,

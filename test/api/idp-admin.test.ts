@@ -11,7 +11,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSecretSealer } from '../../src/auth/sealed-secrets.js';
+import { createSecretSealer } from '../../src/auth/federation/sealed-secrets.js';
 import type { Store } from '../../src/store/types.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import {

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBruteForceGuard } from '../../src/auth/brute-force.js';
+import { createBruteForceGuard } from '../../src/auth/passwords/brute-force.js';
 import { validateConfig } from '../../src/config/index.js';
 import type { GatewayError } from '../../src/errors.js';
 import { createMemoryStore, createRedisStore } from '../../src/store/index.js';

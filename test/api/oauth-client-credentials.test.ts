@@ -349,7 +349,7 @@ describe('a client token on the proxy', () => {
     const client = await makeClient(store, 'acme', ['orders:read']);
     const before = await clientToken(url, client);
     expect((await orders(before)).status).toBe(200);
-    const { secretDigest, newClientSecret } = await import('../../src/auth/secrets.js');
+    const { secretDigest, newClientSecret } = await import('../../src/auth/clients/secrets.js');
     const secret = newClientSecret();
     await store.clients.rotateClientSecret(client.clientId, secretDigest(secret), 0);
     await expectError(await orders(before), 401, 'invalid_token');

@@ -7,7 +7,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REFRESH_GRACE_SECONDS } from '../../src/auth/refresh-grant.js';
+import { REFRESH_GRACE_SECONDS } from '../../src/auth/refresh/refresh-grant.js';
 import { expectError } from '../support/expect-error.js';
 import { basic, bearer, uniquePrefix, type TestGateway } from '../support/gateway.js';
 import {

@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkEmail } from '../../src/auth/accounts.js';
-import { parseBasicAuthorization } from '../../src/auth/basic.js';
+import { parseBasicAuthorization } from '../../src/auth/credentials/basic.js';
 import {
   checkPasswordPolicy,
   PASSWORD_MAX_BYTES,
   PASSWORD_MIN_BYTES,
-} from '../../src/auth/passwords.js';
+} from '../../src/auth/passwords/passwords.js';
 import { GatewayError } from '../../src/errors.js';
 
 const encode = (text: string): string => Buffer.from(text, 'utf8').toString('base64');

@@ -6,7 +6,7 @@
  * error, never a silent 204.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { confirmRevocations } from '../../src/auth/confirmed-revocations.js';
+import { confirmRevocations } from '../../src/auth/revocation/confirmed-revocations.js';
 import { GatewayError } from '../../src/errors.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import type { RevocationLeases, SessionEvent } from '../../src/store/types.js';

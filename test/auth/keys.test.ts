@@ -9,7 +9,7 @@ import {
   isUsableKid,
   KeyLoadError,
   loadKeySet,
-} from '../../src/auth/keys.js';
+} from '../../src/auth/tokens/keys.js';
 
 const quiet = { warn() {} };
 const pem = (type: 'ed25519' | 'p256') =>

@@ -6,7 +6,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { createBcryptHasher } from '../../src/auth/passwords.js';
+import { createBcryptHasher } from '../../src/auth/passwords/passwords.js';
 
 describe('bcrypt worker pool', () => {
   it('hashes at the configured cost and verifies', async () => {

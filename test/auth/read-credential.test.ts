@@ -16,7 +16,7 @@ import {
   readTokenCredential,
   type RequestCredential,
 } from '../../src/auth/credentials/read-credential.js';
-import { tokenRefusalOf } from '../../src/auth/token-refusals.js';
+import { tokenRefusalOf } from '../../src/auth/tokens/token-refusals.js';
 import { GatewayError } from '../../src/errors.js';
 
 const KEY = `tgk_${'a'.repeat(16)}_${'b'.repeat(43)}`;

@@ -11,24 +11,24 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAccounts, type RoleScopes } from '../../src/auth/accounts.js';
-import type { BruteForceGuard } from '../../src/auth/brute-force.js';
-import { loadKeySet } from '../../src/auth/keys.js';
-import type { PasswordHasher } from '../../src/auth/passwords.js';
+import type { BruteForceGuard } from '../../src/auth/passwords/brute-force.js';
+import { loadKeySet } from '../../src/auth/tokens/keys.js';
+import type { PasswordHasher } from '../../src/auth/passwords/passwords.js';
 import {
   createRefreshTokens,
   MAX_FAMILIES_PER_TENANT,
   REFRESH_GRACE_SECONDS,
   RefreshRefused,
   type RefreshTokens,
-} from '../../src/auth/refresh-grant.js';
+} from '../../src/auth/refresh/refresh-grant.js';
 import {
   newRefreshFamily,
   parseRefreshToken,
   successorOf,
   type ParsedRefreshToken,
-} from '../../src/auth/refresh-tokens.js';
-import { checksum } from '../../src/auth/secrets.js';
-import type { KeyRing } from '../../src/auth/tokens.js';
+} from '../../src/auth/refresh/refresh-tokens.js';
+import { checksum } from '../../src/auth/clients/secrets.js';
+import type { KeyRing } from '../../src/auth/tokens/tokens.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import { REFRESH_USED_DIGESTS_KEPT } from '../../src/store/refresh.js';
 import type { Store, UserRecord } from '../../src/store/types.js';

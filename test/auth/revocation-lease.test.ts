@@ -4,7 +4,7 @@
  * that a lost lease empties the cache before it is trusted again.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { holdRevocationLease } from '../../src/auth/revocation-lease.js';
+import { holdRevocationLease } from '../../src/auth/revocation/revocation-lease.js';
 import type { RevocationLeases } from '../../src/store/types.js';
 
 const LEASE_MS = 1000;

@@ -3,8 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { KeyLoadError } from '../../src/auth/keys.js';
-import { createSecretSealer, loadSecretSealer } from '../../src/auth/sealed-secrets.js';
+import { KeyLoadError } from '../../src/auth/tokens/keys.js';
+import { createSecretSealer, loadSecretSealer } from '../../src/auth/federation/sealed-secrets.js';
 import { GatewayError } from '../../src/errors.js';
 
 const SECRET = 'idp-client-secret-Ünïcode-✓';

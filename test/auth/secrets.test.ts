@@ -1,4 +1,4 @@
-/** Machine clients' ids, secrets and API keys (`src/auth/secrets.ts`): formats, checksums, digests. */
+/** Machine clients' ids, secrets and API keys (`src/auth/clients/secrets.ts`): formats, checksums, digests. */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
@@ -10,7 +10,7 @@ import {
   newClientSecret,
   secretDigest,
   secretMatches,
-} from '../../src/auth/secrets.js';
+} from '../../src/auth/clients/secrets.js';
 
 describe('machine client secrets', () => {
   it('makes ids and secrets of the documented formats, never twice the same', () => {

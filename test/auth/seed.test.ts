@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createBruteForceGuard } from '../../src/auth/brute-force.js';
+import { createBruteForceGuard } from '../../src/auth/passwords/brute-force.js';
 import { createAccounts, type Accounts } from '../../src/auth/accounts.js';
-import { loadKeySet } from '../../src/auth/keys.js';
-import { createBcryptHasher, type PasswordHasher } from '../../src/auth/passwords.js';
+import { loadKeySet } from '../../src/auth/tokens/keys.js';
+import { createBcryptHasher, type PasswordHasher } from '../../src/auth/passwords/passwords.js';
 import {
   applySeed,
   parseSeedText,
@@ -13,7 +13,7 @@ import {
   SeedError,
   type SeedData,
 } from '../../src/auth/seed.js';
-import type { KeyRing } from '../../src/auth/tokens.js';
+import type { KeyRing } from '../../src/auth/tokens/tokens.js';
 import { GatewayError } from '../../src/errors.js';
 import { createMemoryStore, type Store } from '../../src/store/index.js';
 import { verifyDomains } from '../support/verified-domains.js';

@@ -8,8 +8,8 @@
  * it.
  */
 import { describe, expect, it } from 'vitest';
-import { createSessionGuard } from '../../src/auth/sessions.js';
-import type { AccessTokenClaims } from '../../src/auth/tokens.js';
+import { createSessionGuard } from '../../src/auth/revocation/sessions.js';
+import type { AccessTokenClaims } from '../../src/auth/tokens/tokens.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import type { SessionEvent, SessionEventListener, Store } from '../../src/store/types.js';
 import { codeThrownBy } from '../support/expect-error.js';

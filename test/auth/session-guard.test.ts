@@ -4,8 +4,8 @@
  * outage is being simulated).
  */
 import { describe, expect, it } from 'vitest';
-import { createSessionGuard } from '../../src/auth/sessions.js';
-import type { AccessTokenClaims } from '../../src/auth/tokens.js';
+import { createSessionGuard } from '../../src/auth/revocation/sessions.js';
+import type { AccessTokenClaims } from '../../src/auth/tokens/tokens.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import type { SessionEventListener, Store } from '../../src/store/types.js';
 import { codeThrownBy } from '../support/expect-error.js';

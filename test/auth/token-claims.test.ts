@@ -11,9 +11,9 @@ import {
 } from 'node:crypto';
 import { exportJWK, SignJWT } from 'jose';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { loadKeySet } from '../../src/auth/keys.js';
-import { issueAccessToken, type KeyRing, type TokenSettings } from '../../src/auth/tokens.js';
-import { createTokenVerifier, type TokenVerifier } from '../../src/auth/verified-tokens.js';
+import { loadKeySet } from '../../src/auth/tokens/keys.js';
+import { issueAccessToken, type KeyRing, type TokenSettings } from '../../src/auth/tokens/tokens.js';
+import { createTokenVerifier, type TokenVerifier } from '../../src/auth/tokens/verified-tokens.js';
 import { makeKeysDir } from '../support/gateway.js';
 
 const settings: TokenSettings = {

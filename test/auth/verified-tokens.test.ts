@@ -3,9 +3,9 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { generateKeyFile, loadKeySet } from '../../src/auth/keys.js';
-import { issueAccessToken, type KeyRing, type TokenSettings } from '../../src/auth/tokens.js';
-import { createTokenVerifier } from '../../src/auth/verified-tokens.js';
+import { generateKeyFile, loadKeySet } from '../../src/auth/tokens/keys.js';
+import { issueAccessToken, type KeyRing, type TokenSettings } from '../../src/auth/tokens/tokens.js';
+import { createTokenVerifier } from '../../src/auth/tokens/verified-tokens.js';
 import { makeKeysDir } from '../support/gateway.js';
 
 const settings: TokenSettings = {

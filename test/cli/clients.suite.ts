@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyId } from '../../src/auth/secrets.js';
+import { apiKeyId } from '../../src/auth/clients/secrets.js';
 import { basic, bearer } from '../support/gateway.js';
 import { expectError } from '../support/expect-error.js';
 import { type Case, type CliHarness, releaseCliHarness, sharedCliHarness } from './harness.js';

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { expect } from 'vitest';
-import { generateKeyFile } from '../../src/auth/keys.js';
+import { generateKeyFile } from '../../src/auth/tokens/keys.js';
 import { runCli } from '../../src/cli/run.js';
 import { startRedisServer } from '../support/redis-server.js';
 

@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSecretSealer } from '../../src/auth/sealed-secrets.js';
+import { createSecretSealer } from '../../src/auth/federation/sealed-secrets.js';
 import { type Case, type CliHarness, releaseCliHarness, sharedCliHarness } from './harness.js';
 import { ALICE_ACME_GLOBEX } from './seeds.js';
 

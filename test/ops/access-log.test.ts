@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createAccessLog, epochMillisText, type AccessLine } from '../../src/ops/access-log.js';
 import { createLogger } from '../../src/ops/logger.js';
-import type { RequestScope } from '../../src/scope.js';
+import type { RequestScope } from '../../src/http/scope.js';
 
 function capture(level = 'info') {
   const sink = new PassThrough();

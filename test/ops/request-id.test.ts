@@ -8,7 +8,7 @@
 import { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { newRequestId, takeRequestId } from '../../src/request-id.js';
+import { newRequestId, takeRequestId } from '../../src/http/request-id.js';
 
 const V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOKEN_REFUSALS, type TokenRefusal } from '../../src/auth/token-refusals.js';
+import { TOKEN_REFUSALS, type TokenRefusal } from '../../src/auth/tokens/token-refusals.js';
 import { basic, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
 import {
   ALICE,

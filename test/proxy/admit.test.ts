@@ -11,8 +11,8 @@
  * `authenticate` is the collaborator here, so it is a stub.
  */
 import { describe, expect, it } from 'vitest';
-import type { Principal } from '../../src/auth/authenticate.js';
-import type { AuthenticateRequest } from '../../src/auth/request-credentials.js';
+import type { Principal } from '../../src/auth/credentials/authenticate.js';
+import type { AuthenticateRequest } from '../../src/auth/credentials/request-credentials.js';
 import type { RouteConfig } from '../../src/config/index.js';
 import { GatewayError } from '../../src/errors.js';
 import {

@@ -6,7 +6,7 @@
  * values, `tgk_` not followed by a key id, a bearer token.
  */
 import { describe, expect, it } from 'vitest';
-import { newApiKey } from '../../src/auth/secrets.js';
+import { newApiKey } from '../../src/auth/clients/secrets.js';
 import {
   authorizationCarriesApiKey,
   carriesApiKey,

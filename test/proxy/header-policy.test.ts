@@ -11,7 +11,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import type { Principal } from '../../src/auth/authenticate.js';
+import type { Principal } from '../../src/auth/credentials/authenticate.js';
 import { GatewayError } from '../../src/errors.js';
 import {
   createHeaderPolicy,

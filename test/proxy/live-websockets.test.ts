@@ -8,8 +8,8 @@
  */
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createSessionGuard } from '../../src/auth/sessions.js';
-import type { AccessTokenClaims } from '../../src/auth/tokens.js';
+import { createSessionGuard } from '../../src/auth/revocation/sessions.js';
+import type { AccessTokenClaims } from '../../src/auth/tokens/tokens.js';
 import { createLiveWebSockets } from '../../src/proxy/forward/live-websockets.js';
 import { createMemoryStore } from '../../src/store/index.js';
 import type { SessionEvent, Store } from '../../src/store/types.js';

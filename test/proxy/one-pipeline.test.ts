@@ -12,7 +12,7 @@ import { importsOf, sourceFiles, sourceText } from '../support/source-imports.js
 const PIPELINE = 'src/proxy/decide/pipeline.ts';
 
 const ENTRY_WAYS = [
-  'src/dispatch.ts',
+  'src/http/dispatch.ts',
   'src/proxy/entry-http.ts',
   'src/proxy/entry-upgrade.ts',
   'src/proxy/entry-verify.ts',
@@ -22,10 +22,10 @@ const ENTRY_WAYS = [
 const ADMISSION_PIECES = [
   'src/proxy/decide/admit.ts',
   'src/proxy/decide/tenant-match.ts',
-  'src/proxy/decide/route-rate-limits.ts',
-  'src/proxy/decide/rate-policy.ts',
-  'src/proxy/decide/rate-bucket.ts',
-  'src/proxy/decide/rate-refusal.ts',
+  'src/proxy/rate-limits/route-rate-limits.ts',
+  'src/proxy/rate-limits/rate-policy.ts',
+  'src/proxy/rate-limits/rate-bucket.ts',
+  'src/proxy/rate-limits/rate-refusal.ts',
   'src/proxy/decide/header-policy.ts',
   'src/proxy/decide/routes.ts',
   'src/proxy/decide/route-table.ts',
@@ -35,7 +35,7 @@ const ADMISSION_PIECES = [
 const ADMITTING = [
   'src/proxy/decide/admit.ts',
   'src/proxy/decide/tenant-match.ts',
-  'src/proxy/decide/route-rate-limits.ts',
+  'src/proxy/rate-limits/route-rate-limits.ts',
 ];
 /** The composition root and its builders make the admitting pieces (`createAdmit`, `createRouteRateLimits`). */
 const MAY_BUILD = ['src/gateway/handlers.ts', 'src/gateway/traffic.ts'];
@@ -96,7 +96,7 @@ describe('one admission pipeline', () => {
           (i) =>
             !i.typeOnly &&
             (i.to === 'src/proxy/decide/admit.ts' ||
-              i.to === 'src/proxy/decide/route-rate-limits.ts'),
+              i.to === 'src/proxy/rate-limits/route-rate-limits.ts'),
         ),
       );
     expect(loaders).toEqual([PIPELINE]);

@@ -3,7 +3,7 @@
  * the switch between refilling alone and being fed by leases.
  */
 import { describe, expect, it } from 'vitest';
-import { RateBucket } from '../../src/proxy/decide/rate-bucket.js';
+import { RateBucket } from '../../src/proxy/rate-limits/rate-bucket.js';
 
 describe('RateBucket', () => {
   it('starts full, gives its burst, then refills at its rate up to its capacity', () => {

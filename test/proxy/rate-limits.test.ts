@@ -8,14 +8,14 @@
  */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { Principal } from '../../src/auth/authenticate.js';
+import type { Principal } from '../../src/auth/credentials/authenticate.js';
 import { isGatewayError, type GatewayError } from '../../src/errors.js';
 import {
   createRouteRateLimits,
   type RouteRateLimitDeps,
   type RouteRateLimits,
-} from '../../src/proxy/decide/route-rate-limits.js';
-import { compileRateLimit, type RouteRateLimit } from '../../src/proxy/decide/rate-policy.js';
+} from '../../src/proxy/rate-limits/route-rate-limits.js';
+import { compileRateLimit, type RouteRateLimit } from '../../src/proxy/rate-limits/rate-policy.js';
 import type { RateLeaseRequest } from '../../src/store/types.js';
 
 const who = (tenantId: string, userId: string) => ({ tenantId, userId }) as Principal;

@@ -6,13 +6,13 @@
  * answer: `rate-limits.redis.test.ts`.
  */
 import { describe, expect, it } from 'vitest';
-import { RateBucket } from '../../src/proxy/decide/rate-bucket.js';
-import { compileRateLimit, type RatePolicy } from '../../src/proxy/decide/rate-policy.js';
+import { RateBucket } from '../../src/proxy/rate-limits/rate-bucket.js';
+import { compileRateLimit, type RatePolicy } from '../../src/proxy/rate-limits/rate-policy.js';
 import {
   secondsUntilToken,
   tooManyRequests,
   type ReconcileSchedule,
-} from '../../src/proxy/decide/rate-refusal.js';
+} from '../../src/proxy/rate-limits/rate-refusal.js';
 
 const policyOf = (requestsPerSecond: number, burst: number): RatePolicy =>
   compileRateLimit('/r', { perTenant: { requestsPerSecond, burst } })!.policies[0]!;

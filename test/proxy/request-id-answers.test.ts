@@ -1,7 +1,7 @@
 /**
  * Every answer carries its request's X-Request-Id — the upstream's, the
  * identity API's, a refusal, a CORS route's, the admin listener's — now that
- * the id is set as the head is written (`src/response-request-id.ts`) and,
+ * the id is set as the head is written (`src/http/response-request-id.ts`) and,
  * on a proxied answer, put into the upstream's head instead of going
  * through `setHeader`. Through a real gateway on real sockets.
  */
@@ -14,7 +14,7 @@ import {
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IdentifiedResponse, identifyResponse } from '../../src/response-request-id.js';
+import { IdentifiedResponse, identifyResponse } from '../../src/http/response-request-id.js';
 import { bearer } from '../support/gateway.js';
 import {
   ALICE,

@@ -10,7 +10,7 @@ import { createServer, IncomingMessage, type IncomingHttpHeaders, type Server } 
 import type { AddressInfo, Socket } from 'node:net';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Principal } from '../../src/auth/authenticate.js';
+import type { Principal } from '../../src/auth/credentials/authenticate.js';
 import { identityHeaders } from '../../src/config/schema/headers.js';
 import { createHeaderPolicy } from '../../src/proxy/decide/header-policy.js';
 import { createTrustCheck } from '../../src/proxy/decide/trusted-proxies.js';

@@ -7,8 +7,8 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { loadKeySet } from '../../src/auth/keys.js';
-import { issueAccessToken } from '../../src/auth/tokens.js';
+import { loadKeySet } from '../../src/auth/tokens/keys.js';
+import { issueAccessToken } from '../../src/auth/tokens/tokens.js';
 import { basic, bearer, type TestGateway } from '../support/gateway.js';
 import {
   BOB,

@@ -7,7 +7,7 @@
  * exhaustive, and checked against the slices at run time too).
  */
 import { describe, expect, it } from 'vitest';
-import { confirmRevocations } from '../../src/auth/confirmed-revocations.js';
+import { confirmRevocations } from '../../src/auth/revocation/confirmed-revocations.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { GRANTING_WRITES, REVOKING_WRITES } from '../../src/store/revoking-writes.js';
 import type {

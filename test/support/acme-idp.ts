@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from 'undici';
-import { loadSecretSealer } from '../../src/auth/sealed-secrets.js';
+import { loadSecretSealer } from '../../src/auth/federation/sealed-secrets.js';
 import type { TestGateway } from './gateway.js';
 import { makeTestCa, startTestIdp, type IdpAccount, type TestIdp } from './oidc-idp.js';
 import { verifyDomains } from './verified-domains.js';

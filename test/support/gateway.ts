@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { generateKeyFile } from '../../src/auth/keys.js';
+import { generateKeyFile } from '../../src/auth/tokens/keys.js';
 import { validateConfig } from '../../src/config/index.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { createLogger } from '../../src/ops/logger.js';

@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { generateKeyFile } from '../../src/auth/keys.js';
+import { generateKeyFile } from '../../src/auth/tokens/keys.js';
 
 export async function writeSharedGatewayFiles(
   dir: string,

@@ -4,8 +4,8 @@
  * a request; plus the answer headers every endpoint shares.
  */
 import type { AuditActor, AuditSubject } from '../../audit/events.js';
-import type { PrincipalKind, TokenPrincipal } from '../../auth/authenticate.js';
-import { parseBasicAuthorization } from '../../auth/basic.js';
+import type { PrincipalKind, TokenPrincipal } from '../../auth/credentials/authenticate.js';
+import { parseBasicAuthorization } from '../../auth/credentials/basic.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
 import { normaliseEmail } from '../../store/normalise.js';
 import type { UserRecord } from '../../store/types.js';

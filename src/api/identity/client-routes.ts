@@ -15,7 +15,7 @@
  * (`Cache-Control: no-store`), then never again.
  */
 import type { Router } from '@koa/router';
-import { isClientId, isKeyId } from '../../auth/secrets.js';
+import { isClientId, isKeyId } from '../../auth/clients/secrets.js';
 import { GatewayError } from '../../errors.js';
 import { addApiKey, removeApiKey } from '../../identity/api-keys.js';
 import {

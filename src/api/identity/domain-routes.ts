@@ -7,7 +7,7 @@
  * CLI's too (`cli/domains.ts`).
  */
 import type { Router } from '@koa/router';
-import { checkDomain } from '../../auth/tenant-domains.js';
+import { checkDomain } from '../../auth/federation/tenant-domains.js';
 import { addDomain, removeDomain, verifyDomain } from '../../identity/domains.js';
 import { domainList, domainView } from '../representations.js';
 import { readJsonBody } from '../request-input.js';

@@ -6,7 +6,7 @@
  * one to sign in for it).
  *
  * The client secret is write-only: PUT may send it (sealed before it is
- * stored, `auth/tenant-idps.ts`), no answer ever holds it, only
+ * stored, `auth/federation/tenant-idps.ts`), no answer ever holds it, only
  * `client_secret_set`. Setting and removing it are identity operations
  * (`identity/idps.ts`), the CLI's too (`cli/idps.ts`).
  */

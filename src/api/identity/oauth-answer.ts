@@ -4,7 +4,7 @@
  * does), and the RFC 6749 §5.1 answer of `POST /1/oauth/token`, never cached.
  */
 import type { GrantedToken } from '../../auth/accounts.js';
-import type { AccessTokenClaims } from '../../auth/tokens.js';
+import type { AccessTokenClaims } from '../../auth/tokens/tokens.js';
 import type { UserRecord } from '../../store/types.js';
 import { oauthToken, type OAuthTokenExtras } from '../token-representations.js';
 import type { ApiContext } from '../state.js';

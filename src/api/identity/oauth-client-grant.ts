@@ -4,8 +4,8 @@
  * (`client_secret_basic`, id and secret form-urlencoded, §2.3.1) or in the
  * body (`client_secret_post`), exactly one of the two.
  */
-import { parseBasicAuthorization } from '../../auth/basic.js';
-import { invalidClient } from '../../auth/client-credentials.js';
+import { parseBasicAuthorization } from '../../auth/credentials/basic.js';
+import { invalidClient } from '../../auth/clients/client-credentials.js';
 import { isGatewayError } from '../../errors.js';
 import { issued } from '../../identity/issued.js';
 import type { ApiContext } from '../state.js';

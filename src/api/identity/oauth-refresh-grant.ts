@@ -7,7 +7,7 @@
  * a refusal is 400 `invalid_grant`, and a reuse is recorded
  * (`refresh_token_reused`: the family, user and tenant, never the token).
  */
-import { RefreshRefused } from '../../auth/refresh-grant.js';
+import { RefreshRefused } from '../../auth/refresh/refresh-grant.js';
 import { issued } from '../../identity/issued.js';
 import type { ApiContext } from '../state.js';
 import { actor, issuingRequest } from './callers.js';

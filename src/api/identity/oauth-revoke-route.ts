@@ -17,8 +17,8 @@
  * instance (lease mode) before the 200.
  */
 import type { Router } from '@koa/router';
-import type { RefreshFamily } from '../../auth/refresh-grant.js';
-import { REFRESH_TOKEN_PREFIX } from '../../auth/refresh-tokens.js';
+import type { RefreshFamily } from '../../auth/refresh/refresh-grant.js';
+import { REFRESH_TOKEN_PREFIX } from '../../auth/refresh/refresh-tokens.js';
 import { isGatewayError } from '../../errors.js';
 import type { ApiContext, ApiState } from '../state.js';
 import { actor, namePrincipal, noStore, tokenHolder } from './callers.js';

@@ -6,7 +6,7 @@
  * never manages anything, whatever its scopes; a personal tenant's path is
  * refused (403 `forbidden`).
  */
-import type { TokenPrincipal } from '../../auth/authenticate.js';
+import type { TokenPrincipal } from '../../auth/credentials/authenticate.js';
 import { GatewayError } from '../../errors.js';
 import type { MemberActor } from '../../identity/actor.js';
 import type { ApiContext } from '../state.js';

@@ -4,7 +4,7 @@
  * (`authorization.roles`); a `scope` parameter is ignored — it can neither
  * widen nor narrow them, and the answer's `scope` says what was granted
  * (RFC 6749 §3.3). With `tokens.refresh.enabled` the login begins a refresh
- * family and the answer adds its first `refresh_token` (`auth/refresh-grant.ts`).
+ * family and the answer adds its first `refresh_token` (`auth/refresh/refresh-grant.ts`).
  */
 import type { Router } from '@koa/router';
 import { issued } from '../../identity/issued.js';

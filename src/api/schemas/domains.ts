@@ -1,6 +1,6 @@
 /** The shapes of a tenant's e-mail domains: a claim, and a domain as every answer shows it. */
 import { z } from 'zod';
-import { domainClaimSchema } from '../../auth/tenant-domains.js';
+import { domainClaimSchema } from '../../auth/federation/tenant-domains.js';
 import { answerShapes, requestShapes, unixSeconds } from './registry.js';
 
 export const TenantDomainClaim = domainClaimSchema

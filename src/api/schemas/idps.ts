@@ -1,11 +1,11 @@
 /**
  * The shapes of a tenant's identity provider: the settings an admin sends
- * (the rules are `auth/tenant-idps.ts`', the CLI's too; here they gain the
+ * (the rules are `auth/federation/tenant-idps.ts`', the CLI's too; here they gain the
  * document's descriptions) and the view every answer gives (the client
  * secret write-only: only `client_secret_set`).
  */
 import { z } from 'zod';
-import { idpSettingsSchema } from '../../auth/tenant-idps.js';
+import { idpSettingsSchema } from '../../auth/federation/tenant-idps.js';
 import { answerShapes, requestShapes } from './registry.js';
 
 const rules = idpSettingsSchema.shape;

@@ -20,8 +20,8 @@
  *   nor as another scheme's business.
  */
 import { GatewayError } from '../../errors.js';
-import { API_KEY_PREFIX } from '../secrets.js';
-import { tokenRefused } from '../token-refusals.js';
+import { API_KEY_PREFIX } from '../clients/secrets.js';
+import { tokenRefused } from '../tokens/token-refusals.js';
 
 /** No credential: no `Authorization` (or an empty one) and no API key. */
 export interface NoCredential {

@@ -8,7 +8,7 @@
  * can be given (that one reads `authorization`: the composition calls it).
  */
 import { z } from 'zod';
-import { PROBE_PATHS } from '../../ops-paths.js';
+import { PROBE_PATHS } from '../ops-paths.js';
 import { scopeName } from './authorization.js';
 import { corsPolicy } from './cors.js';
 import { rateLimit } from './limits.js';

@@ -4,9 +4,9 @@
  * tenant rules. One function, so the three can never give different verdicts.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Principal, PrincipalKind } from '../../auth/authenticate.js';
+import type { Principal, PrincipalKind } from '../../auth/credentials/authenticate.js';
 import { presentsCredential } from '../../auth/credentials/read-credential.js';
-import type { AuthenticateRequest } from '../../auth/request-credentials.js';
+import type { AuthenticateRequest } from '../../auth/credentials/request-credentials.js';
 import { GatewayError } from '../../errors.js';
 import { ANY_HOST, type CompiledRoute } from './routes.js';
 import type { RouteTable } from './route-table.js';

@@ -1,6 +1,6 @@
 /**
  * Whether a header value carries one of the gateway's API keys (`tgk_…`,
- * `auth/secrets.ts`). A key is a long-lived secret: it never reaches an
+ * `auth/clients/secrets.ts`). A key is a long-lived secret: it never reaches an
  * upstream, under any header or scheme (issue 42), so the header policy drops
  * every header whose value carries one.
  *
@@ -19,7 +19,7 @@
  * than a key cannot hold one; a longer one is searched for `tgk` first.
  */
 import { namesBearer } from '../../auth/credentials/read-credential.js';
-import { API_KEY_LENGTH } from '../../auth/secrets.js';
+import { API_KEY_LENGTH } from '../../auth/clients/secrets.js';
 
 const KEY_ID = /tgk(?:_|%5[Ff])[a-z2-7]{16}(?:_|%5[Ff])/;
 const BASE64 = /^[A-Za-z0-9+/_-]+=*$/;

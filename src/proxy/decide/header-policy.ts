@@ -18,11 +18,11 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import type { Principal } from '../../auth/authenticate.js';
+import type { Principal } from '../../auth/credentials/authenticate.js';
 import type { GatewayConfig } from '../../config/index.js';
 import { STRIP_HEADERS_DEFAULTS } from '../../config/schema/headers.js';
 import { GatewayError } from '../../errors.js';
-import { REQUEST_ID_HEADER } from '../../request-id.js';
+import { REQUEST_ID_HEADER } from '../../http/request-id.js';
 import { foldHeaderName, headerNameMatcher, IDENTITY_LIKE_HEADERS } from '../../header-names.js';
 import { authorizationCarriesApiKey, carriesApiKey } from './api-key-values.js';
 import { checkTransferCoding } from './transfer-coding.js';
@@ -258,7 +258,7 @@ class Policy implements HeaderPolicy {
   /**
    * The principal's identity headers, `[name, value, …]` by the lower-case
    * names, made once per principal: a token's principal is one object for as
-   * long as the token is cached (`auth/authenticate.ts`), so the steady state
+   * long as the token is cached (`auth/credentials/authenticate.ts`), so the steady state
    * neither joins the scopes nor builds the list again.
    */
   private injected(principal: Principal): readonly string[] {

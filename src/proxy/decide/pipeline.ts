@@ -23,7 +23,7 @@
  *              every reading under a public route: no principal, no limit
  *              (`admit.ts` `anonymousAllowed`)
  *   admit      the credential verified (a bearer token; an API key where
- *              they are on, `auth/request-credentials.ts`), then each check's tenant types and
+ *              they are on, `auth/credentials/request-credentials.ts`), then each check's tenant types and
  *              tenant rules (`admit.ts`); the principal is written to the
  *              request's scope first, so a later refusal names it
  *   scopes     each check's route: the scopes it requires for the method
@@ -45,14 +45,14 @@
  * allocates a closure on that path.
  */
 import type { IncomingMessage } from 'node:http';
-import type { Principal } from '../../auth/authenticate.js';
+import type { Principal } from '../../auth/credentials/authenticate.js';
 import { GatewayError } from '../../errors.js';
 import { authorizationCarriesApiKey } from './api-key-values.js';
 import { tenantChecks, type Admit, type TenantCheck, type Who } from './admit.js';
 import type { HeaderPolicy } from './header-policy.js';
 import type { NormalisedTarget } from './normalise-path.js';
-import type { RouteRateLimit } from './rate-policy.js';
-import type { RouteRateLimits } from './route-rate-limits.js';
+import type { RouteRateLimit } from '../rate-limits/rate-policy.js';
+import type { RouteRateLimits } from '../rate-limits/route-rate-limits.js';
 import { demandScopes } from './route-scopes.js';
 import type { RouteTable } from './route-table.js';
 import {

@@ -5,7 +5,7 @@ import { GatewayError } from '../../errors.js';
 import { compileCors, type Cors } from './cors.js';
 import type { TenantType } from '../../store/index.js';
 import { hostnameOf } from './host-name.js';
-import { compileRateLimit, type RouteRateLimit } from './rate-policy.js';
+import { compileRateLimit, type RouteRateLimit } from '../rate-limits/rate-policy.js';
 import { compileRouteScopes, type RouteScopes } from './route-scopes.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
 import type { UpstreamTls } from '../forward/upstream-pools.js';

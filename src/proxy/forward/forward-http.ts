@@ -17,9 +17,9 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { Socket } from 'node:net';
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../../errors.js';
-import { sendError } from '../../respond.js';
-import type { RequestScope, UpstreamCall } from '../../scope.js';
-import { takeRequestIdHeader } from '../../response-request-id.js';
+import { sendError } from '../../http/respond.js';
+import type { RequestScope, UpstreamCall } from '../../http/scope.js';
+import { takeRequestIdHeader } from '../../http/response-request-id.js';
 import { dropHopByHop, keepGatewayCors } from './response-headers.js';
 import { clientLeft, errorCode, upstreamError, upstreamTimeout } from './upstream-error.js';
 import type { SlotState } from './tenant-slots.js';

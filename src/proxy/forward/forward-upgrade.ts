@@ -11,8 +11,8 @@ import { ServerResponse, type IncomingHttpHeaders, type IncomingMessage } from '
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { sendUpgradeError } from '../../respond.js';
-import type { UpgradeScope } from '../../scope.js';
+import { sendUpgradeError } from '../../http/respond.js';
+import type { UpgradeScope } from '../../http/scope.js';
 import { dropHopByHop } from './response-headers.js';
 import { clientLeft, errorCode, upstreamError, upstreamTimeout } from './upstream-error.js';
 import { upstreamPath, type UpstreamTarget } from './upstream-pools.js';

@@ -7,7 +7,7 @@
  * violation, RFC 6455 §7.4.1) once its token is revoked, its user's password
  * changes, the membership it was issued under ends, or the token expires —
  * or, opened with an API key, once the key or its client is removed or
- * expires (`auth/api-keys.ts` judges it again).
+ * expires (`auth/clients/api-keys.ts` judges it again).
  *
  * Outage policy (fail closed, without closing on every blip): while event
  * delivery is down the guard can no longer hear of a change, so every open
@@ -18,9 +18,9 @@
  */
 import type { Duplex } from 'node:stream';
 import * as ws from 'ws';
-import type { ApiKeys } from '../../auth/api-keys.js';
-import type { Principal } from '../../auth/authenticate.js';
-import type { SessionGuard } from '../../auth/sessions.js';
+import type { ApiKeys } from '../../auth/clients/api-keys.js';
+import type { Principal } from '../../auth/credentials/authenticate.js';
+import type { SessionGuard } from '../../auth/revocation/sessions.js';
 import { isGatewayError } from '../../errors.js';
 import type { SessionEvent } from '../../store/types.js';
 

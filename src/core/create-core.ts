@@ -1,0 +1,253 @@
+/**
+ * The core: the store, signing keys, passwords, sessions, token checks,
+ * accounts and the audit recorder, built from a validated config. `serve`
+ * wraps it in the gateway (`gateway.ts`); the CLI's store commands use it
+ * alone, so this module and its imports stay clear of the serving path
+ * (HTTP, Koa, metrics, tracing, the proxy): a command loads only what it runs.
+ */
+import type { Logger } from 'pino';
+import { createAuditRecorder, type AuditRecorder } from '../audit/recorder.js';
+import {
+  createAccounts,
+  type AccountDeps,
+  type Accounts,
+  type RoleScopes,
+} from '../auth/accounts.js';
+import {
+  createApiKeys,
+  type ApiKeyOptions,
+  type ApiKeys,
+  type EndedCredential,
+} from '../auth/clients/api-keys.js';
+import { createAuthenticator, type Authenticate } from '../auth/credentials/authenticate.js';
+import type { LiveClientScopes } from '../auth/clients/client-scope-bounds.js';
+import { createBruteForceGuard, type BruteForceGuard } from '../auth/passwords/brute-force.js';
+import { confirmRevocations, type ConfirmationObserver } from '../auth/revocation/confirmed-revocations.js';
+import { createTxtLookup, type TxtLookup } from '../auth/federation/dns-txt.js';
+import { loadKeySet } from '../auth/tokens/keys.js';
+import { createBcryptHasher, type PasswordHasher } from '../auth/passwords/passwords.js';
+import { loadSecretSealer, type SecretSealer } from '../auth/federation/sealed-secrets.js';
+import {
+  createRequestAuthenticator,
+  type AuthenticateRequest,
+} from '../auth/credentials/request-credentials.js';
+import { createSessionGuard, type SessionGuard } from '../auth/revocation/sessions.js';
+import type { KeyRing } from '../auth/tokens/tokens.js';
+import { createTokenVerifier, type TokenVerifier } from '../auth/tokens/verified-tokens.js';
+import type { GatewayConfig } from '../config/index.js';
+import { timeStore, type StoreCallObserver, type TraceStep } from '../ops/timed-store.js';
+import { createMemoryStore, createRedisStore, redisForDisplay } from '../store/index.js';
+import type { Store } from '../store/types.js';
+
+/** The parts shared by `serve` and the CLI's admin commands. */
+export interface Core {
+  store: Store;
+  keyring: KeyRing;
+  passwords: PasswordHasher;
+  accounts: Accounts;
+  /** The scopes of each role in new tokens (`authorization.roles`): a reload replaces `current`. */
+  roleScopes: RoleScopes;
+  /** `authorization.clientScopes`, bounding what a machine client holds: a reload replaces `current`. */
+  clientScopes: LiveClientScopes;
+  /** Bearer tokens: the api's Bearer endpoints. */
+  authenticate: Authenticate;
+  /** Routes and forward-auth: bearer tokens, and API keys where `apiKeys.enabled`. */
+  authenticateRequest: AuthenticateRequest;
+  /** A serving gateway's API keys (`apiKeys.enabled`); undefined otherwise. */
+  apiKeys: ApiKeys | undefined;
+  sessions: SessionGuard;
+  verifier: TokenVerifier;
+  bruteForce: BruteForceGuard;
+  /** Audit events: to the log and the store's streams (`config.audit` bounds them). */
+  audit: AuditRecorder;
+  /**
+   * Seals and opens tenants' IdP client secrets (`sso.secretsKeyFile`);
+   * undefined when no key is configured (a secret is then refused).
+   */
+  idpSecrets: SecretSealer | undefined;
+  /** TXT records for tenants' domain verification, through `sso.dnsServers` (else the system's). */
+  lookupTxt: TxtLookup;
+  /** Stops the session watch, the password pool and the store. */
+  close(): Promise<void>;
+}
+
+/** What the core tells the metrics, when a gateway runs it (the CLI's commands pass none). */
+export interface CoreObservers {
+  storeCall: StoreCallObserver;
+  passwordWait: (seconds: number) => void;
+  /** Spans for store calls and password checks; undefined when tracing is off. */
+  step?: TraceStep | undefined;
+  /** A revocation confirmed by every lease holder (lease mode). */
+  revocationConfirmed?: ConfirmationObserver;
+  /** An audit event the store did not take. */
+  auditWriteFailure?: () => void;
+}
+
+/**
+ * `serving`: this process answers requests, so in lease mode it holds a
+ * revocation lease; a CLI command only revokes (and waits for the holders).
+ */
+export async function createCore(
+  config: GatewayConfig,
+  log: Logger,
+  observers?: CoreObservers,
+  { serving = false }: { serving?: boolean } = {},
+): Promise<Core> {
+  const opened = await openStore(config, log);
+  const timed =
+    observers === undefined ? opened : timeStore(opened, observers.storeCall, observers.step);
+  const lease = config.revocation.mode === 'lease';
+  const store = lease
+    ? confirmRevocations(timed, config.revocation.leaseMs, observers?.revocationConfirmed)
+    : timed;
+  const closers: (() => unknown)[] = [() => store.close()];
+  const close = async () => {
+    for (const closer of closers.reverse()) await closer();
+  };
+  try {
+    const keyring = await keyringOf(config, log);
+    const secretsKeyFile = config.sso.secretsKeyFile;
+    const idpSecrets =
+      secretsKeyFile === undefined ? undefined : await loadSecretSealer(secretsKeyFile);
+    const passwords = await createBcryptHasher({
+      cost: config.passwords.bcryptCost,
+      ...(config.passwords.workers === undefined ? {} : { threads: config.passwords.workers }),
+      lazy: !serving,
+      // Not the error's text: a stray result is in it.
+      onPoolError: (err) =>
+        log.warn({ error: err.name }, 'password pool: a result or error outside any job, ignored'),
+      ...(observers === undefined ? {} : { onWait: observers.passwordWait, step: observers.step }),
+    });
+    closers.push(() => passwords.close());
+    const audit = auditOf(config, store, log, observers);
+    const sessions = createSessionGuard(store, {
+      ...config.tokens,
+      leaseMs: lease && serving ? config.revocation.leaseMs : undefined,
+      onClientEnded: serving
+        ? (claims) =>
+            recordEnded(audit, {
+              clientId: claims.client_id as string,
+              tenantId: claims.tenant_id,
+              jti: claims.jti,
+            })
+        : undefined,
+    });
+    closers.push(() => sessions.close());
+    const verifier = createTokenVerifier(keyring, config.tokens, { log });
+    const bruteForce = createBruteForceGuard(store, config.limits);
+    const { accounts, roleScopes } = accountsOf(config, { store, passwords, keyring, bruteForce });
+    const authenticate = createAuthenticator({ tokens: verifier, sessions });
+    const clientScopes: LiveClientScopes = { current: config.authorization.clientScopes };
+    const apiKeys =
+      serving && config.apiKeys.enabled
+        ? apiKeysOf({ store, sessions, bounds: { roleScopes, clientScopes } }, audit)
+        : undefined;
+    if (apiKeys !== undefined) closers.push(() => apiKeys.close());
+    const authenticateRequest = createRequestAuthenticator(authenticate, apiKeys);
+    return {
+      store,
+      keyring,
+      passwords,
+      accounts,
+      roleScopes,
+      clientScopes,
+      authenticate,
+      authenticateRequest,
+      apiKeys,
+      sessions,
+      verifier,
+      bruteForce,
+      audit,
+      idpSecrets,
+      lookupTxt: txtLookupOf(config),
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** Domain verification's DNS: `sso.dnsServers` (else the system's), `sso.timeoutMs` a query. */
+function txtLookupOf(config: GatewayConfig): TxtLookup {
+  return createTxtLookup({ servers: config.sso.dnsServers, timeoutMs: config.sso.timeoutMs });
+}
+
+/** The signing keys of `tokens.keys` (re-read on reload), or an ephemeral one. */
+async function keyringOf(config: GatewayConfig, log: Logger): Promise<KeyRing> {
+  const keysDir = config.tokens.keys;
+  const keyring: KeyRing = { current: await loadKeySet(keysDir, log) };
+  if (keysDir !== undefined) {
+    keyring.reload = async () => {
+      keyring.current = await loadKeySet(keysDir, log, { reloading: true });
+    };
+  }
+  return keyring;
+}
+
+/** A serving gateway's API keys, a use after one ended recorded as an audit event. */
+function apiKeysOf(options: Omit<ApiKeyOptions, 'onEnded'>, audit: AuditRecorder): ApiKeys {
+  return createApiKeys({ ...options, onEnded: (ended) => recordEnded(audit, ended) });
+}
+
+/**
+ * A machine client's credential presented after it ended (its client removed
+ * or rotated, its key removed): `revoked_credential_used`, in its tenant's
+ * stream. The actor is the client the credential named.
+ */
+function recordEnded(audit: AuditRecorder, ended: EndedCredential): void {
+  void audit.record(
+    'revoked_credential_used',
+    { source: 'api', actor: ended.clientId },
+    { tenant_id: ended.tenantId, client_id: ended.clientId, key_id: ended.keyId, jti: ended.jti },
+  );
+}
+
+function auditOf(
+  config: GatewayConfig,
+  store: Store,
+  log: Logger,
+  observers: CoreObservers | undefined,
+): AuditRecorder {
+  const { maxEventsPerStream, maxAgeDays } = config.audit;
+  return createAuditRecorder({
+    streams: store.auditLog({
+      maxEventsPerStream,
+      maxAgeSeconds: maxAgeDays === undefined ? undefined : maxAgeDays * 86_400,
+    }),
+    log,
+    ...(observers?.auditWriteFailure === undefined
+      ? {}
+      : { onWriteFailure: observers.auditWriteFailure }),
+  });
+}
+
+/** Accounts on the config's token settings, and the roles' scopes they issue (a reload replaces them). */
+function accountsOf(
+  config: GatewayConfig,
+  parts: Pick<AccountDeps, 'store' | 'passwords' | 'keyring' | 'bruteForce'>,
+): { accounts: Accounts; roleScopes: RoleScopes } {
+  const roleScopes: RoleScopes = { current: config.authorization.roles };
+  const accounts = createAccounts({
+    ...parts,
+    roles: roleScopes,
+    tokens: config.tokens,
+    cloudRegion: config.signup.cloudRegion,
+  });
+  return { accounts, roleScopes };
+}
+
+/** The configured store: Redis, else the in-memory one (with a warning). */
+async function openStore(config: GatewayConfig, log: Logger): Promise<Store> {
+  const redis = config.store.redis;
+  if (redis === undefined) {
+    log.warn(
+      {},
+      'store.redis is not set: using the in-memory store; data is lost on exit and not shared',
+    );
+    return createMemoryStore();
+  }
+  const store = await createRedisStore(redis);
+  log.info({ redis: redisForDisplay(redis), keyPrefix: redis.keyPrefix }, 'store connected');
+  return store;
+}

@@ -1,0 +1,44 @@
+/**
+ * The core (store, signing keys, password pool, sessions, token checks,
+ * accounts, audit) as the gateway builds it: observed by the metrics and the
+ * tracer, holding a revocation lease when in lease mode, seeded from
+ * `config.seed`. `createCore` closes what it opened when it fails itself.
+ */
+import type { Logger } from 'pino';
+import { applySeed, readSeedFile } from '../auth/seed.js';
+import type { GatewayConfig } from '../config/index.js';
+import { createCore, type Core, type CoreObservers } from '../core/create-core.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { Tracing } from '../ops/tracing.js';
+import { built, type Built } from './builders.js';
+
+export async function buildCore(
+  config: GatewayConfig,
+  log: Logger,
+  metrics: Metrics,
+  tracing: Tracing | undefined,
+): Promise<Built<Core>> {
+  const observers: CoreObservers = {
+    storeCall: (operation, seconds, ok) => metrics.storeCall(operation, seconds, ok),
+    passwordWait: (seconds) => metrics.passwordWait(seconds),
+    step: tracing?.step,
+    revocationConfirmed: (seconds, fenced) => metrics.revocationConfirmed(seconds, fenced),
+    auditWriteFailure: () => metrics.auditWriteFailure(),
+  };
+  const core = await createCore(config, log, observers, { serving: true });
+  core.sessions.watch({ onEvent: (event) => metrics.sessionEvent(event.kind), onLive: () => {} });
+  return built(core, () => core.close());
+}
+
+/** The seed file's users and tenants, written at start (`config.seed`). */
+export async function seedStore(
+  config: GatewayConfig,
+  core: Core,
+  log: Logger,
+): Promise<Built<void>> {
+  if (config.seed !== undefined) {
+    const summary = await applySeed(await readSeedFile(config.seed), core);
+    log.info({ seed: config.seed, ...summary }, 'seed applied');
+  }
+  return built(undefined);
+}
