@@ -884,7 +884,7 @@ describe('startup', () => {
   const HOOK = resolve(import.meta.dirname, '../support/loaded-modules.mjs');
   /** Packages and modules of the serving path. */
   const SERVING =
-    /\/node_modules\/(koa|@koa|@opentelemetry|prom-client|undici|ws)\/|\/dist\/(gateway|dispatch|api\/app|cli\/serve)\.js$|\/dist\/(gateway\/|proxy|ops\/(metrics|tracing))/;
+    /\/node_modules\/(koa|@koa|@opentelemetry|prom-client|undici|ws)\/|\/dist\/(gateway|http\/dispatch|api\/app|cli\/serve)\.js$|\/dist\/(gateway\/|proxy|ops\/(metrics|tracing))/;
 
   it('a store command loads none of the serving path', async () => {
     const kase = h.newCase();
@@ -894,7 +894,7 @@ describe('startup', () => {
     expect(await h.bin.ok(['user', 'list', ...kase.c], { env })).toEqual([]);
     const loaded = readFileSync(list, 'utf8').split('\n');
     // The record is whole: the core the command ran on is in it.
-    expect(loaded.filter((url) => /\/dist\/(core|cli\/admin)\.js$/.test(url))).toHaveLength(2);
+    expect(loaded.filter((url) => /\/dist\/(core\/create-core|cli\/admin)\.js$/.test(url))).toHaveLength(2);
     expect(loaded.filter((url) => SERVING.test(url))).toEqual([]);
   });
 });
