@@ -1,0 +1,79 @@
+/**
+ * The set-up most proxy and ops suites share, registered as the suite's
+ * `beforeAll`/`afterAll`: upstreams started side by side, the memory identity
+ * fixture routed to them, and, when asked, a second gateway on the fixture's
+ * config whose log lines are captured, and Alice's token for acme from the
+ * gateway the suite talks to. The handle is filled in by `beforeAll`; read
+ * its fields inside hooks and tests.
+ */
+import { afterAll, beforeAll } from 'vitest';
+import { startTestGateway, type TestGateway } from './gateway.js';
+import {
+  ALICE,
+  startMemoryIdentityFixture,
+  tokenFor,
+  type IdentityFixture,
+} from './identity-fixture.js';
+import { lineSink, type Line } from './log-sink.js';
+
+interface Closable {
+  close(): Promise<void>;
+}
+
+/** Starters of the suite's upstreams, by the name the config and the tests use. */
+type Starters = Record<string, () => Promise<Closable>>;
+type Started<S extends Starters> = { [K in keyof S]: Awaited<ReturnType<S[K]>> };
+
+export interface FixtureSuite<U> {
+  fx: IdentityFixture;
+  /** The gateway the suite talks to: `fx.gw`, or with `logged` the one whose lines are in `lines`. */
+  gw: TestGateway;
+  up: U;
+  /** The log lines of `gw` (with `logged`; empty otherwise). */
+  lines: Line[];
+  /** Alice's access token for acme, from `gw` (with `token`), and the whole answer. */
+  token: string;
+  grant: Record<string, unknown>;
+}
+
+export interface FixtureSuiteOptions {
+  /** Start a second gateway on `fx.config` with its log lines captured, and talk to it. */
+  logged?: boolean;
+  /** Take Alice's token for acme from the suite's gateway. */
+  token?: boolean;
+}
+
+export function fixtureSuite<S extends Starters>(
+  starters: S,
+  config: (up: Started<S>) => Record<string, unknown>,
+  options: FixtureSuiteOptions = {},
+): FixtureSuite<Started<S>> {
+  const suite = { lines: [] as Line[] } as FixtureSuite<Started<S>>;
+  const closing: Closable[] = [];
+  beforeAll(async () => {
+    const names = Object.keys(starters);
+    const started = await Promise.all(
+      names.map((name) => (starters[name] as () => Promise<Closable>)()),
+    );
+    closing.push(...started);
+    suite.up = Object.fromEntries(names.map((name, i) => [name, started[i]])) as Started<S>;
+    suite.fx = await startMemoryIdentityFixture(config(suite.up));
+    closing.unshift(suite.fx);
+    suite.gw = suite.fx.gw;
+    if (options.logged === true) {
+      const sink = lineSink();
+      suite.lines = sink.lines;
+      suite.gw = await startTestGateway(suite.fx.config, { logTo: sink.stream });
+      closing.unshift(suite.gw);
+    }
+    if (options.token === true) {
+      suite.grant = await tokenFor(suite.gw.url, ALICE, 'acme');
+      suite.token = suite.grant.access_token as string;
+    }
+  });
+  afterAll(async () => {
+    // The gateways first, then the upstreams they forward to.
+    for (const part of closing.splice(0)) await part.close();
+  });
+  return suite;
+}
