@@ -6,6 +6,7 @@
  * gateway the suite talks to. The handle is filled in by `beforeAll`; read
  * its fields inside hooks and tests.
  */
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll } from 'vitest';
 import { startTestGateway, type TestGateway } from './gateway.js';
 import {
@@ -14,7 +15,7 @@ import {
   tokenFor,
   type IdentityFixture,
 } from './identity-fixture.js';
-import { lineSink, type Line } from './log-sink.js';
+import type { Line } from './log-sink.js';
 
 interface Closable {
   close(): Promise<void>;
@@ -29,16 +30,23 @@ export interface FixtureSuite<U> {
   /** The gateway the suite talks to: `fx.gw`, or with `logged` the one whose lines are in `lines`. */
   gw: TestGateway;
   up: U;
-  /** The log lines of `gw` (with `logged`; empty otherwise). */
+  /** The log lines of `gw` (with `logged`; empty otherwise), parsed (`{ unparsed }` if not JSON)… */
   lines: Line[];
+  /** …and as written. */
+  text: string;
+  /** Where `gw` logs (with `logged`): another gateway of the suite may log there too. */
+  logTo: Writable;
   /** Alice's access token for acme, from `gw` (with `token`), and the whole answer. */
   token: string;
   grant: Record<string, unknown>;
 }
 
 export interface FixtureSuiteOptions {
-  /** Start a second gateway on `fx.config` with its log lines captured, and talk to it. */
-  logged?: boolean;
+  /**
+   * Start a second gateway on `fx.config` (and these keys, if given) with its
+   * log captured, and talk to it.
+   */
+  logged?: boolean | Record<string, unknown>;
   /** Take Alice's token for acme from the suite's gateway. */
   token?: boolean;
 }
@@ -48,7 +56,7 @@ export function fixtureSuite<S extends Starters>(
   config: (up: Started<S>) => Record<string, unknown>,
   options: FixtureSuiteOptions = {},
 ): FixtureSuite<Started<S>> {
-  const suite = { lines: [] as Line[] } as FixtureSuite<Started<S>>;
+  const suite = { lines: [] as Line[], text: '' } as FixtureSuite<Started<S>>;
   const closing: Closable[] = [];
   beforeAll(async () => {
     const names = Object.keys(starters);
@@ -60,10 +68,10 @@ export function fixtureSuite<S extends Starters>(
     suite.fx = await startMemoryIdentityFixture(config(suite.up));
     closing.unshift(suite.fx);
     suite.gw = suite.fx.gw;
-    if (options.logged === true) {
-      const sink = lineSink();
-      suite.lines = sink.lines;
-      suite.gw = await startTestGateway(suite.fx.config, { logTo: sink.stream });
+    if (options.logged !== undefined && options.logged !== false) {
+      const extra = options.logged === true ? {} : options.logged;
+      suite.logTo = capture(suite);
+      suite.gw = await startTestGateway({ ...suite.fx.config, ...extra }, { logTo: suite.logTo });
       closing.unshift(suite.gw);
     }
     if (options.token === true) {
@@ -76,4 +84,23 @@ export function fixtureSuite<S extends Starters>(
     for (const part of closing.splice(0)) await part.close();
   });
   return suite;
+}
+
+/** A destination for the gateway's log that keeps its text and its lines in `suite`. */
+function capture(suite: { lines: Line[]; text: string }): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      const text = chunk.toString('utf8');
+      suite.text += text;
+      for (const line of text.split('\n')) {
+        if (line.trim() === '') continue;
+        try {
+          suite.lines.push(JSON.parse(line) as Line);
+        } catch {
+          suite.lines.push({ unparsed: line });
+        }
+      }
+      done();
+    },
+  });
 }
