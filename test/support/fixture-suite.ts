@@ -11,9 +11,11 @@ import { afterAll, beforeAll } from 'vitest';
 import { startTestGateway, type TestGateway } from './gateway.js';
 import {
   ALICE,
+  startIdentityFixture,
   startMemoryIdentityFixture,
   tokenFor,
   type IdentityFixture,
+  type RedisIdentityFixture,
 } from './identity-fixture.js';
 import type { Line } from './log-sink.js';
 
@@ -25,8 +27,8 @@ interface Closable {
 type Starters = Record<string, () => Promise<Closable>>;
 type Started<S extends Starters> = { [K in keyof S]: Awaited<ReturnType<S[K]>> };
 
-export interface FixtureSuite<U> {
-  fx: IdentityFixture;
+export interface FixtureSuite<U, F extends IdentityFixture = IdentityFixture> {
+  fx: F;
   /** The gateway the suite talks to: `fx.gw`, or with `logged` the one whose lines are in `lines`. */
   gw: TestGateway;
   up: U;
@@ -51,12 +53,31 @@ export interface FixtureSuiteOptions {
   token?: boolean;
 }
 
+/** The suite on the embedded memory store (the default: see docs/architecture.md § Tests). */
 export function fixtureSuite<S extends Starters>(
   starters: S,
   config: (up: Started<S>) => Record<string, unknown>,
   options: FixtureSuiteOptions = {},
 ): FixtureSuite<Started<S>> {
-  const suite = { lines: [] as Line[], text: '' } as FixtureSuite<Started<S>>;
+  return suiteOn(startMemoryIdentityFixture, starters, config, options);
+}
+
+/** The suite on a private redis-server (`fx.redis`), for a `x.redis.test.ts`. */
+export function redisFixtureSuite<S extends Starters>(
+  starters: S,
+  config: (up: Started<S>) => Record<string, unknown>,
+  options: FixtureSuiteOptions = {},
+): FixtureSuite<Started<S>, RedisIdentityFixture> {
+  return suiteOn(startIdentityFixture, starters, config, options);
+}
+
+function suiteOn<S extends Starters, F extends IdentityFixture>(
+  startFixture: (overrides: Record<string, unknown>) => Promise<F>,
+  starters: S,
+  config: (up: Started<S>) => Record<string, unknown>,
+  options: FixtureSuiteOptions,
+): FixtureSuite<Started<S>, F> {
+  const suite = { lines: [] as Line[], text: '' } as FixtureSuite<Started<S>, F>;
   const closing: Closable[] = [];
   beforeAll(async () => {
     const names = Object.keys(starters);
@@ -65,7 +86,7 @@ export function fixtureSuite<S extends Starters>(
     );
     closing.push(...started);
     suite.up = Object.fromEntries(names.map((name, i) => [name, started[i]])) as Started<S>;
-    suite.fx = await startMemoryIdentityFixture(config(suite.up));
+    suite.fx = await startFixture(config(suite.up));
     closing.unshift(suite.fx);
     suite.gw = suite.fx.gw;
     if (options.logged !== undefined && options.logged !== false) {
