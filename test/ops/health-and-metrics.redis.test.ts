@@ -9,15 +9,21 @@ import { getHeapStatistics } from 'node:v8';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
 import { memoryLimitBytes } from '../../src/ops/memory-limits.js';
-import { redisFixtureSuite } from '../support/fixture-suite.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
 import { adminUrlOf, basic, bearer, startTestGateway } from '../support/gateway.js';
-import { ALICE, tokenFor } from '../support/identity-fixture.js';
+import { ALICE, startIdentityFixture, tokenFor } from '../support/identity-fixture.js';
 import { startEchoUpstream } from '../support/upstream.js';
 
-const s = redisFixtureSuite({ upstream: startEchoUpstream }, ({ upstream }) => ({
-  admin: { host: '127.0.0.1', port: 0 },
-  routes: [{ prefix: '/api', upstream: upstream.url, tenant: { header: 'X-Tenant-Id' } }],
-}));
+const s = fixtureSuite(
+  { upstream: startEchoUpstream },
+  ({ upstream }) => ({
+    admin: { host: '127.0.0.1', port: 0 },
+    routes: [{ prefix: '/api', upstream: upstream.url, tenant: { header: 'X-Tenant-Id' } }],
+  }),
+  {
+    start: (config) => startIdentityFixture(config),
+  },
+);
 const adminUrl = () => adminUrlOf(s.gw);
 
 async function metrics(): Promise<ReturnType<typeof parsePrometheusTextFormat>> {

@@ -17,8 +17,8 @@ import { commandsBetween, readCommandCounts } from '../../bench/redis-stats.js';
 import { expectError } from '../support/expect-error.js';
 import { startGatewayBehind } from '../support/gateway-behind.js';
 import { adminUrlOf, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
-import { redisFixtureSuite } from '../support/fixture-suite.js';
-import { ALICE, BOB, tokenFor } from '../support/identity-fixture.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { ALICE, BOB, startIdentityFixture, tokenFor } from '../support/identity-fixture.js';
 import { parseSamples, total } from '../support/prometheus-text.js';
 import { rawUpgrade } from '../support/raw-upgrade.js';
 import { driveLoad } from '../support/rate-load.js';
@@ -44,47 +44,53 @@ const SCRIPT_COMMANDS = [
   'zadd',
 ];
 
-const s = redisFixtureSuite({ echo: startEchoUpstream }, ({ echo }) => ({
-  routes: [
-    {
-      prefix: '/burst',
-      upstream: echo.url,
-      rateLimit: { perTenant: { requestsPerSecond: 10, burst: 20 } },
-    },
-    {
-      prefix: '/per-user',
-      upstream: echo.url,
-      rateLimit: {
-        perTenant: { requestsPerSecond: 1000, burst: 1000 },
-        perUser: { requestsPerSecond: 1, burst: 3 },
+const s = fixtureSuite(
+  { echo: startEchoUpstream },
+  ({ echo }) => ({
+    routes: [
+      {
+        prefix: '/burst',
+        upstream: echo.url,
+        rateLimit: { perTenant: { requestsPerSecond: 10, burst: 20 } },
       },
-    },
-    {
-      prefix: '/noisy',
-      upstream: echo.url,
-      rateLimit: { perTenant: { requestsPerSecond: 10, burst: 20 } },
-    },
-    { prefix: '/cluster', upstream: echo.url, rateLimit: { perTenant: CLUSTER } },
-    { prefix: '/spaced', upstream: echo.url, rateLimit: { perTenant: SPACED } },
-    {
-      prefix: '/sparse',
-      upstream: echo.url,
-      rateLimit: { perTenant: { requestsPerSecond: 10, burst: 10 } },
-    },
-    {
-      prefix: '/paused',
-      upstream: echo.url,
-      rateLimit: { perTenant: { requestsPerSecond: 20, burst: 20 } },
-    },
-    { prefix: '/obey', upstream: echo.url, rateLimit: { perTenant: SLOW } },
-    {
-      prefix: '/reload',
-      upstream: echo.url,
-      rateLimit: { perTenant: { requestsPerSecond: 0.01, burst: 5 } },
-    },
-    { prefix: '/', upstream: echo.url },
-  ],
-}));
+      {
+        prefix: '/per-user',
+        upstream: echo.url,
+        rateLimit: {
+          perTenant: { requestsPerSecond: 1000, burst: 1000 },
+          perUser: { requestsPerSecond: 1, burst: 3 },
+        },
+      },
+      {
+        prefix: '/noisy',
+        upstream: echo.url,
+        rateLimit: { perTenant: { requestsPerSecond: 10, burst: 20 } },
+      },
+      { prefix: '/cluster', upstream: echo.url, rateLimit: { perTenant: CLUSTER } },
+      { prefix: '/spaced', upstream: echo.url, rateLimit: { perTenant: SPACED } },
+      {
+        prefix: '/sparse',
+        upstream: echo.url,
+        rateLimit: { perTenant: { requestsPerSecond: 10, burst: 10 } },
+      },
+      {
+        prefix: '/paused',
+        upstream: echo.url,
+        rateLimit: { perTenant: { requestsPerSecond: 20, burst: 20 } },
+      },
+      { prefix: '/obey', upstream: echo.url, rateLimit: { perTenant: SLOW } },
+      {
+        prefix: '/reload',
+        upstream: echo.url,
+        rateLimit: { perTenant: { requestsPerSecond: 0.01, burst: 5 } },
+      },
+      { prefix: '/', upstream: echo.url },
+    ],
+  }),
+  {
+    start: (config) => startIdentityFixture(config),
+  },
+);
 let aliceAcme: string;
 let bobAcme: string;
 let bobGlobex: string;

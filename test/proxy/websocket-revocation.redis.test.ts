@@ -10,13 +10,19 @@ import WebSocket from 'ws';
 import { loadKeySet } from '../../src/auth/keys.js';
 import { issueAccessToken } from '../../src/auth/tokens.js';
 import { basic, bearer, type TestGateway } from '../support/gateway.js';
-import { redisFixtureSuite } from '../support/fixture-suite.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
 import { BOB, startIdentityFixture, tokenFor } from '../support/identity-fixture.js';
 import { startWebSocketUpstream } from '../support/upstream.js';
 
-const s = redisFixtureSuite({ upstream: startWebSocketUpstream }, ({ upstream }) => ({
-  routes: [{ prefix: '/live', upstream: upstream.url }],
-}));
+const s = fixtureSuite(
+  { upstream: startWebSocketUpstream },
+  ({ upstream }) => ({
+    routes: [{ prefix: '/live', upstream: upstream.url }],
+  }),
+  {
+    start: (config) => startIdentityFixture(config),
+  },
+);
 let a: TestGateway;
 let b: TestGateway;
 let redis: Redis;

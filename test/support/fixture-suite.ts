@@ -11,11 +11,9 @@ import { afterAll, beforeAll } from 'vitest';
 import { startTestGateway, type TestGateway } from './gateway.js';
 import {
   ALICE,
-  startIdentityFixture,
   startMemoryIdentityFixture,
   tokenFor,
   type IdentityFixture,
-  type RedisIdentityFixture,
 } from './identity-fixture.js';
 import type { Line } from './log-sink.js';
 
@@ -43,7 +41,9 @@ export interface FixtureSuite<U, F extends IdentityFixture = IdentityFixture> {
   grant: Record<string, unknown>;
 }
 
-export interface FixtureSuiteOptions {
+export interface FixtureSuiteOptions<F extends IdentityFixture = IdentityFixture> {
+  /** Starts the fixture from the suite's config (default: `startMemoryIdentityFixture`). */
+  start?: (overrides: Record<string, unknown>) => Promise<F>;
   /**
    * Start a second gateway on `fx.config` (and these keys, if given) with its
    * log captured, and talk to it.
@@ -53,29 +53,25 @@ export interface FixtureSuiteOptions {
   token?: boolean;
 }
 
-/** The suite on the embedded memory store (the default: see docs/architecture.md § Tests). */
-export function fixtureSuite<S extends Starters>(
+/**
+ * The suite on the fixture `options.start` starts: by default the memory
+ * one; a `x.redis.test.ts` passes `(c) => startIdentityFixture(c)` (see
+ * docs/architecture.md § Tests).
+ */
+export function fixtureSuite<S extends Starters, F extends IdentityFixture = IdentityFixture>(
   starters: S,
   config: (up: Started<S>) => Record<string, unknown>,
-  options: FixtureSuiteOptions = {},
-): FixtureSuite<Started<S>> {
-  return suiteOn(startMemoryIdentityFixture, starters, config, options);
-}
-
-/** The suite on a private redis-server (`fx.redis`), for a `x.redis.test.ts`. */
-export function redisFixtureSuite<S extends Starters>(
-  starters: S,
-  config: (up: Started<S>) => Record<string, unknown>,
-  options: FixtureSuiteOptions = {},
-): FixtureSuite<Started<S>, RedisIdentityFixture> {
-  return suiteOn(startIdentityFixture, starters, config, options);
+  options: FixtureSuiteOptions<F> = {},
+): FixtureSuite<Started<S>, F> {
+  const start = options.start ?? (startMemoryIdentityFixture as (o: object) => Promise<F>);
+  return suiteOn(start, starters, config, options);
 }
 
 function suiteOn<S extends Starters, F extends IdentityFixture>(
   startFixture: (overrides: Record<string, unknown>) => Promise<F>,
   starters: S,
   config: (up: Started<S>) => Record<string, unknown>,
-  options: FixtureSuiteOptions,
+  options: FixtureSuiteOptions<F>,
 ): FixtureSuite<Started<S>, F> {
   const suite = { lines: [] as Line[], text: '' } as FixtureSuite<Started<S>, F>;
   const closing: Closable[] = [];
