@@ -12,26 +12,17 @@
  * from the gateway it is used on, or the request goes to a public route.
  */
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { basic, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { ALICE } from '../support/identity-fixture.js';
 import { lineSink, type Line } from '../support/log-sink.js';
 import {
   startOtlpReceiver,
   type OtlpReceiver,
   type ReceivedSpan,
 } from '../support/otlp-receiver.js';
-import {
-  refusedUpstream,
-  startEchoUpstream,
-  type CountingUpstream,
-  type Upstream,
-} from '../support/upstream.js';
+import { refusedUpstream, startEchoUpstream } from '../support/upstream.js';
 
 const SERVER = 2;
 const CLIENT = 3;
@@ -41,11 +32,21 @@ const CLIENT_SPAN = 'b7ad6b7169203331';
 const clientTraceparent = (flags: string) => `00-${CLIENT_TRACE}-${CLIENT_SPAN}-${flags}`;
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/;
 
-let fx: IdentityFixture;
+const s = fixtureSuite(
+  { receiver: startOtlpReceiver, echo: startEchoUpstream, refused: refusedUpstream },
+  ({ echo, refused }) => ({
+    routes: [
+      { prefix: '/echo', upstream: echo.url },
+      { prefix: '/open', upstream: echo.url, auth: 'none' },
+      { prefix: '/refused', upstream: refused.url },
+    ],
+  }),
+  { token: true },
+);
 let receiver: OtlpReceiver;
-let echo: CountingUpstream;
-let refused: Upstream;
-let token: string;
+beforeAll(() => {
+  ({ receiver } = s.up);
+});
 
 /** A gateway exporting to the receiver as `service`; closed (flushed) by the caller. */
 async function tracedGateway(
@@ -54,7 +55,7 @@ async function tracedGateway(
 ): Promise<TestGateway> {
   return startTestGateway(
     {
-      ...fx.config,
+      ...s.fx.config,
       trustedProxies: options.trustedProxies ?? [],
       forwardAuth: { host: '127.0.0.1', port: 0 },
       tracing: {
@@ -70,27 +71,6 @@ async function tracedGateway(
 
 const spansOf = (service: string): ReceivedSpan[] =>
   receiver.spans.filter((s) => s.service === service);
-
-beforeAll(async () => {
-  [receiver, echo, refused] = await Promise.all([
-    startOtlpReceiver(),
-    startEchoUpstream(),
-    refusedUpstream(),
-  ]);
-  fx = await startMemoryIdentityFixture({
-    routes: [
-      { prefix: '/echo', upstream: echo.url },
-      { prefix: '/open', upstream: echo.url, auth: 'none' },
-      { prefix: '/refused', upstream: refused.url },
-    ],
-  });
-  token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
-});
-
-afterAll(async () => {
-  await fx?.close();
-  await Promise.all([receiver?.close(), echo?.close(), refused?.close()]);
-});
 
 describe('with a trusted client (trustedProxies: 127.0.0.1)', () => {
   const service = 'gw-trusted';
@@ -285,9 +265,9 @@ describe('sampleRatio 0', () => {
 
 describe('tracing off (the default)', () => {
   it('adds nothing: the client’s traceparent and tracestate reach the upstream untouched', async () => {
-    const res = await fetch(`${fx.gw.url}/echo/items`, {
+    const res = await fetch(`${s.fx.gw.url}/echo/items`, {
       headers: {
-        authorization: bearer(token),
+        authorization: bearer(s.token),
         traceparent: clientTraceparent('01'),
         tracestate: 'vendor=client',
       },
