@@ -17,26 +17,12 @@ import { startCaddy, type TestCaddy } from '../support/caddy.js';
 import { startNginx, type TestNginx } from '../support/nginx.js';
 import { findFreeServerPort } from '../support/ports.js';
 import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
+import { blocks, section } from '../support/markdown.js';
 
 const ROOT = new URL('../../', import.meta.url);
 const README = readFileSync(new URL('README.md', ROOT), 'utf8');
 const FORWARD_AUTH = readFileSync(new URL('docs/forward-auth.md', ROOT), 'utf8');
 const DEMO_SEED = readFileSync(new URL('config/demo-seed.yaml', ROOT), 'utf8');
-
-/** The text from a `## ` heading to the next one. */
-function section(markdown: string, heading: string): string {
-  const start = markdown.indexOf(`\n## ${heading}\n`);
-  if (start < 0) throw new Error(`no section "## ${heading}"`);
-  const end = markdown.indexOf('\n## ', start + 1);
-  return markdown.slice(start, end < 0 ? undefined : end);
-}
-
-/** The fenced code blocks of one language, in order. */
-function blocks(markdown: string, lang: string): string[] {
-  return [...markdown.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map(
-    (m) => m[1] as string,
-  );
-}
 
 const front = section(README, 'Front your service');
 const [proxyYaml, forwardAuthYaml] = blocks(front, 'yaml');

@@ -14,25 +14,11 @@ import { parse } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
 import { findFreeServerPort } from '../support/ports.js';
+import { blocks, section } from '../support/markdown.js';
 
 const ROOT = new URL('../../', import.meta.url);
 const PAGE = readFileSync(new URL('docs/machine-clients.md', ROOT), 'utf8');
 const DEMO_SEED = readFileSync(new URL('config/demo-seed.yaml', ROOT), 'utf8');
-
-/** The text from a `## ` heading to the next one. */
-function section(markdown: string, heading: string): string {
-  const start = markdown.indexOf(`\n## ${heading}\n`);
-  if (start < 0) throw new Error(`no section "## ${heading}"`);
-  const end = markdown.indexOf('\n## ', start + 1);
-  return markdown.slice(start, end < 0 ? undefined : end);
-}
-
-/** The fenced code blocks of one language (or of any, with `\\w*`), in order. */
-function blocks(markdown: string, lang: string): string[] {
-  return [...markdown.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map(
-    (m) => m[1] as string,
-  );
-}
 
 let gateway: GatewayProcess | undefined;
 let cwd: string | undefined;

@@ -7,37 +7,27 @@ import type { AddressInfo } from 'node:net';
 import { totalmem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
-import { startEchoUpstream, type Upstream } from '../support/upstream.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { memoryLimitBytes } from '../../src/ops/memory-limits.js';
-import { basic, bearer, startTestGateway } from '../support/gateway.js';
-import {
-  ALICE,
-  startIdentityFixture,
-  tokenFor,
-  type RedisIdentityFixture,
-} from '../support/identity-fixture.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { adminUrlOf, basic, bearer, startTestGateway } from '../support/gateway.js';
+import { ALICE, startIdentityFixture, tokenFor } from '../support/identity-fixture.js';
+import { startEchoUpstream } from '../support/upstream.js';
 
-let fx: RedisIdentityFixture;
-let upstream: Upstream;
-let adminUrl: string;
-
-beforeAll(async () => {
-  upstream = await startEchoUpstream();
-  fx = await startIdentityFixture({
+const s = fixtureSuite(
+  { upstream: startEchoUpstream },
+  ({ upstream }) => ({
     admin: { host: '127.0.0.1', port: 0 },
     routes: [{ prefix: '/api', upstream: upstream.url, tenant: { header: 'X-Tenant-Id' } }],
-  });
-  const admin = fx.gw.gateway.adminServer!.address() as AddressInfo;
-  adminUrl = `http://127.0.0.1:${admin.port}`;
-});
-afterAll(async () => {
-  await fx.close();
-  await upstream.close();
-});
+  }),
+  {
+    start: (config) => startIdentityFixture(config),
+  },
+);
+const adminUrl = () => adminUrlOf(s.gw);
 
 async function metrics(): Promise<ReturnType<typeof parsePrometheusTextFormat>> {
-  const res = await fetch(`${adminUrl}/metrics`);
+  const res = await fetch(`${adminUrl()}/metrics`);
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
   return parsePrometheusTextFormat(await res.text());
@@ -57,36 +47,37 @@ function sample(
 
 describe('health', () => {
   it('/healthz answers while the process lives', async () => {
-    const res = await fetch(`${adminUrl}/healthz`);
+    const res = await fetch(`${adminUrl()}/healthz`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: 'ok' });
   });
 
   it('the ops paths are not on the main listener when an admin listener exists', async () => {
-    expect((await fetch(`${fx.gw.url}/healthz`)).status).toBe(404);
-    expect((await fetch(`${adminUrl}/1/token`)).status).toBe(404);
+    expect((await fetch(`${s.fx.gw.url}/healthz`)).status).toBe(404);
+    expect((await fetch(`${adminUrl()}/1/token`)).status).toBe(404);
   });
 });
 
 describe('metrics', () => {
   it('counts accepted and refused requests by route, reason and principal, upstream latency, tokens, logins', async () => {
-    const { access_token } = await tokenFor(fx.gw.url, ALICE, 'acme');
+    const { access_token } = await tokenFor(s.fx.gw.url, ALICE, 'acme');
     const before = await metrics();
     const auth = { authorization: bearer(access_token), 'x-tenant-id': 'acme' };
     for (let i = 0; i < 3; i++)
-      expect((await fetch(`${fx.gw.url}/api/x`, { headers: auth })).status).toBe(200);
+      expect((await fetch(`${s.fx.gw.url}/api/x`, { headers: auth })).status).toBe(200);
     expect(
-      (await fetch(`${fx.gw.url}/api/x`, { headers: { ...auth, 'x-tenant-id': 'globex' } })).status,
+      (await fetch(`${s.fx.gw.url}/api/x`, { headers: { ...auth, 'x-tenant-id': 'globex' } }))
+        .status,
     ).toBe(403);
-    expect((await fetch(`${fx.gw.url}/api/x`)).status).toBe(401);
+    expect((await fetch(`${s.fx.gw.url}/api/x`)).status).toBe(401);
     expect(
       (
-        await fetch(`${fx.gw.url}/1/token?tenant_id=acme`, {
+        await fetch(`${s.fx.gw.url}/1/token?tenant_id=acme`, {
           headers: { authorization: basic(ALICE.email, 'nope-nope-1') },
         })
       ).status,
     ).toBe(401);
-    await tokenFor(fx.gw.url, ALICE, 'acme');
+    await tokenFor(s.fx.gw.url, ALICE, 'acme');
     const after = await metrics();
 
     const delta = (name: string, labels: Record<string, string> = {}) =>
@@ -136,15 +127,15 @@ describe('metrics', () => {
   });
 
   it('a scrape with no traffic since the last one reports the same request totals', async () => {
-    const { access_token } = await tokenFor(fx.gw.url, ALICE, 'acme');
+    const { access_token } = await tokenFor(s.fx.gw.url, ALICE, 'acme');
     const auth = { authorization: bearer(access_token), 'x-tenant-id': 'acme' };
-    expect((await fetch(`${fx.gw.url}/api/y`, { headers: auth })).status).toBe(200);
+    expect((await fetch(`${s.fx.gw.url}/api/y`, { headers: auth })).status).toBe(200);
     const labels = { route: '/api', code: '200', outcome: 'accepted' };
     const first = sample(await metrics(), 'tenant_gateway_requests_total', labels);
     const second = sample(await metrics(), 'tenant_gateway_requests_total', labels);
     expect(first).toBeGreaterThanOrEqual(1);
     expect(second).toBe(first);
-    expect((await fetch(`${fx.gw.url}/api/y`, { headers: auth })).status).toBe(200);
+    expect((await fetch(`${s.fx.gw.url}/api/y`, { headers: auth })).status).toBe(200);
     expect(sample(await metrics(), 'tenant_gateway_requests_total', labels)).toBe(first + 1);
   });
 
@@ -177,19 +168,19 @@ describe('memoryLimitBytes', () => {
 describe('store outages', () => {
   it('/readyz stays ready while Redis is down (it says so), unless readiness.requireStore', async () => {
     const strict = await startTestGateway({
-      ...fx.config,
+      ...s.fx.config,
       admin: { host: '127.0.0.1', port: 0 },
       readiness: { requireStore: true },
     });
     const strictUrl = `http://127.0.0.1:${(strict.gateway.adminServer!.address() as AddressInfo).port}`;
     try {
-      for (const url of [adminUrl, strictUrl]) {
+      for (const url of [adminUrl(), strictUrl]) {
         const up = await fetch(`${url}/readyz`);
         expect(up.status).toBe(200);
         expect(await up.json()).toEqual({ status: 'ready', store: 'ok' });
       }
-      await fx.redis.kill();
-      const lenient = await fetch(`${adminUrl}/readyz`);
+      await s.fx.redis.kill();
+      const lenient = await fetch(`${adminUrl()}/readyz`);
       expect(lenient.status).toBe(200);
       expect(await lenient.json()).toEqual({ status: 'ready', store: 'unreachable' });
       const down = await fetch(`${strictUrl}/readyz`);
@@ -199,7 +190,7 @@ describe('store outages', () => {
         reasons: ['store unreachable'],
         store: 'unreachable',
       });
-      await fx.redis.restart();
+      await s.fx.redis.restart();
       let status = 0;
       for (let i = 0; i < 60 && status !== 200; i++) {
         await new Promise((r) => setTimeout(r, 100));
@@ -213,14 +204,14 @@ describe('store outages', () => {
 
   it('counts store errors while Redis is down', async () => {
     const before = sample(await metrics(), 'tenant_gateway_store_errors_total');
-    await fx.redis.kill();
+    await s.fx.redis.kill();
     try {
-      const res = await fetch(`${fx.gw.url}/1/token?tenant_id=acme`, {
+      const res = await fetch(`${s.fx.gw.url}/1/token?tenant_id=acme`, {
         headers: { authorization: basic(ALICE.email, ALICE.password) },
       });
       expect(res.status).toBe(503);
     } finally {
-      await fx.redis.restart();
+      await s.fx.redis.restart();
     }
     expect(sample(await metrics(), 'tenant_gateway_store_errors_total') - before).toBe(1);
   });

@@ -4,41 +4,21 @@
  * holds no password, token or Authorization value — and it does hold the
  * access log fields operators rely on.
  */
-import { PassThrough } from 'node:stream';
-import { startEchoUpstream, type Upstream } from '../support/upstream.js';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { basic, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import { expect, it } from 'vitest';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { basic, bearer } from '../support/gateway.js';
+import { ALICE, tokenFor } from '../support/identity-fixture.js';
+import { startEchoUpstream } from '../support/upstream.js';
 
-let fx: IdentityFixture;
-let gw: TestGateway;
-let upstream: Upstream;
-const lines: string[] = [];
-
-beforeAll(async () => {
-  upstream = await startEchoUpstream();
-  fx = await startMemoryIdentityFixture({
-    routes: [{ prefix: '/api', upstream: upstream.url }],
-  });
-  const capture = new PassThrough();
-  capture.setEncoding('utf8');
-  capture.on('data', (chunk: string) => lines.push(...chunk.split('\n').filter((l) => l !== '')));
-  gw = await startTestGateway(fx.config, { logTo: capture });
-});
-afterAll(async () => {
-  await gw.close();
-  await fx.close();
-  await upstream.close();
-});
+const s = fixtureSuite(
+  { upstream: startEchoUpstream },
+  ({ upstream }) => ({ routes: [{ prefix: '/api', upstream: upstream.url }] }),
+  { logged: true },
+);
 
 it('no password, token, cookie or Authorization value appears in the log', async () => {
   const secrets = [ALICE.password, 'wrong-password-9', 'new-secret-password-7', 'carol-password-5'];
-  const url = gw.url;
+  const url = s.gw.url;
   const { access_token } = await tokenFor(url, ALICE, 'acme');
   secrets.push(access_token);
   await fetch(`${url}/1/token?tenant_id=acme`, {
@@ -73,6 +53,7 @@ it('no password, token, cookie or Authorization value appears in the log', async
   });
   await new Promise((r) => setTimeout(r, 200));
 
+  const lines = s.text.split('\n').filter((l) => l !== '');
   const log = lines.join('\n');
   expect(lines.length).toBeGreaterThan(8);
   for (const secret of secrets) expect(log).not.toContain(secret);

@@ -6,28 +6,18 @@
  * WebSocket upgrade (its `upgrade refused` line) and on forward-auth; the
  * api's `tenant_mismatch` and `tenant_access_denied` name the tenant too.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basic, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
-import { lineSink, type Line } from '../support/log-sink.js';
-import { rawUpgrade } from '../support/raw-upgrade.js';
-import { startEchoUpstream, waitFor, type CountingUpstream } from '../support/upstream.js';
+import { describe, expect, it } from 'vitest';
+import { entryWays } from '../support/entry-ways.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { basic, bearer } from '../support/gateway.js';
+import { ALICE } from '../support/identity-fixture.js';
+import { lineOf } from '../support/log-lines.js';
+import type { Line } from '../support/log-sink.js';
+import { startEchoUpstream } from '../support/upstream.js';
 
-let fx: IdentityFixture;
-let gw: TestGateway;
-let echo: CountingUpstream;
-let sink: ReturnType<typeof lineSink>;
-let token: string;
-let aliceId: string;
-
-beforeAll(async () => {
-  echo = await startEchoUpstream();
-  fx = await startMemoryIdentityFixture({
+const s = fixtureSuite(
+  { echo: startEchoUpstream },
+  ({ echo }) => ({
     routes: [
       { prefix: '/orders', upstream: echo.url, tenant: { header: 'X-Tenant-Id' } },
       { prefix: '/personal', upstream: echo.url, tenantTypes: ['usertenant'] },
@@ -37,56 +27,22 @@ beforeAll(async () => {
         rateLimit: { perUser: { requestsPerSecond: 0.1, burst: 1 } },
       },
     ],
-  });
-  sink = lineSink();
-  gw = await startTestGateway(fx.config, { logTo: sink.stream });
-  const granted = await tokenFor(gw.url, ALICE, 'acme');
-  token = granted.access_token;
-  aliceId = granted['user_id'] as string;
-});
+  }),
+  { logged: true, token: true },
+);
+const ways = entryWays(s);
 
-afterAll(async () => {
-  await gw?.close();
-  await fx?.close();
-  await echo?.close();
-});
-
-async function lineOf(requestId: string | null, msg: string): Promise<Line> {
-  let line: Line | undefined;
-  await waitFor(() => {
-    line = sink.lines.find((l) => l.msg === msg && l.requestId === requestId);
-    return line !== undefined;
-  }, 2000);
-  return line as Line;
-}
-
-/** A request the way each entry way takes it: status and the line that logged it. */
+/** A request the way each entry way takes it, as Alice: status and the line that logged it. */
 type Way = (path: string, headers: Record<string, string>) => Promise<[number, Line]>;
-
-const proxy: Way = async (path, headers) => {
-  const res = await fetch(`${gw.url}${path}`, {
-    headers: { authorization: bearer(token), ...headers },
-  });
-  return [res.status, await lineOf(res.headers.get('x-request-id'), 'request')];
-};
-
-const upgrade: Way = async (path, headers) => {
-  const raw = await rawUpgrade(
-    gw.url,
-    path,
-    [`Authorization: ${bearer(token)}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)],
-    'close',
-  );
-  const requestId = /^x-request-id: (.*)$/im.exec(raw)?.[1] ?? null;
-  return [Number(raw.split(' ')[1]), await lineOf(requestId, 'upgrade refused')];
-};
-
-const forwardAuth: Way = async (path, headers) => {
-  const res = await fetch(`${gw.url}/auth/verify`, {
-    headers: { authorization: bearer(token), 'x-original-uri': path, ...headers },
-  });
-  return [res.status, await lineOf(res.headers.get('x-request-id'), 'request')];
-};
+const asAlice =
+  (way: (typeof ways)['proxied']): Way =>
+  async (path, headers) => {
+    const { status, line } = await way(path, { authorization: bearer(s.token), ...headers });
+    return [status, line];
+  };
+const proxy = asAlice(ways.proxied);
+const upgrade = asAlice(ways.upgrade);
+const forwardAuth = asAlice(ways.forwardAuth);
 
 describe.each([
   ['the proxy', proxy],
@@ -98,7 +54,7 @@ describe.each([
     expect(status).toBe(403);
     expect(line).toMatchObject({
       reason: 'tenant_mismatch',
-      userId: aliceId,
+      userId: s.grant['user_id'],
       tenantId: 'acme',
       requestedTenant: 'globex',
     });
@@ -107,7 +63,11 @@ describe.each([
   it("forbidden by the route's tenant types names the principal", async () => {
     const [status, line] = await way('/personal/x', {});
     expect(status).toBe(403);
-    expect(line).toMatchObject({ reason: 'forbidden', userId: aliceId, tenantId: 'acme' });
+    expect(line).toMatchObject({
+      reason: 'forbidden',
+      userId: s.grant['user_id'],
+      tenantId: 'acme',
+    });
     expect(line).not.toHaveProperty('requestedTenant');
   });
 
@@ -115,7 +75,7 @@ describe.each([
     const long = `x${'y'.repeat(100)}`;
     const [status, line] = await way('/orders/x', { 'X-Tenant-Id': long });
     expect(status).toBe(403);
-    expect(line).toMatchObject({ userId: aliceId, requestedTenant: long.slice(0, 64) });
+    expect(line).toMatchObject({ userId: s.grant['user_id'], requestedTenant: long.slice(0, 64) });
   });
 });
 
@@ -134,7 +94,7 @@ describe.each([
     expect(statuses).toContain(429);
     expect(refused).toMatchObject({
       reason: 'too_many_requests',
-      userId: aliceId,
+      userId: s.grant['user_id'],
       tenantId: 'acme',
     });
   });
@@ -142,26 +102,26 @@ describe.each([
 
 describe('the api', () => {
   it('tenant_mismatch on /1/tenants/{id} names the tenant the path named', async () => {
-    const res = await fetch(`${gw.url}/1/tenants/globex`, {
-      headers: { authorization: bearer(token) },
+    const res = await fetch(`${s.gw.url}/1/tenants/globex`, {
+      headers: { authorization: bearer(s.token) },
     });
     expect(res.status).toBe(403);
-    expect(await lineOf(res.headers.get('x-request-id'), 'request')).toMatchObject({
+    expect(await lineOf(s.lines, res.headers.get('x-request-id'))).toMatchObject({
       reason: 'tenant_mismatch',
-      userId: aliceId,
+      userId: s.grant['user_id'],
       tenantId: 'acme',
       requestedTenant: 'globex',
     });
   });
 
   it('tenant_access_denied on a token request names the user and the tenant asked for', async () => {
-    const res = await fetch(`${gw.url}/1/token?tenant_id=globex`, {
+    const res = await fetch(`${s.gw.url}/1/token?tenant_id=globex`, {
       headers: { authorization: basic(ALICE.email, ALICE.password) },
     });
     expect(res.status).toBe(403);
-    expect(await lineOf(res.headers.get('x-request-id'), 'request')).toMatchObject({
+    expect(await lineOf(s.lines, res.headers.get('x-request-id'))).toMatchObject({
       reason: 'tenant_access_denied',
-      userId: aliceId,
+      userId: s.grant['user_id'],
       requestedTenant: 'globex',
     });
   });

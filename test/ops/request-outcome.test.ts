@@ -7,47 +7,31 @@
  */
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basic, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
-import { lineSink, type Line } from '../support/log-sink.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { adminUrlOf, basic, bearer, startTestGateway } from '../support/gateway.js';
+import { ALICE, tokenFor } from '../support/identity-fixture.js';
+import { lineOf as loggedLine } from '../support/log-lines.js';
+import type { Line } from '../support/log-sink.js';
 import { scrape, total, type Sample } from '../support/prometheus-text.js';
 import {
   refusedUpstream,
   startBreakingUpstream,
   startEchoUpstream,
   startSlowUpstream,
-  waitFor,
-  type CountingUpstream,
-  type Upstream,
 } from '../support/upstream.js';
 
-let fx: IdentityFixture;
-let gw: TestGateway;
-let adminUrl: string;
-let sink: ReturnType<typeof lineSink>;
-let auth: string;
-let token: string;
-const upstreams: (Upstream | CountingUpstream)[] = [];
-
-beforeAll(async () => {
-  const [echo, refused, resetting, breaking, slow, hanging] = await Promise.all([
-    startEchoUpstream(),
-    refusedUpstream(),
-    startBreakingUpstream('on-request'),
-    startBreakingUpstream('mid-response'),
-    startSlowUpstream(),
-    startSlowUpstream(),
-  ]);
-  upstreams.push(echo, refused, resetting, breaking, slow, hanging);
-  fx = await startMemoryIdentityFixture({
+const s = fixtureSuite(
+  {
+    echo: startEchoUpstream,
+    refused: refusedUpstream,
+    resetting: () => startBreakingUpstream('on-request'),
+    breaking: () => startBreakingUpstream('mid-response'),
+    slow: () => startSlowUpstream(),
+    hanging: () => startSlowUpstream(),
+  },
+  ({ echo, refused, resetting, breaking, slow, hanging }) => ({
     routes: [
       { prefix: '/echo', upstream: echo.url, tenant: { header: 'X-Tenant-Id' } },
       { prefix: '/refused', upstream: refused.url },
@@ -59,51 +43,32 @@ beforeAll(async () => {
       { prefix: '/shop', hosts: ['a.example.com'], upstream: echo.url },
       { prefix: '/shop', hosts: ['b.example.com', '*.b.example.com'], upstream: echo.url },
     ],
-  });
-  sink = lineSink();
-  gw = await startTestGateway(
-    {
-      ...fx.config,
-      admin: { host: '127.0.0.1', port: 0 },
-      // One request in flight per tenant per upstream: the second is 429.
-      upstreamPool: { maxConnections: 4, maxPerTenant: 1 },
-    },
-    { logTo: sink.stream },
-  );
-  adminUrl = `http://127.0.0.1:${(gw.gateway.adminServer!.address() as AddressInfo).port}`;
-  token = (await tokenFor(gw.url, ALICE, 'acme')).access_token;
-  auth = bearer(token);
-});
-
-afterAll(async () => {
-  await gw?.close();
-  await fx?.close();
-  await Promise.all(upstreams.map((u) => u.close()));
+  }),
+  // One request in flight per tenant per upstream: the second is 429.
+  { logged: { upstreamPool: { maxConnections: 4, maxPerTenant: 1 } }, token: true },
+);
+let auth: string;
+beforeAll(() => {
+  auth = bearer(s.token);
 });
 
 const get = (path: string, headers: Record<string, string> = {}) =>
-  fetch(`${gw.url}${path}`, { headers: { authorization: auth, ...headers } });
+  fetch(`${s.gw.url}${path}`, { headers: { authorization: auth, ...headers } });
 
 /** The access log line of the request whose answer carried `res`'s request id. */
-async function lineOf(res: Response | string): Promise<Line> {
-  const id = typeof res === 'string' ? res : res.headers.get('x-request-id');
-  let line: Line | undefined;
-  await waitFor(() => {
-    line = sink.lines.find((l) => l.msg === 'request' && l.requestId === id);
-    return line !== undefined;
-  }, 2000);
-  return line as Line;
+function lineOf(res: Response | string): Promise<Line> {
+  return loggedLine(s.lines, typeof res === 'string' ? res : res.headers.get('x-request-id'));
 }
 
 /** The change of each named series between two scrapes around `act`. */
 async function around(
   act: () => Promise<void>,
 ): Promise<(name: string, labels?: Record<string, string>) => number> {
-  const before = await scrape(adminUrl);
+  const before = await scrape(adminUrlOf(s.gw));
   await act();
   // The record is written when the response closes, which may trail the client's read.
   await delay(50);
-  const after: Sample[] = await scrape(adminUrl);
+  const after: Sample[] = await scrape(adminUrlOf(s.gw));
   return (name, labels = {}) => total(after, name, labels) - total(before, name, labels);
 }
 
@@ -209,11 +174,11 @@ describe('gateway-made failures are failed, with their reason, in every signal',
   });
 
   it('a client that leaves before the answer: 499 client_closed, and the in-flight gauge follows it', async () => {
-    const req = request(`${gw.url}/hang/x`, { headers: { authorization: auth } });
+    const req = request(`${s.gw.url}/hang/x`, { headers: { authorization: auth } });
     req.on('error', () => {});
     req.end();
     await delay(200);
-    expect(total(await scrape(adminUrl), 'tenant_gateway_requests_in_flight')).toBe(1);
+    expect(total(await scrape(adminUrlOf(s.gw)), 'tenant_gateway_requests_in_flight')).toBe(1);
     const delta = await around(async () => {
       req.destroy();
       await delay(100);
@@ -226,13 +191,13 @@ describe('gateway-made failures are failed, with their reason, in every signal',
         reason: 'client_closed',
       }),
     ).toBe(1);
-    expect(total(await scrape(adminUrl), 'tenant_gateway_requests_in_flight')).toBe(0);
+    expect(total(await scrape(adminUrlOf(s.gw)), 'tenant_gateway_requests_in_flight')).toBe(0);
   });
 });
 
 describe('refusals', () => {
   it('a tenant past its upstream share is refused 429 on its route, never counted as a failed login', async () => {
-    const holder = request(`${gw.url}/hang/a`, { headers: { authorization: auth } });
+    const holder = request(`${s.gw.url}/hang/a`, { headers: { authorization: auth } });
     holder.on('error', () => {});
     holder.end();
     await delay(150);
@@ -255,7 +220,7 @@ describe('refusals', () => {
 
   it('a wrong password on the token endpoint is a login failure', async () => {
     const delta = await around(async () => {
-      const res = await fetch(`${gw.url}/1/token?tenant_id=acme`, {
+      const res = await fetch(`${s.gw.url}/1/token?tenant_id=acme`, {
         headers: { authorization: basic(ALICE.email, 'wrong-password-1') },
       });
       expect(res.status).toBe(401);
@@ -275,7 +240,7 @@ describe('refusals', () => {
 describe('the access log line', () => {
   it('carries client, agent, bytes both ways and the upstream status; never the token or the query', async () => {
     const body = 'hello';
-    const res = await fetch(`${gw.url}/echo/items?secret=s3cr3t`, {
+    const res = await fetch(`${s.gw.url}/echo/items?secret=s3cr3t`, {
       method: 'POST',
       headers: {
         authorization: auth,
@@ -303,14 +268,14 @@ describe('the access log line', () => {
     expect(line.reason).toBeUndefined();
     expect(line.bytesOut as number).toBeGreaterThan(answer.byteLength);
     const text = JSON.stringify(line);
-    expect(text).not.toContain(token);
+    expect(text).not.toContain(s.token);
     expect(text).not.toContain('s3cr3t');
   });
 
   it('forward-auth lines name the original method, host and URI (without the query), with their own latency series', async () => {
     let res!: Response;
     const delta = await around(async () => {
-      res = await fetch(`${gw.url}/auth/verify`, {
+      res = await fetch(`${s.gw.url}/auth/verify`, {
         headers: {
           authorization: auth,
           'x-original-method': 'DELETE',
@@ -333,7 +298,7 @@ describe('the access log line', () => {
   });
 
   it('probes and scrapes of the admin listener log at debug, not info', async () => {
-    const res = await fetch(`${adminUrl}/healthz`);
+    const res = await fetch(`${adminUrlOf(s.gw)}/healthz`);
     expect(res.status).toBe(200);
     const line = await lineOf(res);
     expect(line).toMatchObject({ route: 'admin', status: 200, level: 20 });
@@ -344,7 +309,7 @@ describe('the rest of the metrics', () => {
   it('routes with one prefix on different hosts are counted apart', async () => {
     const delta = await around(async () => {
       for (const host of ['a.example.com', 'b.example.com', 'x.b.example.com'])
-        expect(await statusOf(`${gw.url}/shop/1`, { host, authorization: auth })).toBe(200);
+        expect(await statusOf(`${s.gw.url}/shop/1`, { host, authorization: auth })).toBe(200);
     });
     expect(delta('tenant_gateway_requests_total', { route: 'a.example.com/shop' })).toBe(1);
     expect(
@@ -353,7 +318,7 @@ describe('the rest of the metrics', () => {
   });
 
   it("Node's defaults unprefixed, build info, key age, caches as counters, store and bcrypt timing", async () => {
-    const samples = await scrape(adminUrl);
+    const samples = await scrape(adminUrlOf(s.gw));
     expect(total(samples, 'process_cpu_seconds_total')).toBeGreaterThan(0);
     expect(samples.some((s) => s.name.startsWith('tenant_gateway_process_'))).toBe(false);
     const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string })
@@ -379,17 +344,17 @@ describe('the rest of the metrics', () => {
   });
 
   it('bytes by route, and a logout counted as a session event', async () => {
-    const own = (await tokenFor(gw.url, ALICE, 'acme')).access_token;
+    const own = (await tokenFor(s.gw.url, ALICE, 'acme')).access_token;
     let answered = 0;
     const delta = await around(async () => {
-      const echo = await fetch(`${gw.url}/echo/b`, {
+      const echo = await fetch(`${s.gw.url}/echo/b`, {
         method: 'PUT',
         headers: { authorization: bearer(own), 'x-tenant-id': 'acme' },
         body: 'x'.repeat(1000),
       });
       expect(echo.status).toBe(200);
       answered = (await echo.arrayBuffer()).byteLength;
-      const logout = await fetch(`${gw.url}/1/token`, {
+      const logout = await fetch(`${s.gw.url}/1/token`, {
         method: 'DELETE',
         headers: { authorization: bearer(own) },
       });
@@ -410,15 +375,15 @@ describe('a request Node times out while it is handled', () => {
   it('is recorded once, with the 408 the client saw', async () => {
     const strict = await startTestGateway(
       {
-        ...fx.config,
+        ...s.fx.config,
         admin: { host: '127.0.0.1', port: 0 },
         limits: { requestTimeoutMs: 1000 },
         server: { headersTimeoutMs: 500 },
       },
-      { logTo: sink.stream },
+      { logTo: s.logTo },
     );
     try {
-      const strictAdmin = `http://127.0.0.1:${(strict.gateway.adminServer!.address() as AddressInfo).port}`;
+      const strictAdmin = adminUrlOf(strict);
       // A store of its own: a token of this gateway.
       const own = bearer((await tokenFor(strict.url, ALICE, 'acme')).access_token);
       const before = await scrape(strictAdmin);
@@ -466,7 +431,7 @@ function statusOf(url: string, headers: Record<string, string>): Promise<number>
 /** Reads a response the upstream cuts; resolves with its request id once the connection is gone. */
 function cutResponse(path: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = request(`${gw.url}${path}`, { headers: { authorization: auth } }, (res) => {
+    const req = request(`${s.gw.url}${path}`, { headers: { authorization: auth } }, (res) => {
       const id = res.headers['x-request-id'] as string;
       res.on('data', () => {});
       res.on('error', () => resolve(id));

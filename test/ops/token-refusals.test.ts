@@ -10,51 +10,28 @@
  * gateway's own key where the point is a wrong claim.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { SignJWT, type JWTPayload } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { TOKEN_REFUSALS, type TokenRefusal } from '../../src/auth/tokens/token-refusals.js';
-import { basic, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
-import { lineSink, type Line } from '../support/log-sink.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { adminUrlOf, basic, bearer } from '../support/gateway.js';
+import { ALICE, tokenFor } from '../support/identity-fixture.js';
+import { lineOf } from '../support/log-lines.js';
 import { clientToken, forgedApiKey, makeApiKey, makeClient } from '../support/machine-client.js';
 import { scrape, total } from '../support/prometheus-text.js';
 import { rawUpgrade } from '../support/raw-upgrade.js';
-import { startEchoUpstream, waitFor, type CountingUpstream } from '../support/upstream.js';
+import { startEchoUpstream } from '../support/upstream.js';
 
-let fx: IdentityFixture;
-let gw: TestGateway;
-let adminUrl: string;
-let echo: CountingUpstream;
-let sink: ReturnType<typeof lineSink>;
+const s = fixtureSuite(
+  { echo: startEchoUpstream },
+  ({ echo }) => ({ routes: [{ prefix: '/api', upstream: echo.url }], apiKeys: { enabled: true } }),
+  { logged: true, token: true },
+);
 let claims: JWTPayload;
 
-beforeAll(async () => {
-  echo = await startEchoUpstream();
-  fx = await startMemoryIdentityFixture({
-    routes: [{ prefix: '/api', upstream: echo.url }],
-    apiKeys: { enabled: true },
-  });
-  sink = lineSink();
-  gw = await startTestGateway(
-    { ...fx.config, admin: { host: '127.0.0.1', port: 0 } },
-    { logTo: sink.stream },
-  );
-  adminUrl = `http://127.0.0.1:${(gw.gateway.adminServer!.address() as AddressInfo).port}`;
-  const genuine = (await tokenFor(gw.url, ALICE, 'acme')).access_token;
-  claims = JSON.parse(Buffer.from(genuine.split('.')[1] as string, 'base64url').toString());
-});
-
-afterAll(async () => {
-  await gw?.close();
-  await fx?.close();
-  await echo?.close();
+beforeAll(() => {
+  claims = JSON.parse(Buffer.from(s.token.split('.')[1] as string, 'base64url').toString());
 });
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -63,10 +40,10 @@ const now = () => Math.floor(Date.now() / 1000);
 function forge(
   overrides: Record<string, unknown>,
   header: Record<string, unknown> = {},
-  key: Parameters<SignJWT['sign']>[0] = createPrivateKey(fx.keys.pem),
+  key: Parameters<SignJWT['sign']>[0] = createPrivateKey(s.fx.keys.pem),
 ): Promise<string> {
   return new SignJWT({ ...claims, jti: `forged-${Math.random()}`, ...overrides })
-    .setProtectedHeader({ alg: 'EdDSA', kid: fx.keys.kid, typ: 'at+jwt', ...header })
+    .setProtectedHeader({ alg: 'EdDSA', kid: s.fx.keys.kid, typ: 'at+jwt', ...header })
     .sign(key);
 }
 
@@ -74,15 +51,15 @@ function forge(
 async function newUser(tenantId?: string) {
   const email = `u-${Math.random().toString(36).slice(2)}@example.com`;
   const password = 'their-password-1';
-  const res = await fetch(`${gw.url}/1/users`, {
+  const res = await fetch(`${s.gw.url}/1/users`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email, password }),
   });
   expect(res.status).toBe(201);
   const user = (await res.json()) as { user_id: string; tenant_id: string };
-  await gw.gateway.store.memberships.addMember('acme', user.user_id);
-  const token = (await tokenFor(gw.url, { email, password }, tenantId ?? user.tenant_id))
+  await s.gw.gateway.store.memberships.addMember('acme', user.user_id);
+  const token = (await tokenFor(s.gw.url, { email, password }, tenantId ?? user.tenant_id))
     .access_token;
   return { ...user, email, password, token };
 }
@@ -157,7 +134,7 @@ const CASES: Case[] = [
     reason: 'wrong_alg',
     description: 'The token is signed with an algorithm that is not accepted.',
     authorization: async () => {
-      const publicPem = createPublicKey(fx.keys.pem).export({ type: 'spki', format: 'pem' });
+      const publicPem = createPublicKey(s.fx.keys.pem).export({ type: 'spki', format: 'pem' });
       return bearer(await forge({}, { alg: 'HS256' }, Buffer.from(publicPem)));
     },
   },
@@ -231,7 +208,7 @@ const CASES: Case[] = [
     description: 'The token has been revoked.',
     authorization: async () => {
       const { token } = await newUser();
-      const res = await fetch(`${gw.url}/1/token`, {
+      const res = await fetch(`${s.gw.url}/1/token`, {
         method: 'DELETE',
         headers: { authorization: bearer(token) },
       });
@@ -245,7 +222,7 @@ const CASES: Case[] = [
     description: 'The session has ended (password changed).',
     authorization: async () => {
       const user = await newUser();
-      const res = await fetch(`${gw.url}/1/users/current/password`, {
+      const res = await fetch(`${s.gw.url}/1/users/current/password`, {
         method: 'PUT',
         headers: {
           authorization: basic(user.email, user.password),
@@ -263,7 +240,7 @@ const CASES: Case[] = [
     description: "The user is no longer a member of the token's tenant.",
     authorization: async () => {
       const user = await newUser('acme');
-      expect(await gw.gateway.store.memberships.removeMember('acme', user.user_id)).toBe(true);
+      expect(await s.gw.gateway.store.memberships.removeMember('acme', user.user_id)).toBe(true);
       return bearer(user.token);
     },
   },
@@ -272,9 +249,9 @@ const CASES: Case[] = [
     reason: 'client_ended',
     description: 'The client the token was issued to was removed or rotated.',
     authorization: async () => {
-      const client = await makeClient(gw.gateway.store, 'acme', []);
-      const token = await clientToken(gw.url, client);
-      expect(await gw.gateway.store.clients.removeClient(client.clientId)).toEqual([]);
+      const client = await makeClient(s.gw.gateway.store, 'acme', []);
+      const token = await clientToken(s.gw.url, client);
+      expect(await s.gw.gateway.store.clients.removeClient(client.clientId)).toEqual([]);
       return bearer(token);
     },
   },
@@ -284,8 +261,8 @@ const CASES: Case[] = [
     description: 'The API key is malformed.',
     apiKey: true,
     authorization: async () => {
-      const { clientId } = await makeClient(gw.gateway.store, 'acme', []);
-      const { apiKey } = await makeApiKey(gw.gateway.store, clientId);
+      const { clientId } = await makeClient(s.gw.gateway.store, 'acme', []);
+      const { apiKey } = await makeApiKey(s.gw.gateway.store, clientId);
       return bearer(`${apiKey.slice(0, 30)}${apiKey[30] === 'A' ? 'B' : 'A'}${apiKey.slice(31)}`);
     },
   },
@@ -295,8 +272,8 @@ const CASES: Case[] = [
     description: 'The API key is not known.',
     apiKey: true,
     authorization: async () => {
-      const { clientId } = await makeClient(gw.gateway.store, 'acme', []);
-      const { apiKey } = await makeApiKey(gw.gateway.store, clientId);
+      const { clientId } = await makeClient(s.gw.gateway.store, 'acme', []);
+      const { apiKey } = await makeApiKey(s.gw.gateway.store, clientId);
       return bearer(forgedApiKey(apiKey, 30));
     },
   },
@@ -306,10 +283,10 @@ const CASES: Case[] = [
     description: 'The API key was removed or has expired, or its client was.',
     apiKey: true,
     authorization: async () => {
-      const { clientId } = await makeClient(gw.gateway.store, 'acme', []);
-      const { keyId, apiKey } = await makeApiKey(gw.gateway.store, clientId);
+      const { clientId } = await makeClient(s.gw.gateway.store, 'acme', []);
+      const { keyId, apiKey } = await makeApiKey(s.gw.gateway.store, clientId);
       expect((await fetchAnswer('/api/x', bearer(apiKey))).status).toBe(200);
-      expect(await gw.gateway.store.apiKeys.removeApiKey(clientId, keyId)).toBe(true);
+      expect(await s.gw.gateway.store.apiKeys.removeApiKey(clientId, keyId)).toBe(true);
       return bearer(apiKey);
     },
   },
@@ -319,7 +296,7 @@ const CASES: Case[] = [
     description: 'The token names an unknown user.',
     authorization: async () => {
       const user = await newUser();
-      expect(await gw.gateway.store.users.removeUser(user.user_id)).not.toBeNull();
+      expect(await s.gw.gateway.store.users.removeUser(user.user_id)).not.toBeNull();
       return bearer(user.token);
     },
   },
@@ -360,7 +337,7 @@ const WAYS: {
     name: 'websocket upgrade',
     async send(authorization) {
       const raw = await rawUpgrade(
-        gw.url,
+        s.gw.url,
         '/api/ws',
         authorization === undefined ? [] : [`Authorization: ${authorization}`],
         'close',
@@ -383,7 +360,7 @@ async function fetchAnswer(
   authorization: string | undefined,
   headers: Record<string, string> = {},
 ): Promise<Answer> {
-  const res = await fetch(`${gw.url}${path}`, {
+  const res = await fetch(`${s.gw.url}${path}`, {
     headers: authorization === undefined ? headers : { ...headers, authorization },
   });
   return {
@@ -394,18 +371,9 @@ async function fetchAnswer(
   };
 }
 
-async function lineOf(requestId: string, msg: string): Promise<Line> {
-  let line: Line | undefined;
-  await waitFor(() => {
-    line = sink.lines.find((l) => l.msg === msg && l.requestId === requestId);
-    return line !== undefined;
-  }, 2000);
-  return line as Line;
-}
-
 /** `tenant_gateway_token_refusals_total` by reason. */
 async function refusalCounts(): Promise<Record<string, number>> {
-  const samples = await scrape(adminUrl);
+  const samples = await scrape(adminUrlOf(s.gw));
   return Object.fromEntries(
     TOKEN_REFUSALS.map((reason) => [
       reason,
@@ -416,7 +384,7 @@ async function refusalCounts(): Promise<Record<string, number>> {
 
 describe('a refused token says why in the log and the metric, and nothing more to the client', () => {
   it('exports every reason from the start, at 0 before any refusal', async () => {
-    const samples = await scrape(adminUrl);
+    const samples = await scrape(adminUrlOf(s.gw));
     for (const reason of TOKEN_REFUSALS) {
       expect(
         samples.some(
@@ -449,7 +417,7 @@ describe('a refused token says why in the log and the metric, and nothing more t
           ? 'Bearer error="invalid_token"'
           : 'Bearer realm="tenant-gateway"',
       );
-      expect(await lineOf(answer.requestId, way.msg), way.name).toMatchObject({
+      expect(await lineOf(s.lines, answer.requestId, way.msg), way.name).toMatchObject({
         status: 401,
         reason: 'invalid_token',
         tokenRefusal: reason,
@@ -469,7 +437,7 @@ describe('a refused token says why in the log and the metric, and nothing more t
     const before = await refusalCounts();
     const answer = await fetchAnswer('/api/x', bearer(await forge({})));
     expect(answer.status).toBe(200);
-    expect(await lineOf(answer.requestId, 'request')).not.toHaveProperty('tokenRefusal');
+    expect(await lineOf(s.lines, answer.requestId)).not.toHaveProperty('tokenRefusal');
     await delay(20);
     expect(await refusalCounts()).toEqual(before);
   });

@@ -7,62 +7,27 @@
  * record is written when its exchange ends, not when the WebSocket closes,
  * and it leaves nothing in flight.
  */
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { adminUrlOf, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
-import { lineSink, type Line } from '../support/log-sink.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { adminUrlOf, bearer } from '../support/gateway.js';
+import { lineOf, lineWhere } from '../support/log-lines.js';
 import { scrape, total } from '../support/prometheus-text.js';
-import {
-  refusedUpstream,
-  startWebSocketUpstream,
-  waitFor,
-  type Upstream,
-  type WebSocketUpstream,
-} from '../support/upstream.js';
+import { refusedUpstream, startWebSocketUpstream } from '../support/upstream.js';
 
-let fx: IdentityFixture;
-let gw: TestGateway;
-let upstream: WebSocketUpstream;
-let down: Upstream;
-let sink: ReturnType<typeof lineSink>;
-let token: string;
-
-beforeAll(async () => {
-  [upstream, down] = await Promise.all([startWebSocketUpstream(), refusedUpstream()]);
-  fx = await startMemoryIdentityFixture({
+const s = fixtureSuite(
+  { upstream: startWebSocketUpstream, down: refusedUpstream },
+  ({ upstream, down }) => ({
     routes: [
       { prefix: '/live', upstream: upstream.url },
       { prefix: '/down', upstream: down.url },
     ],
-  });
-  sink = lineSink();
-  gw = await startTestGateway({ ...fx.config, admin: {} }, { logTo: sink.stream });
-  token = (await tokenFor(gw.url, ALICE, 'acme')).access_token;
-});
-
-afterAll(async () => {
-  await gw?.close();
-  await fx?.close();
-  await Promise.all([upstream, down].map((u) => u?.close()));
-});
-
-async function lineOf(requestId: string | undefined, msg: string): Promise<Line> {
-  let line: Line | undefined;
-  await waitFor(() => {
-    line = sink.lines.find((l) => l.msg === msg && l.requestId === requestId);
-    return line !== undefined;
-  }, 2000);
-  return line as Line;
-}
+  }),
+  { logged: true, token: true },
+);
 
 const counted = async (labels: Record<string, string>) => {
-  const samples = await scrape(adminUrlOf(gw));
+  const samples = await scrape(adminUrlOf(s.gw));
   return {
     requests: total(samples, 'tenant_gateway_requests_total', labels),
     upgrades: total(samples, 'tenant_gateway_websocket_upgrades_total', {
@@ -76,19 +41,18 @@ const counted = async (labels: Record<string, string>) => {
 it('an accepted upgrade: one "upgrade" line with status 101 once the 101 went out, counted once', async () => {
   const labels = { route: '/live', method: 'GET', code: '101', outcome: 'accepted' };
   const before = await counted(labels);
-  const socket = new WebSocket(`${gw.url.replace(/^http:/, 'ws:')}/live/x`, {
-    headers: { authorization: bearer(token), 'user-agent': 'upgrade-record-test' },
+  const socket = new WebSocket(`${s.gw.url.replace(/^http:/, 'ws:')}/live/x`, {
+    headers: { authorization: bearer(s.token), 'user-agent': 'upgrade-record-test' },
   });
   await new Promise((resolve, reject) => {
     socket.once('open', resolve);
     socket.once('error', reject);
   });
   // Written while the WebSocket is still open (the upstream's 101 carries no request id: found by agent).
-  let line: Line | undefined;
-  await waitFor(() => {
-    line = sink.lines.find((l) => l.msg === 'upgrade' && l.userAgent === 'upgrade-record-test');
-    return line !== undefined;
-  }, 2000);
+  const line = await lineWhere(
+    s.lines,
+    (l) => l.msg === 'upgrade' && l.userAgent === 'upgrade-record-test',
+  );
   const requestId = line?.requestId;
   expect(line).toMatchObject({
     method: 'GET',
@@ -109,14 +73,14 @@ it('an accepted upgrade: one "upgrade" line with status 101 once the 101 went ou
   socket.close();
   await new Promise((resolve) => socket.once('close', resolve));
   // Closing the WebSocket writes no second record.
-  expect(sink.lines.filter((l) => l.requestId === requestId)).toHaveLength(1);
+  expect(s.lines.filter((l) => l.requestId === requestId)).toHaveLength(1);
 });
 
 it('an upstream that refuses the connection: one "upgrade refused" line, 502, failed', async () => {
   const labels = { route: '/down', code: '502', outcome: 'failed' };
   const before = await counted(labels);
-  const socket = new WebSocket(`${gw.url.replace(/^http:/, 'ws:')}/down/x`, {
-    headers: { authorization: bearer(token) },
+  const socket = new WebSocket(`${s.gw.url.replace(/^http:/, 'ws:')}/down/x`, {
+    headers: { authorization: bearer(s.token) },
   });
   const requestId = await new Promise<string | undefined>((resolve) => {
     socket.once('unexpected-response', (_req, res) => {
@@ -125,7 +89,7 @@ it('an upstream that refuses the connection: one "upgrade refused" line, 502, fa
     });
     socket.once('error', () => {});
   });
-  const line = await lineOf(requestId, 'upgrade refused');
+  const line = await lineOf(s.lines, requestId, 'upgrade refused');
   expect(line).toMatchObject({ route: '/down', status: 502, outcome: 'failed', tenantId: 'acme' });
   expect(await counted(labels)).toEqual({
     requests: before.requests + 1,

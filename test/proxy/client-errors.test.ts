@@ -8,14 +8,9 @@
 import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, validateConfig } from '../../src/config/index.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
 import { bearer, startTestGateway } from '../support/gateway.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
-import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
+import { startEchoUpstream } from '../support/upstream.js';
 
 const escaped: unknown[] = [];
 const onUncaught = (err: unknown): void => void escaped.push(err);
@@ -24,25 +19,24 @@ process.on('unhandledRejection', onUncaught);
 
 const HEADERS_TIMEOUT_MS = 500;
 
-let fx: IdentityFixture;
-let port: number;
-let auth: string;
-let echo: CountingUpstream;
-
-beforeAll(async () => {
-  echo = await startEchoUpstream();
-  fx = await startMemoryIdentityFixture({
+const s = fixtureSuite(
+  { echo: startEchoUpstream },
+  ({ echo }) => ({
     server: { headersTimeoutMs: HEADERS_TIMEOUT_MS },
     limits: { requestTimeoutMs: 10_000 },
     routes: [{ prefix: '/echo', upstream: echo.url }],
-  });
-  port = Number(new URL(fx.gw.url).port);
-  auth = bearer((await tokenFor(fx.gw.url, ALICE, 'acme')).access_token);
+  }),
+  { token: true },
+);
+let port: number;
+let auth: string;
+
+beforeAll(() => {
+  port = Number(new URL(s.fx.gw.url).port);
+  auth = bearer(s.token);
 });
 
-afterAll(async () => {
-  await fx?.close();
-  await echo?.close();
+afterAll(() => {
   process.off('uncaughtException', onUncaught);
   process.off('unhandledRejection', onUncaught);
 });
@@ -135,13 +129,13 @@ describe("Node's own refusals are the JSON error with a request id", () => {
   });
 
   it('both Content-Length and Transfer-Encoding: 400 invalid_request, nothing forwarded', async () => {
-    const before = echo.counts.received;
+    const before = s.up.echo.counts.received;
     const answer = await exchange([
       `POST /echo/smuggle HTTP/1.1\r\nHost: gw\r\nAuthorization: ${auth}\r\n` +
         'Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
     ]);
     expectRawError(answer, 400, 'invalid_request');
-    expect(echo.counts.received).toBe(before);
+    expect(s.up.echo.counts.received).toBe(before);
   });
 
   it('bad chunk framing in a proxied body: 400 invalid_request with the request id', async () => {
@@ -173,7 +167,7 @@ describe("Node's own refusals are the JSON error with a request id", () => {
   });
 
   it('a well-formed request on the same listener is still served', async () => {
-    const res = await fetch(`${fx.gw.url}/echo/fine`, { headers: { authorization: auth } });
+    const res = await fetch(`${s.fx.gw.url}/echo/fine`, { headers: { authorization: auth } });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ url: '/echo/fine' });
   });
@@ -227,7 +221,7 @@ describe('server.headersTimeoutMs and limits.requestTimeoutMs', () => {
 
 describe('the admin listener', () => {
   it("answers Node's own refusals with the JSON error too", async () => {
-    const gw = await startTestGateway({ ...fx.config, admin: { host: '127.0.0.1', port: 0 } });
+    const gw = await startTestGateway({ ...s.fx.config, admin: { host: '127.0.0.1', port: 0 } });
     try {
       const admin = (gw.gateway.adminServer?.address() as AddressInfo).port;
       expectRawError(

@@ -12,15 +12,11 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCaddy, type TestCaddy } from '../support/caddy.js';
 import { bearer } from '../support/gateway.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { ALICE } from '../support/identity-fixture.js';
 import { makeApiKey, makeClient } from '../support/machine-client.js';
 import { startNginx, type TestNginx } from '../support/nginx.js';
-import { startRecordingUpstream, type RecordingUpstream } from '../support/recording-upstream.js';
+import { startRecordingUpstream } from '../support/recording-upstream.js';
 
 const FORWARD_AUTH = readFileSync(new URL('../../docs/forward-auth.md', import.meta.url), 'utf8');
 
@@ -35,30 +31,29 @@ function docsBlock(heading: string, lang: string): string {
   return block as string;
 }
 
-let fx: IdentityFixture;
-let upstream: RecordingUpstream;
-let nginx: TestNginx;
-let caddy: TestCaddy;
-let apiKey: string;
-let token: string;
-
-beforeAll(async () => {
-  upstream = await startRecordingUpstream();
-  fx = await startMemoryIdentityFixture({
+const s = fixtureSuite(
+  { upstream: startRecordingUpstream },
+  () => ({
     trustedProxies: ['127.0.0.1'],
     apiKeys: { enabled: true },
     routes: [
       { prefix: '/orders', tenant: { path: '/orders/:tenant_id' } },
       { prefix: '/open', auth: 'none' },
     ],
-  });
-  const { clientId } = await makeClient(fx.gw.gateway.store, 'acme', []);
-  apiKey = (await makeApiKey(fx.gw.gateway.store, clientId)).apiKey;
-  token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
+  }),
+  { token: true },
+);
+let nginx: TestNginx;
+let caddy: TestCaddy;
+let apiKey: string;
+
+beforeAll(async () => {
+  const { clientId } = await makeClient(s.fx.gw.gateway.store, 'acme', []);
+  apiKey = (await makeApiKey(s.fx.gw.gateway.store, clientId)).apiKey;
   const ports = (block: string) =>
     block
-      .replaceAll('127.0.0.1:8080', fx.gw.url.replace('http://', ''))
-      .replaceAll('127.0.0.1:9001', upstream.url.replace('http://', ''));
+      .replaceAll('127.0.0.1:8080', s.fx.gw.url.replace('http://', ''))
+      .replaceAll('127.0.0.1:9001', s.up.upstream.url.replace('http://', ''));
   [nginx, caddy] = await Promise.all([
     startNginx(ports(docsBlock('nginx (`auth_request`)', 'nginx'))),
     startCaddy(ports(docsBlock('Caddy (`forward_auth`)', 'caddy'))),
@@ -68,8 +63,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await nginx?.stop();
   await caddy?.stop();
-  await fx?.close();
-  await upstream?.close();
 });
 
 /** The headers the service received for one GET of `path` through `proxyPort`. */
@@ -78,12 +71,12 @@ async function received(
   path: string,
   headers: Record<string, string>,
 ): Promise<Record<string, string | string[] | undefined>> {
-  const before = upstream.requests.length;
+  const before = s.up.upstream.requests.length;
   const res = await fetch(`http://127.0.0.1:${proxyPort}${path}`, { headers });
   await res.arrayBuffer();
   expect(res.status).toBe(200);
-  expect(upstream.requests.length).toBe(before + 1);
-  return (upstream.requests.at(-1) as { headers: Record<string, string> }).headers;
+  expect(s.up.upstream.requests.length).toBe(before + 1);
+  return (s.up.upstream.requests.at(-1) as { headers: Record<string, string> }).headers;
 }
 
 /** Every header name and value the service received, as one text. */
@@ -121,7 +114,7 @@ describe.each(proxies)('behind %s as docs/forward-auth.md configures it', (_, po
   });
 
   it('a bearer JWT still admits as before, the identity headers set', async () => {
-    const seen = await received(port(), '/orders/acme/4', { authorization: bearer(token) });
+    const seen = await received(port(), '/orders/acme/4', { authorization: bearer(s.token) });
     expect(seen['x-tenant-id']).toBe('acme');
     expect(seen['x-user-email']).toBe(ALICE.email);
   });
@@ -130,21 +123,21 @@ describe.each(proxies)('behind %s as docs/forward-auth.md configures it', (_, po
 describe('the bearer token after the verdict', () => {
   it('nginx passes it on as before (the verdict answers it as sent); Caddy removes it as before', async () => {
     expect(
-      (await received(nginx.port, '/orders/acme/5', { authorization: bearer(token) }))
+      (await received(nginx.port, '/orders/acme/5', { authorization: bearer(s.token) }))
         .authorization,
-    ).toBe(bearer(token));
+    ).toBe(bearer(s.token));
     expect(
-      (await received(caddy.port, '/orders/acme/6', { authorization: bearer(token) }))
+      (await received(caddy.port, '/orders/acme/6', { authorization: bearer(s.token) }))
         .authorization,
     ).toBeUndefined();
   });
 
   it('a refused key is refused through the proxy (the service never sees it)', async () => {
-    const before = upstream.requests.length;
+    const before = s.up.upstream.requests.length;
     const res = await fetch(`http://127.0.0.1:${nginx.port}/orders/globex/7`, {
       headers: { 'x-api-key': apiKey },
     });
     expect(res.status).toBe(403);
-    expect(upstream.requests.length).toBe(before);
+    expect(s.up.upstream.requests.length).toBe(before);
   });
 });

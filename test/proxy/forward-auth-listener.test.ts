@@ -5,45 +5,42 @@
  * serves nothing else.
  */
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { adminUrlOf, bearer } from '../support/gateway.js';
 import { expectError } from '../support/expect-error.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
 import { scrape, total } from '../support/prometheus-text.js';
 
-let fx: IdentityFixture;
-let verifyUrl: string;
-let token: string;
-
-beforeAll(async () => {
-  fx = await startMemoryIdentityFixture({
+const s = fixtureSuite(
+  {},
+  () => ({
     forwardAuth: { host: '127.0.0.1', port: 0 },
     routes: [{ prefix: '/orders', tenant: { header: 'X-Tenant-Id' } }],
-  });
-  const port = (fx.gw.gateway.forwardAuthServer!.address() as AddressInfo).port;
+  }),
+  { token: true },
+);
+let verifyUrl: string;
+beforeAll(() => {
+  const port = (s.gw.gateway.forwardAuthServer!.address() as AddressInfo).port;
   verifyUrl = `http://127.0.0.1:${port}`;
-  token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
 });
-afterAll(() => fx?.close());
 
 const ask = (base: string, path: string, headers: Record<string, string>) =>
   fetch(`${base}${path}`, { headers: { 'x-original-uri': '/orders/1', ...headers } });
 
 it('answers the verdict on its own listener: 200 with the identity headers, 401 and 403 as the proxy would', async () => {
   const ok = await ask(verifyUrl, '/auth/verify', {
-    authorization: bearer(token),
+    authorization: bearer(s.token),
     'x-tenant-id': 'acme',
   });
   expect(ok.status).toBe(200);
   expect(ok.headers.get('x-tenant-id')).toBe('acme');
   await expectError(await ask(verifyUrl, '/auth/verify', {}), 401, 'invalid_token');
   await expectError(
-    await ask(verifyUrl, '/auth/verify', { authorization: bearer(token), 'x-tenant-id': 'globex' }),
+    await ask(verifyUrl, '/auth/verify', {
+      authorization: bearer(s.token),
+      'x-tenant-id': 'globex',
+    }),
     403,
     'tenant_mismatch',
   );
@@ -51,25 +48,28 @@ it('answers the verdict on its own listener: 200 with the identity headers, 401 
 
 it('the main listener no longer serves /auth/verify, and the forward-auth listener serves nothing else', async () => {
   await expectError(
-    await ask(fx.gw.url, '/auth/verify', { authorization: bearer(token), 'x-tenant-id': 'acme' }),
+    await ask(s.fx.gw.url, '/auth/verify', {
+      authorization: bearer(s.token),
+      'x-tenant-id': 'acme',
+    }),
     404,
     'not_found',
   );
   for (const path of ['/1/token?tenant_id=acme', '/.well-known/jwks.json', '/orders/1', '/metrics'])
     await expectError(
-      await ask(verifyUrl, path, { authorization: bearer(token) }),
+      await ask(verifyUrl, path, { authorization: bearer(s.token) }),
       404,
       'not_found',
     );
 });
 
 it('its requests are recorded under route forward-auth', async () => {
-  const before = await scrape(adminUrlOf(fx.gw));
-  await ask(verifyUrl, '/auth/verify', { authorization: bearer(token), 'x-tenant-id': 'acme' });
+  const before = await scrape(adminUrlOf(s.fx.gw));
+  await ask(verifyUrl, '/auth/verify', { authorization: bearer(s.token), 'x-tenant-id': 'acme' });
   await new Promise((r) => setTimeout(r, 50));
   const labels = { route: 'forward-auth', code: '200', outcome: 'accepted' };
   expect(
-    total(await scrape(adminUrlOf(fx.gw)), 'tenant_gateway_requests_total', labels) -
+    total(await scrape(adminUrlOf(s.fx.gw)), 'tenant_gateway_requests_total', labels) -
       total(before, 'tenant_gateway_requests_total', labels),
   ).toBe(1);
 });

@@ -1,27 +1,16 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { fixtureSuite } from '../support/fixture-suite.js';
 import { bearer } from '../support/gateway.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
-import { startWebSocketUpstream, type WebSocketUpstream } from '../support/upstream.js';
+import { ALICE, tokenFor } from '../support/identity-fixture.js';
+import { startWebSocketUpstream } from '../support/upstream.js';
 
-let fx: IdentityFixture;
-let upstream: WebSocketUpstream;
-beforeAll(async () => {
-  upstream = await startWebSocketUpstream();
-  fx = await startMemoryIdentityFixture({ routes: [{ prefix: '/live', upstream: upstream.url }] });
-});
-afterAll(async () => {
-  await fx.close();
-  await upstream.close();
-});
+const s = fixtureSuite({ upstream: startWebSocketUpstream }, ({ upstream }) => ({
+  routes: [{ prefix: '/live', upstream: upstream.url }],
+}));
 
 it('gateway.close() resolves while a proxied WebSocket is open', async () => {
-  const other = await fx.startAnother();
+  const other = await s.fx.startAnother();
   const token = (await tokenFor(other.url, ALICE, 'acme')).access_token;
   const ws = new WebSocket(`${other.url.replace('http', 'ws')}/live/x`, {
     headers: { authorization: bearer(token) },

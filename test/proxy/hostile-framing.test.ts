@@ -16,20 +16,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, validateConfig } from '../../src/config/index.js';
 import { foldHeaderName } from '../../src/header-names.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
-import {
-  ALICE,
-  BOB,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { ALICE, BOB, tokenFor } from '../support/identity-fixture.js';
 import {
   startRecordingUpstream,
   STRAY_BODY,
   type ParsedRequest,
   type RecordingUpstream,
 } from '../support/recording-upstream.js';
-import { startWebSocketUpstream, waitFor, type WebSocketUpstream } from '../support/upstream.js';
+import { startWebSocketUpstream, waitFor } from '../support/upstream.js';
 
 type User = 'alice' | 'bob';
 interface Identity {
@@ -40,29 +35,28 @@ interface Identity {
 }
 const users = {} as Record<User, Identity>;
 
-let fx: IdentityFixture;
-let gatewayUrl: URL;
-let upstream: RecordingUpstream;
-let stray: RecordingUpstream;
-let webSockets: WebSocketUpstream;
-
-beforeAll(async () => {
-  upstream = await startRecordingUpstream();
-  stray = await startRecordingUpstream();
-  webSockets = await startWebSocketUpstream();
-  fx = await startMemoryIdentityFixture({
+const s = fixtureSuite(
+  { upstream: startRecordingUpstream, stray: startRecordingUpstream, live: startWebSocketUpstream },
+  ({ upstream, stray, live }) => ({
     routes: [
       { prefix: '/orders', upstream: upstream.url, tenant: { header: 'X-Tenant-Id' } },
       { prefix: '/stray', upstream: stray.url },
-      { prefix: '/live', upstream: webSockets.url },
+      { prefix: '/live', upstream: live.url },
     ],
-  });
-  gatewayUrl = new URL(fx.gw.url);
+  }),
+);
+let gatewayUrl: URL;
+let upstream: RecordingUpstream;
+let stray: RecordingUpstream;
+
+beforeAll(async () => {
+  ({ upstream, stray } = s.up);
+  gatewayUrl = new URL(s.fx.gw.url);
   for (const [user, who, tenant] of [
     ['alice', ALICE, 'acme'],
     ['bob', BOB, 'globex'],
   ] as const) {
-    const t = await tokenFor(fx.gw.url, who, tenant);
+    const t = await tokenFor(s.fx.gw.url, who, tenant);
     users[user] = {
       token: t.access_token,
       userId: t.user_id as string,
@@ -70,10 +64,6 @@ beforeAll(async () => {
       tenantId: tenant,
     };
   }
-});
-afterAll(async () => {
-  await fx.close();
-  await Promise.all([upstream.close(), stray.close(), webSockets.close()]);
 });
 
 // ---- what goes on the wire -------------------------------------------------
@@ -758,7 +748,7 @@ describe('upgrades and forward-auth', () => {
   }
 
   it('forwards a clean Connection: upgrade and Upgrade: websocket, nothing the client named', async () => {
-    const before = webSockets.upgrades.length;
+    const before = s.up.live.upgrades.length;
     const answer = await upgradeHead(
       upgrade([
         'Connection: Upgrade, X-Secret-Hop',
@@ -768,7 +758,7 @@ describe('upgrades and forward-auth', () => {
       ]),
     );
     expect(answer).toMatch(/^HTTP\/1\.1 101 /);
-    const seen = webSockets.upgrades[before];
+    const seen = s.up.live.upgrades[before];
     expect(seen?.connection).toBe('upgrade');
     expect(seen?.upgrade).toBe('websocket');
     expect(seen?.['x-secret-hop']).toBeUndefined();
@@ -778,11 +768,11 @@ describe('upgrades and forward-auth', () => {
   });
 
   it('refuses an upgrade whose Connection names an identity header', async () => {
-    const before = webSockets.upgrades.length;
+    const before = s.up.live.upgrades.length;
     const answer = await upgradeHead(upgrade(['Connection: Upgrade, X-Tenant-Id']));
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     expect(answer.slice(answer.indexOf('\r\n\r\n'))).toContain('invalid_request');
-    expect(webSockets.upgrades.length).toBe(before);
+    expect(s.up.live.upgrades.length).toBe(before);
   });
 
   it('refuses a forward-auth request whose Connection names an identity header', async () => {
@@ -798,7 +788,7 @@ describe('config stripHeaders', () => {
   let gw: TestGateway;
   beforeAll(async () => {
     gw = await startTestGateway({
-      ...fx.config,
+      ...s.fx.config,
       routes: [{ prefix: '/orders', upstream: upstream.url }],
       stripHeaders: { add: ['X-Internal-*', 'X-Debug-User'], keep: ['true_client_ip'] },
     });

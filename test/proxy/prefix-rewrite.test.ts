@@ -5,30 +5,15 @@
  * the replacement prefix.
  */
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { fixtureSuite } from '../support/fixture-suite.js';
 import { bearer } from '../support/gateway.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
 import { rawUpgrade } from '../support/raw-upgrade.js';
-import {
-  startEchoUpstream,
-  startWebSocketUpstream,
-  type CountingUpstream,
-  type WebSocketUpstream,
-} from '../support/upstream.js';
+import { startEchoUpstream, startWebSocketUpstream } from '../support/upstream.js';
 
-let fx: IdentityFixture;
-let echo: CountingUpstream;
-let ws: WebSocketUpstream;
-let token: string;
-
-beforeAll(async () => {
-  [echo, ws] = await Promise.all([startEchoUpstream(), startWebSocketUpstream()]);
-  fx = await startMemoryIdentityFixture({
+const s = fixtureSuite(
+  { echo: startEchoUpstream, ws: startWebSocketUpstream },
+  ({ echo, ws }) => ({
     routes: [
       { prefix: '/catalog', upstream: echo.url, stripPrefix: true },
       { prefix: '/shop', upstream: echo.url, rewrite: { prefix: '/v2' } },
@@ -41,19 +26,13 @@ beforeAll(async () => {
       },
       { prefix: '/live', upstream: ws.url, rewrite: { prefix: '/socket' } },
     ],
-  });
-  token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
-});
-
-afterAll(async () => {
-  await fx?.close();
-  await echo?.close();
-  await ws?.close();
-});
+  }),
+  { token: true },
+);
 
 /** The path the upstream saw for `path`, or the gateway's status when it refused. */
 async function seen(path: string): Promise<string | number> {
-  const res = await fetch(`${fx.gw.url}${path}`, { headers: { authorization: bearer(token) } });
+  const res = await fetch(`${s.fx.gw.url}${path}`, { headers: { authorization: bearer(s.token) } });
   if (res.status !== 200) return res.status;
   return ((await res.json()) as { url: string }).url;
 }
@@ -61,13 +40,13 @@ async function seen(path: string): Promise<string | number> {
 /** The same over a raw socket, for targets fetch would normalise itself. */
 function seenRaw(target: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(new URL(fx.gw.url).port), '127.0.0.1');
+    const socket = connect(Number(new URL(s.fx.gw.url).port), '127.0.0.1');
     let data = '';
     socket.on('data', (chunk) => (data += chunk.toString('latin1')));
     socket.on('close', () => resolve(data));
     socket.on('error', reject);
     socket.write(
-      `GET ${target} HTTP/1.1\r\nHost: gw\r\nAuthorization: ${bearer(token)}\r\nConnection: close\r\n\r\n`,
+      `GET ${target} HTTP/1.1\r\nHost: gw\r\nAuthorization: ${bearer(s.token)}\r\nConnection: close\r\n\r\n`,
     );
   });
 }
@@ -91,7 +70,7 @@ describe('stripPrefix and rewrite', () => {
   });
 
   it('no spelling reaches a path outside the replacement prefix', async () => {
-    const before = echo.requests.length;
+    const before = s.up.echo.requests.length;
     // Dot segments resolve before matching: /catalog/../admin is /admin, no route.
     for (const target of ['/catalog/../admin', '/catalog/%2e%2e/admin', '/shop/./../admin']) {
       expect((await seenRaw(target)).split('\r\n')[0]).toBe('HTTP/1.1 404 Not Found');
@@ -102,17 +81,17 @@ describe('stripPrefix and rewrite', () => {
     }
     // A longer name is not under the prefix.
     expect((await seenRaw('/catalogue/x')).split('\r\n')[0]).toBe('HTTP/1.1 404 Not Found');
-    expect(echo.requests.length).toBe(before);
+    expect(s.up.echo.requests.length).toBe(before);
   });
 
   it('a WebSocket upgrade is rewritten the same way', async () => {
     const head = await rawUpgrade(
-      fx.gw.url,
+      s.fx.gw.url,
       '/live/chat?room=1',
-      [`Authorization: ${bearer(token)}`],
+      [`Authorization: ${bearer(s.token)}`],
       'head',
     );
     expect(head.split('\r\n')[0]).toBe('HTTP/1.1 101 Switching Protocols');
-    expect(ws.upgradeUrls.at(-1)).toBe('/socket/chat?room=1');
+    expect(s.up.ws.upgradeUrls.at(-1)).toBe('/socket/chat?room=1');
   });
 });

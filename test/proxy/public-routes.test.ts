@@ -5,30 +5,16 @@
  * spelling a permissive upstream would read as a protected route's path
  * still needs the token.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { fixtureSuite } from '../support/fixture-suite.js';
 import { basic, bearer } from '../support/gateway.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import { ALICE } from '../support/identity-fixture.js';
 import { rawUpgrade } from '../support/raw-upgrade.js';
-import {
-  startEchoUpstream,
-  startWebSocketUpstream,
-  type CountingUpstream,
-  type WebSocketUpstream,
-} from '../support/upstream.js';
+import { startEchoUpstream, startWebSocketUpstream } from '../support/upstream.js';
 
-let fx: IdentityFixture;
-let echo: CountingUpstream;
-let ws: WebSocketUpstream;
-let token: string;
-
-beforeAll(async () => {
-  [echo, ws] = await Promise.all([startEchoUpstream(), startWebSocketUpstream()]);
-  fx = await startMemoryIdentityFixture({
+const s = fixtureSuite(
+  { echo: startEchoUpstream, ws: startWebSocketUpstream },
+  ({ echo, ws }) => ({
     routes: [
       { prefix: '/orders', upstream: echo.url, tenant: { header: 'X-Tenant-Id' } },
       // Its upstream checks a Basic login of its own: it asks for Authorization.
@@ -36,15 +22,9 @@ beforeAll(async () => {
       { prefix: '/live-public', upstream: ws.url, auth: 'none' },
       { prefix: '/', upstream: echo.url, auth: 'none' },
     ],
-  });
-  token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
-});
-
-afterAll(async () => {
-  await fx?.close();
-  await echo?.close();
-  await ws?.close();
-});
+  }),
+  { token: true },
+);
 
 const SPOOFED = {
   'x-user-id': 'u-admin',
@@ -54,7 +34,7 @@ const SPOOFED = {
 };
 
 async function get(path: string, headers: Record<string, string> = {}) {
-  const res = await fetch(`${fx.gw.url}${path}`, { headers });
+  const res = await fetch(`${s.fx.gw.url}${path}`, { headers });
   const body =
     res.status === 200 ? ((await res.json()) as { headers: Record<string, string> }) : undefined;
   return {
@@ -78,7 +58,7 @@ describe('a public route (auth: none)', () => {
   it('injects the identity when a valid bearer comes anyway, and refuses an invalid one (401)', async () => {
     const withToken = await get('/orders/public/menu', {
       ...SPOOFED,
-      authorization: bearer(token),
+      authorization: bearer(s.token),
     });
     expect(withToken.status).toBe(200);
     expect(withToken.headers?.['x-tenant-id']).toBe('acme');
@@ -100,21 +80,21 @@ describe('a public route (auth: none)', () => {
   });
 
   it('the protected prefix around it still needs the token, in every spelling', async () => {
-    const before = echo.counts.received;
+    const before = s.up.echo.counts.received;
     expect((await get('/orders/42')).status).toBe(401);
     // Under the public catch-all as written, under /orders for a case-insensitive upstream.
     expect((await get('/ORDERS/42')).status).toBe(401);
     expect((await get('/Orders;x=1/42')).status).toBe(401);
-    expect(echo.counts.received).toBe(before);
+    expect(s.up.echo.counts.received).toBe(before);
     expect(
-      (await get('/ORDERS/42', { authorization: bearer(token), 'x-tenant-id': 'acme' })).status,
+      (await get('/ORDERS/42', { authorization: bearer(s.token), 'x-tenant-id': 'acme' })).status,
     ).toBe(200);
     expect((await get('/elsewhere')).status).toBe(200);
   });
 
   it('forward-auth: 200 with empty identity headers for a public path, 401 for a protected one', async () => {
     const verify = (uri: string) =>
-      fetch(`${fx.gw.url}/auth/verify`, {
+      fetch(`${s.fx.gw.url}/auth/verify`, {
         headers: { 'x-original-uri': uri, 'x-original-method': 'GET', ...SPOOFED },
       });
     const open = await verify('/orders/public/menu');
@@ -125,9 +105,9 @@ describe('a public route (auth: none)', () => {
   });
 
   it('a WebSocket upgrade without a token is forwarded, identity stripped', async () => {
-    const head = await rawUpgrade(fx.gw.url, '/live-public/feed', ['X-User-Id: u-admin'], 'head');
+    const head = await rawUpgrade(s.fx.gw.url, '/live-public/feed', ['X-User-Id: u-admin'], 'head');
     expect(head.split('\r\n')[0]).toBe('HTTP/1.1 101 Switching Protocols');
-    expect(ws.upgradeUrls.at(-1)).toBe('/live-public/feed');
-    expect(ws.upgrades.at(-1)?.['x-user-id']).toBeUndefined();
+    expect(s.up.ws.upgradeUrls.at(-1)).toBe('/live-public/feed');
+    expect(s.up.ws.upgrades.at(-1)?.['x-user-id']).toBeUndefined();
   });
 });

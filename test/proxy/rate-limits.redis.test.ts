@@ -11,24 +11,19 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { validateConfig } from '../../src/config/index.js';
 import { commandsBetween, readCommandCounts } from '../../bench/redis-stats.js';
 import { expectError } from '../support/expect-error.js';
 import { startGatewayBehind } from '../support/gateway-behind.js';
 import { adminUrlOf, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
-import {
-  ALICE,
-  BOB,
-  startIdentityFixture,
-  tokenFor,
-  type RedisIdentityFixture,
-} from '../support/identity-fixture.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { ALICE, BOB, startIdentityFixture, tokenFor } from '../support/identity-fixture.js';
 import { parseSamples, total } from '../support/prometheus-text.js';
 import { rawUpgrade } from '../support/raw-upgrade.js';
 import { driveLoad } from '../support/rate-load.js';
 import { startTcpRelay } from '../support/tcp-relay.js';
-import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
+import { startEchoUpstream } from '../support/upstream.js';
 
 const CLUSTER = { requestsPerSecond: 100, burst: 100 };
 const SPACED = { requestsPerSecond: 2, burst: 2 };
@@ -49,15 +44,9 @@ const SCRIPT_COMMANDS = [
   'zadd',
 ];
 
-let fx: RedisIdentityFixture;
-let echo: CountingUpstream;
-let aliceAcme: string;
-let bobAcme: string;
-let bobGlobex: string;
-
-beforeAll(async () => {
-  echo = await startEchoUpstream();
-  fx = await startIdentityFixture({
+const s = fixtureSuite(
+  { echo: startEchoUpstream },
+  ({ echo }) => ({
     routes: [
       {
         prefix: '/burst',
@@ -97,15 +86,19 @@ beforeAll(async () => {
       },
       { prefix: '/', upstream: echo.url },
     ],
-  });
-  aliceAcme = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
-  bobAcme = (await tokenFor(fx.gw.url, BOB, 'acme')).access_token;
-  bobGlobex = (await tokenFor(fx.gw.url, BOB, 'globex')).access_token;
-});
+  }),
+  {
+    start: (config) => startIdentityFixture(config),
+  },
+);
+let aliceAcme: string;
+let bobAcme: string;
+let bobGlobex: string;
 
-afterAll(async () => {
-  await fx?.close();
-  await echo?.close();
+beforeAll(async () => {
+  aliceAcme = (await tokenFor(s.fx.gw.url, ALICE, 'acme')).access_token;
+  bobAcme = (await tokenFor(s.fx.gw.url, BOB, 'acme')).access_token;
+  bobGlobex = (await tokenFor(s.fx.gw.url, BOB, 'globex')).access_token;
 });
 
 const get = (gw: TestGateway, path: string, token: string) =>
@@ -127,19 +120,19 @@ async function burst(gw: TestGateway, path: string, token: string, n: number) {
 
 describe('one gateway', () => {
   it('admits the burst at once, refuses the rest with 429 and its headers, then refills at the rate', async () => {
-    const before = echo.counts.received;
+    const before = s.up.echo.counts.received;
     const started = performance.now();
-    const first = await burst(fx.gw, '/burst/x', aliceAcme, 30);
+    const first = await burst(s.fx.gw, '/burst/x', aliceAcme, 30);
     const firstEnded = performance.now();
     expect(first.others).toEqual([]);
     // 20 in the bucket, and what refilled at 10/s while the 30 were answered
     // (the bound follows the time they took: a loaded machine takes longer).
     expect(first.admitted).toBeGreaterThanOrEqual(20);
     expect(first.admitted).toBeLessThanOrEqual(20 + refilledAt10PerSecond(started, firstEnded));
-    expect(echo.counts.received - before).toBe(first.admitted);
+    expect(s.up.echo.counts.received - before).toBe(first.admitted);
     // The first was admitted before the bucket's first lease; those after it waited for it.
     const waits = total(
-      parseSamples(await (await fetch(`${adminUrlOf(fx.gw)}/metrics`)).text()),
+      parseSamples(await (await fetch(`${adminUrlOf(s.fx.gw)}/metrics`)).text()),
       'tenant_gateway_rate_limit_lease_waits_total',
       { route: '/burst', limit: 'tenant' },
     );
@@ -153,7 +146,7 @@ describe('one gateway', () => {
     await expectError(refused, 429, 'too_many_requests');
 
     await delay(1200);
-    const refilled = await burst(fx.gw, '/burst/x', aliceAcme, 30);
+    const refilled = await burst(s.fx.gw, '/burst/x', aliceAcme, 30);
     const refilledEnded = performance.now();
     // ~12 tokens in 1.2 s at 10/s: the bucket went idle here, and its first lease brings them;
     // never more than the rate gave since the first burst emptied it, and the
@@ -165,14 +158,14 @@ describe('one gateway', () => {
   });
 
   it("limits each user on its own: one user's empty bucket leaves another's alone", async () => {
-    const alice = await burst(fx.gw, '/per-user/x', aliceAcme, 6);
+    const alice = await burst(s.fx.gw, '/per-user/x', aliceAcme, 6);
     expect(alice).toMatchObject({ admitted: 3, limited: 3 });
     expect(alice.refused?.headers.get('ratelimit')).toMatch(/^"user";r=0;t=\d+$/);
     expect(alice.refused?.headers.get('ratelimit-policy')).toBe(
       '"tenant";q=1000;w=1, "user";q=1;w=1',
     );
     // Same tenant, another user: a bucket of its own.
-    expect(await burst(fx.gw, '/per-user/x', bobAcme, 6)).toMatchObject({
+    expect(await burst(s.fx.gw, '/per-user/x', bobAcme, 6)).toMatchObject({
       admitted: 3,
       limited: 3,
     });
@@ -181,7 +174,7 @@ describe('one gateway', () => {
   it('a WebSocket upgrade takes a token too, and is refused with 429 once the bucket is empty', async () => {
     // Alice's user bucket on /per-user was emptied above.
     const head = await rawUpgrade(
-      fx.gw.url,
+      s.fx.gw.url,
       '/per-user/live',
       [`Authorization: ${bearer(aliceAcme)}`],
       'close',
@@ -192,14 +185,14 @@ describe('one gateway', () => {
   });
 
   it("one tenant's flood leaves another tenant's bucket alone", async () => {
-    const noisy = await burst(fx.gw, '/noisy/x', bobGlobex, 60);
+    const noisy = await burst(s.fx.gw, '/noisy/x', bobGlobex, 60);
     expect(noisy.limited).toBeGreaterThan(30);
-    const quiet = await burst(fx.gw, '/noisy/x', bobAcme, 10);
+    const quiet = await burst(s.fx.gw, '/noisy/x', bobAcme, 10);
     expect(quiet.admitted).toBe(10);
   });
 
   it('counts the refusals as the outcome too_many_requests and in the decisions metric', async () => {
-    const samples = parseSamples(await (await fetch(`${adminUrlOf(fx.gw)}/metrics`)).text());
+    const samples = parseSamples(await (await fetch(`${adminUrlOf(s.fx.gw)}/metrics`)).text());
     expect(
       total(samples, 'tenant_gateway_requests_total', {
         route: '/burst',
@@ -225,7 +218,7 @@ describe('a client that obeys Retry-After', () => {
     it(`is admitted at its next try, though the refill takes longer than a reconcile (${store} store)`, async () => {
       // The memory store: buckets refilling in process; Redis: leased from the shared bucket.
       const gw =
-        store === 'redis' ? fx.gw : await startTestGateway({ ...fx.config, store: undefined });
+        store === 'redis' ? s.fx.gw : await startTestGateway({ ...s.fx.config, store: undefined });
       try {
         const token = (await tokenFor(gw.url, ALICE, 'acme')).access_token;
         const first = await get(gw, '/obey/x', token);
@@ -242,7 +235,7 @@ describe('a client that obeys Retry-After', () => {
         await next.arrayBuffer();
         expect(next.status).toBe(200);
       } finally {
-        if (gw !== fx.gw) await gw.close();
+        if (gw !== s.fx.gw) await gw.close();
       }
     }, 30_000);
   }
@@ -251,31 +244,31 @@ describe('a client that obeys Retry-After', () => {
 describe('a config reload', () => {
   /** The fixture's config with `/reload`'s rateLimit replaced. */
   const withReloadLimit = (burst: number, extraRoute: boolean) => {
-    const routes = (fx.config['routes'] as Record<string, unknown>[]).map((route) =>
+    const routes = (s.fx.config['routes'] as Record<string, unknown>[]).map((route) =>
       route['prefix'] === '/reload'
         ? { ...route, rateLimit: { perTenant: { requestsPerSecond: 0.01, burst } } }
         : route,
     );
-    if (extraRoute) routes.unshift({ prefix: '/added', upstream: echo.url });
+    if (extraRoute) routes.unshift({ prefix: '/added', upstream: s.up.echo.url });
     return validateConfig(
-      { ...fx.config, routes, listen: { host: '127.0.0.1', port: 0 } },
+      { ...s.fx.config, routes, listen: { host: '127.0.0.1', port: 0 } },
       process.cwd(),
       'test',
     );
   };
 
   it("keeps a route's buckets when its rateLimit is unchanged, and starts them fresh when it changed", async () => {
-    expect(await burst(fx.gw, '/reload/x', aliceAcme, 7)).toMatchObject({
+    expect(await burst(s.fx.gw, '/reload/x', aliceAcme, 7)).toMatchObject({
       admitted: 5,
       limited: 2,
     });
-    await fx.gw.gateway.reload(withReloadLimit(5, true));
-    expect(await burst(fx.gw, '/reload/x', aliceAcme, 3)).toMatchObject({
+    await s.fx.gw.gateway.reload(withReloadLimit(5, true));
+    expect(await burst(s.fx.gw, '/reload/x', aliceAcme, 3)).toMatchObject({
       admitted: 0,
       limited: 3,
     });
-    await fx.gw.gateway.reload(withReloadLimit(6, true));
-    expect(await burst(fx.gw, '/reload/x', aliceAcme, 8)).toMatchObject({
+    await s.fx.gw.gateway.reload(withReloadLimit(6, true));
+    expect(await burst(s.fx.gw, '/reload/x', aliceAcme, 8)).toMatchObject({
       admitted: 6,
       limited: 2,
     });
@@ -286,15 +279,15 @@ describe('ten gateways on one Redis', () => {
   const gateways: TestGateway[] = [];
 
   beforeAll(async () => {
-    gateways.push(fx.gw);
-    for (let i = 1; i < INSTANCES; i++) gateways.push(await fx.startAnother());
+    gateways.push(s.fx.gw);
+    for (let i = 1; i < INSTANCES; i++) gateways.push(await s.fx.startAnother());
     // Each gateway has checked the token's session once: the load runs from caches.
     for (const gw of gateways) expect((await get(gw, '/', bobGlobex)).status).toBe(200);
   }, 60_000);
 
   it('admit together at most burst + rate × T + N and well above half the rate, at a few script calls per reconcile, none per request', async () => {
-    const before = await readCommandCounts(fx.redis.port);
-    const received = echo.counts.received;
+    const before = await readCommandCounts(s.fx.redis.port);
+    const received = s.up.echo.counts.received;
     const load = await driveLoad({
       urls: gateways.map((gw) => gw.url),
       path: '/cluster/x',
@@ -302,7 +295,7 @@ describe('ten gateways on one Redis', () => {
       concurrency: 4,
       durationMs: 4000,
     });
-    const { counted } = commandsBetween(before, await readCommandCounts(fx.redis.port));
+    const { counted } = commandsBetween(before, await readCommandCounts(s.fx.redis.port));
     const seconds = load.elapsedMs / 1000;
     // Each instance may admit one request for a bucket new to it before its first grant.
     const bound = CLUSTER.burst + CLUSTER.requestsPerSecond * seconds + INSTANCES;
@@ -320,7 +313,7 @@ describe('ten gateways on one Redis', () => {
         `${all} commands counting those inside scripts: ${JSON.stringify([...counted])}`,
     );
     expect([...load.other]).toEqual([]);
-    expect(echo.counts.received - received).toBe(load.admitted);
+    expect(s.up.echo.counts.received - received).toBe(load.admitted);
     expect(load.admitted).toBeLessThanOrEqual(bound);
     // Not starved: leases reach every instance in time.
     expect(load.admitted).toBeGreaterThanOrEqual(0.5 * CLUSTER.requestsPerSecond * seconds);
@@ -341,7 +334,7 @@ describe('ten gateways on one Redis', () => {
     // three requests at once to each gateway: each round, every gateway starts a new bucket,
     // which may admit one request before its first grant — charged, and not again while
     // the shared bucket is in debt.
-    const received = echo.counts.received;
+    const received = s.up.echo.counts.received;
     const started = performance.now();
     let admitted = 0;
     const statuses = new Map<number, number>();
@@ -366,7 +359,7 @@ describe('ten gateways on one Redis', () => {
         `(bound ${bound.toFixed(1)}; ${INSTANCES * 3 * 8} sent): ${JSON.stringify([...statuses])}`,
     );
     expect([...statuses.keys()].sort()).toEqual([200, 429]);
-    expect(echo.counts.received - received).toBe(admitted);
+    expect(s.up.echo.counts.received - received).toBe(admitted);
     expect(admitted).toBeLessThanOrEqual(bound);
     expect(admitted).toBeGreaterThanOrEqual(0.5 * SPACED.requestsPerSecond * seconds);
   }, 60_000);
@@ -377,9 +370,9 @@ describe('a tenant sending less than one request per interval', () => {
     // The gateway's Redis link is slow (half a second each way): a request that waited for
     // a grant would take a second. Plain revocation: in lease mode the lease could not be renewed
     // in time over this link, and the session cache would not be trusted.
-    const relay = await startTcpRelay(fx.redis.port);
+    const relay = await startTcpRelay(s.fx.redis.port);
     relay.setDelay(500);
-    const gw = await startGatewayBehind(fx, relay, {
+    const gw = await startGatewayBehind(s.fx, relay, {
       config: { revocation: { mode: 'plain' } },
       redis: { commandTimeoutMs: 10_000 },
     });
@@ -422,7 +415,7 @@ describe('the store not answering', () => {
   it('the buckets go on limiting alone, and requests whose session is cached still flow', async () => {
     // Plain revocation: in lease mode an instance that cannot renew its lease (a write)
     // stops trusting its session cache, and every request then needs the store (503 here).
-    const gw = await startTestGateway({ ...fx.config, revocation: { mode: 'plain' } });
+    const gw = await startTestGateway({ ...s.fx.config, revocation: { mode: 'plain' } });
     try {
       await limitsAlone(gw);
     } finally {
@@ -441,7 +434,7 @@ async function limitsAlone(gw: TestGateway): Promise<void> {
     );
   const failedBefore = await failures();
   // Scripts (every write) wait; reads and pub/sub go on, so sessions stay cached.
-  const admin = new Redis(fx.redis.url);
+  const admin = new Redis(s.fx.redis.url);
   await admin.call('CLIENT', 'PAUSE', '5000', 'WRITE');
   try {
     let admitted = 0;

@@ -10,42 +10,22 @@
  */
 import { createPrivateKey } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, parseConfigText } from '../../src/config/index.js';
+import { entryWays } from '../support/entry-ways.js';
 import { expectError } from '../support/expect-error.js';
-import {
-  adminUrlOf,
-  basic,
-  bearer,
-  startTestGateway,
-  type TestGateway,
-} from '../support/gateway.js';
-import {
-  ALICE,
-  BOB,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
-import { lineSink, type Line } from '../support/log-sink.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { adminUrlOf, basic, bearer } from '../support/gateway.js';
+import { BOB, tokenFor } from '../support/identity-fixture.js';
 import { scrape, total } from '../support/prometheus-text.js';
-import { rawUpgrade } from '../support/raw-upgrade.js';
-import { startEchoUpstream, waitFor, type CountingUpstream } from '../support/upstream.js';
-
-let fx: IdentityFixture;
-let gw: TestGateway;
-let echo: CountingUpstream;
-let sink: ReturnType<typeof lineSink>;
-/** Alice is acme's admin (its creator), Bob a member. */
-let admin: { access_token: string; [k: string]: unknown };
-let member: { access_token: string; [k: string]: unknown };
+import { startEchoUpstream } from '../support/upstream.js';
 
 const WRITE_CHALLENGE = 'Bearer error="insufficient_scope", scope="catalog:write"';
 const OPS_CHALLENGE = 'Bearer error="insufficient_scope", scope="ops:deploy ops:run"';
 
-beforeAll(async () => {
-  echo = await startEchoUpstream();
-  fx = await startMemoryIdentityFixture({
+const s = fixtureSuite(
+  { echo: startEchoUpstream },
+  ({ echo }) => ({
     authorization: {
       roles: { admin: ['catalog:write', 'catalog:read'], member: ['catalog:read'] },
     },
@@ -61,23 +41,22 @@ beforeAll(async () => {
       { prefix: '/open', upstream: echo.url },
       { prefix: '/', upstream: echo.url },
     ],
-  });
-  sink = lineSink();
-  gw = await startTestGateway({ ...fx.config, admin: {} }, { logTo: sink.stream });
-  [admin, member] = await Promise.all([
-    tokenFor(gw.url, ALICE, 'acme'),
-    tokenFor(gw.url, BOB, 'acme'),
-  ]);
-});
-
-afterAll(async () => {
-  await gw?.close();
-  await fx?.close();
-  await echo?.close();
+  }),
+  {
+    logged: true,
+    token: true,
+  },
+);
+/** Alice is acme's admin (its creator), Bob a member. */
+let admin: { access_token: string; [k: string]: unknown };
+let member: { access_token: string; [k: string]: unknown };
+beforeAll(async () => {
+  admin = s.grant as typeof admin;
+  member = await tokenFor(s.gw.url, BOB, 'acme');
 });
 
 const call = (path: string, token: string, init: RequestInit = {}) =>
-  fetch(`${gw.url}${path}`, {
+  fetch(`${s.gw.url}${path}`, {
     ...init,
     headers: { authorization: bearer(token), ...(init.headers as Record<string, string>) },
   });
@@ -98,7 +77,7 @@ describe('the token carries its role’s scopes', () => {
   });
 
   it('a member cannot gain scopes by asking: a `scope` parameter is ignored', async () => {
-    const res = await fetch(`${gw.url}/1/token?tenant_id=acme&scope=catalog:write%20ops:run`, {
+    const res = await fetch(`${s.gw.url}/1/token?tenant_id=acme&scope=catalog:write%20ops:run`, {
       headers: { authorization: basic(BOB.email, BOB.password) },
     });
     expect(res.status).toBe(200);
@@ -112,7 +91,7 @@ describe('the token carries its role’s scopes', () => {
   });
 
   it('the role is the tenant’s: Bob, a member of acme, is the admin of globex (its creator)', async () => {
-    const globex = await tokenFor(gw.url, BOB, 'globex');
+    const globex = await tokenFor(s.gw.url, BOB, 'globex');
     expect(globex['scope']).toBe('catalog:read catalog:write');
     const res = await call('/open/x', globex.access_token);
     expect((await echoed(res))['x-scope']).toBe('catalog:read catalog:write');
@@ -126,8 +105,8 @@ describe('the `scope` claim', () => {
       Buffer.from(member.access_token.split('.')[1] as string, 'base64url').toString(),
     ) as Record<string, unknown>;
     return new SignJWT({ ...claims, ...overrides })
-      .setProtectedHeader({ alg: 'EdDSA', kid: fx.keys.kid, typ: 'at+jwt' })
-      .sign(createPrivateKey(fx.keys.pem));
+      .setProtectedHeader({ alg: 'EdDSA', kid: s.fx.keys.kid, typ: 'at+jwt' })
+      .sign(createPrivateKey(s.fx.keys.pem));
   };
 
   it('is read as a space-separated list: unsorted or repeated, the same scopes', async () => {
@@ -173,13 +152,13 @@ describe('a route’s scopes, per method', () => {
   });
 
   it('any other method falls to "*": the member is refused with the RFC 6750 challenge', async () => {
-    const received = echo.counts.received;
+    const received = s.up.echo.counts.received;
     for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
       const res = await call('/catalog/items', member.access_token, { method, body: '{}' });
       await expectError(res, 403, 'insufficient_scope');
       expect(res.headers.get('www-authenticate')).toBe(WRITE_CHALLENGE);
     }
-    expect(echo.counts.received).toBe(received);
+    expect(s.up.echo.counts.received).toBe(received);
   });
 
   it('the admin’s write scope passes every method', async () => {
@@ -208,7 +187,7 @@ describe('a route’s scopes, per method', () => {
 
 describe('forward-auth reads the original method', () => {
   const verify = (token: string, headers: Record<string, string>) =>
-    fetch(`${gw.url}/auth/verify`, {
+    fetch(`${s.gw.url}/auth/verify`, {
       headers: { authorization: bearer(token), 'x-original-uri': '/catalog/items', ...headers },
     });
 
@@ -238,7 +217,7 @@ describe('forward-auth reads the original method', () => {
 
   it('Envoy (the original path appended): the verify request’s own method', async () => {
     const envoy = (method: string) =>
-      fetch(`${gw.url}/auth/verify/catalog/items`, {
+      fetch(`${s.gw.url}/auth/verify/catalog/items`, {
         method,
         headers: { authorization: bearer(member.access_token) },
       });
@@ -247,85 +226,24 @@ describe('forward-auth reads the original method', () => {
   });
 });
 
-interface Answer {
-  status: number;
-  code: unknown;
-  challenge: string | null;
-  line: Line;
-}
-
-async function lineOf(requestId: string | null, msg: string): Promise<Line> {
-  let line: Line | undefined;
-  await waitFor(() => {
-    line = sink.lines.find((l) => l.msg === msg && l.requestId === requestId);
-    return line !== undefined;
-  }, 2000);
-  return line as Line;
-}
-
-type Way = (path: string) => Promise<Answer>;
-
-const proxied: Way = async (path) => {
-  const res = await call(path, admin.access_token);
-  const body = (await res.json()) as { error?: unknown };
-  const line = await lineOf(res.headers.get('x-request-id'), 'request');
-  return {
-    status: res.status,
-    code: body.error,
-    challenge: res.headers.get('www-authenticate'),
-    line,
-  };
-};
-
-const upgrade: Way = async (path) => {
-  const raw = await rawUpgrade(
-    gw.url,
-    path,
-    [`Authorization: ${bearer(admin.access_token)}`],
-    'close',
-  );
-  const [head = '', body = ''] = raw.split('\r\n\r\n');
-  const requestId = /^x-request-id: (.*)$/im.exec(head)?.[1] ?? null;
-  const challenge = /^www-authenticate: (.*)$/im.exec(head)?.[1] ?? null;
-  const line = await lineOf(requestId, 'upgrade refused');
-  return {
-    status: Number(head.split(' ')[1]),
-    code: (JSON.parse(body) as { error?: unknown }).error,
-    challenge,
-    line,
-  };
-};
-
-const forwardAuth: Way = async (path) => {
-  const res = await fetch(`${gw.url}/auth/verify`, {
-    headers: { authorization: bearer(admin.access_token), 'x-original-uri': path },
-  });
-  const body = (await res.json()) as { error?: unknown };
-  const line = await lineOf(res.headers.get('x-request-id'), 'request');
-  return {
-    status: res.status,
-    code: body.error,
-    challenge: res.headers.get('www-authenticate'),
-    line,
-  };
-};
+const ways = entryWays(s);
 
 describe('one check, three ways: a scope no role grants', () => {
   it.each([
-    ['a proxied request', proxied, '/ops'],
-    ['a WebSocket upgrade', upgrade, '/ops'],
-    ['forward-auth', forwardAuth, 'forward-auth'],
+    ['a proxied request', ways.proxied, '/ops'],
+    ['a WebSocket upgrade', ways.upgrade, '/ops'],
+    ['forward-auth', ways.forwardAuth, 'forward-auth'],
   ] as const)('refuses %s alike: status, code, challenge, log, metric', async (_n, way, route) => {
     const counted = async () =>
-      total(await scrape(adminUrlOf(gw)), 'tenant_gateway_requests_total', {
+      total(await scrape(adminUrlOf(s.gw)), 'tenant_gateway_requests_total', {
         route,
         reason: 'insufficient_scope',
         principal: 'user',
       });
     const before = await counted();
-    const received = echo.counts.received;
+    const received = s.up.echo.counts.received;
 
-    const answer = await way('/ops/ws');
+    const answer = await way('/ops/ws', { authorization: bearer(admin.access_token) });
 
     expect(answer.status).toBe(403);
     expect(answer.code).toBe('insufficient_scope');
@@ -340,7 +258,7 @@ describe('one check, three ways: a scope no role grants', () => {
       userId: admin['user_id'],
     });
     expect(await counted()).toBe(before + 1);
-    expect(echo.counts.received).toBe(received);
+    expect(s.up.echo.counts.received).toBe(received);
   });
 });
 

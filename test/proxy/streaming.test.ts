@@ -11,20 +11,10 @@ import { request, type IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { fixtureSuite } from '../support/fixture-suite.js';
 import { bearer } from '../support/gateway.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
-import {
-  startEchoUpstream,
-  startUpstream,
-  waitFor,
-  type CountingUpstream,
-} from '../support/upstream.js';
+import { startEchoUpstream, startUpstream, waitFor } from '../support/upstream.js';
 
 const MiB = 1024 * 1024;
 const UPLOAD_BYTES = 100 * MiB;
@@ -37,66 +27,64 @@ const TRICKLE_TIMEOUT_MS = 400;
 setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as () => void;
 
-let fx: IdentityFixture;
-let url: string;
-let auth: string;
-let echo: CountingUpstream;
-let downloads: CountingUpstream;
-let reluctant: CountingUpstream;
 /** Resumes the reluctant upstream's reading. */
 let resumeReluctant: (() => void) | undefined;
 
-beforeAll(async () => {
-  [echo, downloads, reluctant] = await Promise.all([
-    startEchoUpstream(),
-    startUpstream((req, res) => {
-      req.on('end', () => {
-        res.setHeader('Content-Type', 'application/vnd.thing+json; charset=utf-8');
-        res.setHeader('X-Upstream-Thing', 'thing/1; q="quoted, with comma"');
-        res.setHeader('Set-Cookie', [
-          'a=1; Path=/; HttpOnly',
-          'b=2; Path=/orders; Secure; SameSite=Strict',
-        ]);
-        if (req.url?.endsWith('/big')) {
-          res.setHeader('Content-Type', 'application/octet-stream');
-          generated(DOWNLOAD_BYTES).stream.pipe(res);
-        } else {
-          res.end('{"ok":true}');
-        }
-      });
-    }),
-    // Reads the first MiB, then stops reading until the test resumes it.
-    startUpstream((req, res, record) => {
-      req.on('data', () => {
-        if (record.bodyLength >= MiB && resumeReluctant === undefined) {
-          req.pause();
-          resumeReluctant = () => req.resume();
-        }
-      });
-      req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('read it all'));
-    }),
-  ]);
-  fx = await startMemoryIdentityFixture({
+const s = fixtureSuite(
+  {
+    echo: startEchoUpstream,
+    downloads: () =>
+      startUpstream((req, res) => {
+        req.on('end', () => {
+          res.setHeader('Content-Type', 'application/vnd.thing+json; charset=utf-8');
+          res.setHeader('X-Upstream-Thing', 'thing/1; q="quoted, with comma"');
+          res.setHeader('Set-Cookie', [
+            'a=1; Path=/; HttpOnly',
+            'b=2; Path=/orders; Secure; SameSite=Strict',
+          ]);
+          if (req.url?.endsWith('/big')) {
+            res.setHeader('Content-Type', 'application/octet-stream');
+            generated(DOWNLOAD_BYTES).stream.pipe(res);
+          } else {
+            res.end('{"ok":true}');
+          }
+        });
+      }),
+    reluctant: () =>
+      // Reads the first MiB, then stops reading until the test resumes it.
+      startUpstream((req, res, record) => {
+        req.on('data', () => {
+          if (record.bodyLength >= MiB && resumeReluctant === undefined) {
+            req.pause();
+            resumeReluctant = () => req.resume();
+          }
+        });
+        req.on('end', () =>
+          res.writeHead(200, { 'content-type': 'text/plain' }).end('read it all'),
+        );
+      }),
+  },
+  ({ echo, downloads, reluctant }) => ({
     routes: [
       { prefix: '/upload', upstream: echo.url },
       { prefix: '/files', upstream: downloads.url },
       { prefix: '/reluctant', upstream: reluctant.url },
       { prefix: '/trickle', upstream: echo.url, timeoutMs: TRICKLE_TIMEOUT_MS },
     ],
-  });
-  url = fx.gw.url;
-  auth = bearer((await tokenFor(url, ALICE, 'acme')).access_token);
-});
-
-afterAll(async () => {
-  await fx?.close();
-  await Promise.all([echo, downloads, reluctant].map((u) => u?.close()));
+  }),
+  { token: true },
+);
+let url: string;
+let auth: string;
+beforeAll(() => {
+  url = s.gw.url;
+  auth = bearer(s.token);
 });
 
 describe('a 100 MB upload', () => {
   it('arrives byte-identical, and the gateway does not hold it in memory', async () => {
     const body = generated(UPLOAD_BYTES);
-    const before = echo.requests.length;
+    const before = s.up.echo.requests.length;
     const baseline = retainedMemory();
     let peak = baseline;
     const sampler = setInterval(() => {
@@ -117,7 +105,7 @@ describe('a 100 MB upload', () => {
     } finally {
       clearInterval(sampler);
     }
-    expect(echo.requests.length).toBe(before + 1);
+    expect(s.up.echo.requests.length).toBe(before + 1);
     expect(body.produced()).toBe(UPLOAD_BYTES);
     // Client, gateway and upstream share this process: the growth bounds them
     // all. Body bytes live in array buffers, outside the V8 heap.
@@ -163,7 +151,7 @@ describe('a 100 MB upload', () => {
     const { res, text } = await answer;
     expect(res.statusCode).toBe(200);
     expect(text).toBe('read it all');
-    const seen = reluctant.requests.at(-1)!;
+    const seen = s.up.reluctant.requests.at(-1)!;
     expect(seen.bodyLength).toBe(UPLOAD_BYTES);
     expect(seen.bodySha256).toBe(body.digest());
   });

@@ -10,71 +10,55 @@
  */
 import { connect, type Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminUrlOf, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { adminUrlOf, bearer, startTestGateway } from '../support/gateway.js';
+import { ALICE, tokenFor } from '../support/identity-fixture.js';
 import { scrape, total } from '../support/prometheus-text.js';
-import {
-  startEchoUpstream,
-  startUpstream,
-  waitFor,
-  type CountingUpstream,
-} from '../support/upstream.js';
+import { startEchoUpstream, startUpstream, waitFor } from '../support/upstream.js';
 
 const BODY_IDLE_MS = 1000;
 const KEEP_ALIVE_MS = 1500;
 const UPSTREAM_BODY_IDLE_MS = 600;
 
-let fx: IdentityFixture;
-let gw: TestGateway;
-let echo: CountingUpstream;
-let stalling: CountingUpstream;
-let trickling: CountingUpstream;
-let auth: string;
-
-beforeAll(async () => {
-  [echo, stalling, trickling] = await Promise.all([
-    startEchoUpstream(),
-    // A head and one chunk, then silence: the response never ends.
-    startUpstream((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      res.write('first chunk\n');
-    }),
-    // A chunk every 200 ms for 2 s, then the end: slow, never silent for long.
-    startUpstream((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      let sent = 0;
-      const timer = setInterval(() => {
-        sent += 1;
-        if (sent < 10) res.write(`chunk ${sent}\n`);
-        else {
-          clearInterval(timer);
-          res.end('last\n');
-        }
-      }, 200);
-      res.on('close', () => clearInterval(timer));
-    }),
-  ]);
-  fx = await startMemoryIdentityFixture({
+const s = fixtureSuite(
+  {
+    echo: startEchoUpstream,
+    stalling: () =>
+      // A head and one chunk, then silence: the response never ends.
+      startUpstream((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('first chunk\n');
+      }),
+    trickling: () =>
+      // A chunk every 200 ms for 2 s, then the end: slow, never silent for long.
+      startUpstream((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        let sent = 0;
+        const timer = setInterval(() => {
+          sent += 1;
+          if (sent < 10) res.write(`chunk ${sent}\n`);
+          else {
+            clearInterval(timer);
+            res.end('last\n');
+          }
+        }, 200);
+        res.on('close', () => clearInterval(timer));
+      }),
+  },
+  ({ echo, stalling, trickling }) => ({
     routes: [
       { prefix: '/echo', upstream: echo.url },
       { prefix: '/stall', upstream: stalling.url, bodyIdleTimeoutMs: UPSTREAM_BODY_IDLE_MS },
       { prefix: '/trickle', upstream: trickling.url, bodyIdleTimeoutMs: UPSTREAM_BODY_IDLE_MS },
     ],
     server: { requestBodyIdleTimeoutMs: BODY_IDLE_MS, keepAliveTimeoutMs: KEEP_ALIVE_MS },
-  });
-  gw = fx.gw;
-  auth = bearer((await tokenFor(gw.url, ALICE, 'acme')).access_token);
-});
-
-afterAll(async () => {
-  await fx?.close();
-  await Promise.all([echo, stalling, trickling].map((u) => u?.close()));
+  }),
+  { token: true },
+);
+let auth: string;
+beforeAll(() => {
+  auth = bearer(s.token);
 });
 
 /** A raw connection to `url` and everything it receives until it closes. */
@@ -119,18 +103,18 @@ async function trickleUpload(
 
 describe('a request body that keeps moving is never cut', () => {
   it('an upload of 16 bytes every 600 ms for 6 s passes a 1 s body idle timeout whole', async () => {
-    const before = echo.requests.length;
-    const answer = await trickleUpload(gw.url, '/echo/upload', 10, 600);
+    const before = s.up.echo.requests.length;
+    const answer = await trickleUpload(s.gw.url, '/echo/upload', 10, 600);
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
-    const seen = echo.requests[before];
+    const seen = s.up.echo.requests[before];
     expect(seen?.complete).toBe(true);
     expect(seen?.bodyLength).toBe(160);
   }, 20_000);
 
   it('the same upload is cut by a whole-request cap (limits.requestTimeoutMs), which is what the idle timeout replaces', async () => {
     const capped = await startTestGateway({
-      ...fx.config,
-      routes: [{ prefix: '/echo', upstream: echo.url }],
+      ...s.fx.config,
+      routes: [{ prefix: '/echo', upstream: s.up.echo.url }],
       limits: { requestTimeoutMs: 2000 },
       server: { requestBodyIdleTimeoutMs: BODY_IDLE_MS, headersTimeoutMs: 1000 },
     });
@@ -148,8 +132,8 @@ describe('a request body that keeps moving is never cut', () => {
 
 describe('a request body that stops is given up on', () => {
   it('a stalled proxied upload gets 408, its connection closes and the upstream sees the request aborted', async () => {
-    const before = { ...echo.counts };
-    const raw = await openRaw(gw.url);
+    const before = { ...s.up.echo.counts };
+    const raw = await openRaw(s.gw.url);
     raw.socket.write(
       `POST /echo/stalled HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: ${auth}\r\n` +
         'content-length: 100\r\n\r\n0123456789',
@@ -158,15 +142,15 @@ describe('a request body that stops is given up on', () => {
     expect(raw.text()).toMatch(/^HTTP\/1\.1 408 /);
     expect(raw.text()).toMatch(/\r\nconnection: close\r\n/i);
     expect(raw.text()).toContain('"error":"request_timeout"');
-    await waitFor(() => echo.counts.aborted > before.aborted, 5000);
-    expect(echo.counts.finished).toBe(before.finished);
-    const seen = echo.requests.at(-1);
+    await waitFor(() => s.up.echo.counts.aborted > before.aborted, 5000);
+    expect(s.up.echo.counts.finished).toBe(before.finished);
+    const seen = s.up.echo.requests.at(-1);
     expect(seen?.url).toBe('/echo/stalled');
     expect(seen?.complete).toBe(false);
   }, 15_000);
 
   it('a stalled body to the gateway’s own endpoint (POST /1/users) gets 408', async () => {
-    const raw = await openRaw(gw.url);
+    const raw = await openRaw(s.gw.url);
     raw.socket.write(
       'POST /1/users HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n' +
         'content-length: 200\r\n\r\n{"email":"x',
@@ -177,7 +161,7 @@ describe('a request body that stops is given up on', () => {
   }, 15_000);
 
   it('the stalled upload is counted once, as refused with reason request_timeout', async () => {
-    const samples = await scrape(adminUrlOf(gw));
+    const samples = await scrape(adminUrlOf(s.gw));
     expect(
       total(samples, 'tenant_gateway_requests_total', {
         route: '/echo',
@@ -194,15 +178,15 @@ describe('a request body that stops is given up on', () => {
 
 describe('an upstream response body', () => {
   it('that stops for longer than routes[].bodyIdleTimeoutMs is cut: the client sees an incomplete answer', async () => {
-    const raw = await openRaw(gw.url);
+    const raw = await openRaw(s.gw.url);
     raw.socket.write(`GET /stall HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: ${auth}\r\n\r\n`);
     await raw.closed;
     expect(raw.text()).toMatch(/^HTTP\/1\.1 200 /);
     expect(raw.text()).toContain('first chunk');
     // Chunked framing never reached its last chunk: the client knows it was cut.
     expect(raw.text()).not.toContain('\r\n0\r\n\r\n');
-    await waitFor(() => stalling.counts.aborted === 1, 5000);
-    const samples = await scrape(adminUrlOf(gw));
+    await waitFor(() => s.up.stalling.counts.aborted === 1, 5000);
+    const samples = await scrape(adminUrlOf(s.gw));
     expect(
       total(samples, 'tenant_gateway_requests_total', {
         route: '/stall',
@@ -213,7 +197,7 @@ describe('an upstream response body', () => {
   }, 15_000);
 
   it('that trickles, never silent that long, completes however long it takes', async () => {
-    const res = await fetch(`${gw.url}/trickle`, { headers: { authorization: auth } });
+    const res = await fetch(`${s.gw.url}/trickle`, { headers: { authorization: auth } });
     expect(res.status).toBe(200);
     const body = await res.text();
     expect(body).toContain('chunk 9\n');
@@ -223,7 +207,7 @@ describe('an upstream response body', () => {
 
 describe('server.keepAliveTimeoutMs', () => {
   it('closes an idle keep-alive connection after the setting, not before it and not after Node’s old 5 s', async () => {
-    const raw = await openRaw(gw.url);
+    const raw = await openRaw(s.gw.url);
     raw.socket.write('GET /.well-known/jwks.json HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n');
     await waitFor(() => raw.text().includes('\r\n\r\n'), 5000);
     const answeredAt = performance.now();

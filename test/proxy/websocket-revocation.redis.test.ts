@@ -10,34 +10,29 @@ import WebSocket from 'ws';
 import { loadKeySet } from '../../src/auth/tokens/keys.js';
 import { issueAccessToken } from '../../src/auth/tokens/tokens.js';
 import { basic, bearer, type TestGateway } from '../support/gateway.js';
-import {
-  BOB,
-  startIdentityFixture,
-  tokenFor,
-  type RedisIdentityFixture,
-} from '../support/identity-fixture.js';
-import { startWebSocketUpstream, type WebSocketUpstream } from '../support/upstream.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { BOB, startIdentityFixture, tokenFor } from '../support/identity-fixture.js';
+import { startWebSocketUpstream } from '../support/upstream.js';
 
-let fx: RedisIdentityFixture;
+const s = fixtureSuite(
+  { upstream: startWebSocketUpstream },
+  ({ upstream }) => ({
+    routes: [{ prefix: '/live', upstream: upstream.url }],
+  }),
+  {
+    start: (config) => startIdentityFixture(config),
+  },
+);
 let a: TestGateway;
 let b: TestGateway;
-let upstream: WebSocketUpstream;
 let redis: Redis;
 
 beforeAll(async () => {
-  upstream = await startWebSocketUpstream();
-  fx = await startIdentityFixture({
-    routes: [{ prefix: '/live', upstream: upstream.url }],
-  });
-  a = fx.gw;
-  b = await fx.startAnother();
-  redis = new Redis(fx.redis.url);
+  a = s.fx.gw;
+  b = await s.fx.startAnother();
+  redis = new Redis(s.fx.redis.url);
 });
-afterAll(async () => {
-  redis.disconnect();
-  await fx?.close();
-  await upstream?.close();
-});
+afterAll(() => redis.disconnect());
 
 /** A WebSocket through `gw`, and how it ended once it has. */
 interface Opened {
@@ -185,7 +180,7 @@ describe('an open WebSocket through instance A', () => {
       'user_id'
     ] as string;
     // A token issued ten minutes ago by the shared key: valid (ttl 600 s, skew 30 s) for 5 s more.
-    const keyring = { current: await loadKeySet(fx.keys.dir, { warn: () => {} }) };
+    const keyring = { current: await loadKeySet(s.fx.keys.dir, { warn: () => {} }) };
     const settings = {
       issuer: 'tenant-gateway',
       audience: 'tenant-api',
@@ -221,7 +216,7 @@ describe('an open WebSocket through instance A', () => {
     const { jti } = JSON.parse(
       Buffer.from(token.split('.')[1] as string, 'base64url').toString(),
     ) as { jti: string };
-    const prefix = (fx.config.store as { redis: { keyPrefix: string } }).redis.keyPrefix;
+    const prefix = (s.fx.config.store as { redis: { keyPrefix: string } }).redis.keyPrefix;
     // Cut every instance's event channel, then deny-list the token behind their backs.
     await redis.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
     await redis.set(`${prefix}revoked:{${jti}}`, '1', 'EX', 600);
@@ -235,7 +230,7 @@ describe('an open WebSocket through instance A', () => {
 describe('with Redis down', () => {
   it('an open WebSocket whose token can no longer be checked is closed with 1013 (try again later)', async () => {
     const down = await startIdentityFixture({
-      routes: [{ prefix: '/live', upstream: upstream.url }],
+      routes: [{ prefix: '/live', upstream: s.up.upstream.url }],
     });
     try {
       const token = (await tokenFor(down.gw.url, BOB, 'globex')).access_token;

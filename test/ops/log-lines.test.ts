@@ -11,18 +11,14 @@
  * each value must come back exactly as the client sent it.
  */
 import { connect } from 'node:net';
-import { PassThrough } from 'node:stream';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basic, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
-import {
-  ALICE,
-  startIdentityFixture,
-  tokenFor,
-  type RedisIdentityFixture,
-} from '../support/identity-fixture.js';
+import { describe, expect, it } from 'vitest';
+import { USER_STREAM } from '../../src/store/audit-log.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { basic, bearer } from '../support/gateway.js';
+import { ALICE } from '../support/identity-fixture.js';
+import { lineWhere as loggedLine } from '../support/log-lines.js';
 import { rawUpgrade } from '../support/raw-upgrade.js';
-import { startEchoUpstream, waitFor, type CountingUpstream } from '../support/upstream.js';
+import { startEchoUpstream } from '../support/upstream.js';
 
 /** What would start a forged line, and what a terminal would act on. */
 const FORGED = '{"event":"forged","level":60}';
@@ -30,34 +26,18 @@ const EMAIL = `x\u2028${FORGED}\u2029\u0085\u009b[31m@example.com`;
 /** Basic's user-id ends at the first colon (RFC 7617 §2): the forged line's start, unparsed. */
 const BASIC_USER = EMAIL.slice(0, EMAIL.indexOf(':'));
 
-let fx: RedisIdentityFixture;
-let gw: TestGateway;
-let echo: CountingUpstream;
-let token: string;
-let text = '';
-
-beforeAll(async () => {
-  echo = await startEchoUpstream();
-  fx = await startIdentityFixture({
+const s = fixtureSuite(
+  { echo: startEchoUpstream },
+  ({ echo }) => ({
     routes: [
       { prefix: '/orders', upstream: echo.url, tenant: { path: '/orders/tenants/:tenant_id' } },
       { prefix: '/echo', upstream: echo.url, tenant: { header: 'X-Tenant-Id' } },
     ],
     // The test's own address is a proxy: X-Forwarded-For is believed.
     trustedProxies: ['127.0.0.1/32'],
-  });
-  const capture = new PassThrough();
-  capture.setEncoding('utf8');
-  capture.on('data', (chunk: string) => (text += chunk));
-  gw = await startTestGateway(fx.config, { logTo: capture });
-  token = (await tokenFor(gw.url, ALICE, 'acme')).access_token;
-});
-
-afterAll(async () => {
-  await gw?.close();
-  await fx?.close();
-  await echo?.close();
-});
+  }),
+  { logged: true, token: true },
+);
 
 /**
  * Sends a request as bytes: each character of `head` is one byte (latin1), so
@@ -66,7 +46,7 @@ afterAll(async () => {
  */
 function rawRequest(head: string): Promise<{ status: number; requestId: string | undefined }> {
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
+    const socket = connect(Number(new URL(s.gw.url).port), '127.0.0.1');
     let answer = '';
     socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
     socket.on('close', () =>
@@ -93,7 +73,7 @@ type Line = Record<string, unknown>;
 
 /** The captured lines as splitlines cuts them, each parsed (a piece that is not JSON fails). */
 function lines(): Line[] {
-  return splitlines(text).map((piece) => {
+  return splitlines(s.text).map((piece) => {
     try {
       return JSON.parse(piece) as Line;
     } catch {
@@ -102,14 +82,7 @@ function lines(): Line[] {
   });
 }
 
-async function lineWhere(match: (line: Line) => boolean): Promise<Line> {
-  let found: Line | undefined;
-  await waitFor(() => {
-    found = lines().find(match);
-    return found !== undefined;
-  }, 2000);
-  return found as Line;
-}
+const lineWhere = (match: (line: Line) => boolean): Promise<Line> => loggedLine(lines, match);
 
 const byRequest =
   (requestId: string | null | undefined, msg = 'request') =>
@@ -118,25 +91,22 @@ const byRequest =
 
 describe('a client cannot split or colour a log line', () => {
   it('a Basic user name: the login_failed audit event, in the log and in the stream', async () => {
-    const res = await fetch(`${gw.url}/1/token?tenant_id=acme`, {
+    const res = await fetch(`${s.gw.url}/1/token?tenant_id=acme`, {
       headers: { authorization: basic(`${BASIC_USER}\u2029\u0085@example.com`, 'x') },
     });
     expect(res.status).toBe(401);
     const line = await lineWhere((l) => (l.audit as Line | undefined)?.event === 'login_failed');
     expect((line.audit as Line).user_email).toBe(`${BASIC_USER}\u2029\u0085@example.com`);
 
-    const redis = new Redis(fx.redis.url);
-    try {
-      const prefix = (fx.config.store as { redis: { keyPrefix: string } }).redis.keyPrefix;
-      const entries = await redis.xrange(`${prefix}audit:users`, '-', '+');
-      const stored = entries.map(([, fields]) => fields[1] as string);
-      const failed = stored.find((e) => e.includes('login_failed')) as string;
-      expect(failed).not.toMatch(/[\u007f-\u009f\u2028\u2029]/);
-      expect(splitlines(failed)).toHaveLength(1);
-      expect((JSON.parse(failed) as Line).user_email).toBe(`${BASIC_USER}\u2029\u0085@example.com`);
-    } finally {
-      redis.disconnect();
-    }
+    // As appended to the store's stream (what Redis would keep).
+    const entries = await s.gw.gateway.store
+      .auditLog({ maxEventsPerStream: 1000 })
+      .read(USER_STREAM, 0);
+    const stored = entries.map((entry) => entry.event);
+    const failed = stored.find((e) => e.includes('login_failed')) as string;
+    expect(failed).not.toMatch(/[\u007f-\u009f\u2028\u2029]/);
+    expect(splitlines(failed)).toHaveLength(1);
+    expect((JSON.parse(failed) as Line).user_email).toBe(`${BASIC_USER}\u2029\u0085@example.com`);
   });
 
   it('signup: a name and an e-mail with line separators', async () => {
@@ -144,7 +114,7 @@ describe('a client cannot split or colour a log line', () => {
       { email: 'named@example.com', password: 'named-password-1', name: `N\u2028${FORGED}` },
       { email: EMAIL, password: 'named-password-1' },
     ]) {
-      const res = await fetch(`${gw.url}/1/users`, {
+      const res = await fetch(`${s.gw.url}/1/users`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(body),
@@ -159,7 +129,7 @@ describe('a client cannot split or colour a log line', () => {
     // One hop: X-Forwarded-For is a comma-separated list.
     const forwarded = `203.0.113.9\x85{"event":"forged"}`;
     const { status, requestId } = await rawRequest(
-      `GET /echo/x HTTP/1.1\r\nAuthorization: ${bearer(token)}\r\nUser-Agent: ${agent}\r\n` +
+      `GET /echo/x HTTP/1.1\r\nAuthorization: ${bearer(s.token)}\r\nUser-Agent: ${agent}\r\n` +
         `X-Forwarded-For: ${forwarded}\r\nX-Request-Id: id\x85${FORGED}\r\n`,
     );
     expect(status).toBe(200);
@@ -174,7 +144,7 @@ describe('a client cannot split or colour a log line', () => {
 
   it('a tenant named in a header, a path segment, an api path and a query', async () => {
     const header = await rawRequest(
-      `GET /echo/x HTTP/1.1\r\nAuthorization: ${bearer(token)}\r\nX-Tenant-Id: \x85${FORGED}\r\n`,
+      `GET /echo/x HTTP/1.1\r\nAuthorization: ${bearer(s.token)}\r\nX-Tenant-Id: \x85${FORGED}\r\n`,
     );
     expect(header.status).toBe(403);
     expect(await lineWhere(byRequest(header.requestId))).toMatchObject({
@@ -185,7 +155,9 @@ describe('a client cannot split or colour a log line', () => {
     const named = `\u2028${FORGED}\u0085`;
     const encoded = encodeURIComponent(named);
     for (const path of [`/orders/tenants/${encoded}/x`, `/1/tenants/${encoded}`]) {
-      const res = await fetch(`${gw.url}${path}`, { headers: { authorization: bearer(token) } });
+      const res = await fetch(`${s.gw.url}${path}`, {
+        headers: { authorization: bearer(s.token) },
+      });
       expect(res.status).toBe(403);
       expect(await lineWhere(byRequest(res.headers.get('x-request-id')))).toMatchObject({
         reason: 'tenant_mismatch',
@@ -193,7 +165,7 @@ describe('a client cannot split or colour a log line', () => {
       });
     }
 
-    const res = await fetch(`${gw.url}/1/token?tenant_id=${encoded}`, {
+    const res = await fetch(`${s.gw.url}/1/token?tenant_id=${encoded}`, {
       headers: { authorization: basic(ALICE.email, ALICE.password) },
     });
     expect(res.status).toBe(403);
@@ -207,7 +179,7 @@ describe('a client cannot split or colour a log line', () => {
     const uri = `/echo/\x85${FORGED}`;
     const host = `h\x85${FORGED}`;
     const { requestId } = await rawRequest(
-      `GET /auth/verify HTTP/1.1\r\nAuthorization: ${bearer(token)}\r\n` +
+      `GET /auth/verify HTTP/1.1\r\nAuthorization: ${bearer(s.token)}\r\n` +
         `X-Original-URI: ${uri}\r\nX-Original-Method: GE\x9bT\r\nX-Forwarded-Host: ${host}\r\n`,
     );
     expect(await lineWhere(byRequest(requestId))).toMatchObject({
@@ -219,9 +191,9 @@ describe('a client cannot split or colour a log line', () => {
   it('a refused WebSocket upgrade', async () => {
     const named = `\u2028${FORGED}`;
     const answer = await rawUpgrade(
-      gw.url,
+      s.gw.url,
       `/orders/tenants/${encodeURIComponent(named)}/ws`,
-      [`Authorization: ${bearer(token)}`],
+      [`Authorization: ${bearer(s.token)}`],
       'close',
     );
     expect(answer).toMatch(/^HTTP\/1\.1 403 /);
@@ -246,9 +218,9 @@ describe('a client cannot split or colour a log line', () => {
   });
 
   it('leaves no raw U+2028, U+2029 or C1 control anywhere in the log', () => {
-    expect(text.length).toBeGreaterThan(0);
-    expect(text).not.toMatch(/[\u007f-\u009f\u2028\u2029]/);
+    expect(s.text.length).toBeGreaterThan(0);
+    expect(s.text).not.toMatch(/[\u007f-\u009f\u2028\u2029]/);
     // One record per line as a plain `\n` splitter sees it too.
-    expect(splitlines(text)).toEqual(text.split('\n').filter((l) => l !== ''));
+    expect(splitlines(s.text)).toEqual(s.text.split('\n').filter((l) => l !== ''));
   });
 });

@@ -1,35 +1,29 @@
 /**
  * Issue 32, item 5: requests are countable by the kind of principal they
- * acted for, never by its id. A running gateway (the built CLI's `serve`, a
- * child process, on a real redis-server) takes a user's token, a machine
- * client's token and its API key (both spellings) on one tenant-header
- * route, and requests that prove no credential; `/metrics` then counts
+ * acted for, never by its id. A running gateway (on the memory store: the
+ * store is not the subject) takes a user's token, a machine client's token
+ * and its API key (both spellings) on one tenant-header route, and requests
+ * that prove no credential; `/metrics` then counts
  * `tenant_gateway_requests_total` by its `principal` label (`user`,
  * `client`, `api_key`, `none`), and the duration histograms carry no such
  * label.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCliHarness, type CliHarness, type Served } from '../cli/harness.js';
-import { basic, bearer } from '../support/gateway.js';
-import { findFreeServerPort } from '../support/ports.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { adminUrlOf, basic, bearer } from '../support/gateway.js';
+import { ALICE } from '../support/identity-fixture.js';
+import { makeApiKey, makeClient } from '../support/machine-client.js';
 import { scrape, total, type Sample } from '../support/prometheus-text.js';
-import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
+import { startEchoUpstream } from '../support/upstream.js';
 
 const TIMEOUT = 60_000;
-const ALICE = { email: 'alice@example.com', password: 'alice-password-1' };
-const SEED = [
-  'users:',
-  `  - { email: ${ALICE.email}, password: "${ALICE.password}" }`,
-  'tenants:',
-  '  - { tenant_id: acme, name: Acme, cloud_region: eu-west-1, created_by: alice@example.com,',
-  '      members: [alice@example.com] }',
-].join('\n');
 const REQUESTS = 'tenant_gateway_requests_total';
 const ROUTE = '/orders';
 
-let h: CliHarness;
-let echo: CountingUpstream;
-let gw: Served;
+const s = fixtureSuite({ echo: startEchoUpstream }, ({ echo }) => ({
+  apiKeys: { enabled: true },
+  routes: [{ prefix: ROUTE, upstream: echo.url, tenant: { header: 'X-Tenant-Id' } }],
+}));
 let samples: Sample[];
 
 /** Proxied GET on the route for tenant `acme` (or `tenant`), with `authorization` if any. */
@@ -40,55 +34,25 @@ async function get(
 ): Promise<number> {
   const headers: Record<string, string> = { 'x-tenant-id': tenant, ...extra };
   if (authorization !== undefined) headers.authorization = authorization;
-  const res = await fetch(`${gw.base}${ROUTE}/items`, { headers });
+  const res = await fetch(`${s.gw.url}${ROUTE}/items`, { headers });
   await res.arrayBuffer();
   return res.status;
 }
 
 beforeAll(async () => {
-  echo = await startEchoUpstream();
-  h = await startCliHarness();
-  // The admin listener's port is read from the config: one below the ephemeral range.
-  const adminPort = await findFreeServerPort();
-  const kase = h.newCase(
-    [
-      `admin: { host: 127.0.0.1, port: ${adminPort} }`,
-      'apiKeys: { enabled: true }',
-      'routes:',
-      `  - { prefix: ${ROUTE}, upstream: "${echo.url}", tenant: { header: X-Tenant-Id } }`,
-    ].join('\n'),
-  );
-  await h.ok(['keys', 'add', ...kase.c]);
-  await h.ok(['seed', h.writeSeed(kase, SEED), ...kase.c]);
-  const client = await h.ok<{ client_id: string; client_secret: string }>([
-    'client',
-    'add',
-    '--tenant',
-    'acme',
-    '--name',
-    'nightly-export',
-    '--scopes',
-    'orders:read',
-    ...kase.c,
-  ]);
-  const { api_key: apiKey } = await h.ok<{ api_key: string }>([
-    'client',
-    'key',
-    'add',
-    client.client_id,
-    ...kase.c,
-  ]);
-  gw = await h.serve(kase);
+  // As `client add --scopes orders:read` and `client key add` make them.
+  const client = await makeClient(s.gw.gateway.store, 'acme', ['orders:read']);
+  const { apiKey } = await makeApiKey(s.gw.gateway.store, client.clientId);
 
-  const login = await fetch(`${gw.base}/1/token?tenant_id=acme`, {
+  const login = await fetch(`${s.gw.url}/1/token?tenant_id=acme`, {
     headers: { authorization: basic(ALICE.email, ALICE.password) },
   });
   expect(login.status).toBe(200);
   const userToken = ((await login.json()) as { access_token: string }).access_token;
-  const grant = await fetch(`${gw.base}/1/oauth/token`, {
+  const grant = await fetch(`${s.gw.url}/1/oauth/token`, {
     method: 'POST',
     headers: {
-      authorization: basic(client.client_id, client.client_secret),
+      authorization: basic(client.clientId, client.clientSecret),
       'content-type': 'application/x-www-form-urlencoded',
     },
     body: 'grant_type=client_credentials',
@@ -105,14 +69,8 @@ beforeAll(async () => {
   expect(await get(undefined)).toBe(401);
   expect(await get(bearer(`${userToken.slice(0, -2)}xx`))).toBe(401);
 
-  samples = await scrape(`http://127.0.0.1:${adminPort}`);
+  samples = await scrape(adminUrlOf(s.gw));
 }, TIMEOUT);
-
-afterAll(async () => {
-  await gw?.stop();
-  await h?.stop();
-  await echo?.close();
-});
 
 describe('tenant_gateway_requests_total by principal', () => {
   it('counts a user token’s requests as user and a client token’s as client', () => {

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, uniquePrefix } from '../support/gateway.js';
+import { bearer } from '../support/gateway.js';
 import {
   OPERATOR,
   SEED_YAML,
@@ -19,33 +19,28 @@ import {
 } from '../support/gateway-process.js';
 import { tokenFor } from '../support/identity-fixture.js';
 import { scrape, total } from '../support/prometheus-text.js';
-import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
 
-let redis: TestRedisServer;
 let orders: CountingUpstream;
 let invoices: CountingUpstream;
 beforeAll(async () => {
-  [redis, orders, invoices] = await Promise.all([
-    startRedisServer(),
-    startEchoUpstream(),
-    startEchoUpstream(),
-  ]);
+  [orders, invoices] = await Promise.all([startEchoUpstream(), startEchoUpstream()]);
 });
 afterEach(() => stopGatewayProcesses());
 afterAll(async () => {
   await orders?.close();
   await invoices?.close();
-  await redis?.stop();
 });
 
-/** A config with `admin` and `routes` as given (YAML lines), everything else fixed. */
-function configText(parts: { admin?: string; routes: string[] }, keyPrefix: string): string {
+/**
+ * A config with `admin` and `routes` as given (YAML lines), everything else
+ * fixed: the embedded memory store, which a reload keeps (the store is not
+ * the subject).
+ */
+function configText(parts: { admin?: string; routes: string[] }): string {
   return `
 listen: { host: 127.0.0.1, port: 0 }
 ${parts.admin === undefined ? '' : `admin: ${parts.admin}`}
-store:
-  redis: { url: "${redis.url}", keyPrefix: "${keyPrefix}" }
 seed: ./seed.yaml
 tokens: { keys: ./keys, ttlSeconds: 600 }
 passwords: { bcryptCost: 4 }
@@ -60,15 +55,14 @@ const ORDERS_BY_HEADER = () =>
 const INVOICES = () => `{ prefix: /invoices, upstream: "${invoices.url}" }`;
 const BROKEN = '{ prefix: /never, upstream: "not-a-url" }';
 
-/** Starts a gateway on `routes`; returns it, a token, and a config writer on the same store. */
+/** Starts a gateway on `routes`; returns it, a token, and a config writer. */
 async function startGateway(parts: { admin?: string; routes: string[] }) {
-  const keyPrefix = uniquePrefix();
-  const gw = await startGatewayProcess(configText(parts, keyPrefix), {
+  const gw = await startGatewayProcess(configText(parts), {
     files: { 'seed.yaml': SEED_YAML, ...signingKeyFile() },
   });
   const token = (await tokenFor(gw.url, OPERATOR, TENANT)).access_token;
   const rewrite = (next: { admin?: string; routes: string[] }) =>
-    gw.rewriteConfig(configText(next, keyPrefix));
+    gw.rewriteConfig(configText(next));
   return { gw, token, rewrite };
 }
 

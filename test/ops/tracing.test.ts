@@ -7,29 +7,22 @@
  * trusted proxy, and off: nothing added, `traceparent` passed through.
  *
  * Spans are exported in batches; each gateway is closed (which flushes them)
- * before its spans are read.
+ * before its spans are read. On the memory store (the store is not the
+ * subject), so each traced gateway has a store of its own: a token is taken
+ * from the gateway it is used on, or the request goes to a public route.
  */
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { basic, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
-import {
-  ALICE,
-  startIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { ALICE } from '../support/identity-fixture.js';
 import { lineSink, type Line } from '../support/log-sink.js';
 import {
   startOtlpReceiver,
   type OtlpReceiver,
   type ReceivedSpan,
 } from '../support/otlp-receiver.js';
-import {
-  refusedUpstream,
-  startEchoUpstream,
-  type CountingUpstream,
-  type Upstream,
-} from '../support/upstream.js';
+import { refusedUpstream, startEchoUpstream } from '../support/upstream.js';
 
 const SERVER = 2;
 const CLIENT = 3;
@@ -39,11 +32,21 @@ const CLIENT_SPAN = 'b7ad6b7169203331';
 const clientTraceparent = (flags: string) => `00-${CLIENT_TRACE}-${CLIENT_SPAN}-${flags}`;
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/;
 
-let fx: IdentityFixture;
+const s = fixtureSuite(
+  { receiver: startOtlpReceiver, echo: startEchoUpstream, refused: refusedUpstream },
+  ({ echo, refused }) => ({
+    routes: [
+      { prefix: '/echo', upstream: echo.url },
+      { prefix: '/open', upstream: echo.url, auth: 'none' },
+      { prefix: '/refused', upstream: refused.url },
+    ],
+  }),
+  { token: true },
+);
 let receiver: OtlpReceiver;
-let echo: CountingUpstream;
-let refused: Upstream;
-let token: string;
+beforeAll(() => {
+  ({ receiver } = s.up);
+});
 
 /** A gateway exporting to the receiver as `service`; closed (flushed) by the caller. */
 async function tracedGateway(
@@ -52,7 +55,7 @@ async function tracedGateway(
 ): Promise<TestGateway> {
   return startTestGateway(
     {
-      ...fx.config,
+      ...s.fx.config,
       trustedProxies: options.trustedProxies ?? [],
       forwardAuth: { host: '127.0.0.1', port: 0 },
       tracing: {
@@ -69,32 +72,14 @@ async function tracedGateway(
 const spansOf = (service: string): ReceivedSpan[] =>
   receiver.spans.filter((s) => s.service === service);
 
-beforeAll(async () => {
-  [receiver, echo, refused] = await Promise.all([
-    startOtlpReceiver(),
-    startEchoUpstream(),
-    refusedUpstream(),
-  ]);
-  fx = await startIdentityFixture({
-    routes: [
-      { prefix: '/echo', upstream: echo.url },
-      { prefix: '/refused', upstream: refused.url },
-    ],
-  });
-  token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
-});
-
-afterAll(async () => {
-  await fx?.close();
-  await Promise.all([receiver?.close(), echo?.close(), refused?.close()]);
-});
-
 describe('with a trusted client (trustedProxies: 127.0.0.1)', () => {
   const service = 'gw-trusted';
   const sink = lineSink();
   let proxied: { upstreamTraceparent: string; requestId: string };
   let loginRequestId: string;
   let forwardAuthStatus: number;
+  /** The token this gateway issued at the login, and every request below sends. */
+  let issued: string;
 
   beforeAll(async () => {
     const gw = await tracedGateway(service, {
@@ -107,9 +92,10 @@ describe('with a trusted client (trustedProxies: 127.0.0.1)', () => {
       });
       expect(login.status).toBe(200);
       loginRequestId = login.headers.get('x-request-id') ?? '';
+      issued = ((await login.json()) as { access_token: string }).access_token;
       const res = await fetch(`${gw.url}/echo/items?x=1`, {
         headers: {
-          authorization: bearer(token),
+          authorization: bearer(issued),
           traceparent: clientTraceparent('01'),
           tracestate: 'vendor=client',
         },
@@ -122,11 +108,11 @@ describe('with a trusted client (trustedProxies: 127.0.0.1)', () => {
         requestId: res.headers.get('x-request-id') ?? '',
       };
       expect(
-        (await fetch(`${gw.url}/refused/x`, { headers: { authorization: bearer(token) } })).status,
+        (await fetch(`${gw.url}/refused/x`, { headers: { authorization: bearer(issued) } })).status,
       ).toBe(502);
       const port = (gw.gateway.forwardAuthServer?.address() as AddressInfo).port;
       const verify = await fetch(`http://127.0.0.1:${port}/auth/verify`, {
-        headers: { authorization: bearer(token) },
+        headers: { authorization: bearer(issued) },
       });
       forwardAuthStatus = verify.status;
     } finally {
@@ -202,8 +188,8 @@ describe('with a trusted client (trustedProxies: 127.0.0.1)', () => {
 
   it('no span carries a token or a password', () => {
     const exported = JSON.stringify(spansOf(service));
-    expect(exported).not.toContain(token);
-    expect(exported).not.toContain(token.split('.')[2] as string);
+    expect(exported).not.toContain(issued);
+    expect(exported).not.toContain(issued.split('.')[2] as string);
     expect(exported).not.toContain(ALICE.password);
     expect(receiver.problems).toEqual([]);
   });
@@ -216,9 +202,9 @@ describe('with an untrusted client (no trustedProxies)', () => {
   beforeAll(async () => {
     const gw = await tracedGateway(service);
     try {
-      const res = await fetch(`${gw.url}/echo/items`, {
+      // A public route: a login here would be a second server span.
+      const res = await fetch(`${gw.url}/open/items`, {
         headers: {
-          authorization: bearer(token),
           traceparent: clientTraceparent('01'),
           tracestate: 'vendor=client',
         },
@@ -249,8 +235,8 @@ describe('sampleRatio 0', () => {
     const gw = await tracedGateway(service, { trustedProxies: ['127.0.0.1/32'], sampleRatio: 0 });
     try {
       for (const traceparent of [undefined, clientTraceparent('01')]) {
-        const res = await fetch(`${gw.url}/echo/items`, {
-          headers: { authorization: bearer(token), ...(traceparent ? { traceparent } : {}) },
+        const res = await fetch(`${gw.url}/open/items`, {
+          headers: traceparent ? { traceparent } : {},
         });
         heard.push(
           ((await res.json()) as { headers: Record<string, string> }).headers.traceparent ?? '',
@@ -279,9 +265,9 @@ describe('sampleRatio 0', () => {
 
 describe('tracing off (the default)', () => {
   it('adds nothing: the client’s traceparent and tracestate reach the upstream untouched', async () => {
-    const res = await fetch(`${fx.gw.url}/echo/items`, {
+    const res = await fetch(`${s.fx.gw.url}/echo/items`, {
       headers: {
-        authorization: bearer(token),
+        authorization: bearer(s.token),
         traceparent: clientTraceparent('01'),
         tracestate: 'vendor=client',
       },
