@@ -16,13 +16,8 @@ import {
   expectError,
   expectNoCredentialsChallenge,
 } from '../support/expect-error.js';
-import {
-  ALICE,
-  BOB,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import { ALICE, BOB, tokenFor, type IdentityFixture } from '../support/identity-fixture.js';
+import { startSignedInFixture, type SignedIn } from '../support/signed-in-fixture.js';
 
 /** The request the client sent to the ingress. */
 interface Original {
@@ -116,14 +111,12 @@ const ROUTES = [
 
 let fx: IdentityFixture;
 let gatewayPort: number;
-let alice: { access_token: string; user_id: string };
-let bob: { access_token: string; user_id: string };
+let alice: SignedIn;
+let bob: SignedIn;
 
 beforeAll(async () => {
-  fx = await startMemoryIdentityFixture({ routes: ROUTES });
+  ({ fx, alice, bob } = await startSignedInFixture({ routes: ROUTES }));
   gatewayPort = Number(new URL(fx.gw.url).port);
-  alice = (await tokenFor(fx.gw.url, ALICE, 'acme')) as typeof alice;
-  bob = (await tokenFor(fx.gw.url, BOB, 'globex')) as typeof bob;
 });
 afterAll(() => fx?.close());
 

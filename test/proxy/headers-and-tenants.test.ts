@@ -12,13 +12,8 @@ import {
   expectError,
   NO_CREDENTIALS_CHALLENGE,
 } from '../support/expect-error.js';
-import {
-  ALICE,
-  BOB,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import { ALICE, tokenFor, type IdentityFixture } from '../support/identity-fixture.js';
+import { startSignedInFixture, type SignedIn } from '../support/signed-in-fixture.js';
 
 interface Seen {
   method: string;
@@ -33,6 +28,8 @@ let fx: IdentityFixture;
 let url: string;
 let aliceAcme: string;
 let aliceId: string;
+/** Bob's token for globex. */
+let bob: SignedIn;
 
 beforeAll(async () => {
   upstream = createServer((req, res) => {
@@ -46,7 +43,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  fx = await startMemoryIdentityFixture({
+  const signedIn = await startSignedInFixture({
     trustedProxies: ['10.0.0.0/8'],
     routes: [
       {
@@ -63,10 +60,10 @@ beforeAll(async () => {
       { prefix: '/plain', upstream: upstreamUrl, stripAuthorization: false },
     ],
   });
+  ({ fx, bob } = signedIn);
   url = fx.gw.url;
-  const t = await tokenFor(url, ALICE, 'acme');
-  aliceAcme = t.access_token;
-  aliceId = t.user_id as string;
+  aliceAcme = signedIn.alice.access_token;
+  aliceId = signedIn.alice.user_id;
 });
 afterAll(async () => {
   await fx.close();
@@ -182,7 +179,6 @@ describe('step 2: tenant matching', () => {
   );
 
   it("Bob's globex token cannot read acme's path", async () => {
-    const bob = await tokenFor(url, BOB, 'globex');
     const { res } = await through('/orders/tenants/acme', {
       authorization: bearer(bob.access_token),
     });

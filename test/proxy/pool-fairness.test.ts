@@ -18,11 +18,11 @@ import { expectError } from '../support/expect-error.js';
 import { basic, bearer } from '../support/gateway.js';
 import {
   ALICE,
-  BOB,
   startMemoryIdentityFixture,
   tokenFor,
   type IdentityFixture,
 } from '../support/identity-fixture.js';
+import { signInAliceAndBob, startSignedInFixture } from '../support/signed-in-fixture.js';
 import {
   startEchoUpstream,
   startSlowUpstream,
@@ -44,8 +44,9 @@ let personal: string;
 
 beforeAll(async () => {
   [echo, hanging] = await Promise.all([startEchoUpstream(), startSlowUpstream()]);
-  [small, defaults] = await Promise.all([
-    startMemoryIdentityFixture({
+  let signedIn;
+  [signedIn, defaults] = await Promise.all([
+    startSignedInFixture({
       // Two pooled connections to each upstream, one per tenant.
       upstreamPool: { maxConnections: 2, maxPerTenant: 1 },
       routes: [
@@ -56,9 +57,10 @@ beforeAll(async () => {
     }),
     startMemoryIdentityFixture({ routes: [{ prefix: '/hang', upstream: hanging.url }] }),
   ]);
+  small = signedIn.fx;
   const url = small.gw.url;
-  acme = bearer((await tokenFor(url, ALICE, 'acme')).access_token);
-  globex = bearer((await tokenFor(url, BOB, 'globex')).access_token);
+  acme = bearer(signedIn.alice.access_token);
+  globex = bearer(signedIn.bob.access_token);
   const listed = await fetch(`${url}/1/users/current/tenants`, {
     headers: { authorization: basic(ALICE.email, ALICE.password) },
   });
@@ -221,8 +223,8 @@ describe('one tenant cannot take every connection to an upstream', () => {
 
   it('by default a tenant holds at most a quarter of the pool (128 of 512 connections)', async () => {
     const url = defaults.gw.url;
-    const tenantA = bearer((await tokenFor(url, ALICE, 'acme')).access_token);
-    const tenantB = bearer((await tokenFor(url, BOB, 'globex')).access_token);
+    const { alice, bob } = await signInAliceAndBob(url);
+    const [tenantA, tenantB] = [bearer(alice.access_token), bearer(bob.access_token)];
     const held = Array.from({ length: 128 }, (_, i) => {
       const req = request(`${url}/hang/${i}`, {
         headers: { authorization: tenantA },

@@ -9,13 +9,8 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { basic, bearer } from '../support/gateway.js';
-import {
-  ALICE,
-  BOB,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import { ALICE, tokenFor, type IdentityFixture } from '../support/identity-fixture.js';
+import { startSignedInFixture } from '../support/signed-in-fixture.js';
 import {
   refusedUpstream,
   startSlowUpstream,
@@ -40,7 +35,7 @@ beforeAll(async () => {
     refusedUpstream(),
     startSlowUpstream(),
   ]);
-  fx = await startMemoryIdentityFixture({
+  const signedIn = await startSignedInFixture({
     routes: [
       { prefix: '/live', upstream: upstream.url },
       {
@@ -53,11 +48,10 @@ beforeAll(async () => {
       { prefix: '/stalled', upstream: stalled.url, timeoutMs: 300 },
     ],
   });
+  fx = signedIn.fx;
   wsUrl = fx.gw.url.replace(/^http:/, 'ws:');
-  [aliceAcme, bobGlobex] = await Promise.all([
-    tokenFor(fx.gw.url, ALICE, 'acme').then((t) => t.access_token),
-    tokenFor(fx.gw.url, BOB, 'globex').then((t) => t.access_token),
-  ]);
+  aliceAcme = signedIn.alice.access_token;
+  bobGlobex = signedIn.bob.access_token;
 });
 
 afterAll(async () => {
