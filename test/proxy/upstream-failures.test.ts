@@ -8,9 +8,9 @@
  */
 import { createHash } from 'node:crypto';
 import { request, type IncomingMessage } from 'node:http';
-import { connect } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawExchange } from '../support/raw-exchange.js';
 import { expectError } from '../support/expect-error.js';
 import { bearer } from '../support/gateway.js';
 import {
@@ -257,22 +257,5 @@ function rawRequest(
     );
     req.on('error', reject);
     send(req);
-  });
-}
-
-/** Writes `text` on a fresh socket and resolves with everything read until the gateway closes it. */
-function rawExchange(port: number, text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    let received = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (received += chunk));
-    socket.on('end', () => resolve(received));
-    socket.on('error', reject);
-    socket.setTimeout(5000, () => {
-      socket.destroy();
-      resolve(received);
-    });
-    socket.write(text);
   });
 }

@@ -5,9 +5,9 @@
  * socket.
  */
 import type { IncomingMessage } from 'node:http';
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { rawExchange } from '../support/raw-exchange.js';
 import { basic, bearer } from '../support/gateway.js';
 import { ALICE, tokenFor, type IdentityFixture } from '../support/identity-fixture.js';
 import { startSignedInFixture } from '../support/signed-in-fixture.js';
@@ -255,17 +255,3 @@ describe('a refused upgrade gets an HTTP error response', () => {
     expect(refused.headers['x-request-id']).toBe('ws-refused-7');
   });
 });
-
-/** Writes `text` on a fresh socket and resolves with everything read until the gateway closes it. */
-function rawExchange(port: number, text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    let received = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (received += chunk));
-    socket.on('close', () => resolve(received));
-    socket.on('error', reject);
-    socket.setTimeout(5000, () => socket.destroy());
-    socket.write(text);
-  });
-}
