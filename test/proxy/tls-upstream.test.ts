@@ -3,8 +3,7 @@
  * name, client certificate (mTLS) and `insecureSkipVerify`, against real
  * node:https upstreams with a CA made here with openssl.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,6 +12,7 @@ import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { bearer } from '../support/gateway.js';
+import { makeCa, makeSignedCertificate } from '../support/test-certificates.js';
 import {
   ALICE,
   startMemoryIdentityFixture,
@@ -27,57 +27,9 @@ const servers: Server[] = [];
 
 /** CA, other CA, a server certificate for upstream.test, a client certificate (both by CA). */
 function makeCertificates(into: string): void {
-  const openssl = (...args: string[]) =>
-    execFileSync('openssl', args, { cwd: into, stdio: 'pipe' });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
-  for (const ca of ['ca', 'other-ca']) {
-    openssl(
-      'req',
-      '-x509',
-      ...ec,
-      '-keyout',
-      `${ca}.key`,
-      '-out',
-      `${ca}.pem`,
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${ca}`,
-    );
-  }
-  for (const [name, ext] of [
-    ['server', 'subjectAltName=DNS:upstream.test'],
-    ['client', 'extendedKeyUsage=clientAuth'],
-  ] as const) {
-    writeFileSync(join(into, `${name}.ext`), `${ext}\n`);
-    openssl(
-      'req',
-      ...ec,
-      '-keyout',
-      `${name}.key`,
-      '-out',
-      `${name}.csr`,
-      '-subj',
-      `/CN=${name}.test`,
-    );
-    openssl(
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      'ca.pem',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-out',
-      `${name}.pem`,
-      '-days',
-      '2',
-      '-extfile',
-      `${name}.ext`,
-    );
-  }
+  for (const ca of ['ca', 'other-ca']) makeCa(into, ca);
+  makeSignedCertificate(into, 'server', '/CN=server.test', 'subjectAltName=DNS:upstream.test');
+  makeSignedCertificate(into, 'client', '/CN=client.test', 'extendedKeyUsage=clientAuth');
 }
 
 async function startHttps(requireClientCert: boolean): Promise<string> {
