@@ -73,7 +73,7 @@ async function managedServer(
   dir: string,
   persistent: boolean,
 ): Promise<TestRedisServer> {
-  const args = persistent ? persistentArgs(port, dir) : undefined;
+  const args = persistent ? serverArgs(port, dir, true) : undefined;
   let child = await spawnRedis(binary, port, dir, args);
   // A test process that dies without calling stop() must not leave its Redis behind.
   const forget = cleanUpAtExit(() => {
@@ -111,21 +111,11 @@ function externalServer(url: string): TestRedisServer {
   };
 }
 
-function persistentArgs(port: number, dir: string): string[] {
-  return [
-    '--save',
-    '',
-    '--appendonly',
-    'yes',
-    '--appendfsync',
-    'always',
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--dir',
-    dir,
-  ];
+/** A server on `port` in `dir`, saving no snapshots; `durable`: an append-only file synced on every write. */
+function serverArgs(port: number, dir: string, durable: boolean): string[] {
+  const base = ['--save', '', '--port', String(port), '--bind', '127.0.0.1', '--dir', dir];
+  const appendOnly = durable ? ['yes', '--appendfsync', 'always'] : ['no'];
+  return [...base, '--appendonly', ...appendOnly];
 }
 
 /** One redis-server process of a topology (a Sentinel set, a Cluster): see `redis-topologies.ts`. */
@@ -173,18 +163,7 @@ async function spawnRedis(
   binary: string,
   port: number,
   dir: string,
-  args: string[] = [
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--dir',
-    dir,
-  ],
+  args: string[] = serverArgs(port, dir, false),
   marker = 'Ready to accept connections',
   ping = true,
 ): Promise<ChildProcess> {
