@@ -8,12 +8,11 @@
  * so a missing one is a broken machine, not an optional feature.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ownedServer, stopChild, untilServing, watchOutput } from './child-processes.js';
 import { findExecutable, onPath } from './executables.js';
-import { findFreePort } from './ports.js';
+import { startOnFreePort } from './start-on-free-port.js';
 
 export interface TestCaddy {
   /** The port the site listens on, on 127.0.0.1. */
@@ -24,7 +23,6 @@ export interface TestCaddy {
 
 const START_TIMEOUT_MS = 10_000;
 const STOP_TIMEOUT_MS = 5_000;
-const START_ATTEMPTS = 3;
 
 /**
  * Starts Caddy with `siteBody` as the contents of its one site block (the
@@ -37,16 +35,7 @@ export async function startCaddy(siteBody: string): Promise<TestCaddy> {
   const binary = findExecutable(onPath('caddy'));
   if (binary === undefined)
     throw new Error('caddy not found: apt-get install caddy (CI installs it)');
-  for (let attempt = 1; ; attempt += 1) {
-    const dir = mkdtempSync(join(tmpdir(), 'tg-caddy-'));
-    const port = await findFreePort();
-    try {
-      return await spawnCaddy(binary, dir, port, siteBody);
-    } catch (err) {
-      rmSync(dir, { recursive: true, force: true });
-      if (attempt >= START_ATTEMPTS) throw err;
-    }
-  }
+  return startOnFreePort('caddy', (dir, port) => spawnCaddy(binary, dir, port, siteBody));
 }
 
 async function spawnCaddy(

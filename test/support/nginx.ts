@@ -9,12 +9,11 @@
  * so a missing one is a broken machine, not an optional feature.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ownedServer, stopChild, untilServing, watchOutput } from './child-processes.js';
 import { findExecutable, onPath } from './executables.js';
-import { findFreePort } from './ports.js';
+import { startOnFreePort } from './start-on-free-port.js';
 
 export interface TestNginx {
   /** The port nginx listens on, on 127.0.0.1. */
@@ -27,7 +26,6 @@ export interface TestNginx {
 
 const START_TIMEOUT_MS = 10_000;
 const STOP_TIMEOUT_MS = 5_000;
-const START_ATTEMPTS = 3;
 /** Where Debian and most distributions put the binary, often outside a non-root PATH. */
 const WELL_KNOWN_BINARIES = [
   '/usr/sbin/nginx',
@@ -47,18 +45,7 @@ export async function startNginx(serverBody: string): Promise<TestNginx> {
   if (binary === undefined) {
     throw new Error('nginx not found: apt-get install nginx (CI installs it)');
   }
-  // The free port is found by binding port 0 and letting it go, so another
-  // process can take it in between: try a few ports before giving up.
-  for (let attempt = 1; ; attempt += 1) {
-    const dir = mkdtempSync(join(tmpdir(), 'tg-nginx-'));
-    const port = await findFreePort();
-    try {
-      return await spawnNginx(binary, dir, port, serverBody);
-    } catch (err) {
-      rmSync(dir, { recursive: true, force: true });
-      if (attempt >= START_ATTEMPTS) throw err;
-    }
-  }
+  return startOnFreePort('nginx', (dir, port) => spawnNginx(binary, dir, port, serverBody));
 }
 
 function configFor(dir: string, port: number, serverBody: string): string {
