@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema, validateConfig } from '../../src/config/index.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { signUp, type Credentials } from '../support/account-requests.js';
+import { basic, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
 
@@ -44,18 +45,21 @@ async function echoed(gw: TestGateway, headers: Record<string, string>) {
   return ((await res.json()) as { headers: Record<string, string | undefined> }).headers;
 }
 
+/** A new user, `<name>@example.com`, signs up on `gw`: its credentials and the answer's ids. */
+async function signUpSomeone(
+  gw: TestGateway,
+  name: string,
+): Promise<{ who: Credentials; user_id: string; tenant_id: string }> {
+  const who = { email: `${name}@example.com`, password: 'a-long-password-1' };
+  const ids = (await (await signUp(gw.url, who)).json()) as { user_id: string; tenant_id: string };
+  return { who, ...ids };
+}
+
 /** A new user signs up and takes a token for its personal tenant: the token response. */
 async function personalToken(gw: TestGateway): Promise<unknown> {
-  const email = `u${Math.random().toString(36).slice(2)}@example.com`;
-  const password = 'a-long-password-1';
-  const signup = await fetch(`${gw.url}/1/users`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password }),
-  });
-  const { tenant_id } = (await signup.json()) as { tenant_id: string };
+  const { who, tenant_id } = await signUpSomeone(gw, `u${Math.random().toString(36).slice(2)}`);
   const res = await fetch(`${gw.url}/1/token?tenant_id=${tenant_id}`, {
-    headers: { authorization: `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}` },
+    headers: { authorization: basic(who.email, who.password) },
   });
   expect(res.status).toBe(200);
   return res.json();
@@ -221,22 +225,15 @@ describe('reload, key by key', () => {
  */
 async function clientCreation(gw: TestGateway, scopes: string[]): Promise<number> {
   const id = Math.random().toString(36).slice(2, 10);
-  const email = `admin-${id}@example.com`;
-  const password = 'a-long-password-1';
-  const signup = await fetch(`${gw.url}/1/users`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password }),
-  });
-  const { user_id } = (await signup.json()) as { user_id: string };
+  const { who, user_id } = await signUpSomeone(gw, `admin-${id}`);
   const tenant = { tenantId: `org-${id}`, type: 'orgtenant' as const, name: id, cloudRegion: 'x' };
   await gw.gateway.store.tenants.upsertTenant(
-    { ...tenant, createdBy: email },
+    { ...tenant, createdBy: who.email },
     Math.floor(Date.now() / 1000),
   );
   await gw.gateway.store.memberships.addMember(tenant.tenantId, user_id, 'admin');
   const token = await fetch(`${gw.url}/1/token?tenant_id=${tenant.tenantId}`, {
-    headers: { authorization: `Basic ${Buffer.from(`${email}:${password}`).toString('base64')}` },
+    headers: { authorization: basic(who.email, who.password) },
   });
   const { access_token } = (await token.json()) as { access_token: string };
   const res = await fetch(`${gw.url}/1/tenants/current/clients`, {
