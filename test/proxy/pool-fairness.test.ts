@@ -16,13 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, validateConfig } from '../../src/config/index.js';
 import { expectError } from '../support/expect-error.js';
 import { basic, bearer } from '../support/gateway.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
-import { signInAliceAndBob, startSignedInFixture } from '../support/signed-in-fixture.js';
+import { ALICE, tokenFor, type IdentityFixture } from '../support/identity-fixture.js';
+import { startSignedInFixture, type SignedInFixture } from '../support/signed-in-fixture.js';
 import {
   startEchoUpstream,
   startSlowUpstream,
@@ -35,6 +30,8 @@ const QUICK_TIMEOUT_MS = 300;
 
 let small: IdentityFixture;
 let defaults: IdentityFixture;
+/** `defaults`, with Alice's acme token and Bob's globex token from it. */
+let onDefaults: SignedInFixture;
 let echo: CountingUpstream;
 let hanging: CountingUpstream;
 /** Bearer headers for three tenants: acme (alice), globex (bob), alice's personal tenant. */
@@ -45,7 +42,7 @@ let personal: string;
 beforeAll(async () => {
   [echo, hanging] = await Promise.all([startEchoUpstream(), startSlowUpstream()]);
   let signedIn;
-  [signedIn, defaults] = await Promise.all([
+  [signedIn, onDefaults] = await Promise.all([
     startSignedInFixture({
       // Two pooled connections to each upstream, one per tenant.
       upstreamPool: { maxConnections: 2, maxPerTenant: 1 },
@@ -55,9 +52,10 @@ beforeAll(async () => {
         { prefix: '/patient', upstream: echo.url, timeoutMs: 15_000 },
       ],
     }),
-    startMemoryIdentityFixture({ routes: [{ prefix: '/hang', upstream: hanging.url }] }),
+    startSignedInFixture({ routes: [{ prefix: '/hang', upstream: hanging.url }] }),
   ]);
   small = signedIn.fx;
+  defaults = onDefaults.fx;
   const url = small.gw.url;
   acme = bearer(signedIn.alice.access_token);
   globex = bearer(signedIn.bob.access_token);
@@ -223,7 +221,7 @@ describe('one tenant cannot take every connection to an upstream', () => {
 
   it('by default a tenant holds at most a quarter of the pool (128 of 512 connections)', async () => {
     const url = defaults.gw.url;
-    const { alice, bob } = await signInAliceAndBob(url);
+    const { alice, bob } = onDefaults;
     const [tenantA, tenantB] = [bearer(alice.access_token), bearer(bob.access_token)];
     const held = Array.from({ length: 128 }, (_, i) => {
       const req = request(`${url}/hang/${i}`, {

@@ -18,20 +18,22 @@ export interface SignedIn {
   [k: string]: unknown;
 }
 
-/** Alice's token for acme, then Bob's for globex, from the gateway at `url`. */
-export async function signInAliceAndBob(url: string): Promise<{ alice: SignedIn; bob: SignedIn }> {
-  const alice = (await tokenFor(url, ALICE, 'acme')) as SignedIn;
-  const bob = (await tokenFor(url, BOB, 'globex')) as SignedIn;
-  return { alice, bob };
+/** The fixture and its two users' tokens: Alice's for acme, Bob's for globex. */
+export interface SignedInFixture {
+  fx: IdentityFixture;
+  alice: SignedIn;
+  bob: SignedIn;
 }
 
 /** `startMemoryIdentityFixture(overrides)`, then Alice and Bob signed in on it. */
 export async function startSignedInFixture(
   overrides: Record<string, unknown> = {},
-): Promise<{ fx: IdentityFixture; alice: SignedIn; bob: SignedIn }> {
+): Promise<SignedInFixture> {
   const fx = await startMemoryIdentityFixture(overrides);
   try {
-    return { fx, ...(await signInAliceAndBob(fx.gw.url)) };
+    const alice = (await tokenFor(fx.gw.url, ALICE, 'acme')) as SignedIn;
+    const bob = (await tokenFor(fx.gw.url, BOB, 'globex')) as SignedIn;
+    return { fx, alice, bob };
   } catch (err) {
     await fx.close();
     throw err;
