@@ -11,62 +11,32 @@
  * from its tier has its row, with the reason, in docs/security.md.
  */
 import { readFileSync } from 'node:fs';
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer } from '../support/gateway.js';
 import { CORPUS, FORWARDED, type CorpusCase } from '../support/desync-guardian-corpus.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import type { IdentityFixture } from '../support/identity-fixture.js';
+import { startRawUpstream, type RawUpstream } from '../support/raw-upstream.js';
+import { startSignedInFixture, type SignedIn } from '../support/signed-in-fixture.js';
 
-/** Every request the upstream received, as raw bytes (head and body). */
-const received: string[] = [];
-let upstream: Server;
+let upstream: RawUpstream;
 let fx: IdentityFixture;
 let port: number;
 let auth: string;
 
-/** Answers each whole request (framed by Content-Length or chunked) with a 200. */
-function record(socket: Socket): void {
-  let buffered = '';
-  socket.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString('latin1');
-    for (;;) {
-      const end = buffered.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const head = buffered.slice(0, end);
-      const length = /\r\ncontent-length: (\d+)/i.exec(head);
-      let total = end + 4;
-      if (length) total += Number(length[1]);
-      else if (/\r\ntransfer-encoding: chunked/i.test(head)) {
-        const last = buffered.indexOf('\r\n0\r\n\r\n', end);
-        if (last < 0) return;
-        total = last + 7;
-      }
-      if (buffered.length < total) return;
-      received.push(buffered.slice(0, total));
-      buffered = buffered.slice(total);
-      socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
-    }
-  });
-  socket.on('error', () => socket.destroy());
-}
-
 beforeAll(async () => {
-  upstream = createServer(record);
-  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  fx = await startMemoryIdentityFixture({ routes: [{ prefix: '/', upstream: upstreamUrl }] });
+  upstream = await startRawUpstream(() => 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+  let alice: SignedIn;
+  ({ fx, alice } = await startSignedInFixture({
+    routes: [{ prefix: '/', upstream: upstream.url }],
+  }));
   port = Number(new URL(fx.gw.url).port);
-  auth = bearer((await tokenFor(fx.gw.url, ALICE, 'acme')).access_token);
+  auth = bearer(alice.access_token);
 });
 
 afterAll(async () => {
   await fx?.close();
-  await new Promise((r) => upstream?.close(r));
+  await upstream?.close();
 });
 
 /** A string as the corpus means it: bytes up to \xff as they are, anything above as UTF-8. */
@@ -143,9 +113,9 @@ describe.each(['Compliant', 'Acceptable', 'Ambiguous', 'Severe'])('%s cases', (t
   it.each(numbered.filter((c) => c.tier === tier).map((c) => [c.title, c] as const))(
     '%s',
     async (_title, c) => {
-      const before = received.length;
+      const before = upstream.received.length;
       const answer = await exchange(requestOf(c));
-      const forwarded = received.slice(before);
+      const forwarded = upstream.received.slice(before);
       if (c.verdict !== FORWARDED) {
         expect({ status: answer.status, code: answer.code }).toEqual({
           status: c.verdict[0],
@@ -217,7 +187,7 @@ describe('a transfer coding the gateway does not implement', () => {
   ])(
     'is 501 not_implemented on %s, the connection closed, nothing forwarded',
     async (_way, text) => {
-      const before = received.length;
+      const before = upstream.received.length;
       // A request pipelined behind it: never answered, never forwarded.
       const pipelined = `GET /orders/2 HTTP/1.1\r\nHost: gw\r\nAuthorization: ${auth}\r\n\r\n`;
       const { raw, closed } = await rawExchange(text.replace('AUTH', auth) + pipelined);
@@ -225,7 +195,7 @@ describe('a transfer coding the gateway does not implement', () => {
       expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)).error).toBe('not_implemented');
       expect(raw.match(/HTTP\/1\.1 /g)).toHaveLength(1);
       expect(closed).toBe(true);
-      expect(received.slice(before)).toEqual([]);
+      expect(upstream.received.slice(before)).toEqual([]);
     },
   );
 });
@@ -234,7 +204,7 @@ describe('Transfer-Encoding below HTTP/1.1 (RFC 9112 §6.1)', () => {
   it.each(['HTTP/1.0', 'HTTP/0.9'])(
     '%s: forwarded re-framed, then the connection is closed, even when asked to stay open',
     async (version) => {
-      const before = received.length;
+      const before = upstream.received.length;
       const first =
         `POST /orders/1 ${version}\r\nHost: gw\r\nAuthorization: ${auth}\r\nConnection: keep-alive\r\n` +
         'Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n';
@@ -242,7 +212,7 @@ describe('Transfer-Encoding below HTTP/1.1 (RFC 9112 §6.1)', () => {
       const { raw, closed } = await rawExchange(first + pipelined);
       expect(raw.match(/HTTP\/1\.1 \d{3} /g)).toEqual(['HTTP/1.1 200 ']);
       expect(closed).toBe(true);
-      const forwarded = received.slice(before);
+      const forwarded = upstream.received.slice(before);
       expect(forwarded).toHaveLength(1);
       expect(split(forwarded[0] as string).framing).toEqual(['transfer-encoding: chunked']);
     },

@@ -7,15 +7,12 @@
  * relayed byte for byte but for hop-by-hop ones, interim 1xx answers, and an
  * upstream's non-101 answer to a WebSocket upgrade relayed to the client.
  */
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer } from '../support/gateway.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import type { IdentityFixture } from '../support/identity-fixture.js';
+import { startRawUpstream, type RawUpstream } from '../support/raw-upstream.js';
+import { startSignedInFixture, type SignedIn } from '../support/signed-in-fixture.js';
 
 /** What the raw upstream answers, by the request path's last segment. */
 const ANSWERS: Record<string, string> = {
@@ -33,54 +30,26 @@ const ANSWERS: Record<string, string> = {
     'HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\ncontent-length: 15\r\n\r\n{"denied":true}',
 };
 
-let upstream: Server;
-/** Bytes of each request head (and body) the upstream received, in order. */
-const received: string[] = [];
+let upstream: RawUpstream;
 let fx: IdentityFixture;
 let port: number;
 let auth: string;
 
-/** Answers once a whole request (head, and a body framed either way) has arrived. */
-function serve(socket: Socket): void {
-  let buffered = '';
-  socket.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString('latin1');
-    for (;;) {
-      const end = buffered.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const head = buffered.slice(0, end);
-      const length = /\r\ncontent-length: (\d+)/i.exec(head);
-      const chunked = /\r\ntransfer-encoding: chunked/i.test(head);
-      let total = end + 4;
-      if (length) total += Number(length[1]);
-      else if (chunked) {
-        const last = buffered.indexOf('\r\n0\r\n\r\n', end);
-        if (last < 0) return;
-        total = last + 7;
-      }
-      if (buffered.length < total) return;
-      const request = buffered.slice(0, total);
-      buffered = buffered.slice(total);
-      received.push(request);
-      const name = /^\S+ \S*\/([a-z]+)/.exec(request)?.[1] ?? 'plain';
-      socket.write(ANSWERS[name] ?? ANSWERS.plain!, 'latin1');
-    }
-  });
-  socket.on('error', () => socket.destroy());
-}
-
 beforeAll(async () => {
-  upstream = createServer(serve);
-  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  fx = await startMemoryIdentityFixture({ routes: [{ prefix: '/wire', upstream: upstreamUrl }] });
+  upstream = await startRawUpstream(
+    (request) => ANSWERS[/^\S+ \S*\/([a-z]+)/.exec(request)?.[1] ?? 'plain'] ?? ANSWERS.plain!,
+  );
+  let alice: SignedIn;
+  ({ fx, alice } = await startSignedInFixture({
+    routes: [{ prefix: '/wire', upstream: upstream.url }],
+  }));
   port = Number(new URL(fx.gw.url).port);
-  auth = bearer((await tokenFor(fx.gw.url, ALICE, 'acme')).access_token);
+  auth = bearer(alice.access_token);
 });
 
 afterAll(async () => {
   await fx?.close();
-  await new Promise((r) => upstream?.close(r));
+  await upstream?.close();
 });
 
 /** Sends `head` (+ `body`) on a fresh connection; resolves with every byte back until `until` is seen. */
@@ -103,7 +72,7 @@ function exchange(head: string, body: string, until: RegExp): Promise<string> {
 
 /** The last request the upstream received, split into its head's lines and its body. */
 function lastReceived(): { lines: string[]; body: string } {
-  const request = received.at(-1) ?? '';
+  const request = upstream.received.at(-1) ?? '';
   const end = request.indexOf('\r\n\r\n');
   return { lines: request.slice(0, end).split('\r\n'), body: request.slice(end + 4) };
 }
