@@ -29,6 +29,16 @@ function setup(limits: SlotLimits) {
   return { slots, granted };
 }
 
+/** A holder per tenant, each acquiring in turn: the first ones hold, the rest wait in line. */
+function inLine<T extends string[]>(
+  slots: { acquire(h: Request): unknown },
+  ...tenants: T
+): { [K in keyof T]: Request } {
+  const holders = tenants.map(holder);
+  for (const h of holders) slots.acquire(h);
+  return holders as { [K in keyof T]: Request };
+}
+
 /** Lets every settled promise's callbacks run (no clock involved). */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -151,20 +161,14 @@ describe('leave', () => {
     const slots = createTenantSlots<Request>({ maxConnections: 1, maxPerTenant: 1 }, (h) =>
       seen.push(`${h.tenant}:${h.slot}`),
     );
-    const a = holder('acme');
-    const b = holder('globex');
-    slots.acquire(a);
-    slots.acquire(b);
+    const [a] = inLine(slots, 'acme', 'globex');
     slots.leave(a);
     expect(seen).toEqual(['globex:held']);
   });
 
   it('passes the slot on rather than freeing it: a newcomer still waits behind the line', () => {
     const { slots } = setup({ maxConnections: 1, maxPerTenant: 1 });
-    const a = holder('acme');
-    const b = holder('globex');
-    slots.acquire(a);
-    slots.acquire(b);
+    const [a, b] = inLine(slots, 'acme', 'globex');
     slots.leave(a);
     expect(b.slot).toBe('held');
     expect(slots.acquire(holder('initech'))).toBe('waiting');
@@ -172,12 +176,7 @@ describe('leave', () => {
 
   it('a holder that gives up waiting leaves the line: it is never granted, the next one is', () => {
     const { slots, granted } = setup({ maxConnections: 1, maxPerTenant: 1 });
-    const a = holder('acme');
-    const quitter = holder('globex');
-    const patient = holder('initech');
-    slots.acquire(a);
-    slots.acquire(quitter);
-    slots.acquire(patient);
+    const [a, quitter, patient] = inLine(slots, 'acme', 'globex', 'initech');
 
     slots.leave(quitter);
     expect(quitter.slot).toBe('none');
@@ -202,12 +201,7 @@ describe('leave', () => {
 
   it('is idempotent for a held slot: leaving twice frees one slot, not two', () => {
     const { slots, granted } = setup({ maxConnections: 1, maxPerTenant: 1 });
-    const a = holder('acme');
-    const b = holder('globex');
-    const c = holder('initech');
-    slots.acquire(a);
-    slots.acquire(b);
-    slots.acquire(c);
+    const [a, b, c] = inLine(slots, 'acme', 'globex', 'initech');
     slots.leave(a);
     slots.leave(a);
     expect(granted).toEqual([b]);
