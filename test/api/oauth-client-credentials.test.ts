@@ -6,13 +6,13 @@
  * `POST /1/oauth/token`; the hostile cases (another tenant named, a secret
  * one byte off); logout and removal end the token.
  */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { basic, bearer } from '../support/gateway.js';
 import { expectError } from '../support/expect-error.js';
+import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
 import { startMemoryIdentityFixture, type IdentityFixture } from '../support/identity-fixture.js';
 import {
   clientCredentials,
@@ -21,20 +21,14 @@ import {
   type MachineClient,
 } from '../support/machine-client.js';
 
-let upstream: Server;
-const seen: IncomingHttpHeaders[] = [];
+let upstream: CountingUpstream;
 let fx: IdentityFixture;
 let url: string;
 let acmeClient: MachineClient;
 
 beforeAll(async () => {
-  upstream = createServer((req, res) => {
-    seen.push(req.headers);
-    req.resume();
-    req.on('end', () => res.end('ok'));
-  });
-  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  upstream = await startEchoUpstream();
+  const upstreamUrl = upstream.url;
   fx = await startMemoryIdentityFixture({
     routes: [
       {
@@ -53,7 +47,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await fx.close();
-  await new Promise((r) => upstream.close(r));
+  await upstream?.close();
 });
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
@@ -83,10 +77,10 @@ describe('openid-client against a running gateway', () => {
       expect(tokens.expires_in).toBe(600);
       expect((tokens as unknown as { tenant_id: string }).tenant_id).toBe('acme');
 
-      seen.length = 0;
+      upstream.requests.length = 0;
       const res = await orders(tokens.access_token, '/orders/list', { 'X-Tenant-Id': 'acme' });
       expect(res.status).toBe(200);
-      const headers = seen[0] as IncomingHttpHeaders;
+      const headers = upstream.requests[0]?.headers as IncomingHttpHeaders;
       expect(headers['x-client-id']).toBe(acmeClient.clientId);
       expect(headers['x-tenant-id']).toBe('acme');
       expect(headers['x-tenant-type']).toBe('orgtenant');
@@ -327,10 +321,10 @@ describe('a client token on the proxy', () => {
       headers: { authorization: basic('alice@example.com', 'alice-password-1') },
     });
     const { access_token: token } = (await res.json()) as { access_token: string };
-    seen.length = 0;
+    upstream.requests.length = 0;
     await orders(token, '/orders/list', { 'X-Client-Id': acmeClient.clientId });
-    expect(seen[0]?.['x-client-id']).toBeUndefined();
-    expect(seen[0]?.['x-user-email']).toBe('alice@example.com');
+    expect(upstream.requests[0]?.headers['x-client-id']).toBeUndefined();
+    expect(upstream.requests[0]?.headers['x-user-email']).toBe('alice@example.com');
   });
 
   it('ends on logout (DELETE /1/token): 401 after the 204', async () => {
