@@ -5,7 +5,7 @@
  * the store said was used; and a rotation that could not be confirmed is on
  * the master all the same, so the client's retry gets the same successor.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isGatewayError } from '../../src/errors.js';
 import { createRedisKeys } from '../../src/store/redis-keys.js';
@@ -17,31 +17,15 @@ import {
   type TestCluster,
   type TestSentinelSet,
 } from '../support/redis-topologies.js';
+import { digest, plainFamily } from './store-fixtures.js';
 
 const GRACE = 10;
 
-const digest = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 /** As the API derives it: the successor follows from the token presented. */
 const successorOf = (presentedDigest: string): string => digest(`next:${presentedDigest}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function newFamily(): RefreshFamily {
-  const now = Math.floor(Date.now() / 1000);
-  return {
-    familyId: `rf-${randomUUID()}`,
-    userId: `u-${randomUUID().slice(0, 8)}`,
-    tenantId: 'acme',
-    scope: 'orders:read',
-    sessionVersion: 0,
-    membershipGeneration: 1,
-    createdAt: now,
-    absoluteExpiresAt: now + 86_400,
-    currentDigest: digest(randomUUID()),
-    currentExpiresAt: now + 3600,
-    accessTokens: {},
-    revoked: false,
-  };
-}
+const newFamily = (): RefreshFamily => plainFamily(86_400, 3600);
 
 function rotation(family: RefreshFamily, presentedDigest: string, now: number): RotateRefreshInput {
   return {
