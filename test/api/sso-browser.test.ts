@@ -15,10 +15,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBrowser, startPageOrigin, type PageOrigin } from '../support/browser.js';
+import { suiteResource } from '../support/suite-resource.js';
 import { expectError } from '../support/expect-error.js';
 import { bearer, startTestGateway, bearerJson } from '../support/gateway.js';
 import { fixtureSuite } from '../support/fixture-suite.js';
@@ -171,19 +171,11 @@ async function codeFor(account: string, query: Record<string, string> = {}): Pro
 }
 
 describe('in Chromium, through the IdP login page', () => {
-  let browser: Browser;
-
-  beforeAll(async () => {
-    browser = await startBrowser();
-  }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = suiteResource(startBrowser, (b) => b.close());
 
   it('brings the application a code that it redeems for a token good on a proxied route', async () => {
     const verifier = randomBytes(32).toString('base64url');
-    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    const context = await browser().newContext({ ignoreHTTPSErrors: true });
     const page = await context.newPage();
     await page.goto(
       loginUrl({
@@ -229,7 +221,7 @@ describe('in Chromium, through the IdP login page', () => {
   }, 60_000);
 
   it("signs globex's people in at globex's own provider, for globex only", async () => {
-    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    const context = await browser().newContext({ ignoreHTTPSErrors: true });
     const page = await context.newPage();
     await page.goto(
       `${s.gw.url}/1/tenants/globex/sso/login?${new URLSearchParams({ redirect_uri: appRedirect, ...PKCE })}`,
