@@ -459,26 +459,20 @@ describe('applying a seed', () => {
         () => 'created',
         (err: unknown) => (err instanceof GatewayError ? err.code : err),
       );
+    /** The sign-up of `email` by the provider of `tenantId`. */
+    const byIdpOf = (tenantId: string, email: string) => ({
+      email,
+      passwordHash: '*',
+      createdByIdp: { tenantId, issuer: `https://idp.${tenantId}.example` },
+    });
     // Signup's path, and another tenant's provider: the address is acme's.
     expect(await refused({ email: 'dan@acme.example', password: 'dan-password-1' })).toBe(
       'forbidden',
     );
-    expect(
-      await refused({
-        email: 'dan@ACME.example',
-        passwordHash: '*',
-        createdByIdp: { tenantId: 'globex', issuer: 'https://idp.globex.example' },
-      }),
-    ).toBe('forbidden');
+    expect(await refused(byIdpOf('globex', 'dan@ACME.example'))).toBe('forbidden');
     expect(await w.store.users.findUserByEmail('dan@acme.example')).toBeNull();
     // Acme's own provider, and the operator's seed, may.
-    expect(
-      await refused({
-        email: 'erin@acme.example',
-        passwordHash: '*',
-        createdByIdp: { tenantId: 'acme', issuer: 'https://idp.acme.example' },
-      }),
-    ).toBe('created');
+    expect(await refused(byIdpOf('acme', 'erin@acme.example'))).toBe('created');
     const carol = '  - { email: carol@acme.example, password: "carol-password-1" }';
     const withCarol = seedText().replace('users:\n', `users:\n${carol}\n`);
     expect((await w.apply(seedOf(withCarol), 2000)).usersCreated).toBe(1);
