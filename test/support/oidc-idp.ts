@@ -10,8 +10,7 @@
  * The provider can rotate its keys while running (a new key signs, the old
  * one is still published) and be stopped and started on the same port.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,6 +19,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import Provider from 'oidc-provider';
 import { Agent, fetch as undiciFetch } from 'undici';
+import { makeCa, makeServerCertificate } from './test-certificates.js';
 
 /** A test CA and a server certificate for `localhost` and 127.0.0.1 signed by it. */
 export interface TestCa {
@@ -34,40 +34,8 @@ export interface TestCa {
 
 export function makeTestCa(): TestCa {
   const dir = mkdtempSync(join(tmpdir(), 'tg-idp-ca-'));
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
-  openssl(
-    'req',
-    '-x509',
-    ...ec,
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=idp-test-ca',
-  );
-  writeFileSync(join(dir, 'server.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-  openssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
-  openssl(
-    'x509',
-    '-req',
-    '-in',
-    'server.csr',
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    'server.pem',
-    '-days',
-    '2',
-    '-extfile',
-    'server.ext',
-  );
+  makeCa(dir, 'ca', 'idp-test-ca');
+  makeServerCertificate(dir, 'localhost', 'DNS:localhost,IP:127.0.0.1');
   const read = (file: string) => readFileSync(join(dir, file), 'utf8');
   return {
     dir,
