@@ -33,6 +33,15 @@ function problemsOf(text: string): string[] {
   throw new Error(`expected a SeedError for:\n${text}`);
 }
 
+/** What a run that changes nothing reports. */
+const NOTHING_CHANGED = {
+  usersCreated: 0,
+  passwordsChanged: 0,
+  tenantsCreated: 0,
+  tenantsUpdated: 0,
+  membershipsAdded: 0,
+};
+
 const ALICE = '  - { email: alice@example.com, password: "alice-password-1" }';
 const BOB = '  - { email: bob@example.com, password: "bob-password-1" }';
 
@@ -319,13 +328,7 @@ describe('applying a seed', () => {
     const seed = seedOf(seedText());
     await w.apply(seed, 1000);
     const before = await snapshot(w.store);
-    expect(await w.apply(seed, 2000)).toEqual({
-      usersCreated: 0,
-      passwordsChanged: 0,
-      tenantsCreated: 0,
-      tenantsUpdated: 0,
-      membershipsAdded: 0,
-    });
+    expect(await w.apply(seed, 2000)).toEqual(NOTHING_CHANGED);
     expect(await snapshot(w.store)).toEqual(before);
     expect(before.tenants.find((t) => t.tenantId === 'acme')?.modifiedAt).toBe(1000);
   });
@@ -338,13 +341,7 @@ describe('applying a seed', () => {
     const bob = await w.store.users.findUserByEmail('bob@example.com');
 
     const summary = await w.apply(seedOf(seedText('alice-password-2')), 2000);
-    expect(summary).toEqual({
-      usersCreated: 0,
-      passwordsChanged: 1,
-      tenantsCreated: 0,
-      tenantsUpdated: 0,
-      membershipsAdded: 0,
-    });
+    expect(summary).toEqual({ ...NOTHING_CHANGED, passwordsChanged: 1 });
     expect(await w.store.users.getSessionVersion(alice?.id as string)).toBe(
       (alice?.sessionVersion as number) + 1,
     );
@@ -398,13 +395,7 @@ describe('applying a seed', () => {
     );
     expect(carol.email).toBe('carol@example.com');
     expect(carol.passwordHash).toBe(hash);
-    expect(await w.apply(seed, 2000)).toEqual({
-      usersCreated: 0,
-      passwordsChanged: 0,
-      tenantsCreated: 0,
-      tenantsUpdated: 0,
-      membershipsAdded: 0,
-    });
+    expect(await w.apply(seed, 2000)).toEqual(NOTHING_CHANGED);
     expect(await w.store.users.getSessionVersion(carol.id)).toBe(carol.sessionVersion);
   });
 
