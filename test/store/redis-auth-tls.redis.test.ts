@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isGatewayError } from '../../src/errors.js';
 import { createRedisStore } from '../../src/store/redis-store.js';
 import { findFreeServerPort } from '../support/ports.js';
-import { startRedisProcess, type RedisProcess } from '../support/redis-server.js';
+import { startRedisProcess, unpersisted, type RedisProcess } from '../support/redis-server.js';
 import { makeCa, makeServerCertificate } from '../support/test-certificates.js';
 import { newUser } from './store-contract.js';
 
@@ -49,12 +49,7 @@ beforeAll(async () => {
       join(dir, 'ca.pem'),
       '--tls-auth-clients',
       'no',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
+      ...unpersisted(dir),
       '--user',
       'default',
       'off',
