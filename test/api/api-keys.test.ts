@@ -7,29 +7,23 @@
  * header twice; removal and expiry; the audit event of a key used after its
  * removal; and a gateway with keys off, which takes none.
  */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer } from '../support/gateway.js';
 import { expectError } from '../support/expect-error.js';
+import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
 import { startMemoryIdentityFixture, type IdentityFixture } from '../support/identity-fixture.js';
 import { forgedApiKey, makeApiKey, makeClient } from '../support/machine-client.js';
 
-let upstream: Server;
-const seen: IncomingHttpHeaders[] = [];
+let upstream: CountingUpstream;
 let fx: IdentityFixture;
 let off: IdentityFixture;
 let url: string;
 let acme: { clientId: string; keyId: string; apiKey: string };
 
 beforeAll(async () => {
-  upstream = createServer((req, res) => {
-    seen.push(req.headers);
-    req.resume();
-    req.on('end', () => res.end('ok'));
-  });
-  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  upstream = await startEchoUpstream();
+  const upstreamUrl = upstream.url;
   const routes = [
     {
       prefix: '/orders',
@@ -49,7 +43,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await fx?.close();
   await off?.close();
-  await new Promise((r) => upstream.close(r));
+  await upstream?.close();
 });
 
 const call = (path: string, headers: Record<string, string>, base = url, method = 'GET') =>
@@ -67,10 +61,10 @@ describe('an API key on a route', () => {
       { 'X-API-KEY': acme.apiKey },
     ];
     for (const headers of spellings) {
-      seen.length = 0;
+      upstream.requests.length = 0;
       const res = await call('/orders/list', { ...headers, 'x-tenant-id': 'acme' });
       expect(res.status).toBe(200);
-      const got = seen[0] as IncomingHttpHeaders;
+      const got = upstream.requests[0]?.headers as IncomingHttpHeaders;
       expect(got['x-client-id']).toBe(acme.clientId);
       expect(got['x-tenant-id']).toBe('acme');
       expect(got['x-tenant-type']).toBe('orgtenant');
@@ -84,10 +78,10 @@ describe('an API key on a route', () => {
   });
 
   it('is stripped in every spelling, on a public route too', async () => {
-    seen.length = 0;
+    upstream.requests.length = 0;
     const res = await call('/public/x', { 'x-api-key': acme.apiKey, x_api_key: acme.apiKey });
     expect(res.status).toBe(200);
-    expect(JSON.stringify(seen[0])).not.toContain(acme.apiKey);
+    expect(JSON.stringify(upstream.requests[0]?.headers)).not.toContain(acme.apiKey);
   });
 
   it('has its client’s scopes: a method needing another is 403 insufficient_scope', async () => {

@@ -8,16 +8,13 @@
  * local account squatted before acme verified its domain loses its password
  * and its tokens when acme's provider links it (`link_existing`).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer } from '../support/dns-server.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { suiteResource } from '../support/suite-resource.js';
 import { expectError } from '../support/expect-error.js';
 import { basic, bearerJson } from '../support/gateway.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import { ALICE, tokenFor } from '../support/identity-fixture.js';
 import { ACME_CLIENT, exchangeAt } from '../support/token-exchange.js';
 import { signUp } from '../support/account-requests.js';
 import { loopbackSso, useTestIdps } from '../support/test-idps.js';
@@ -28,8 +25,6 @@ const ACME_DOMAIN = 'acme.test';
 const LATE_DOMAIN = 'acme-late.test';
 const SQUATTER = { email: `boss@${LATE_DOMAIN}`, password: 'squatter-password-1' };
 
-let dns: TestDnsServer;
-let fx: IdentityFixture;
 let aliceAcme: string;
 
 const idps = useTestIdps({
@@ -43,30 +38,26 @@ const idps = useTestIdps({
   },
 });
 
+const dns = suiteResource(startDnsServer, (d) => d.stop());
+const s = fixtureSuite({}, () => ({
+  sso: loopbackSso(idps.ca, { dnsServers: [dns().address] }),
+}));
+
 beforeAll(async () => {
-  dns = await startDnsServer();
-  fx = await startMemoryIdentityFixture({
-    sso: loopbackSso(idps.ca, { dnsServers: [dns.address] }),
-  });
-  aliceAcme = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
+  aliceAcme = (await tokenFor(s.gw.url, ALICE, 'acme')).access_token;
   await verifyByDns(ACME_DOMAIN);
   await setAcmeIdp([ACME_DOMAIN]);
 }, 60_000);
 
-afterAll(async () => {
-  await fx?.close();
-  await dns?.stop();
-});
-
 const call = (method: string, path: string, token: string, body?: unknown) =>
-  bearerJson(fx.gw.url, method, path, token, body);
+  bearerJson(s.gw.url, method, path, token, body);
 
 /** Acme's admin claims the domain, publishes its TXT record and verifies it. */
 async function verifyByDns(domain: string): Promise<void> {
   const claim = await call('POST', '/1/tenants/acme/domains', aliceAcme, { domain });
   expect(claim.status).toBe(201);
   const { txt_name, txt_value } = (await claim.json()) as Record<string, string>;
-  dns.setTxt(txt_name as string, [txt_value as string]);
+  dns().setTxt(txt_name as string, [txt_value as string]);
   const verify = await call('POST', `/1/tenants/acme/domains/${domain}/verify`, aliceAcme);
   expect(verify.status).toBe(200);
 }
@@ -83,18 +74,18 @@ async function setAcmeIdp(domains: string[]): Promise<void> {
 }
 
 const signup = (email: string, password = 'a-password-of-mine-1') =>
-  signUp(fx.gw.url, { email, password });
+  signUp(s.gw.url, { email, password });
 
-const exchange = (subjectToken: string) => exchangeAt(fx.gw.url, subjectToken, 'acme');
+const exchange = (subjectToken: string) => exchangeAt(s.gw.url, subjectToken, 'acme');
 
 function basicToken(user: { email: string; password: string }, tenantId: string) {
-  return fetch(`${fx.gw.url}/1/token?tenant_id=${encodeURIComponent(tenantId)}`, {
+  return fetch(`${s.gw.url}/1/token?tenant_id=${encodeURIComponent(tenantId)}`, {
     headers: { authorization: basic(user.email, user.password) },
   });
 }
 
 async function acmeEvents(name: string): Promise<Record<string, unknown>[]> {
-  const events = await fx.gw.gateway.store
+  const events = await s.gw.gateway.store
     .auditLog({ maxEventsPerStream: 10_000 })
     .read('tenant:acme', 0);
   return events
@@ -108,7 +99,7 @@ describe('signup of an address of a verified domain (issue 42)', () => {
       const body = await expectError(await signup(email), 403, 'forbidden');
       expect(body.error_description).toMatch(/sign in through their organisation/);
       expect(body.error_description).not.toMatch(/acme/i);
-      expect(await fx.gw.gateway.store.users.findUserByEmail(email.toLowerCase())).toBeNull();
+      expect(await s.gw.gateway.store.users.findUserByEmail(email.toLowerCase())).toBeNull();
     }
   });
 
@@ -120,14 +111,14 @@ describe('signup of an address of a verified domain (issue 42)', () => {
     for (const email of ['pat@elsewhere.test', 'pat@acme-unproven.test']) {
       const res = await signup(email);
       expect(res.status).toBe(201);
-      expect(await fx.gw.gateway.store.users.findUserByEmail(email)).not.toBeNull();
+      expect(await s.gw.gateway.store.users.findUserByEmail(email)).not.toBeNull();
     }
   });
 
   it("leaves the address to acme's provider, which creates the user at their first sign-in", async () => {
     const res = await exchange(await idps.acmeIdp.idToken('newhire'));
     expect(res.status).toBe(200);
-    const user = await fx.gw.gateway.store.users.findUserByEmail(`newhire@${ACME_DOMAIN}`);
+    const user = await s.gw.gateway.store.users.findUserByEmail(`newhire@${ACME_DOMAIN}`);
     expect(user?.createdByIdp).toEqual({ tenantId: 'acme', issuer: idps.acmeIdp.issuer });
   });
 });

@@ -6,14 +6,14 @@
  * `POST /1/oauth/token`; the hostile cases (another tenant named, a secret
  * one byte off); logout and removal end the token.
  */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import * as oidc from 'openid-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { basic, bearer } from '../support/gateway.js';
 import { expectError } from '../support/expect-error.js';
-import { startMemoryIdentityFixture, type IdentityFixture } from '../support/identity-fixture.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { startEchoUpstream } from '../support/upstream.js';
 import {
   clientCredentials,
   clientToken,
@@ -21,47 +21,31 @@ import {
   type MachineClient,
 } from '../support/machine-client.js';
 
-let upstream: Server;
-const seen: IncomingHttpHeaders[] = [];
-let fx: IdentityFixture;
-let url: string;
 let acmeClient: MachineClient;
 
-beforeAll(async () => {
-  upstream = createServer((req, res) => {
-    seen.push(req.headers);
-    req.resume();
-    req.on('end', () => res.end('ok'));
-  });
-  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-  const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  fx = await startMemoryIdentityFixture({
-    routes: [
-      {
-        prefix: '/orders',
-        upstream: upstreamUrl,
-        tenant: { header: 'X-Tenant-Id', path: '/orders/tenants/:tenant_id', query: 'tenant_id' },
-      },
-    ],
-    authorization: {
-      roles: { admin: ['orders:write', 'orders:read'], member: ['orders:read'] },
-      clientScopes: ['orders:read', 'orders:write', 'exports:run'],
+const s = fixtureSuite({ upstream: startEchoUpstream }, ({ upstream }) => ({
+  routes: [
+    {
+      prefix: '/orders',
+      upstream: upstream.url,
+      tenant: { header: 'X-Tenant-Id', path: '/orders/tenants/:tenant_id', query: 'tenant_id' },
     },
-  });
-  url = fx.gw.url;
-  acmeClient = await makeClient(fx.gw.gateway.store, 'acme', ['orders:read', 'orders:write']);
-});
-afterAll(async () => {
-  await fx.close();
-  await new Promise((r) => upstream.close(r));
+  ],
+  authorization: {
+    roles: { admin: ['orders:write', 'orders:read'], member: ['orders:read'] },
+    clientScopes: ['orders:read', 'orders:write', 'exports:run'],
+  },
+}));
+beforeAll(async () => {
+  acmeClient = await makeClient(s.gw.gateway.store, 'acme', ['orders:read', 'orders:write']);
 });
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const post = (body: string, headers: Record<string, string> = FORM) =>
-  fetch(`${url}/1/oauth/token`, { method: 'POST', headers, body });
+  fetch(`${s.gw.url}/1/oauth/token`, { method: 'POST', headers, body });
 const orders = (token: string, path = '/orders/list', headers: Record<string, string> = {}) =>
-  fetch(`${url}${path}`, { headers: { authorization: bearer(token), ...headers } });
+  fetch(`${s.gw.url}${path}`, { headers: { authorization: bearer(token), ...headers } });
 
 describe('openid-client against a running gateway', () => {
   for (const [method, auth] of [
@@ -70,23 +54,23 @@ describe('openid-client against a running gateway', () => {
   ] as const) {
     it(`discovers the metadata and gets a token by ${method}, which calls a proxied route`, async () => {
       const config = await oidc.discovery(
-        new URL(`${url}/.well-known/oauth-authorization-server`),
+        new URL(`${s.gw.url}/.well-known/oauth-authorization-server`),
         acmeClient.clientId,
         undefined,
         auth(acmeClient.clientSecret),
         { execute: [oidc.allowInsecureRequests] },
       );
-      expect(config.serverMetadata().token_endpoint).toBe(`${url}/1/oauth/token`);
+      expect(config.serverMetadata().token_endpoint).toBe(`${s.gw.url}/1/oauth/token`);
       const tokens = await oidc.clientCredentialsGrant(config, { scope: 'orders:read' });
       expect(tokens.token_type).toBe('bearer');
       expect(tokens.scope).toBe('orders:read');
       expect(tokens.expires_in).toBe(600);
       expect((tokens as unknown as { tenant_id: string }).tenant_id).toBe('acme');
 
-      seen.length = 0;
+      s.up.upstream.requests.length = 0;
       const res = await orders(tokens.access_token, '/orders/list', { 'X-Tenant-Id': 'acme' });
       expect(res.status).toBe(200);
-      const headers = seen[0] as IncomingHttpHeaders;
+      const headers = s.up.upstream.requests[0]?.headers as IncomingHttpHeaders;
       expect(headers['x-client-id']).toBe(acmeClient.clientId);
       expect(headers['x-tenant-id']).toBe('acme');
       expect(headers['x-tenant-type']).toBe('orgtenant');
@@ -98,7 +82,7 @@ describe('openid-client against a running gateway', () => {
 
 describe('POST /1/oauth/token', () => {
   it('answers an RFC 6749 token response, never cached, with an RFC 9068 client token', async () => {
-    const res = await clientCredentials(url, acmeClient);
+    const res = await clientCredentials(s.gw.url, acmeClient);
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('pragma')).toBe('no-cache');
@@ -128,7 +112,7 @@ describe('POST /1/oauth/token', () => {
   });
 
   it('narrows to the scopes asked for, sorted and without duplicates', async () => {
-    const res = await clientCredentials(url, acmeClient, {
+    const res = await clientCredentials(s.gw.url, acmeClient, {
       scope: 'orders:write orders:read orders:write',
     });
     expect(((await res.json()) as { scope: string }).scope).toBe('orders:read orders:write');
@@ -136,7 +120,7 @@ describe('POST /1/oauth/token', () => {
 
   it('refuses a scope the client does not hold: 400 invalid_scope', async () => {
     await expectError(
-      await clientCredentials(url, acmeClient, { scope: 'orders:read admin' }),
+      await clientCredentials(s.gw.url, acmeClient, { scope: 'orders:read admin' }),
       400,
       'invalid_scope',
     );
@@ -203,7 +187,7 @@ describe('POST /1/oauth/token', () => {
       'CLIENT_CREDENTIALS',
     ]) {
       await expectError(
-        await clientCredentials(url, acmeClient, { grant_type: grantType }),
+        await clientCredentials(s.gw.url, acmeClient, { grant_type: grantType }),
         400,
         'unsupported_grant_type',
       );
@@ -215,11 +199,14 @@ describe('POST /1/oauth/token', () => {
     // One byte off: the last character changed.
     const offByOne = secret.slice(0, -1) + (secret.endsWith('A') ? 'B' : 'A');
     const cases = [
-      clientCredentials(url, { ...acmeClient, clientSecret: offByOne }),
-      clientCredentials(url, { ...acmeClient, clientSecret: secret.slice(0, -1) }),
-      clientCredentials(url, { ...acmeClient, clientSecret: '' }),
-      clientCredentials(url, { clientId: 'tgc_aaaaaaaaaaaaaaaaaaaaaaaaaa', clientSecret: secret }),
-      clientCredentials(url, { clientId: 'not-a-client', clientSecret: secret }),
+      clientCredentials(s.gw.url, { ...acmeClient, clientSecret: offByOne }),
+      clientCredentials(s.gw.url, { ...acmeClient, clientSecret: secret.slice(0, -1) }),
+      clientCredentials(s.gw.url, { ...acmeClient, clientSecret: '' }),
+      clientCredentials(s.gw.url, {
+        clientId: 'tgc_aaaaaaaaaaaaaaaaaaaaaaaaaa',
+        clientSecret: secret,
+      }),
+      clientCredentials(s.gw.url, { clientId: 'not-a-client', clientSecret: secret }),
       post(form({ grant_type: 'client_credentials' })),
       post(form({ grant_type: 'client_credentials' }), {
         ...FORM,
@@ -235,14 +222,14 @@ describe('POST /1/oauth/token', () => {
   });
 
   it('refuses an expired client: 401 invalid_client', async () => {
-    const expired = await makeClient(fx.gw.gateway.store, 'acme', ['orders:read'], {
+    const expired = await makeClient(s.gw.gateway.store, 'acme', ['orders:read'], {
       expiresAt: Math.floor(Date.now() / 1000) - 1,
     });
-    await expectError(await clientCredentials(url, expired), 401, 'invalid_client');
+    await expectError(await clientCredentials(s.gw.url, expired), 401, 'invalid_client');
   });
 
   it('keeps the GET alias for Basic user logins', async () => {
-    const res = await fetch(`${url}/1/oauth/token?tenant_id=acme`, {
+    const res = await fetch(`${s.gw.url}/1/oauth/token?tenant_id=acme`, {
       headers: { authorization: basic('alice@example.com', 'alice-password-1') },
     });
     expect(res.status).toBe(200);
@@ -251,11 +238,13 @@ describe('POST /1/oauth/token', () => {
 
 describe('what the gateway records', () => {
   it('audits a token issued and a failed authentication, never the secret; counts tokens by kind', async () => {
-    const client = await makeClient(fx.gw.gateway.store, 'acme', ['orders:read']);
+    const client = await makeClient(s.gw.gateway.store, 'acme', ['orders:read']);
     const wrong = `${client.clientSecret.slice(0, -1)}x`;
-    expect((await clientCredentials(url, { ...client, clientSecret: wrong })).status).toBe(401);
-    const { jti } = decodeJwt(await clientToken(url, client));
-    const log = fx.gw.gateway.store.auditLog({ maxEventsPerStream: 10_000 });
+    expect((await clientCredentials(s.gw.url, { ...client, clientSecret: wrong })).status).toBe(
+      401,
+    );
+    const { jti } = decodeJwt(await clientToken(s.gw.url, client));
+    const log = s.gw.gateway.store.auditLog({ maxEventsPerStream: 10_000 });
     const events = async (stream: string) =>
       (await log.read(stream, 0))
         .map((entry) => JSON.parse(entry.event) as Record<string, unknown>)
@@ -273,7 +262,7 @@ describe('what the gateway records', () => {
       expect(JSON.stringify(event)).not.toContain(client.clientSecret);
       expect(JSON.stringify(event)).not.toContain(wrong);
     }
-    const metrics = await (await fetch(`${fx.gw.adminUrl}/metrics`)).text();
+    const metrics = await (await fetch(`${s.gw.adminUrl}/metrics`)).text();
     expect(metrics).toMatch(/^tenant_gateway_tokens_issued_total\{kind="client"\} [1-9]/m);
     expect(metrics).toMatch(/^tenant_gateway_tokens_issued_total\{kind="user"\} [1-9]/m);
   });
@@ -281,15 +270,15 @@ describe('what the gateway records', () => {
 
 describe('GET /.well-known/oauth-authorization-server', () => {
   it('describes the token endpoint (RFC 8414)', async () => {
-    const res = await fetch(`${url}/.well-known/oauth-authorization-server`);
+    const res = await fetch(`${s.gw.url}/.well-known/oauth-authorization-server`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
       issuer: 'tenant-gateway',
-      token_endpoint: `${url}/1/oauth/token`,
-      jwks_uri: `${url}/.well-known/jwks.json`,
+      token_endpoint: `${s.gw.url}/1/oauth/token`,
+      jwks_uri: `${s.gw.url}/.well-known/jwks.json`,
       grant_types_supported: ['client_credentials'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-      revocation_endpoint: `${url}/1/oauth/revoke`,
+      revocation_endpoint: `${s.gw.url}/1/oauth/revoke`,
       revocation_endpoint_auth_methods_supported: ['none'],
       response_types_supported: [],
       code_challenge_methods_supported: ['S256'],
@@ -299,18 +288,18 @@ describe('GET /.well-known/oauth-authorization-server', () => {
   });
 
   it('believes X-Forwarded-Host/Proto only from a trusted proxy', async () => {
-    const res = await fetch(`${url}/.well-known/oauth-authorization-server`, {
+    const res = await fetch(`${s.gw.url}/.well-known/oauth-authorization-server`, {
       headers: { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' },
     });
     expect(((await res.json()) as { token_endpoint: string }).token_endpoint).toBe(
-      `${url}/1/oauth/token`,
+      `${s.gw.url}/1/oauth/token`,
     );
   });
 });
 
 describe('a client token on the proxy', () => {
   it('is refused with another tenant named, in every spelling: 403 tenant_mismatch', async () => {
-    const token = await clientToken(url, acmeClient);
+    const token = await clientToken(s.gw.url, acmeClient);
     const cases = [
       orders(token, '/orders/list', { 'X-Tenant-Id': 'globex' }),
       orders(token, '/orders/list', { x_tenant_id: 'globex' }),
@@ -323,20 +312,20 @@ describe('a client token on the proxy', () => {
   });
 
   it('strips a forged X-Client-Id from a user request', async () => {
-    const res = await fetch(`${url}/1/token?tenant_id=acme`, {
+    const res = await fetch(`${s.gw.url}/1/token?tenant_id=acme`, {
       headers: { authorization: basic('alice@example.com', 'alice-password-1') },
     });
     const { access_token: token } = (await res.json()) as { access_token: string };
-    seen.length = 0;
+    s.up.upstream.requests.length = 0;
     await orders(token, '/orders/list', { 'X-Client-Id': acmeClient.clientId });
-    expect(seen[0]?.['x-client-id']).toBeUndefined();
-    expect(seen[0]?.['x-user-email']).toBe('alice@example.com');
+    expect(s.up.upstream.requests[0]?.headers['x-client-id']).toBeUndefined();
+    expect(s.up.upstream.requests[0]?.headers['x-user-email']).toBe('alice@example.com');
   });
 
   it('ends on logout (DELETE /1/token): 401 after the 204', async () => {
-    const token = await clientToken(url, acmeClient);
+    const token = await clientToken(s.gw.url, acmeClient);
     expect((await orders(token)).status).toBe(200);
-    const out = await fetch(`${url}/1/token`, {
+    const out = await fetch(`${s.gw.url}/1/token`, {
       method: 'DELETE',
       headers: { authorization: bearer(token) },
     });
@@ -345,21 +334,21 @@ describe('a client token on the proxy', () => {
   });
 
   it('ends when the client is rotated or removed, and a new secret works after a rotation', async () => {
-    const store = fx.gw.gateway.store;
+    const store = s.gw.gateway.store;
     const client = await makeClient(store, 'acme', ['orders:read']);
-    const before = await clientToken(url, client);
+    const before = await clientToken(s.gw.url, client);
     expect((await orders(before)).status).toBe(200);
     const { secretDigest, newClientSecret } = await import('../../src/auth/clients/secrets.js');
     const secret = newClientSecret();
     await store.clients.rotateClientSecret(client.clientId, secretDigest(secret), 0);
     await expectError(await orders(before), 401, 'invalid_token');
-    await expectError(await clientCredentials(url, client), 401, 'invalid_client');
-    const after = await clientToken(url, { ...client, clientSecret: secret });
+    await expectError(await clientCredentials(s.gw.url, client), 401, 'invalid_client');
+    const after = await clientToken(s.gw.url, { ...client, clientSecret: secret });
     expect((await orders(after)).status).toBe(200);
     await store.clients.removeClient(client.clientId);
     await expectError(await orders(after), 401, 'invalid_token');
     await expectError(
-      await clientCredentials(url, { ...client, clientSecret: secret }),
+      await clientCredentials(s.gw.url, { ...client, clientSecret: secret }),
       401,
       'invalid_client',
     );

@@ -14,13 +14,8 @@ import type { Operation } from '../../src/api/schemas/operation.js';
 import { OPERATIONS } from '../../src/api/schemas/operations.js';
 import { Tenant } from '../../src/api/schemas/tenants.js';
 import { basic, bearer } from '../support/gateway.js';
-import {
-  ALICE,
-  BOB,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { ALICE, BOB, tokenFor } from '../support/identity-fixture.js';
 import { makeClient } from '../support/machine-client.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
@@ -35,7 +30,6 @@ const APP = 'https://app.example.test/signed-in';
 const IDP_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
-let fx: IdentityFixture;
 let dns: TestDnsServer;
 let ca: TestCa;
 let idp: TestIdp;
@@ -51,25 +45,26 @@ beforeAll(async () => {
     clients: [IDP_CLIENT],
     accounts: { ann: { email: 'ann@acme.test', emailVerified: true } },
   });
-  fx = await startMemoryIdentityFixture({
-    // The test IdP is on loopback.
-    sso: {
-      enabled: true,
-      ca: ca.caFile,
-      redirectUris: [APP],
-      allowPrivateIssuers: true,
-      dnsServers: [dns.address],
-    },
-    routes: [{ prefix: '/orders', tenant: { path: '/orders/:tenant_id' } }],
-    tokens: { refresh: { enabled: true } },
-  });
-  await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.test']);
 }, 60_000);
 afterAll(async () => {
-  await fx?.close();
   await idp?.close();
   ca?.close();
   await dns?.stop();
+});
+const s = fixtureSuite({}, () => ({
+  // The test IdP is on loopback.
+  sso: {
+    enabled: true,
+    ca: ca.caFile,
+    redirectUris: [APP],
+    allowPrivateIssuers: true,
+    dnsServers: [dns.address],
+  },
+  routes: [{ prefix: '/orders', tenant: { path: '/orders/:tenant_id' } }],
+  tokens: { refresh: { enabled: true } },
+}));
+beforeAll(async () => {
+  await verifyDomains(s.gw.gateway.store, 'acme', ['acme.test']);
 });
 
 /** The declared operation `operationId` names. */
@@ -95,7 +90,7 @@ function expectDeclared(operationId: string, status: number, body: unknown): voi
 
 /** Sends the request, then holds the answer against the document and the declaration. */
 async function call(method: string, target: string, init: DocumentedRequest = {}) {
-  const answer = await documentedCall(fx.gw.url, method, target, init);
+  const answer = await documentedCall(s.gw.url, method, target, init);
   expectDeclared(answer.operationId, answer.status, answer.body);
   seen.add(`${answer.operationId} ${answer.status}`);
   return answer as typeof answer & { body: Record<string, string> };
@@ -141,7 +136,7 @@ describe('real answers hold to the document and the declarations', () => {
   });
 
   it('the OAuth endpoints: every grant answered, refusals', async () => {
-    const machine = await makeClient(fx.gw.gateway.store, 'acme', []);
+    const machine = await makeClient(s.gw.gateway.store, 'acme', []);
     const credentials = {
       grant_type: 'client_credentials',
       client_id: machine.clientId,
@@ -150,7 +145,7 @@ describe('real answers hold to the document and the declarations', () => {
     await call('POST', '/1/oauth/token', form(credentials));
     await call('POST', '/1/oauth/token', form({ ...credentials, client_secret: 'tgs_wrong' }));
     await call('POST', '/1/oauth/token', form({ grant_type: 'password' }));
-    const { refresh_token: refreshToken } = await tokenFor(fx.gw.url, ALICE, 'acme');
+    const { refresh_token: refreshToken } = await tokenFor(s.gw.url, ALICE, 'acme');
     const refreshed = await call(
       'POST',
       '/1/oauth/token',
@@ -161,8 +156,8 @@ describe('real answers hold to the document and the declarations', () => {
   });
 
   it("a tenant's machine clients and keys", async () => {
-    const admin = asBearer((await tokenFor(fx.gw.url, ALICE, 'acme')).access_token);
-    const member = asBearer((await tokenFor(fx.gw.url, BOB, 'acme')).access_token);
+    const admin = asBearer((await tokenFor(s.gw.url, ALICE, 'acme')).access_token);
+    const member = asBearer((await tokenFor(s.gw.url, BOB, 'acme')).access_token);
     const clients = '/1/tenants/acme/clients';
     const created = await call('POST', clients, {
       headers: admin,
@@ -190,8 +185,8 @@ describe('real answers hold to the document and the declarations', () => {
   });
 
   it("a tenant's e-mail domains", async () => {
-    const admin = asBearer((await tokenFor(fx.gw.url, ALICE, 'acme')).access_token);
-    const member = asBearer((await tokenFor(fx.gw.url, BOB, 'acme')).access_token);
+    const admin = asBearer((await tokenFor(s.gw.url, ALICE, 'acme')).access_token);
+    const member = asBearer((await tokenFor(s.gw.url, BOB, 'acme')).access_token);
     const domains = '/1/tenants/acme/domains';
     const claim = (domain: string) => JSON.stringify({ domain });
     const claimed = await call('POST', domains, { headers: admin, body: claim('docs.example') });
@@ -206,8 +201,8 @@ describe('real answers hold to the document and the declarations', () => {
   });
 
   it("a tenant's identity provider, the browser sign-in and the token exchange", async () => {
-    const admin = asBearer((await tokenFor(fx.gw.url, ALICE, 'acme')).access_token);
-    const member = asBearer((await tokenFor(fx.gw.url, BOB, 'acme')).access_token);
+    const admin = asBearer((await tokenFor(s.gw.url, ALICE, 'acme')).access_token);
+    const member = asBearer((await tokenFor(s.gw.url, BOB, 'acme')).access_token);
     const settings = (issuer: string) =>
       JSON.stringify({ issuer, client_id: IDP_CLIENT.clientId, domains: ['acme.test'] });
     const path = '/1/tenants/acme/idp';
@@ -263,8 +258,8 @@ describe('real answers hold to the document and the declarations', () => {
 
 describe('a drifted answer', () => {
   it('fails against the document and the declaration alike', async () => {
-    const token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
-    const res = await fetch(`${fx.gw.url}/1/tenants/current`, { headers: asBearer(token) });
+    const token = (await tokenFor(s.gw.url, ALICE, 'acme')).access_token;
+    const res = await fetch(`${s.gw.url}/1/tenants/current`, { headers: asBearer(token) });
     const real = (await res.json()) as Record<string, unknown>;
     const { name: _, ...missing } = real;
     for (const drifted of [{ ...real, extra: 1 }, missing, { ...real, created_at: '0' }]) {

@@ -6,21 +6,15 @@
  * set it, each exchange yields a token only for the tenant whose own record's
  * client id the ID token's `aud` names; the same pair twice is 409.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError } from '../support/expect-error.js';
 import { bearer } from '../support/gateway.js';
-import {
-  ALICE,
-  BOB,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { ALICE, BOB, tokenFor } from '../support/identity-fixture.js';
 import { verifyDomains } from '../support/verified-domains.js';
 import { ACME_CLIENT, GLOBEX_CLIENT, exchangeAt } from '../support/token-exchange.js';
 import { loopbackSso, useTestIdps } from '../support/test-idps.js';
 
-let fx: IdentityFixture;
 let aliceAcme: string;
 let bobGlobex: string;
 
@@ -35,22 +29,17 @@ const idps = useTestIdps({
   },
 });
 
+const s = fixtureSuite({}, () => ({ sso: loopbackSso(idps.ca) }));
+
 beforeAll(async () => {
-  fx = await startMemoryIdentityFixture({
-    sso: loopbackSso(idps.ca),
-  });
-  await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.test']);
-  await verifyDomains(fx.gw.gateway.store, 'globex', ['globex.test']);
-  aliceAcme = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
-  bobGlobex = (await tokenFor(fx.gw.url, BOB, 'globex')).access_token;
+  await verifyDomains(s.gw.gateway.store, 'acme', ['acme.test']);
+  await verifyDomains(s.gw.gateway.store, 'globex', ['globex.test']);
+  aliceAcme = (await tokenFor(s.gw.url, ALICE, 'acme')).access_token;
+  bobGlobex = (await tokenFor(s.gw.url, BOB, 'globex')).access_token;
 }, 60_000);
 
-afterAll(async () => {
-  await fx?.close();
-});
-
 function putIdp(tenant: string, token: string, clientId: string, domain: string) {
-  return fetch(`${fx.gw.url}/1/tenants/${tenant}/idp`, {
+  return fetch(`${s.gw.url}/1/tenants/${tenant}/idp`, {
     method: 'PUT',
     headers: { authorization: bearer(token), 'content-type': 'application/json' },
     body: JSON.stringify({ issuer: idps.shared.issuer, client_id: clientId, domains: [domain] }),
@@ -58,7 +47,7 @@ function putIdp(tenant: string, token: string, clientId: string, domain: string)
 }
 
 const exchange = (subjectToken: string, tenantId: string) =>
-  exchangeAt(fx.gw.url, subjectToken, tenantId);
+  exchangeAt(s.gw.url, subjectToken, tenantId);
 
 describe('one issuer, two tenants, a client id each', () => {
   it('both tenants set the same issuer with their own client ids; the same pair again is 409', async () => {
@@ -67,7 +56,7 @@ describe('one issuer, two tenants, a client id each', () => {
     expect(second.status, await second.clone().text()).toBe(201);
     const again = await putIdp('globex', bobGlobex, ACME_CLIENT.clientId, 'globex.test');
     await expectError(again, 409, 'issuer_in_use');
-    expect((await fx.gw.gateway.store.idps.getTenantIdp('globex'))?.clientId).toBe(
+    expect((await s.gw.gateway.store.idps.getTenantIdp('globex'))?.clientId).toBe(
       GLOBEX_CLIENT.clientId,
     );
   });
@@ -90,7 +79,7 @@ describe('one issuer, two tenants, a client id each', () => {
       400,
       'invalid_grant',
     );
-    const gus = await fx.gw.gateway.store.users.findUserByEmail('gus@globex.test');
-    expect(await fx.gw.gateway.store.memberships.isMember('acme', gus?.id as string)).toBe(false);
+    const gus = await s.gw.gateway.store.users.findUserByEmail('gus@globex.test');
+    expect(await s.gw.gateway.store.memberships.isMember('acme', gus?.id as string)).toBe(false);
   });
 });

@@ -15,25 +15,20 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBrowser, startPageOrigin, type PageOrigin } from '../support/browser.js';
+import { suiteResource } from '../support/suite-resource.js';
 import { expectError } from '../support/expect-error.js';
 import { bearer, startTestGateway, bearerJson } from '../support/gateway.js';
-import {
-  ALICE,
-  BOB,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { ALICE, BOB, startMemoryIdentityFixture, tokenFor } from '../support/identity-fixture.js';
 import {
   callback as callbackSupport,
   redeemCode,
   throughIdp as throughSupport,
 } from '../support/sso-sign-in.js';
-import { startEchoUpstream, type CountingUpstream } from '../support/upstream.js';
+import { startEchoUpstream } from '../support/upstream.js';
 import { verifyDomains } from '../support/verified-domains.js';
 import { ACME_CLIENT } from '../support/token-exchange.js';
 import { loopbackSso, useTestIdps } from '../support/test-idps.js';
@@ -44,11 +39,10 @@ const GLOBEX_CLIENT = {
   clientSecret: 'globex-secret-0123456789abcdef',
 };
 
-let fx: IdentityFixture;
-let upstream: CountingUpstream;
 let app: PageOrigin;
 let appRedirect: string;
 let keyDir: string;
+let keyFile: string;
 let idpAgent: Agent;
 
 const idps = useTestIdps({
@@ -70,26 +64,34 @@ const idps = useTestIdps({
 
 beforeAll(async () => {
   idpAgent = new Agent({ connect: { ca: idps.ca.ca } });
-  upstream = await startEchoUpstream();
   app = await startPageOrigin();
   appRedirect = `${app.origin}/signed-in`;
   keyDir = mkdtempSync(join(tmpdir(), 'tg-sso-browser-'));
-  const keyFile = join(keyDir, 'sso.key');
+  keyFile = join(keyDir, 'sso.key');
   writeFileSync(keyFile, `${randomBytes(32).toString('base64')}\n`);
-  fx = await startMemoryIdentityFixture({
-    sso: loopbackSso(idps.ca, { secretsKeyFile: keyFile, redirectUris: [appRedirect] }),
-    tokens: { refresh: { enabled: true } },
-    // Many sign-ins from one address in a minute, each a login and a callback.
-    limits: { exchange: { perIp: 10_000, windowSeconds: 60 } },
-    routes: [{ prefix: '/orders', upstream: upstream.url }],
-  });
-  idps.acme.allowRedirectUri(`${fx.gw.url}/1/sso/callback`);
-  idps.globex.allowRedirectUri(`${fx.gw.url}/1/sso/callback`);
-  await verifyDomains(fx.gw.gateway.store, 'globex', ['globex.test']);
-  await verifyDomains(fx.gw.gateway.store, 'acme', ['acme.test']);
-  const globexAdmin = await tokenFor(fx.gw.url, BOB, 'globex');
+});
+afterAll(async () => {
+  await app?.close();
+  await idpAgent?.close();
+  if (keyDir !== undefined) rmSync(keyDir, { recursive: true, force: true });
+});
+
+const s = fixtureSuite({ upstream: startEchoUpstream }, ({ upstream }) => ({
+  sso: loopbackSso(idps.ca, { secretsKeyFile: keyFile, redirectUris: [appRedirect] }),
+  tokens: { refresh: { enabled: true } },
+  // Many sign-ins from one address in a minute, each a login and a callback.
+  limits: { exchange: { perIp: 10_000, windowSeconds: 60 } },
+  routes: [{ prefix: '/orders', upstream: upstream.url }],
+}));
+
+beforeAll(async () => {
+  idps.acme.allowRedirectUri(`${s.gw.url}/1/sso/callback`);
+  idps.globex.allowRedirectUri(`${s.gw.url}/1/sso/callback`);
+  await verifyDomains(s.gw.gateway.store, 'globex', ['globex.test']);
+  await verifyDomains(s.gw.gateway.store, 'acme', ['acme.test']);
+  const globexAdmin = await tokenFor(s.gw.url, BOB, 'globex');
   const globexPut = await bearerJson(
-    fx.gw.url,
+    s.gw.url,
     'PUT',
     '/1/tenants/globex/idp',
     globexAdmin.access_token,
@@ -101,8 +103,8 @@ beforeAll(async () => {
     },
   );
   expect(globexPut.status).toBe(201);
-  const admin = await tokenFor(fx.gw.url, ALICE, 'acme');
-  const put = await bearerJson(fx.gw.url, 'PUT', '/1/tenants/acme/idp', admin.access_token, {
+  const admin = await tokenFor(s.gw.url, ALICE, 'acme');
+  const put = await bearerJson(s.gw.url, 'PUT', '/1/tenants/acme/idp', admin.access_token, {
     issuer: idps.acme.issuer,
     client_id: ACME_CLIENT.clientId,
     client_secret: ACME_CLIENT.clientSecret,
@@ -110,14 +112,6 @@ beforeAll(async () => {
   });
   expect(put.status).toBe(201);
 }, 60_000);
-
-afterAll(async () => {
-  await fx?.close();
-  await upstream?.close();
-  await app?.close();
-  await idpAgent?.close();
-  if (keyDir !== undefined) rmSync(keyDir, { recursive: true, force: true });
-});
 
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
@@ -128,12 +122,12 @@ const PKCE = { code_challenge: s256(VERIFIER), code_challenge_method: 'S256' };
 /** The login URL, with {@link PKCE} unless `withPkce` is false (`query` overrides it). */
 function loginUrl(query: Record<string, string>, withPkce = true): string {
   const all = { ...(withPkce ? PKCE : {}), ...query };
-  return `${fx.gw.url}/1/tenants/acme/sso/login?${new URLSearchParams(all)}`;
+  return `${s.gw.url}/1/tenants/acme/sso/login?${new URLSearchParams(all)}`;
 }
 
 /** Redeems with {@link VERIFIER} unless `form` has a `code_verifier` of its own. */
 function redeem(form: Record<string, string>) {
-  return redeemCode(fx.gw.url, { code_verifier: VERIFIER, ...form });
+  return redeemCode(s.gw.url, { code_verifier: VERIFIER, ...form });
 }
 
 /** The binding cookie (`name=value`) of the last sign-in {@link throughIdp} started. */
@@ -145,7 +139,7 @@ async function throughIdp(
   alter: (toIdp: URL) => void = () => {},
 ): Promise<string> {
   const started = await throughSupport({
-    gatewayUrl: fx.gw.url,
+    gatewayUrl: s.gw.url,
     issuer: idps.acme.issuer,
     agent: idpAgent,
     start,
@@ -177,19 +171,11 @@ async function codeFor(account: string, query: Record<string, string> = {}): Pro
 }
 
 describe('in Chromium, through the IdP login page', () => {
-  let browser: Browser;
-
-  beforeAll(async () => {
-    browser = await startBrowser();
-  }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = suiteResource(startBrowser, (b) => b.close());
 
   it('brings the application a code that it redeems for a token good on a proxied route', async () => {
     const verifier = randomBytes(32).toString('base64url');
-    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    const context = await browser().newContext({ ignoreHTTPSErrors: true });
     const page = await context.newPage();
     await page.goto(
       loginUrl({
@@ -221,7 +207,7 @@ describe('in Chromium, through the IdP login page', () => {
     };
     expect(token.token_type).toBe('Bearer');
     expect(token.tenant_id).toBe('acme');
-    const proxied = await fetch(`${fx.gw.url}/orders/1`, {
+    const proxied = await fetch(`${s.gw.url}/orders/1`, {
       headers: { authorization: bearer(token.access_token) },
     });
     expect(proxied.status).toBe(200);
@@ -229,16 +215,16 @@ describe('in Chromium, through the IdP login page', () => {
     expect(seen.headers['x-user-email']).toBe('ann@acme.test');
     expect(seen.headers['x-tenant-id']).toBe('acme');
     // tokens.refresh.enabled: the code began a refresh family, as a Basic login does.
-    const refreshed = await refreshAt(fx.gw.url, token.refresh_token as string);
+    const refreshed = await refreshAt(s.gw.url, token.refresh_token as string);
     expect(refreshed.status).toBe(200);
     expect(((await refreshed.json()) as { tenant_id: string }).tenant_id).toBe('acme');
   }, 60_000);
 
   it("signs globex's people in at globex's own provider, for globex only", async () => {
-    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    const context = await browser().newContext({ ignoreHTTPSErrors: true });
     const page = await context.newPage();
     await page.goto(
-      `${fx.gw.url}/1/tenants/globex/sso/login?${new URLSearchParams({ redirect_uri: appRedirect, ...PKCE })}`,
+      `${s.gw.url}/1/tenants/globex/sso/login?${new URLSearchParams({ redirect_uri: appRedirect, ...PKCE })}`,
     );
     // Globex's login page, not acme's.
     await page.waitForURL((url) => url.href.startsWith(idps.globex.issuer));
@@ -252,7 +238,7 @@ describe('in Chromium, through the IdP login page', () => {
     expect(res.status).toBe(200);
     const token = (await res.json()) as { access_token: string; tenant_id: string };
     expect(token.tenant_id).toBe('globex');
-    const proxied = await fetch(`${fx.gw.url}/orders/1`, {
+    const proxied = await fetch(`${s.gw.url}/orders/1`, {
       headers: { authorization: bearer(token.access_token), 'x-tenant-id': 'globex' },
     });
     expect(proxied.status).toBe(200);
@@ -263,7 +249,7 @@ describe('in Chromium, through the IdP login page', () => {
 });
 
 async function auditOfAcme(): Promise<Record<string, unknown>[]> {
-  const log = fx.gw.gateway.store.auditLog({ maxEventsPerStream: 10_000 });
+  const log = s.gw.gateway.store.auditLog({ maxEventsPerStream: 10_000 });
   const entries = await log.read('tenant:acme', 0);
   return entries.map((e) => JSON.parse(e.event) as Record<string, unknown>);
 }
@@ -295,7 +281,7 @@ describe('refused', () => {
       expect(res.headers.get('location')).toBeNull();
       expect(((await res.json()) as { error: string }).error).toBe('invalid_request');
     }
-    const none = await fetch(`${fx.gw.url}/1/tenants/acme/sso/login`, { redirect: 'manual' });
+    const none = await fetch(`${s.gw.url}/1/tenants/acme/sso/login`, { redirect: 'manual' });
     expect(none.status).toBe(400);
   });
 
@@ -334,7 +320,7 @@ describe('refused', () => {
 
   it('too many sign-ins started from one address: 429, before any store write', async () => {
     const strict = await startTestGateway({
-      ...fx.config,
+      ...s.fx.config,
       limits: { ssoLogin: { perIp: 2, windowSeconds: 600 } },
     });
     try {
@@ -355,7 +341,7 @@ describe('refused', () => {
     const state = new URL(res.headers.get('location') as string).searchParams.get('state');
     const cookie = (res.headers.getSetCookie()[0] as string).split(';')[0] as string;
     const back = await callback(
-      `${fx.gw.url}/1/sso/callback?state=${state as string}&error=access_denied`,
+      `${s.gw.url}/1/sso/callback?state=${state as string}&error=access_denied`,
       cookie,
     );
     expect(back.status).toBe(302);
@@ -374,12 +360,12 @@ describe('refused', () => {
       { redirect: 'manual' },
     );
     expect(plain.status).toBe(400);
-    await fx.gw.gateway.store.tenants.upsertTenant(
+    await s.gw.gateway.store.tenants.upsertTenant(
       { tenantId: 'initech', type: 'orgtenant', name: 'Initech', cloudRegion: 'r', createdBy: 'x' },
       Math.floor(Date.now() / 1000),
     );
     const other = await fetch(
-      `${fx.gw.url}/1/tenants/initech/sso/login?${new URLSearchParams({ redirect_uri: appRedirect, ...PKCE })}`,
+      `${s.gw.url}/1/tenants/initech/sso/login?${new URLSearchParams({ redirect_uri: appRedirect, ...PKCE })}`,
       { redirect: 'manual' },
     );
     expect(other.status).toBe(400);
@@ -393,7 +379,7 @@ describe('refused', () => {
     const q = to.searchParams;
     expect(q.get('response_type')).toBe('code');
     expect(q.get('client_id')).toBe(ACME_CLIENT.clientId);
-    expect(q.get('redirect_uri')).toBe(`${fx.gw.url}/1/sso/callback`);
+    expect(q.get('redirect_uri')).toBe(`${s.gw.url}/1/sso/callback`);
     expect(q.get('scope')).toBe('openid email profile');
     expect(q.get('code_challenge_method')).toBe('S256');
     expect(q.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -451,7 +437,7 @@ describe('refused', () => {
       code_verifier: randomBytes(32).toString('base64url'),
     });
     const missingCode = await codeFor('bea');
-    const missing = await redeemCode(fx.gw.url, { code: missingCode, redirect_uri: appRedirect });
+    const missing = await redeemCode(s.gw.url, { code: missingCode, redirect_uri: appRedirect });
     for (const res of [wrong, missing]) {
       expect(res.status).toBe(400);
       expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');

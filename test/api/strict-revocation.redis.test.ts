@@ -69,26 +69,35 @@ async function pairs(
   return results;
 }
 
-describe('lease mode', () => {
-  let fx: RedisIdentityFixture;
-  let slowRelay: TcpRelay;
-  let a: TestGateway;
-  let slow: TestGateway;
+/**
+ * The block's fixture (its revocation settings `revocation`), `a` its first
+ * instance (trusted first, when asked), and `slow` an instance of it whose
+ * Redis is ONE_WAY_DELAY_MS away.
+ */
+function useSlowInstance(revocation: Record<string, unknown>, trusted = false) {
+  const t = {} as { fx: RedisIdentityFixture; a: TestGateway; relay: TcpRelay; slow: TestGateway };
   beforeAll(async () => {
-    fx = await startIdentityFixture({ revocation: { mode: 'lease', leaseMs: LEASE_MS } });
-    a = fx.gw;
-    await waitUntilTrusted(a);
-    slowRelay = await startTcpRelay(fx.redis.port, { delayMs: ONE_WAY_DELAY_MS });
-    slow = await startBehind(fx, slowRelay);
+    t.fx = await startIdentityFixture({ revocation });
+    t.a = t.fx.gw;
+    if (trusted) await waitUntilTrusted(t.a);
+    t.relay = await startTcpRelay(t.fx.redis.port, { delayMs: ONE_WAY_DELAY_MS });
+    t.slow = await startBehind(t.fx, t.relay);
   }, 60_000);
   afterAll(async () => {
-    await slow?.close();
-    await slowRelay?.close();
-    await fx?.close();
+    await t.slow?.close();
+    await t.relay?.close();
+    await t.fx?.close();
   });
+  return t;
+}
+
+describe('lease mode', () => {
+  const t = useSlowInstance({ mode: 'lease', leaseMs: LEASE_MS }, true);
 
   it('after the 204 of a logout no instance accepts the token, one of them 200 ms from Redis', async () => {
-    const results = await pairs(await issue(a, 200), 20, (token) => pair(token, a, [a, slow]));
+    const results = await pairs(await issue(t.a, 200), 20, (token) =>
+      pair(token, t.a, [t.a, t.slow]),
+    );
     expect(results).toHaveLength(200);
     expect(results.reduce((sum, r) => sum + r.accepted, 0)).toBe(0);
     // The 204 waited for the slow instance's acknowledgement: at least its round trip.
@@ -97,21 +106,23 @@ describe('lease mode', () => {
   }, 120_000);
 
   it('the slow instance revoking holds too', async () => {
-    const results = await pairs(await issue(a, 20), 10, (token) => pair(token, slow, [a, slow]));
+    const results = await pairs(await issue(t.a, 20), 10, (token) =>
+      pair(token, t.slow, [t.a, t.slow]),
+    );
     expect(results.reduce((sum, r) => sum + r.accepted, 0)).toBe(0);
   }, 60_000);
 
   it('a cut-off instance refuses once its lease ends, and a revocation waits at most 1.5 leases for it', async () => {
-    const relay = await startTcpRelay(fx.redis.port);
-    const isolated = await startBehind(fx, relay);
+    const relay = await startTcpRelay(t.fx.redis.port);
+    const isolated = await startBehind(t.fx, relay);
     try {
-      const { access_token: revoked } = await tokenFor(a.url, BOB, 'acme');
-      const { access_token: kept } = await tokenFor(a.url, BOB, 'globex');
+      const { access_token: revoked } = await tokenFor(t.a.url, BOB, 'acme');
+      const { access_token: kept } = await tokenFor(t.a.url, BOB, 'globex');
       for (const token of [revoked, kept])
         expect((await tenantOn(isolated, token)).status).toBe(200);
       relay.blackhole(true);
       const started = performance.now();
-      expect((await logout(a, revoked)).status).toBe(204);
+      expect((await logout(t.a, revoked)).status).toBe(204);
       // Bounded by 1.5 leases; the rest is slack for a loaded machine.
       expect(performance.now() - started).toBeLessThan(1.5 * LEASE_MS + 3000);
       // Past its lease the instance reads the store, which it cannot reach: 503, never 200.
@@ -130,21 +141,21 @@ describe('lease mode', () => {
   }, 60_000);
 
   it('a stopped instance gives its lease up: revocations do not wait for it', async () => {
-    const relay = await startTcpRelay(fx.redis.port);
-    const leaving = await startBehind(fx, relay);
+    const relay = await startTcpRelay(t.fx.redis.port);
+    const leaving = await startBehind(t.fx, relay);
     await leaving.close();
     await relay.close();
     const before = total(
-      await scrape(adminUrlOf(a)),
+      await scrape(adminUrlOf(t.a)),
       'tenant_gateway_revocation_confirm_seconds_count',
       {
         fenced: 'true',
       },
     );
-    const { access_token: token } = await tokenFor(a.url, BOB, 'acme');
-    expect((await logout(a, token)).status).toBe(204);
+    const { access_token: token } = await tokenFor(t.a.url, BOB, 'acme');
+    expect((await logout(t.a, token)).status).toBe(204);
     const after = total(
-      await scrape(adminUrlOf(a)),
+      await scrape(adminUrlOf(t.a)),
       'tenant_gateway_revocation_confirm_seconds_count',
       {
         fenced: 'true',
@@ -202,28 +213,18 @@ describe('lease mode, an instance deaf to events', () => {
 });
 
 describe('plain mode, the same links', () => {
-  let fx: RedisIdentityFixture;
-  let slowRelay: TcpRelay;
-  let slow: TestGateway;
-  beforeAll(async () => {
-    fx = await startIdentityFixture({ revocation: { mode: 'plain' } });
-    slowRelay = await startTcpRelay(fx.redis.port, { delayMs: ONE_WAY_DELAY_MS });
-    slow = await startBehind(fx, slowRelay);
-  }, 60_000);
-  afterAll(async () => {
-    await slow?.close();
-    await slowRelay?.close();
-    await fx?.close();
-  });
+  const t = useSlowInstance({ mode: 'plain' });
 
   it('the slow instance accepts the old token after the 204 (what lease mode prevents)', async () => {
-    const results = await pairs(await issue(fx.gw, 20), 10, (token) => pair(token, fx.gw, [slow]));
+    const results = await pairs(await issue(t.fx.gw, 20), 10, (token) =>
+      pair(token, t.fx.gw, [t.slow]),
+    );
     expect(results.reduce((sum, r) => sum + r.accepted, 0)).toBeGreaterThan(0);
     // And the instance does catch up: once the event has crossed the link, refused.
-    const { access_token: token } = await tokenFor(fx.gw.url, BOB, 'acme');
-    expect((await tenantOn(slow, token)).status).toBe(200);
-    expect((await logout(fx.gw, token)).status).toBe(204);
+    const { access_token: token } = await tokenFor(t.fx.gw.url, BOB, 'acme');
+    expect((await tenantOn(t.slow, token)).status).toBe(200);
+    expect((await logout(t.fx.gw, token)).status).toBe(204);
     await new Promise((resolve) => setTimeout(resolve, 4 * ONE_WAY_DELAY_MS));
-    expect((await tenantOn(slow, token)).status).toBe(401);
+    expect((await tenantOn(t.slow, token)).status).toBe(401);
   }, 60_000);
 });

@@ -7,17 +7,13 @@
  * verified end to end by its TXT record; a verified domain belongs to one
  * tenant; a removed domain signs no one in any more.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer } from '../support/dns-server.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
+import { suiteResource } from '../support/suite-resource.js';
 import { expectError } from '../support/expect-error.js';
 import { bearerJson } from '../support/gateway.js';
-import {
-  ALICE,
-  startMemoryIdentityFixture,
-  tokenFor,
-  type IdentityFixture,
-  seedTokens,
-} from '../support/identity-fixture.js';
+import { ALICE, tokenFor, seedTokens } from '../support/identity-fixture.js';
 import type { TestIdp } from '../support/oidc-idp.js';
 import { ACME_CLIENT, GLOBEX_CLIENT, exchangeAt } from '../support/token-exchange.js';
 import { loopbackSso, useTestIdps } from '../support/test-idps.js';
@@ -25,8 +21,6 @@ import { loopbackSso, useTestIdps } from '../support/test-idps.js';
 /** ALICE's address: acme's admin, a user of example.com. */
 const VICTIM_DOMAIN = 'example.com';
 
-let dns: TestDnsServer;
-let fx: IdentityFixture;
 /** Alice: acme's admin. */
 let aliceAcme: string;
 /** Bob: a member of acme, globex's admin. */
@@ -50,22 +44,18 @@ const idps = useTestIdps({
   },
 });
 
+const dns = suiteResource(startDnsServer, (d) => d.stop());
+// Globex's own provider, whose admin makes it say anything about anyone.
+const s = fixtureSuite({}, () => ({
+  sso: loopbackSso(idps.ca, { dnsServers: [dns().address] }),
+}));
+
 beforeAll(async () => {
-  dns = await startDnsServer();
-  // Globex's own provider, whose admin makes it say anything about anyone.
-  fx = await startMemoryIdentityFixture({
-    sso: loopbackSso(idps.ca, { dnsServers: [dns.address] }),
-  });
-  ({ aliceAcme, bobAcme, bobGlobex } = await seedTokens(fx.gw.url));
+  ({ aliceAcme, bobAcme, bobGlobex } = await seedTokens(s.gw.url));
 }, 60_000);
 
-afterAll(async () => {
-  await fx?.close();
-  await dns?.stop();
-});
-
 const call = (method: string, path: string, token: string, body?: unknown) =>
-  bearerJson(fx.gw.url, method, path, token, body);
+  bearerJson(s.gw.url, method, path, token, body);
 
 async function json(res: Response, status: number): Promise<any> {
   const text = await res.text();
@@ -74,7 +64,7 @@ async function json(res: Response, status: number): Promise<any> {
 }
 
 const exchange = (subjectToken: string, tenantId: string) =>
-  exchangeAt(fx.gw.url, subjectToken, tenantId);
+  exchangeAt(s.gw.url, subjectToken, tenantId);
 
 const idpSettings = (idp: TestIdp, clientId: string, domains: string[]) => ({
   issuer: idp.issuer,
@@ -94,7 +84,7 @@ describe("globex's admin claiming acme's people (issue 42, finding 1)", () => {
     );
     const body = await expectError(put, 400, 'domain_not_verified');
     expect(body.error_description).toContain(VICTIM_DOMAIN);
-    expect(await fx.gw.gateway.store.idps.getTenantIdp('globex')).toBeNull();
+    expect(await s.gw.gateway.store.idps.getTenantIdp('globex')).toBeNull();
   });
 
   it('cannot verify the domain without its TXT record (400 domain_not_verified)', async () => {
@@ -110,11 +100,11 @@ describe("globex's admin claiming acme's people (issue 42, finding 1)", () => {
     );
     const body = await expectError(verify, 400, 'domain_not_verified');
     expect(body.error_description).toMatch(/TXT record/);
-    expect(dns.queries).toContain(`_tenant-gateway-challenge.${VICTIM_DOMAIN}`);
+    expect(dns().queries).toContain(`_tenant-gateway-challenge.${VICTIM_DOMAIN}`);
   });
 
   it('an IdP record naming the domain anyway (set before, or its domain since removed) signs in, links and creates no one', async () => {
-    const { store } = fx.gw.gateway;
+    const { store } = s.gw.gateway;
     await store.idps.setTenantIdp({
       tenantId: 'globex',
       issuer: idps.globexIdp.issuer,
@@ -136,7 +126,7 @@ describe("globex's admin claiming acme's people (issue 42, finding 1)", () => {
   });
 
   it("a domain acme has verified cannot be verified by globex (409 domain_taken), even with globex's TXT published", async () => {
-    const { store } = fx.gw.gateway;
+    const { store } = s.gw.gateway;
     const mine = await json(
       await call('POST', '/1/tenants/acme/domains', aliceAcme, { domain: VICTIM_DOMAIN }),
       201,
@@ -144,7 +134,7 @@ describe("globex's admin claiming acme's people (issue 42, finding 1)", () => {
     const globexClaim = await json(await call('GET', '/1/tenants/globex/domains', bobGlobex), 200);
     const theirs = globexClaim.domains[0].txt_value as string;
     expect(theirs).not.toBe(mine.txt_value);
-    dns.setTxt(mine.txt_name, [mine.txt_value, theirs]);
+    dns().setTxt(mine.txt_name, [mine.txt_value, theirs]);
     const verified = await json(
       await call('POST', `/1/tenants/acme/domains/${VICTIM_DOMAIN}/verify`, aliceAcme),
       200,
@@ -164,7 +154,7 @@ describe("globex's admin claiming acme's people (issue 42, finding 1)", () => {
       idpSettings(idps.globexIdp, GLOBEX_CLIENT.clientId, [VICTIM_DOMAIN]),
     );
     await expectError(put, 400, 'domain_not_verified');
-    dns.setTxt(mine.txt_name, []);
+    dns().setTxt(mine.txt_name, []);
   });
 });
 
@@ -186,13 +176,13 @@ describe('domain verification through DNS, end to end', () => {
       400,
       'domain_not_verified',
     );
-    dns.setTxt(claimed.txt_name, ['v=something-else']);
+    dns().setTxt(claimed.txt_name, ['v=something-else']);
     await expectError(
       await call('POST', '/1/tenants/acme/domains/acme.test/verify', aliceAcme),
       400,
       'domain_not_verified',
     );
-    dns.setTxt(claimed.txt_name, ['v=something-else', claimed.txt_value]);
+    dns().setTxt(claimed.txt_name, ['v=something-else', claimed.txt_value]);
     const before = Math.floor(Date.now() / 1000);
     const verified = await json(
       await call('POST', '/1/tenants/acme/domains/acme.test/verify', aliceAcme),
@@ -227,7 +217,7 @@ describe('domain verification through DNS, end to end', () => {
       404,
       'not_found',
     );
-    expect((await fx.gw.gateway.store.idps.getTenantIdp('acme'))?.domains).toEqual(['acme.test']);
+    expect((await s.gw.gateway.store.idps.getTenantIdp('acme'))?.domains).toEqual(['acme.test']);
     const refused = await exchange(await idps.acmeIdp.idToken('ann', ACME_CLIENT), 'acme');
     await expectError(refused, 400, 'invalid_grant');
     const list = await json(await call('GET', '/1/tenants/acme/domains', aliceAcme), 200);
@@ -251,8 +241,8 @@ describe('domain verification through DNS, end to end', () => {
       400,
       'invalid_request',
     );
-    const alice = await fx.gw.gateway.store.users.findUserByEmail(ALICE.email);
-    const personal = (await tokenFor(fx.gw.url, ALICE, alice?.personalTenantId as string))
+    const alice = await s.gw.gateway.store.users.findUserByEmail(ALICE.email);
+    const personal = (await tokenFor(s.gw.url, ALICE, alice?.personalTenantId as string))
       .access_token;
     await expectError(await call('GET', '/1/tenants/current/domains', personal), 403, 'forbidden');
   });

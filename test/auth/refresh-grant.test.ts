@@ -33,14 +33,11 @@ import { createMemoryStore } from '../../src/store/index.js';
 import { REFRESH_USED_DIGESTS_KEPT } from '../../src/store/refresh.js';
 import type { Store, UserRecord } from '../../src/store/types.js';
 import { makeKeysDir } from '../support/gateway.js';
+import { TOKEN_SETTINGS } from '../support/token-settings.js';
 
 const T0 = 1_900_000_000;
 const tokens = {
-  issuer: 'tenant-gateway',
-  audience: 'tenant-api',
-  ttlSeconds: 600,
-  algorithms: ['EdDSA' as const, 'ES256' as const],
-  clockSkewSeconds: 30,
+  ...TOKEN_SETTINGS,
   refresh: { enabled: true, ttlSeconds: 3600, absoluteTtlSeconds: 86_400 },
 };
 

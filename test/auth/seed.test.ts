@@ -33,6 +33,15 @@ function problemsOf(text: string): string[] {
   throw new Error(`expected a SeedError for:\n${text}`);
 }
 
+/** What a run that changes nothing reports. */
+const NOTHING_CHANGED = {
+  usersCreated: 0,
+  passwordsChanged: 0,
+  tenantsCreated: 0,
+  tenantsUpdated: 0,
+  membershipsAdded: 0,
+};
+
 const ALICE = '  - { email: alice@example.com, password: "alice-password-1" }';
 const BOB = '  - { email: bob@example.com, password: "bob-password-1" }';
 
@@ -319,13 +328,7 @@ describe('applying a seed', () => {
     const seed = seedOf(seedText());
     await w.apply(seed, 1000);
     const before = await snapshot(w.store);
-    expect(await w.apply(seed, 2000)).toEqual({
-      usersCreated: 0,
-      passwordsChanged: 0,
-      tenantsCreated: 0,
-      tenantsUpdated: 0,
-      membershipsAdded: 0,
-    });
+    expect(await w.apply(seed, 2000)).toEqual(NOTHING_CHANGED);
     expect(await snapshot(w.store)).toEqual(before);
     expect(before.tenants.find((t) => t.tenantId === 'acme')?.modifiedAt).toBe(1000);
   });
@@ -338,13 +341,7 @@ describe('applying a seed', () => {
     const bob = await w.store.users.findUserByEmail('bob@example.com');
 
     const summary = await w.apply(seedOf(seedText('alice-password-2')), 2000);
-    expect(summary).toEqual({
-      usersCreated: 0,
-      passwordsChanged: 1,
-      tenantsCreated: 0,
-      tenantsUpdated: 0,
-      membershipsAdded: 0,
-    });
+    expect(summary).toEqual({ ...NOTHING_CHANGED, passwordsChanged: 1 });
     expect(await w.store.users.getSessionVersion(alice?.id as string)).toBe(
       (alice?.sessionVersion as number) + 1,
     );
@@ -398,13 +395,7 @@ describe('applying a seed', () => {
     );
     expect(carol.email).toBe('carol@example.com');
     expect(carol.passwordHash).toBe(hash);
-    expect(await w.apply(seed, 2000)).toEqual({
-      usersCreated: 0,
-      passwordsChanged: 0,
-      tenantsCreated: 0,
-      tenantsUpdated: 0,
-      membershipsAdded: 0,
-    });
+    expect(await w.apply(seed, 2000)).toEqual(NOTHING_CHANGED);
     expect(await w.store.users.getSessionVersion(carol.id)).toBe(carol.sessionVersion);
   });
 
@@ -459,26 +450,20 @@ describe('applying a seed', () => {
         () => 'created',
         (err: unknown) => (err instanceof GatewayError ? err.code : err),
       );
+    /** The sign-up of `email` by the provider of `tenantId`. */
+    const byIdpOf = (tenantId: string, email: string) => ({
+      email,
+      passwordHash: '*',
+      createdByIdp: { tenantId, issuer: `https://idp.${tenantId}.example` },
+    });
     // Signup's path, and another tenant's provider: the address is acme's.
     expect(await refused({ email: 'dan@acme.example', password: 'dan-password-1' })).toBe(
       'forbidden',
     );
-    expect(
-      await refused({
-        email: 'dan@ACME.example',
-        passwordHash: '*',
-        createdByIdp: { tenantId: 'globex', issuer: 'https://idp.globex.example' },
-      }),
-    ).toBe('forbidden');
+    expect(await refused(byIdpOf('globex', 'dan@ACME.example'))).toBe('forbidden');
     expect(await w.store.users.findUserByEmail('dan@acme.example')).toBeNull();
     // Acme's own provider, and the operator's seed, may.
-    expect(
-      await refused({
-        email: 'erin@acme.example',
-        passwordHash: '*',
-        createdByIdp: { tenantId: 'acme', issuer: 'https://idp.acme.example' },
-      }),
-    ).toBe('created');
+    expect(await refused(byIdpOf('acme', 'erin@acme.example'))).toBe('created');
     const carol = '  - { email: carol@acme.example, password: "carol-password-1" }';
     const withCarol = seedText().replace('users:\n', `users:\n${carol}\n`);
     expect((await w.apply(seedOf(withCarol), 2000)).usersCreated).toBe(1);

@@ -12,17 +12,12 @@ import {
 import { exportJWK, SignJWT } from 'jose';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadKeySet } from '../../src/auth/tokens/keys.js';
-import { issueAccessToken, type KeyRing, type TokenSettings } from '../../src/auth/tokens/tokens.js';
+import { issueAccessToken, type KeyRing } from '../../src/auth/tokens/tokens.js';
 import { createTokenVerifier, type TokenVerifier } from '../../src/auth/tokens/verified-tokens.js';
 import { makeKeysDir } from '../support/gateway.js';
+import { TOKEN_SETTINGS } from '../support/token-settings.js';
 
-const settings: TokenSettings = {
-  issuer: 'tenant-gateway',
-  audience: 'tenant-api',
-  ttlSeconds: 600,
-  algorithms: ['EdDSA', 'ES256'],
-  clockSkewSeconds: 30,
-};
+const settings = TOKEN_SETTINGS;
 
 let keys: { dir: string; kid: string; pem: string };
 let keyring: KeyRing;

@@ -4,17 +4,12 @@ import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { generateKeyFile, loadKeySet } from '../../src/auth/tokens/keys.js';
-import { issueAccessToken, type KeyRing, type TokenSettings } from '../../src/auth/tokens/tokens.js';
+import { issueAccessToken, type KeyRing } from '../../src/auth/tokens/tokens.js';
 import { createTokenVerifier } from '../../src/auth/tokens/verified-tokens.js';
 import { makeKeysDir } from '../support/gateway.js';
+import { TOKEN_SETTINGS } from '../support/token-settings.js';
 
-const settings: TokenSettings = {
-  issuer: 'tenant-gateway',
-  audience: 'tenant-api',
-  ttlSeconds: 600,
-  algorithms: ['EdDSA', 'ES256'],
-  clockSkewSeconds: 30,
-};
+const settings = TOKEN_SETTINGS;
 const subject = {
   userId: 'u1',
   email: 'u1@example.com',

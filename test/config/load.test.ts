@@ -10,21 +10,14 @@ import {
   parseConfigText,
   validateConfig,
 } from '../../src/config/index.js';
+import { CONFIG_SOURCE as SOURCE, configErrorOf } from '../support/config-problems.js';
 
-const SOURCE = '/etc/tenant-gateway/gateway.yaml';
-
-/** The problems of a config that must be refused (fails the test when it is accepted). */
+/** The problems of a config that must be refused, each named in its message (fails the test when it is accepted). */
 function problemsOf(text: string, env: NodeJS.ProcessEnv = {}): string[] {
-  try {
-    parseConfigText(text, SOURCE, env);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    const problems = (err as ConfigError).problems;
-    expect((err as ConfigError).message).toContain(SOURCE);
-    for (const p of problems) expect((err as ConfigError).message).toContain(p);
-    return problems;
-  }
-  throw new Error(`expected a ConfigError for:\n${text}`);
+  const err = configErrorOf(text, env);
+  expect(err.message).toContain(SOURCE);
+  for (const p of err.problems) expect(err.message).toContain(p);
+  return err.problems;
 }
 
 const route = (prefix: string, upstream = 'http://127.0.0.1:9001') =>

@@ -5,10 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigError, configSchema, parseConfigText } from '../../src/config/index.js';
+import { configSchema } from '../../src/config/index.js';
 import { STRIP_HEADERS_DEFAULTS } from '../../src/config/schema/headers.js';
 import { UPSTREAM_POOL_DEFAULTS } from '../../src/config/schema/limits.js';
 import { REDIS_DEFAULTS } from '../../src/config/schema/store.js';
+import { configErrorOf } from '../support/config-problems.js';
 
 /**
  * Key paths of the objects whose default is written out (`.default({...})`)
@@ -41,15 +42,7 @@ function writtenOutDefaults(schema: z.ZodType, path: string, out: string[]): str
   return out;
 }
 
-function problemsOf(text: string): string[] {
-  try {
-    parseConfigText(text, '/etc/tenant-gateway/gateway.yaml', {});
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).problems;
-  }
-  throw new Error(`expected a ConfigError for:\n${text}`);
-}
+const problemsOf = (text: string): string[] => configErrorOf(text).problems;
 
 describe('defaults', () => {
   it('an omitted section, or object inside one, is its keys’ defaults, never a copy of them', () => {

@@ -3,16 +3,16 @@
  * `store.redis.tls` (`rediss://` with the config's CA and server name),
  * against a real redis-server with TLS on and a CA made here with openssl.
  */
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isGatewayError } from '../../src/errors.js';
 import { createRedisStore } from '../../src/store/redis-store.js';
 import { findFreeServerPort } from '../support/ports.js';
-import { startRedisProcess, type RedisProcess } from '../support/redis-server.js';
+import { startRedisProcess, unpersisted, type RedisProcess } from '../support/redis-server.js';
+import { makeCa, makeSignedCertificate } from '../support/test-certificates.js';
 import { newUser } from './store-contract.js';
 
 let dir: string;
@@ -23,59 +23,9 @@ const PASSWORD = `acl-${randomUUID()}`;
 
 /** A CA and a server certificate for `redis.test` signed by it, and a second, unrelated CA. */
 function makeCertificates(into: string): void {
-  const openssl = (...args: string[]) =>
-    execFileSync('openssl', args, { cwd: into, stdio: 'pipe' });
-  for (const ca of ['ca', 'other-ca']) {
-    openssl(
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      `${ca}.key`,
-      '-out',
-      `${ca}.pem`,
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${ca}`,
-    );
-  }
-  writeFileSync(join(into, 'san.ext'), 'subjectAltName=DNS:redis.test\n');
-  openssl(
-    'req',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-keyout',
-    'server.key',
-    '-out',
-    'server.csr',
-    '-subj',
-    '/CN=redis.test',
-  );
-  openssl(
-    'x509',
-    '-req',
-    '-in',
-    'server.csr',
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-out',
-    'server.pem',
-    '-days',
-    '2',
-    '-extfile',
-    'san.ext',
-  );
+  makeCa(into, 'ca');
+  makeCa(into, 'other-ca');
+  makeSignedCertificate(into, 'server', '/CN=redis.test', 'subjectAltName=DNS:redis.test');
 }
 
 beforeAll(async () => {
@@ -99,12 +49,7 @@ beforeAll(async () => {
       join(dir, 'ca.pem'),
       '--tls-auth-clients',
       'no',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
+      ...unpersisted(dir),
       '--user',
       'default',
       'off',

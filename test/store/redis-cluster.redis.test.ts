@@ -4,25 +4,18 @@
  * watcher, and a master failover of the directory's slot.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRedisStore } from '../../src/store/redis-store.js';
 import type { SessionEvent, Store } from '../../src/store/types.js';
-import { startCluster, type TestCluster } from '../support/redis-topologies.js';
+import { startCluster } from '../support/redis-topologies.js';
+import { suiteResource } from '../support/suite-resource.js';
 import { describeLeaseContract } from './store-contract-leases.js';
 import { describeStoreContract, newUser, type MakeStore } from './store-contract.js';
 
-let cluster: TestCluster;
-
-beforeAll(async () => {
-  cluster = await startCluster();
-}, 60_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
+const cluster = suiteResource(startCluster, (c) => c.stop());
 
 const openStore = (keyPrefix = `tg-test-${randomUUID().slice(0, 8)}:`): Promise<Store> =>
-  createRedisStore({ cluster: { nodes: cluster.nodes }, keyPrefix, commandTimeoutMs: 1000 });
+  createRedisStore({ cluster: { nodes: cluster().nodes }, keyPrefix, commandTimeoutMs: 1000 });
 
 /** A fresh store for one case of the contract suites. */
 const makeStore: MakeStore = async () => {
@@ -94,7 +87,7 @@ describe('session events on Cluster', () => {
       const first = newUser();
       await store.users.createUser(first);
       const before = state.transitions.length;
-      const { oldPort, newPort } = await cluster.killMasterOf(`${prefix}{dir}:users`);
+      const { oldPort, newPort } = await cluster().killMasterOf(`${prefix}{dir}:users`);
       expect(newPort).not.toBe(oldPort);
       await until(async () => {
         try {

@@ -5,43 +5,23 @@
  * the store said was used; and a rotation that could not be confirmed is on
  * the master all the same, so the client's retry gets the same successor.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
 import { isGatewayError } from '../../src/errors.js';
 import { createRedisKeys } from '../../src/store/redis-keys.js';
 import { createRedisStore } from '../../src/store/redis-store.js';
 import type { RefreshFamily, RotateRefreshInput, Store } from '../../src/store/types.js';
-import {
-  startCluster,
-  startSentinelSet,
-  type TestCluster,
-  type TestSentinelSet,
-} from '../support/redis-topologies.js';
+import { startCluster, startSentinelSet } from '../support/redis-topologies.js';
+import { suiteResource } from '../support/suite-resource.js';
+import { digest, plainFamily } from './store-fixtures.js';
 
 const GRACE = 10;
 
-const digest = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 /** As the API derives it: the successor follows from the token presented. */
 const successorOf = (presentedDigest: string): string => digest(`next:${presentedDigest}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function newFamily(): RefreshFamily {
-  const now = Math.floor(Date.now() / 1000);
-  return {
-    familyId: `rf-${randomUUID()}`,
-    userId: `u-${randomUUID().slice(0, 8)}`,
-    tenantId: 'acme',
-    scope: 'orders:read',
-    sessionVersion: 0,
-    membershipGeneration: 1,
-    createdAt: now,
-    absoluteExpiresAt: now + 86_400,
-    currentDigest: digest(randomUUID()),
-    currentExpiresAt: now + 3600,
-    accessTokens: {},
-    revoked: false,
-  };
-}
+const newFamily = (): RefreshFamily => plainFamily(86_400, 3600);
 
 function rotation(family: RefreshFamily, presentedDigest: string, now: number): RotateRefreshInput {
   return {
@@ -131,17 +111,11 @@ async function expectChainKept(store: Store, family: RefreshFamily, used: string
 }
 
 describe('refresh families on Sentinel', () => {
-  let sentinel: TestSentinelSet;
-  beforeAll(async () => {
-    sentinel = await startSentinelSet();
-  }, 60_000);
-  afterAll(async () => {
-    await sentinel?.stop();
-  });
+  const sentinel = suiteResource(startSentinelSet, (s) => s.stop());
 
   const openStore = (commandTimeoutMs = 500) =>
     createRedisStore({
-      sentinel: { name: sentinel.name, nodes: sentinel.sentinels },
+      sentinel: { name: sentinel().name, nodes: sentinel().sentinels },
       keyPrefix: `tg-test-${randomUUID()}:`,
       commandTimeoutMs,
     });
@@ -152,15 +126,15 @@ describe('refresh families on Sentinel', () => {
       const family = newFamily();
       await store.refresh.createRefreshFamily(family, 5);
       const input = rotation(family, family.currentDigest, family.createdAt + 1);
-      for (const replica of sentinel.replicas) replica.pause();
+      for (const replica of sentinel().replicas) replica.pause();
       const err = await store.refresh.rotateRefreshToken(input).catch((e: unknown) => e);
       expect(isGatewayError(err) && err.code).toBe('unavailable');
-      for (const replica of sentinel.replicas) replica.resume();
+      for (const replica of sentinel().replicas) replica.resume();
       const retry = await store.refresh.rotateRefreshToken({ ...input, jti: randomUUID() });
       expect(retry.outcome).toBe('grace');
       expect(retry.outcome === 'grace' && retry.family.currentDigest).toBe(input.successorDigest);
     } finally {
-      for (const replica of sentinel.replicas) replica.resume();
+      for (const replica of sentinel().replicas) replica.resume();
       await store.close();
     }
   });
@@ -170,7 +144,7 @@ describe('refresh families on Sentinel', () => {
     try {
       const family = newFamily();
       await store.refresh.createRefreshFamily(family, 5);
-      const { used, now } = await rotateThrough(store, family, () => sentinel.killMaster());
+      const { used, now } = await rotateThrough(store, family, () => sentinel().killMaster());
       await expectChainKept(store, family, used, now);
     } finally {
       await store.close();
@@ -179,18 +153,12 @@ describe('refresh families on Sentinel', () => {
 });
 
 describe('refresh families on Cluster', () => {
-  let cluster: TestCluster;
-  beforeAll(async () => {
-    cluster = await startCluster();
-  }, 60_000);
-  afterAll(async () => {
-    await cluster?.stop();
-  });
+  const cluster = suiteResource(startCluster, (c) => c.stop());
 
   it("the master of a family's slot killed during rotations: no used token comes back", async () => {
     const keyPrefix = `tg-test-${randomUUID().slice(0, 8)}:`;
     const store = await createRedisStore({
-      cluster: { nodes: cluster.nodes },
+      cluster: { nodes: cluster().nodes },
       keyPrefix,
       commandTimeoutMs: 1000,
     });
@@ -198,7 +166,7 @@ describe('refresh families on Cluster', () => {
       const family = newFamily();
       await store.refresh.createRefreshFamily(family, 5);
       const key = createRedisKeys(keyPrefix).refreshFamily(family.familyId);
-      const { used, now } = await rotateThrough(store, family, () => cluster.killMasterOf(key));
+      const { used, now } = await rotateThrough(store, family, () => cluster().killMasterOf(key));
       await expectChainKept(store, family, used, now);
     } finally {
       await store.close();

@@ -7,7 +7,7 @@
  * one. The behaviour itself is the store contract's
  * (`store-contract-refresh.ts`).
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisKeys } from '../../src/store/redis-keys.js';
@@ -19,6 +19,7 @@ import {
   type Store,
 } from '../../src/store/types.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
+import { digest, plainFamily, realNow } from './store-fixtures.js';
 
 let server: TestRedisServer;
 let plain: Redis;
@@ -33,27 +34,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const digest = (secret: string): string => createHash('sha256').update(secret).digest('hex');
-const realNow = (): number => Math.floor(Date.now() / 1000);
-
-function newFamily(overrides: Partial<RefreshFamily> = {}): RefreshFamily {
-  const now = realNow();
-  return {
-    familyId: `rf-${randomUUID()}`,
-    userId: `u-${randomUUID().slice(0, 8)}`,
-    tenantId: 'acme',
-    scope: 'orders:read',
-    sessionVersion: 0,
-    membershipGeneration: 1,
-    createdAt: now,
-    absoluteExpiresAt: now + 1000,
-    currentDigest: digest(randomUUID()),
-    currentExpiresAt: now + 500,
-    accessTokens: {},
-    revoked: false,
-    ...overrides,
-  };
-}
+const newFamily = (overrides: Partial<RefreshFamily> = {}): RefreshFamily =>
+  plainFamily(1000, 500, overrides);
 
 /** Runs `use` on a store with a prefix of its own. */
 async function withStore(

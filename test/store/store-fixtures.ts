@@ -94,6 +94,28 @@ export const digest = (secret: string): string => createHash('sha256').update(se
 export const newDigest = (): string => digest(randomUUID());
 export const realNow = (): number => Math.floor(Date.now() / 1000);
 
+/**
+ * A family on one scope, at session 0 and membership generation 1, with no
+ * access token yet: it ends `absoluteTtl` seconds from now and is idle after
+ * `idle`.
+ */
+export function plainFamily(
+  absoluteTtl: number,
+  idle: number,
+  overrides: Partial<RefreshFamily> = {},
+): RefreshFamily {
+  const now = realNow();
+  return newFamily({
+    scope: 'orders:read',
+    sessionVersion: 0,
+    membershipGeneration: 1,
+    absoluteExpiresAt: now + absoluteTtl,
+    currentExpiresAt: now + idle,
+    accessTokens: {},
+    ...overrides,
+  });
+}
+
 /** A live refresh family of a user of `acme`, around the real clock. */
 export function newFamily(overrides: Partial<RefreshFamily> = {}): RefreshFamily {
   const now = realNow();

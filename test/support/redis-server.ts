@@ -228,3 +228,8 @@ function terminate(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** The arguments of a redis-server that keeps nothing on disk, working in `dir`. */
+export function unpersisted(dir: string): string[] {
+  return ['--save', '', '--appendonly', 'no', '--dir', dir];
+}

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { findFreeServerPort } from './ports.js';
-import { startRedisProcess, type RedisProcess } from './redis-server.js';
+import { startRedisProcess, unpersisted, type RedisProcess } from './redis-server.js';
 
 const run = promisify(execFile);
 
@@ -248,12 +248,7 @@ function nodeArgs(port: number, dir: string, extra: string[] = []): string[] {
     String(port),
     '--bind',
     '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-    '--dir',
-    dir,
+    ...unpersisted(dir),
     '--dbfilename',
     `dump-${port}.rdb`,
     // A replica syncs at once (Redis waits 5 s for more replicas by default).
