@@ -22,7 +22,10 @@ import {
 import { createAuthenticator, type Authenticate } from '../auth/credentials/authenticate.js';
 import type { LiveClientScopes } from '../auth/clients/client-scope-bounds.js';
 import { createBruteForceGuard, type BruteForceGuard } from '../auth/passwords/brute-force.js';
-import { confirmRevocations, type ConfirmationObserver } from '../auth/revocation/confirmed-revocations.js';
+import {
+  confirmRevocations,
+  type ConfirmationObserver,
+} from '../auth/revocation/confirmed-revocations.js';
 import { createTxtLookup, type TxtLookup } from '../auth/federation/dns-txt.js';
 import { loadKeySet } from '../auth/tokens/keys.js';
 import { createBcryptHasher, type PasswordHasher } from '../auth/passwords/passwords.js';

@@ -7,7 +7,10 @@ import type { GatewayConfig } from '../config/index.js';
 import type { Core } from '../core/create-core.js';
 import type { Metrics } from '../ops/metrics.js';
 import { createReadiness, type Readiness } from '../ops/readiness.js';
-import { createRouteRateLimits, type RouteRateLimits } from '../proxy/rate-limits/route-rate-limits.js';
+import {
+  createRouteRateLimits,
+  type RouteRateLimits,
+} from '../proxy/rate-limits/route-rate-limits.js';
 import { createForwarder, type Forwarder } from '../proxy/forward/forwarder.js';
 import { createLiveWebSockets, type LiveWebSockets } from '../proxy/forward/live-websockets.js';
 import { built, type Built } from './builders.js';

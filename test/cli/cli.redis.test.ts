@@ -894,7 +894,9 @@ describe('startup', () => {
     expect(await h.bin.ok(['user', 'list', ...kase.c], { env })).toEqual([]);
     const loaded = readFileSync(list, 'utf8').split('\n');
     // The record is whole: the core the command ran on is in it.
-    expect(loaded.filter((url) => /\/dist\/(core\/create-core|cli\/admin)\.js$/.test(url))).toHaveLength(2);
+    expect(
+      loaded.filter((url) => /\/dist\/(core\/create-core|cli\/admin)\.js$/.test(url)),
+    ).toHaveLength(2);
     expect(loaded.filter((url) => SERVING.test(url))).toEqual([]);
   });
 });

@@ -4,7 +4,12 @@
  * only `authorization.clientScopes` bounds its scopes, unless `createdBy` says
  * otherwise.
  */
-import { newApiKey, newClientId, newClientSecret, secretDigest } from '../../src/auth/clients/secrets.js';
+import {
+  newApiKey,
+  newClientId,
+  newClientSecret,
+  secretDigest,
+} from '../../src/auth/clients/secrets.js';
 import type { ClientMaker, Store } from '../../src/store/types.js';
 
 export interface MachineClient {

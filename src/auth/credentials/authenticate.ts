@@ -5,11 +5,7 @@
  */
 import type { TenantType } from '../../store/types.js';
 import { dueBearerToken } from './bearer.js';
-import {
-  EXACT_BEARER_PREFIX,
-  isExactBearer,
-  readTokenCredential,
-} from './read-credential.js';
+import { EXACT_BEARER_PREFIX, isExactBearer, readTokenCredential } from './read-credential.js';
 import type { SessionGuard } from '../revocation/sessions.js';
 import type { AccessTokenClaims } from '../tokens/tokens.js';
 import type { TokenVerifier } from '../tokens/verified-tokens.js';

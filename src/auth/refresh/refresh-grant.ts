@@ -30,7 +30,13 @@
  *   before the answer.
  */
 import { GatewayError } from '../../errors.js';
-import type { MemberRole, RefreshFamily, Store, TenantRecord, UserRecord } from '../../store/types.js';
+import type {
+  MemberRole,
+  RefreshFamily,
+  Store,
+  TenantRecord,
+  UserRecord,
+} from '../../store/types.js';
 import type { GrantedToken, RoleScopes } from '../accounts.js';
 import { scopeClaim, type Accounts } from '../accounts.js';
 import { isDisabledHash } from '../revocation/disabled.js';
