@@ -1,10 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
-// Two cores on the CI machine: two workers (forks). A worker runs its files
-// one after another on one module graph (isolate: false): importing the
-// gateway's sources again for each of ~160 files cost more than half of the
-// suite's time. Each file still closes what it started in its own hooks
-// (its redis-server, gateways, upstreams), so nothing outlives it.
+// Two cores on the CI machine, three workers (forks): most files spend their
+// time waiting on the processes they start (redis-server, gateways, nginx,
+// Chromium), so a third worker fills the cores. A worker runs its files one
+// after another on one module graph (isolate: false): importing the sources
+// again for each of ~160 files took 184 s of worker time, now ~26 s. Each file
+// still closes what it started in its own hooks (its redis-server, gateways,
+// upstreams), so nothing outlives it. Issue 43: vitest 483 s → 247 s here.
 export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
@@ -12,7 +14,7 @@ export default defineConfig({
     exclude: ['bench/**', 'node_modules/**'],
     globalSetup: ['test/temp-root.ts'],
     pool: 'forks',
-    maxWorkers: 2,
+    maxWorkers: 3,
     isolate: false,
     testTimeout: 20_000,
     hookTimeout: 30_000,
