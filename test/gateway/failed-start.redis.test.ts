@@ -18,7 +18,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, SEED_YAML } from '../support/gateway-process.js';
 import { makeKeysDir, uniquePrefix } from '../support/gateway.js';
-import { findFreePort } from '../support/ports.js';
+import { findFreePort, findFreeServerPort } from '../support/ports.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 
 const CHILD = resolve(import.meta.dirname, 'start-child.mjs');
@@ -67,9 +67,15 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tg-failed-start-'));
   keysDir = (await makeKeysDir()).dir;
   writeFileSync(join(dir, 'seed.yaml'), SEED_YAML);
-  const [listen, admin, forwardAuth, otlp] = await Promise.all(
-    [0, 1, 2, 3].map(() => findFreePort()),
-  );
+  // Below the ephemeral range: the suite holds these ports unbound for
+  // minutes between starts, and an outgoing connection of a test in another
+  // worker could take an ephemeral one meanwhile ("still bound").
+  const [listen, admin, forwardAuth, otlp] = [
+    await findFreeServerPort(),
+    await findFreeServerPort(),
+    await findFreeServerPort(),
+    await findFreeServerPort(),
+  ];
   ports = { listen: listen!, admin: admin!, forwardAuth: forwardAuth!, otlp: otlp! };
 });
 afterAll(async () => {

@@ -87,10 +87,18 @@ describe('a 100 MB upload', () => {
     const before = s.up.echo.requests.length;
     const baseline = retainedMemory();
     let peak = baseline;
-    const sampler = setInterval(() => {
+    // Each sample is two full collections, and their cost grows with the
+    // worker's heap (its files share one module graph): the next sample waits
+    // 150 ms or twice as long as this one took, so collecting never takes
+    // more than a third of the upload's time.
+    let sampler: NodeJS.Timeout | undefined;
+    const sample = () => {
+      const started = performance.now();
       const now = retainedMemory();
       peak = { heap: Math.max(peak.heap, now.heap), buffers: Math.max(peak.buffers, now.buffers) };
-    }, 150);
+      sampler = setTimeout(sample, Math.max(150, 2 * (performance.now() - started)));
+    };
+    sampler = setTimeout(sample, 150);
     try {
       const { res, text } = await upload('/upload/blob', body.stream, UPLOAD_BYTES);
       expect(res.statusCode).toBe(200);
@@ -103,7 +111,7 @@ describe('a 100 MB upload', () => {
       expect(seen.bodySha256).toBe(body.digest());
       expect(seen.headers['content-length']).toBe(String(UPLOAD_BYTES));
     } finally {
-      clearInterval(sampler);
+      clearTimeout(sampler);
     }
     expect(s.up.echo.requests.length).toBe(before + 1);
     expect(body.produced()).toBe(UPLOAD_BYTES);
