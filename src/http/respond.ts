@@ -58,13 +58,7 @@ export function sendUpgradeError(
   scope: UpgradeScope,
 ): void {
   if (!socket.writable || socket.destroyed) return;
-  const res = new ServerResponse(req);
-  res.assignSocket(socket as Socket);
-  res.shouldKeepAlive = false;
-  res.once('finish', () => {
-    res.detachSocket(socket as Socket);
-    socket.end();
-  });
+  const res = responseOnSocket(req, socket);
   res.setHeader(REQUEST_ID_HEADER, scope.requestId);
   scope.answered(res);
   sendError(res, err);
@@ -166,4 +160,19 @@ function rawResponse(rendered: ErrorResponse, requestId: string): string {
   for (const [name, value] of Object.entries(rendered.headers)) head += `${name}: ${value}\r\n`;
   head += `${REQUEST_ID_HEADER}: ${requestId}\r\nconnection: close\r\n\r\n`;
   return head + rendered.body;
+}
+
+/**
+ * An HTTP answer on an upgrade request's raw socket: written once, never
+ * kept alive, and the socket ended when the answer is.
+ */
+export function responseOnSocket(req: IncomingMessage, socket: Duplex): ServerResponse {
+  const res = new ServerResponse(req);
+  res.assignSocket(socket as Socket);
+  res.shouldKeepAlive = false;
+  res.once('finish', () => {
+    res.detachSocket(socket as Socket);
+    socket.end();
+  });
+  return res;
 }

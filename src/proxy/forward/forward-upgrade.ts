@@ -7,11 +7,10 @@
  * socket, which then closes. One connection layer for both kinds of traffic:
  * the same per-origin connect options (TLS) apply to both.
  */
-import { ServerResponse, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { sendUpgradeError } from '../../http/respond.js';
+import { responseOnSocket, sendUpgradeError } from '../../http/respond.js';
 import type { UpgradeScope } from '../../http/scope.js';
 import { dropHopByHop } from './response-headers.js';
 import { clientLeft, errorCode, upstreamError, upstreamTimeout } from './upstream-error.js';
@@ -119,13 +118,7 @@ class UpgradeExchange implements Dispatcher.DispatchHandler {
       controller.abort(this.cancelled ?? clientLeft());
       return;
     }
-    const res = new ServerResponse(req);
-    res.assignSocket(socket as Socket);
-    res.shouldKeepAlive = false;
-    res.once('finish', () => {
-      res.detachSocket(socket as Socket);
-      socket.end();
-    });
+    const res = responseOnSocket(req, socket);
     res.on('drain', () => controller.resume());
     this.response = res;
     this.request.scope.answered(res);
