@@ -5,7 +5,8 @@
  * `config.seed`. `createCore` closes what it opened when it fails itself.
  */
 import type { Logger } from 'pino';
-import { applySeed, readSeedFile } from '../auth/seed.js';
+import { applySeed, readSeedFile, type SeedData, type SeedSummary } from '../auth/seed.js';
+import { isGatewayError } from '../errors.js';
 import type { GatewayConfig } from '../config/index.js';
 import { createCore, type Core, type CoreObservers } from '../core/create-core.js';
 import type { Metrics } from '../ops/metrics.js';
@@ -37,8 +38,33 @@ export async function seedStore(
   log: Logger,
 ): Promise<Built<void>> {
   if (config.seed !== undefined) {
-    const summary = await applySeed(await readSeedFile(config.seed), core);
+    const seed = await readSeedFile(config.seed);
+    const deadline = Date.now() + (config.store.redis?.connectTimeoutMs ?? 0);
+    const summary = await seedUntil(seed, core, log, deadline);
     log.info({ seed: config.seed, ...summary }, 'seed applied');
   }
   return built(undefined);
+}
+
+/**
+ * Applies the seed, again while a write was `unavailable` (a replica that did
+ * not acknowledge in time: the write is on the master) and the store's
+ * connect timeout has not passed: the seed is idempotent, so a start rides
+ * out a slow replica as it rides out a slow connection.
+ */
+async function seedUntil(
+  seed: SeedData,
+  core: Core,
+  log: Logger,
+  deadline: number,
+): Promise<SeedSummary> {
+  for (;;) {
+    try {
+      return await applySeed(seed, core);
+    } catch (err) {
+      if (!isGatewayError(err) || err.code !== 'unavailable' || Date.now() >= deadline) throw err;
+      log.warn({ code: err.code }, 'seed: the store did not confirm a write; applying it again');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
 }
