@@ -22,6 +22,7 @@ import { limits, rateLimits, upstreamPool } from './schema/limits.js';
 import { admin, checkListeners, forwardAuth, listen } from './schema/listeners.js';
 import { checkOpsShadow, checkRouteScopesGrantable, routes } from './schema/routes.js';
 import { checkTimeouts, readiness, server, shutdown } from './schema/server.js';
+import { sessions } from './schema/sessions.js';
 import { sso } from './schema/sso.js';
 import { store } from './schema/store.js';
 import { audit, log, tracing } from './schema/telemetry.js';
@@ -50,6 +51,7 @@ export const configSchema = z
     authorization,
     apiKeys,
     sso,
+    sessions,
     cors,
     log,
     tracing,

@@ -54,6 +54,8 @@ export const ON_RELOAD: Readonly<Record<keyof GatewayConfig, 'live' | 'restart'>
   // The sealing key is read at start; the IdP records are read from the store;
   // the provider fetcher (its CA, timeouts) and key cache are built at start.
   sso: 'restart',
+  // The cookie, the timeouts and the sign-in routes are built at start.
+  sessions: 'restart',
   cors: 'live',
   log: 'restart',
   tracing: 'restart',

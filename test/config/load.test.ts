@@ -473,6 +473,13 @@ describe('defaults', () => {
         unknownKeyCooldownSeconds: 30,
         maxProviders: 1000,
       },
+      sessions: {
+        enabled: false,
+        cookie: { secure: true },
+        idleTimeoutSeconds: 28_800,
+        absoluteTimeoutSeconds: 604_800,
+        returnHosts: [],
+      },
       log: { level: 'info', pretty: false, buffer: { bytes: 8192, flushMs: 1000 } },
       tracing: {
         enabled: false,

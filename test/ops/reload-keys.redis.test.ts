@@ -158,6 +158,7 @@ function cases(): Record<string, Case> {
     },
     apiKeys: { change: { enabled: true } },
     sso: { change: { redirectUris: ['https://app.example.com/signed-in'] } },
+    sessions: { change: { idleTimeoutSeconds: 600 } },
     log: { change: { level: 'warn' } },
     tracing: { change: { enabled: true } },
     readiness: {
