@@ -4,10 +4,16 @@
  * its connection, then opens a new one for the aborted request and never uses
  * it (nodejs/undici#5845): thirty hang-ups gave thirty idle connections,
  * kept for undici's keep-alive time (4 s). The gateway closes a connection
- * that has carried no request 100 ms after opening.
+ * that has carried no request 100 ms after opening — and never one that
+ * carries a request whose body has not begun yet: undici writes the head of
+ * such a request only with its body's first chunk, so the connection has
+ * sent nothing (a client waiting for `100 Continue`, a slow upload). Closing
+ * it was a 502: the flaky `Expect: 100-continue` case of
+ * upstream-failures.test.ts.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   ALICE,
@@ -15,12 +21,14 @@ import {
   tokenFor,
   type IdentityFixture,
 } from '../support/identity-fixture.js';
-import { waitFor } from '../support/upstream.js';
+import { startEchoUpstream, waitFor, type CountingUpstream } from '../support/upstream.js';
 
 const HANG_UPS = 30;
 
 let fx: IdentityFixture;
 let upstream: Server;
+/** Only the late-body case uses it: its first request opens the pool's first connection. */
+let echo: CountingUpstream;
 const open = new Set<Socket>();
 let received = 0;
 /** When a connection last opened or closed at the upstream. */
@@ -44,13 +52,18 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   const port = (upstream.address() as AddressInfo).port;
+  echo = await startEchoUpstream();
   fx = await startMemoryIdentityFixture({
-    routes: [{ prefix: '/slow', upstream: `http://127.0.0.1:${port}`, timeoutMs: 30_000 }],
+    routes: [
+      { prefix: '/slow', upstream: `http://127.0.0.1:${port}`, timeoutMs: 30_000 },
+      { prefix: '/late', upstream: echo.url, timeoutMs: 30_000 },
+    ],
   });
   token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
 });
 afterAll(async () => {
   await fx.close();
+  await echo?.close();
   upstream.closeAllConnections();
   await new Promise((resolve) => upstream.close(resolve));
 });
@@ -84,4 +97,51 @@ it(`${HANG_UPS} clients hanging up mid-request leave no idle connection at the u
   });
   expect(res.status).toBe(200);
   expect(await res.text()).toBe('ok');
+});
+
+/** Later than the closer's 100 ms: the body's first byte comes after the check. */
+const BODY_DELAY_MS = 300;
+
+/**
+ * A POST whose head goes at once and whose body (`hello`) follows
+ * {@link BODY_DELAY_MS} later, as from a client on a slow link or one that
+ * waits for `100 Continue` before it sends.
+ */
+function lateBodyPost(path: string): Promise<{ status: number | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${fx.gw.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-length': '5' },
+      agent: false,
+    });
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.on('error', reject);
+    req.flushHeaders();
+    void delay(BODY_DELAY_MS).then(() => req.end('hello'));
+  });
+}
+
+it('a request whose body begins after 100 ms keeps its new upstream connection and arrives whole', async () => {
+  const { status, body } = await lateBodyPost('/late/upload');
+  expect(status).toBe(200);
+  expect(JSON.parse(body)).toMatchObject({ method: 'POST', url: '/late/upload', bodyLength: 5 });
+  expect(echo.counts).toMatchObject({ received: 1, finished: 1, aborted: 0 });
+});
+
+it("a request with a late body right after a hang-up (on undici's stray connection) is answered", async () => {
+  const before = received;
+  const client = hangingClient();
+  await waitFor(() => received === before + 1, 5_000);
+  // The abort destroys that connection; undici opens its stray one at once,
+  // and the next request may be written on it.
+  client.destroy();
+  const { status, body } = await lateBodyPost('/slow/ok');
+  expect(status).toBe(200);
+  expect(body).toBe('ok');
+  expect(received).toBe(before + 2);
 });

@@ -83,7 +83,9 @@ export function createUpstreamPools(options: UpstreamPoolOptions): UpstreamPools
         // the client reads it.
         headersTimeout: 0,
         bodyTimeout: 0,
-        connect: closingUnusedConnections(tls?.connect),
+        // The pool builds its connector from these; its clients wrap it.
+        connect: tls?.connect,
+        factory: closingUnusedConnections(),
       });
       found = { pool, slots: createTenantSlots(options.limits, sendGranted) };
       pools.set(id, found);
