@@ -130,6 +130,7 @@ it('a request whose body begins after 100 ms keeps its new upstream connection a
   const { status, body } = await lateBodyPost('/late/upload');
   expect(status).toBe(200);
   expect(JSON.parse(body)).toMatchObject({ method: 'POST', url: '/late/upload', bodyLength: 5 });
+  await waitFor(() => echo.counts.open === 0, 1_000);
   expect(echo.counts).toMatchObject({ received: 1, finished: 1, aborted: 0 });
 });
 
