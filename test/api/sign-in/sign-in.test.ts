@@ -11,7 +11,7 @@ import { createAuditRecorder } from '../../../src/audit/recorder.js';
 import { createSessionGuard } from '../../../src/auth/revocation/sessions.js';
 import type { BrowserSessions } from '../../../src/auth/sessions/browser-sessions.js';
 import { createBrowserSessions } from '../../../src/auth/sessions/session-service.js';
-import { adminUrlOf, basic } from '../../support/gateway.js';
+import { adminUrlOf, basic, startTestGateway } from '../../support/gateway.js';
 import {
   ALICE,
   BOB,
@@ -85,6 +85,14 @@ async function alive(value: string): Promise<boolean> {
     return false;
   }
 }
+
+/** The audit events of the users' stream (logins), as recorded. */
+async function userEvents(): Promise<Record<string, unknown>[]> {
+  const entries = await fx.gw.gateway.store.auditLog({ maxEventsPerStream: 1000 }).read('users', 0);
+  return entries.map((entry) => JSON.parse(entry.event) as Record<string, unknown>);
+}
+
+const requestId = (res: Response) => res.headers.get('x-request-id');
 
 async function metric(name: string, labels: Record<string, string>): Promise<number> {
   const text = await (await fetch(`${adminUrlOf(fx.gw)}/metrics`)).text();
@@ -245,6 +253,13 @@ describe('the password step', () => {
     // Both went through accounts.logIn: counted and audited as Basic logins are.
     expect(await failures()).toBe(failed + 2);
     expect(await wrongs()).toBe(wrong + 2);
+    for (const res of [unknown.res, mistyped.res]) {
+      const event = (await userEvents()).find((e) => e['request_id'] === requestId(res));
+      expect(event).toMatchObject({ event: 'login_failed', source: 'api' });
+    }
+    expect((await userEvents()).map((e) => e['user_email'])).toEqual(
+      expect.arrayContaining(['nobody@example.com', BOB.email]),
+    );
 
     const page = await signIn(base, { email: BOB.email, password: 'secret-typed-1' });
     const html = await page.res.text();
@@ -290,6 +305,8 @@ describe('the tenant step', () => {
   it('signs a user of one tenant straight in: 303 to return_to with the session cookie', async () => {
     const { res } = await signIn(base, { ...DAVE, return_to: '/orders?x=1' });
     expect(res.status).toBe(303);
+    const login = (await userEvents()).find((e) => e['request_id'] === requestId(res));
+    expect(login).toMatchObject({ event: 'login_succeeded', user_email: DAVE.email });
     expect(res.headers.get('location')).toBe('/orders?x=1');
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(setCookie(res, 'tg_session')).toMatch(
@@ -374,6 +391,22 @@ describe('return_to', () => {
 });
 
 describe('sessions begun and ended', () => {
+  it('are not served without sessions.enabled', async () => {
+    const off = await startTestGateway({ ...fx.config, sessions: { enabled: false } });
+    try {
+      for (const [method, path] of [
+        ['GET', '/1/sign-in'],
+        ['POST', '/1/sign-in'],
+        ['POST', '/1/sign-out'],
+      ])
+        expect((await fetch(`${off.url}${path}`, { method })).status, `${method} ${path}`).toBe(
+          404,
+        );
+    } finally {
+      await off.close();
+    }
+  });
+
   it('ends a session cookie the browser already had before a new one begins (session fixation)', async () => {
     const first = sessionValue((await signIn(base, DAVE)).res);
     expect(await alive(first)).toBe(true);
