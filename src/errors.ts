@@ -23,6 +23,7 @@ const STATUS = {
   tenant_mismatch: 403,
   insufficient_scope: 403,
   forbidden: 403,
+  csrf_refused: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,

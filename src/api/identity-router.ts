@@ -22,6 +22,8 @@ import type { ServedGrants } from './identity/grants.js';
 import { addPasswordRoute } from './identity/password-route.js';
 import { addSignupRoute } from './identity/signup-route.js';
 import { addSsoRoutes } from './identity/sso-routes.js';
+import { addSignInRoutes } from './sign-in/sign-in-routes.js';
+import { addSignOutRoute } from './sign-in/sign-out-route.js';
 import { addTenantRoute, addUserTenantsRoute } from './identity/tenant-routes.js';
 import { addTokenRoutes } from './identity/token-routes.js';
 
@@ -45,5 +47,7 @@ export function createIdentityRouter(
   addIdpRoutes(router, deps);
   addDomainRoutes(router, deps);
   addSsoRoutes(router, deps);
+  addSignInRoutes(router, deps);
+  addSignOutRoute(router, deps);
   return router;
 }

@@ -1,9 +1,11 @@
 /**
- * The one place where the api turns errors into the JSON error body. Our
+ * The one place where the api turns errors into the JSON error body (or,
+ * on a page a browser shows, the page saying it: `ctx.state.page`). Our
  * own errors render as they are; Koa's HTTP errors map to our codes by status;
  * anything else is logged and answered with a bare 500.
  */
 import { errorResponse, GatewayError, isGatewayError } from '../errors.js';
+import { answerPage } from './sign-in/page-headers.js';
 import type { ApiMiddleware } from './state.js';
 
 export function renderErrors(): ApiMiddleware {
@@ -26,10 +28,31 @@ export function renderErrors(): ApiMiddleware {
       }
       const rendered = errorResponse(error);
       ctx.status = rendered.status;
+      const page = ctx.state.page;
+      if (page !== undefined && ctx.accepts('application/json', 'text/html') === 'text/html') {
+        ctx.set(pageHeaders(rendered.headers));
+        answerPage(ctx, rendered.status, page(error));
+        return;
+      }
       ctx.set(rendered.headers);
       ctx.body = rendered.body;
     }
   };
+}
+
+/**
+ * A refusal's headers on a page: its own (`Retry-After`) kept, the JSON
+ * body's dropped, and no `WWW-Authenticate`: a Basic challenge would make
+ * the browser open its own password dialog over the page.
+ */
+function pageHeaders(headers: Record<string, string>): Record<string, string> {
+  const {
+    'content-type': _type,
+    'content-length': _length,
+    'www-authenticate': _challenge,
+    ...kept
+  } = headers;
+  return kept;
 }
 
 function toGatewayError(err: unknown): GatewayError {

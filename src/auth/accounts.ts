@@ -1,5 +1,5 @@
 /**
- * Accounts: signing up, logging in with Basic credentials, changing a
+ * Accounts: signing up, logging in with an e-mail and password, changing a
  * password, and granting an access token for one of the user's tenants.
  */
 import { randomUUID } from 'node:crypto';
@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import { normaliseEmail } from '../store/normalise.js';
 import type { IdpOrigin, MemberRole, Store, TenantRecord, UserRecord } from '../store/types.js';
-import { basicCanCarryUserId, parseBasicAuthorization } from './credentials/basic.js';
+import { basicCanCarryUserId } from './credentials/basic.js';
 import type { BruteForceGuard, LoginOutcome } from './passwords/brute-force.js';
 import { disabledHash, enabledHash, isDisabledHash } from './revocation/disabled.js';
 import { checkCreatable, type Creator } from './federation/managed-addresses.js';
@@ -60,6 +60,12 @@ export interface AccountDeps {
   now?: () => number;
 }
 
+/** What a person proves who they are with: from Basic credentials or the sign-in page's form alike. */
+export interface PasswordCredentials {
+  email: string;
+  password: string;
+}
+
 export interface GrantedToken {
   token: string;
   claims: AccessTokenClaims;
@@ -85,11 +91,13 @@ export interface Accounts {
     byOperator?: boolean;
   }): Promise<UserRecord>;
   /**
-   * Basic header → user, or `invalid_credentials` (same answer for unknown
-   * e-mail and wrong password); `too_many_requests` while locked out.
+   * E-mail and password → user, or `invalid_credentials` (same answer and
+   * the same bcrypt work for an unknown e-mail and a wrong password);
+   * `too_many_requests` while locked out. The one password check: the Basic
+   * login and the sign-in page both call it, so they share limits and timing.
    */
   logIn(
-    authorization: string | undefined,
+    credentials: PasswordCredentials,
     clientIp: string,
     signal?: AbortSignal,
   ): Promise<UserRecord>;
@@ -116,7 +124,7 @@ export function createAccounts(deps: AccountDeps): Accounts {
 
   return {
     signUp: (input) => signUp(deps, now, input),
-    logIn: (authorization, clientIp, signal) => logIn(deps, authorization, clientIp, signal),
+    logIn: (credentials, clientIp, signal) => logIn(deps, credentials, clientIp, signal),
 
     async changePassword(user, password) {
       checkPasswordPolicy(password);
@@ -182,12 +190,11 @@ function creatorOf(input: SignupInput): Creator {
 
 async function logIn(
   { store, passwords, bruteForce }: AccountDeps,
-  authorization: string | undefined,
+  credentials: PasswordCredentials,
   clientIp: string,
   signal: AbortSignal | undefined,
 ): Promise<UserRecord> {
-  const credentials = parseBasicAuthorization(authorization);
-  const email = normaliseEmail(credentials.id);
+  const email = normaliseEmail(credentials.email);
   // Points are taken before any bcrypt work (else concurrent guesses all
   // pass the check before any is counted), and the queue
   // place is held until this login's bcrypt work is done.
@@ -201,7 +208,7 @@ async function logIn(
       user === null || isDisabledHash(user.passwordHash) || hasNoPassword(user.passwordHash)
         ? undefined
         : user.passwordHash;
-    const ok = await passwords.verify(credentials.secret, usable, signal);
+    const ok = await passwords.verify(credentials.password, usable, signal);
     if (!ok || user === null) {
       outcome = 'failed';
       throw new GatewayError('invalid_credentials', 'The e-mail or password is wrong.');
@@ -209,7 +216,7 @@ async function logIn(
     outcome = 'succeeded';
     if (passwords.needsRehash(user.passwordHash)) {
       // Upgrade the hash to the configured cost; sessions stay as they are.
-      const upgraded = await passwords.hash(credentials.secret);
+      const upgraded = await passwords.hash(credentials.password);
       await store.users.replacePasswordHash(user.id, user.passwordHash, upgraded);
     }
     return user;

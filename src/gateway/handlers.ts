@@ -7,6 +7,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { createApiApp } from '../api/app.js';
 import { createPublicOrigin } from '../api/public-origin.js';
+import type { SignInDeps } from '../api/sign-in/deps.js';
 import { createClientCredentials } from '../auth/clients/client-credentials.js';
 import type { BrowserSignIn } from '../auth/federation/browser-sign-in.js';
 import { createRefreshTokens } from '../auth/refresh/refresh-grant.js';
@@ -97,6 +98,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     idpSecrets: core.idpSecrets,
     allowPrivateIssuers: config.sso.allowPrivateIssuers,
     lookupTxt: core.lookupTxt,
+    signIn: signInOf(config, core, metrics),
   });
   const traffic = createRequestHandler({
     recorder,
@@ -136,4 +138,15 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
 function scopesSupported(authorization: GatewayConfig['authorization']): string[] {
   const roles = Object.values(authorization.roles).flat();
   return [...roles, ...(authorization.clientScopes ?? [])];
+}
+
+/** The sign-in page and the sign-out, with `sessions.enabled`; undefined otherwise (not routed). */
+function signInOf(config: GatewayConfig, core: Core, metrics: Metrics): SignInDeps | undefined {
+  if (!config.sessions.enabled) return undefined;
+  return {
+    config: config.sessions,
+    browserSessions: core.browserSessions,
+    company: config.sso.enabled,
+    onSignIn: (outcome) => metrics.signIn(outcome),
+  };
 }

@@ -12,6 +12,7 @@ import { FEDERATION_OUTCOMES, type FederationOutcome } from '../auth/federation/
 import { TOKEN_REFUSALS, type TokenRefusal } from '../auth/tokens/token-refusals.js';
 import { BatchedHistogram, type Series } from './batched-histogram.js';
 import { registerMemoryLimits } from './memory-limits.js';
+import { SIGN_IN_OUTCOMES, type SignInOutcome } from './sign-in-outcomes.js';
 import { createRequestMetrics, DURATION_BUCKETS, type RequestRecord } from './request-metrics.js';
 
 export type { RequestRecord } from './request-metrics.js';
@@ -56,6 +57,8 @@ export interface Metrics {
   refreshed(outcome: RefreshOutcome): void;
   /** A token exchange of a tenant's provider's ID token, by outcome (`auth/federation/refusals.ts`). */
   federatedSignIn(outcome: FederationOutcome): void;
+  /** A sign-in post on the sign-in page, by outcome (`sign-in-outcomes.ts`). */
+  signIn(outcome: SignInOutcome): void;
   /** A Basic login refused on the identity endpoints (never a proxied request's 429). */
   loginRefused(reason: 'invalid_credentials' | 'too_many_requests'): void;
   /** A bearer token refused (`invalid_token`), on any entry way: why. */
@@ -117,6 +120,7 @@ export function createMetrics(sources: MetricSources): Metrics {
     tokenIssued: (kind = 'user') => counters.tokens.inc({ kind }),
     refreshed: (outcome) => counters.refreshes.inc({ outcome }),
     federatedSignIn: (outcome) => counters.federatedSignIns.inc({ outcome }),
+    signIn: (outcome) => counters.signIns.inc({ outcome }),
     loginRefused: (reason) => counters.loginFailures.inc({ reason }),
     tokenRefused: (reason) => counters.tokenRefusals.inc({ reason }),
     configReload(ok) {
@@ -213,6 +217,13 @@ function registerCounters(registry: Registry) {
     registers: [registry],
   });
   for (const outcome of FEDERATION_OUTCOMES) federatedSignIns.inc({ outcome }, 0);
+  const signIns = new Counter({
+    name: 'tenant_gateway_sign_ins_total',
+    help: 'Sign-in posts on the sign-in page by outcome: signed_in, wrong_credentials, throttled, csrf_refused, not_member, expired (a tenant choice too late or used), invalid_request, unavailable.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  for (const outcome of SIGN_IN_OUTCOMES) signIns.inc({ outcome }, 0);
   const loginFailures = new Counter({
     name: 'tenant_gateway_login_failures_total',
     help: 'Refused Basic logins on the identity endpoints by reason (invalid_credentials, too_many_requests: locked out or throttled).',
@@ -249,6 +260,7 @@ function registerCounters(registry: Registry) {
     tokens,
     refreshes,
     federatedSignIns,
+    signIns,
     loginFailures,
     tokenRefusals,
     auditWriteFailures,

@@ -3,8 +3,12 @@
  * records. Implemented by `memory-sso.ts` and `redis-sso.ts`.
  */
 
-/** What a one-time browser sign-in record is: a pending sign-in (by its `state`) or a gateway code. */
-export type SsoRecordKind = 'sign-in' | 'code';
+/**
+ * What a one-time browser sign-in record is: a pending sign-in at an IdP (by
+ * its `state`), a gateway code, or a sign-in page's proven password waiting
+ * for the tenant choice (`api/sign-in/pending.ts`).
+ */
+export type SsoRecordKind = 'sign-in' | 'code' | 'sign-in-pending';
 
 /**
  * The browser sign-in's short-lived, single-use records (`auth/federation/browser-sign-in.ts`):

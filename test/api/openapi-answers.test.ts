@@ -25,6 +25,7 @@ import {
   type DocumentedRequest,
 } from '../support/openapi-answers.js';
 import { verifyDomains } from '../support/verified-domains.js';
+import { SESSIONS, hiddenField } from '../support/sign-in-page.js';
 
 const APP = 'https://app.example.test/signed-in';
 const IDP_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
@@ -62,6 +63,7 @@ const s = fixtureSuite({}, () => ({
   },
   routes: [{ prefix: '/orders', tenant: { path: '/orders/:tenant_id' } }],
   tokens: { refresh: { enabled: true } },
+  sessions: SESSIONS,
 }));
 beforeAll(async () => {
   await verifyDomains(s.gw.gateway.store, 'acme', ['acme.test']);
@@ -235,6 +237,26 @@ describe('real answers hold to the document and the declarations', () => {
 
     await call('DELETE', path, { headers: admin });
     await call('DELETE', path, { headers: admin });
+  });
+
+  it('the sign-in page and the sign-out', async () => {
+    const page = await call('GET', '/1/sign-in?return_to=%2Fapp');
+    await call('GET', '/1/sign-in?return_to=%2Fa&return_to=%2Fb');
+    const cookie = (page.headers.get('set-cookie') as string).split(';')[0] as string;
+    const token = hiddenField(page.body as unknown as string, 'csrf_token') as string;
+    const post = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
+      call('POST', '/1/sign-in', {
+        headers: { ...FORM, cookie, 'sec-fetch-site': 'same-origin', ...headers },
+        body: new URLSearchParams({ csrf_token: token, ...fields }).toString(),
+      });
+    const signedIn = await post({ ...BOB, tenant_id: 'acme' });
+    await post({ ...BOB, password: 'not-the-password' });
+    const session = (signedIn.headers.get('set-cookie') as string).split(';')[0] as string;
+    await call('POST', '/1/sign-out', {
+      headers: { ...FORM, cookie: session, 'sec-fetch-site': 'same-origin' },
+      body: 'return_to=%2Fbye',
+    });
+    await call('POST', '/1/sign-out', { headers: { ...FORM, 'sec-fetch-site': 'cross-site' } });
   });
 
   it('the well-known documents', async () => {

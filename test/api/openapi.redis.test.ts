@@ -27,6 +27,7 @@ import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
 import { DOC, documentedCall, type DocumentedRequest } from '../support/openapi-answers.js';
 import { verifyDomains } from '../support/verified-domains.js';
+import { SESSIONS, hiddenField } from '../support/sign-in-page.js';
 
 /** `operationId status` of every answer seen. */
 const seen = new Set<string>();
@@ -58,6 +59,7 @@ beforeAll(async () => {
     tokens: { refresh: { enabled: true } },
     // The admin's role holds what their machine client is given below.
     authorization: { roles: { admin: ['catalog:read'] } },
+    sessions: SESSIONS,
   });
   closed = await startTestGateway({ ...fx.config, signup: { enabled: false } });
   strict = await startTestGateway({
@@ -155,6 +157,49 @@ const formOf = (fields: Record<string, string>) => ({
   body: new URLSearchParams(fields).toString(),
 });
 const TOO_LARGE = JSON.stringify({ password: 'x'.repeat(20_000) });
+
+/** The sign-in page of `gw` (its 200 recorded): its pre-session cookie and form token. */
+async function signInForm(gw: TestGateway): Promise<{ cookie: string; token: string }> {
+  const page = await call(gw, 'GET', '/1/sign-in?return_to=%2Fapp');
+  return {
+    cookie: (page.headers.get('set-cookie') as string).split(';')[0] as string,
+    token: hiddenField(page.body as string, 'csrf_token') as string,
+  };
+}
+
+/** A same-origin post of the sign-in form with `fields`. */
+function signInPost(
+  gw: TestGateway,
+  form: { cookie: string; token: string },
+  fields: Record<string, string>,
+) {
+  return call(gw, 'POST', '/1/sign-in', {
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      cookie: form.cookie,
+      'sec-fetch-site': 'same-origin',
+    },
+    body: new URLSearchParams({ csrf_token: form.token, ...fields }).toString(),
+  });
+}
+
+/** A sign-out post (same origin unless `site` says otherwise). */
+function signOutPost(gw: TestGateway, cookie: string, body = '', site = 'same-origin') {
+  return call(gw, 'POST', '/1/sign-out', {
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      cookie,
+      'sec-fetch-site': site,
+    },
+    body,
+  });
+}
+
+/** The session cookie a 303 of the sign-in set, as a `Cookie` pair. */
+const sessionOf = (answer: { headers: Headers }) =>
+  (answer.headers.getSetCookie().find((c) => c.startsWith('tg_session=')) as string).split(
+    ';',
+  )[0] as string;
 
 describe('the document', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
@@ -300,6 +345,25 @@ describe('every operation, every status', () => {
     await call(strict, 'POST', '/1/users', {
       body: JSON.stringify({ email: 'gina@example.com', password: 'gina-password-1' }),
     });
+    // The sign-in page spends the Basic login's budgets: frank is throttled there too.
+    const throttledPost = await signInPost(strict, await signInForm(strict), frank);
+    expect(throttledPost.status).toBe(429);
+  });
+
+  it('signs in on the sign-in page and out as documented (sessions.enabled)', async () => {
+    await call(fx.gw, 'GET', '/1/sign-in?return_to=%2Fa&return_to=%2Fb');
+    const form = await signInForm(fx.gw);
+    expect((await signInPost(fx.gw, form, ALICE)).status).toBe(200);
+    const signedIn = await signInPost(fx.gw, form, { ...BOB, tenant_id: 'acme' });
+    expect(signedIn.status).toBe(303);
+    await signInPost(fx.gw, form, { email: BOB.email });
+    await signInPost(fx.gw, form, { ...BOB, password: 'not-the-password' });
+    await signInPost(fx.gw, { ...form, cookie: 'tg_signin=none' }, BOB);
+    await signInPost(fx.gw, form, { ...BOB, password: 'x'.repeat(20_000) });
+    const session = sessionOf(signedIn);
+    await signOutPost(fx.gw, session, 'return_to=%2Fa&return_to=%2Fb');
+    await signOutPost(fx.gw, session, '', 'cross-site');
+    expect((await signOutPost(fx.gw, session, 'return_to=%2Fbye')).status).toBe(303);
   });
 
   it('manages machine clients as documented (tenant admins)', async () => {
@@ -537,7 +601,11 @@ describe('every operation, every status', () => {
       ALICE,
       'acme',
     )) as { access_token: string; refresh_token: string };
+    const form = await signInForm(fx.gw);
+    const session = sessionOf(await signInPost(fx.gw, form, { ...BOB, tenant_id: 'acme' }));
     await fx.redis.kill();
+    await signInPost(fx.gw, form, { ...BOB, tenant_id: 'acme' });
+    await signOutPost(fx.gw, session);
     await call(fx.gw, 'POST', '/1/oauth/revoke', formOf({ token: refreshToken }));
     const bearerOf = { authorization: bearer(token) };
     await call(fx.gw, 'GET', '/1/users/current/tenants', { headers: auth(ALICE) });

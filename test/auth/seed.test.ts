@@ -18,8 +18,8 @@ import { GatewayError } from '../../src/errors.js';
 import { createMemoryStore, type Store } from '../../src/store/index.js';
 import { verifyDomains } from '../support/verified-domains.js';
 
-const basic = (email: string, password: string): string =>
-  `Basic ${Buffer.from(`${email}:${password}`, 'utf8').toString('base64')}`;
+/** What `accounts.logIn` takes: an e-mail and a password. */
+const basic = (email: string, password: string) => ({ email, password });
 
 /** The problems of a seed that must be refused (fails the test when it is accepted). */
 function problemsOf(text: string): string[] {

@@ -80,7 +80,8 @@ export async function expectDocumented(
   } else {
     const mediaType = (res.headers.get('content-type') ?? '').split(';')[0]?.trim() ?? '';
     expect(Object.keys(response.content), where).toContain(mediaType);
-    body = JSON.parse(text);
+    // A page (the sign-in page) is its markup; everything else JSON.
+    body = mediaType === 'text/html' ? text : JSON.parse(text);
     expect(documentErrors(method, path, res.status, mediaType, body), where).toEqual([]);
   }
   if (response?.headers?.['X-Request-Id'] !== undefined)

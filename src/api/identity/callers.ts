@@ -5,7 +5,8 @@
  */
 import type { AuditActor, AuditSubject } from '../../audit/events.js';
 import type { PrincipalKind, TokenPrincipal } from '../../auth/credentials/authenticate.js';
-import { parseBasicAuthorization } from '../../auth/credentials/basic.js';
+import type { PasswordCredentials } from '../../auth/accounts.js';
+import { parseBasicAuthorization, type BasicCredentials } from '../../auth/credentials/basic.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
 import { normaliseEmail } from '../../store/normalise.js';
 import type { UserRecord } from '../../store/types.js';
@@ -75,9 +76,30 @@ export function tokenHolder(
 
 /** The Basic-authenticated user. */
 export async function logIn(deps: IdentityRouterDeps, ctx: ApiContext): Promise<UserRecord> {
-  const authorization = ctx.get('authorization') || undefined;
+  let credentials: BasicCredentials;
   try {
-    const user = await deps.accounts.logIn(authorization, deps.clientIp(ctx.req), abandoned(ctx));
+    credentials = parseBasicAuthorization(ctx.get('authorization') || undefined);
+  } catch (err) {
+    // Unreadable credentials tried nobody's password: counted, not audited.
+    deps.onLoginRefused?.('invalid_credentials');
+    throw err;
+  }
+  return provePassword(deps, ctx, { email: credentials.id, password: credentials.secret });
+}
+
+/**
+ * The user whose e-mail and password these are: the one password check of
+ * the Basic login and the sign-in page (`accounts.logIn`: the same limits,
+ * the same work for an unknown e-mail as for a wrong password), with the
+ * login audited and counted the same way for both.
+ */
+export async function provePassword(
+  deps: IdentityRouterDeps,
+  ctx: ApiContext,
+  credentials: PasswordCredentials,
+): Promise<UserRecord> {
+  try {
+    const user = await deps.accounts.logIn(credentials, deps.clientIp(ctx.req), abandoned(ctx));
     namePrincipal(ctx, 'user', user.id);
     await deps.audit.record('login_succeeded', actor(deps, ctx, user.email), {
       user_id: user.id,
@@ -90,30 +112,12 @@ export async function logIn(deps: IdentityRouterDeps, ctx: ApiContext): Promise<
       (err.code === 'invalid_credentials' || err.code === 'too_many_requests')
     ) {
       deps.onLoginRefused?.(err.code);
-      await auditRefusedLogin(deps, ctx, authorization, err.code);
+      const email = normaliseEmail(credentials.email);
+      const kind = err.code === 'invalid_credentials' ? 'login_failed' : 'login_locked_out';
+      await deps.audit.record(kind, actor(deps, ctx, email), { user_email: email });
     }
     throw err;
   }
-}
-
-/**
- * A refused login is recorded when it tried an e-mail: a request without
- * (readable) Basic credentials tried nobody's password.
- */
-async function auditRefusedLogin(
-  deps: IdentityRouterDeps,
-  ctx: ApiContext,
-  authorization: string | undefined,
-  code: 'invalid_credentials' | 'too_many_requests',
-): Promise<void> {
-  let email: string;
-  try {
-    email = normaliseEmail(parseBasicAuthorization(authorization).id);
-  } catch {
-    return;
-  }
-  const kind = code === 'invalid_credentials' ? 'login_failed' : 'login_locked_out';
-  await deps.audit.record(kind, actor(deps, ctx, email), { user_email: email });
 }
 
 /** Basic-authenticated user whose id (or `current`) is in the path. */

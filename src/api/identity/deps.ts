@@ -15,6 +15,7 @@ import type { SessionGuard } from '../../auth/revocation/sessions.js';
 import type { ClientDeps } from '../../identity/client-deps.js';
 import type { Store } from '../../store/types.js';
 import type { PublicOrigin } from '../public-origin.js';
+import type { SignInDeps } from '../sign-in/deps.js';
 
 export interface IdentityRouterDeps {
   store: Store;
@@ -54,4 +55,6 @@ export interface IdentityRouterDeps {
   allowPrivateIssuers?: boolean;
   /** TXT records for tenants' domain verification (`sso.dnsServers`). */
   lookupTxt: TxtLookup;
+  /** The sign-in page and the sign-out (`api/sign-in/`); absent unless `sessions.enabled`. */
+  signIn?: SignInDeps | undefined;
 }

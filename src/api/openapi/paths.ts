@@ -2,7 +2,7 @@
  * The `paths` of the document, rendered from the operations' declarations
  * (`schemas/*-operations.ts`): parameters from the params and query zod
  * objects, the body and every answer a `$ref` to its registered shape, every
- * refusal the `Error` shape narrowed to its codes.
+ * refusal the `Error` shape narrowed to its codes (and, on a page, HTML).
  */
 import type { z } from 'zod';
 import type { Answer, Json, Operation, Refusal } from '../schemas/operation.js';
@@ -10,6 +10,8 @@ import { answerShapes, requestShapes } from '../schemas/registry.js';
 import { componentRef, inlineSchema, shapeId } from './json-schema.js';
 
 const JSON_MEDIA = 'application/json';
+/** A page's refusal for a browser (`Operation.pages`): the page again, showing it. */
+const HTML_MEDIA = 'text/html';
 
 /** `{path: {method: operation}}`, in the order of `operations`. */
 export function renderPaths(operations: readonly Operation[]): Json {
@@ -23,7 +25,7 @@ function render(op: Operation): Json {
   const responses: Record<string, Json> = {};
   for (const [status, answer] of Object.entries(op.answers)) responses[status] = answerOf(answer);
   for (const [status, refused] of Object.entries(op.refusals))
-    responses[status] = refusalOf(refused);
+    responses[status] = refusalOf(refused, op.pages === true);
   return {
     operationId: op.operationId,
     summary: op.summary,
@@ -67,12 +69,16 @@ function answerOf({ description, schema, mediaType, headers }: Answer): Json {
   };
 }
 
-function refusalOf({ description, codes }: Refusal): Json {
+/** @param page also answered as an HTML page (`Operation.pages`) */
+function refusalOf({ description, codes }: Refusal, page: boolean): Json {
   const narrowed = { allOf: [ref('Error'), { properties: { error: { enum: codes } } }] };
   return {
     description,
     headers: { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } },
-    content: content(JSON_MEDIA, narrowed),
+    content: {
+      ...content(JSON_MEDIA, narrowed),
+      ...(page ? content(HTML_MEDIA, { type: 'string' }) : {}),
+    },
   };
 }
 

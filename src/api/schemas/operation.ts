@@ -46,6 +46,11 @@ export interface Operation {
   body?: { schema: z.ZodType; required: boolean; mediaType?: string };
   answers: Readonly<Record<number, Answer>>;
   refusals: Readonly<Record<number, Refusal>>;
+  /**
+   * A page a browser shows (the sign-in page): each refusal is also answered
+   * as HTML (`text/html`) to a request that prefers it to JSON.
+   */
+  pages?: boolean;
 }
 
 export const BASIC = [{ basic: [] }];

@@ -8,6 +8,7 @@ import * as domains from './domain-operations.js';
 import { verifyOperations } from './forward-auth-operations.js';
 import * as idps from './idp-operations.js';
 import type { Operation } from './operation.js';
+import { postSignIn, showSignIn, signOut } from './sign-in-operations.js';
 import { ssoCallback, ssoLogin } from './sso-operations.js';
 import { getTenant, listUserTenants } from './tenant-operations.js';
 import * as tokens from './token-operations.js';
@@ -39,6 +40,9 @@ export const OPERATIONS: readonly Operation[] = [
   domains.verifyTenantDomain,
   ssoLogin,
   ssoCallback,
+  showSignIn,
+  postSignIn,
+  signOut,
   signUp,
   changePassword,
   getJwks,

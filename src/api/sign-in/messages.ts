@@ -1,0 +1,26 @@
+/**
+ * A refusal in words for the person at the sign-in page: one sentence per
+ * code, never the error's own description (meant for a developer) and
+ * never more than the JSON answer says: an unknown e-mail reads as a wrong
+ * password, an unknown tenant as one the user is not a member of.
+ */
+import type { GatewayError } from '../../errors.js';
+
+const WORDS: Partial<Record<GatewayError['code'], string>> = {
+  invalid_credentials: 'E-mail or password is wrong.',
+  csrf_refused:
+    'This sign-in form has expired or was sent from another site. Please sign in again.',
+  tenant_access_denied: 'This account cannot sign in to that organisation.',
+  payload_too_large: 'What was sent is too long.',
+};
+
+export function messageFor(error: GatewayError): string {
+  if (error.code === 'too_many_requests') {
+    const seconds = Number(error.headers['retry-after']);
+    const wait = Number.isFinite(seconds) && seconds > 0 ? ` in ${seconds} seconds` : ' later';
+    return `Too many attempts. Please try again${wait}.`;
+  }
+  if (error.code === 'invalid_request') return error.message;
+  if (error.status >= 500) return 'Signing in is not possible right now. Please try again later.';
+  return WORDS[error.code] ?? 'The sign-in did not succeed. Please try again.';
+}

@@ -1,0 +1,94 @@
+/**
+ * The sign-in page (`sessions.enabled`; issue 44):
+ *
+ * - `GET /1/sign-in?return_to=…[&tenant_id=…]`: the password form, with a
+ *   pre-session cookie and the form token bound to it (`form-token.ts`).
+ * - `POST /1/sign-in`: the login-CSRF rule, then the steps
+ *   (`sign-in-steps.ts`): password → tenant → session; 303 to `return_to`
+ *   with the session cookie. A refusal is the page again with its status
+ *   for a browser (`Accept: text/html`), the JSON error otherwise: one
+ *   `GatewayError`, rendered by `renderErrors`.
+ * - `GET /1/sign-in/style.<digest>.css`: the pages' stylesheet.
+ */
+import type { Router } from '@koa/router';
+import { GatewayError, isGatewayError } from '../../errors.js';
+import type { SignInOutcome } from '../../ops/sign-in-outcomes.js';
+import { readQuery } from '../request-input.js';
+import { SignInQuery } from '../schemas/sign-in-operations.js';
+import type { ApiContext, ApiState } from '../state.js';
+import type { IdentityRouterDeps } from '../identity/deps.js';
+import { param, readForm } from '../identity/oauth-form.js';
+import type { SignInDeps } from './deps.js';
+import { checkSignInPost } from './form-token.js';
+import { answerPage } from './page-headers.js';
+import { requestOrigin } from './request-origin.js';
+import { safeReturnTo } from './return-to.js';
+import { passwordStep, tenantStep } from './sign-in-steps.js';
+import { emptyEcho, refuseAsPage, renderSignIn } from './sign-in-view.js';
+import { STYLESHEET, STYLESHEET_ETAG, STYLESHEET_ROUTE } from './stylesheet.js';
+
+export function addSignInRoutes(router: Router<ApiState>, deps: IdentityRouterDeps): void {
+  const signIn = deps.signIn;
+  if (signIn === undefined) return;
+  router.get('/sign-in', (ctx) => showSignIn(signIn, ctx));
+  router.post('/sign-in', (ctx) => postSignIn(deps, signIn, ctx));
+  router.get(STYLESHEET_ROUTE, (ctx) => {
+    ctx.set('cache-control', 'public, max-age=31536000, immutable');
+    ctx.set('x-content-type-options', 'nosniff');
+    ctx.set('etag', STYLESHEET_ETAG);
+    if (ctx.get('if-none-match') === STYLESHEET_ETAG) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.type = 'text/css; charset=utf-8';
+    ctx.body = STYLESHEET;
+  });
+}
+
+function showSignIn(signIn: SignInDeps, ctx: ApiContext): void {
+  const echo = emptyEcho();
+  refuseAsPage(signIn, ctx, echo);
+  const query = readQuery(ctx, SignInQuery);
+  echo.returnTo = safeReturnTo(query.return_to, signIn.config);
+  echo.tenantId = query.tenant_id;
+  answerPage(ctx, 200, renderSignIn(signIn, ctx, echo));
+}
+
+async function postSignIn(
+  deps: IdentityRouterDeps,
+  signIn: SignInDeps,
+  ctx: ApiContext,
+): Promise<void> {
+  const echo = emptyEcho();
+  refuseAsPage(signIn, ctx, echo);
+  try {
+    const form = await readForm(ctx, deps.bodyLimit);
+    echo.returnTo = safeReturnTo(param(form, 'return_to'), signIn.config);
+    echo.email = param(form, 'email');
+    echo.tenantId = param(form, 'tenant_id');
+    const own = requestOrigin(deps.publicOrigin, ctx.req);
+    const preSession = checkSignInPost(
+      ctx.req.headers,
+      own,
+      param(form, 'csrf_token'),
+      signIn.config,
+    );
+    const post = { deps, signIn, ctx, form, echo, preSession };
+    await (param(form, 'step') === 'tenant' ? tenantStep(post) : passwordStep(post));
+  } catch (err) {
+    signIn.onSignIn?.(outcomeOf(err));
+    throw err;
+  }
+}
+
+function outcomeOf(err: unknown): SignInOutcome {
+  if (!isGatewayError(err)) return 'unavailable';
+  const byCode: Partial<Record<GatewayError['code'], SignInOutcome>> = {
+    invalid_credentials: 'wrong_credentials',
+    too_many_requests: 'throttled',
+    csrf_refused: 'csrf_refused',
+    tenant_access_denied: 'not_member',
+  };
+  if (err.detail === 'expired') return 'expired';
+  return byCode[err.code] ?? (err.status >= 500 ? 'unavailable' : 'invalid_request');
+}
