@@ -12,6 +12,8 @@
 import { Router } from '@koa/router';
 import type { ApiState } from './state.js';
 import type { IdentityRouterDeps } from './identity/deps.js';
+import { addBackchannelLogoutRoute } from './identity/backchannel-logout-route.js';
+import { addCompanySignInRoute } from './identity/company-sign-in-route.js';
 import { addClientRoutes } from './identity/client-routes.js';
 import { addDomainRoutes } from './identity/domain-routes.js';
 import { addIdpRoutes } from './identity/idp-routes.js';
@@ -45,5 +47,7 @@ export function createIdentityRouter(
   addIdpRoutes(router, deps);
   addDomainRoutes(router, deps);
   addSsoRoutes(router, deps);
+  addCompanySignInRoute(router, deps);
+  addBackchannelLogoutRoute(router, deps);
   return router;
 }

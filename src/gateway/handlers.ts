@@ -26,6 +26,8 @@ import type { Forwarder } from '../proxy/forward/forwarder.js';
 import type { LiveWebSockets } from '../proxy/forward/live-websockets.js';
 import type { LiveSettings } from './proxy-settings.js';
 import type { Reload } from './reload.js';
+import type { Federation } from './federation.js';
+import type { BrowserSessions } from '../auth/sessions/browser-sessions.js';
 
 export interface HandlerDeps {
   config: GatewayConfig;
@@ -42,6 +44,10 @@ export interface HandlerDeps {
   exchangeToken?: ExchangeToken | undefined;
   /** The browser sign-in through tenants' identity providers (`sso.enabled`). */
   browserSignIn?: BrowserSignIn | undefined;
+  /** The IdP-side logouts (`sso.enabled`; back-channel with `sessions.enabled`). */
+  idpLogouts?: Pick<Federation, 'endAtIdp' | 'backchannelLogout'> | undefined;
+  /** Browser sessions (`sessions.enabled`). */
+  browserSessions?: BrowserSessions | undefined;
 }
 
 export interface Handlers {
@@ -84,6 +90,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     onTokenIssued: (kind) => metrics.tokenIssued(kind),
     ...(deps.exchangeToken === undefined ? {} : { exchangeToken: deps.exchangeToken }),
     ...(deps.browserSignIn === undefined ? {} : { browserSignIn: deps.browserSignIn }),
+    ...idpSessionDeps(config, deps),
     onFederatedSignIn: (outcome) => metrics.federatedSignIn(outcome),
     onLoginRefused: (reason) => metrics.loginRefused(reason),
     audit: core.audit,
@@ -136,4 +143,18 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
 function scopesSupported(authorization: GatewayConfig['authorization']): string[] {
   const roles = Object.values(authorization.roles).flat();
   return [...roles, ...(authorization.clientScopes ?? [])];
+}
+
+/** What the company sign-in and the IdP-side logouts need, where they are on. */
+function idpSessionDeps(config: GatewayConfig, deps: HandlerDeps) {
+  const logouts = deps.idpLogouts;
+  return {
+    ...(logouts === undefined ? {} : { endAtIdp: logouts.endAtIdp }),
+    ...(logouts?.backchannelLogout === undefined
+      ? {}
+      : { backchannelLogout: logouts.backchannelLogout }),
+    ...(deps.browserSessions === undefined
+      ? {}
+      : { browserSessions: deps.browserSessions, sessionsConfig: config.sessions }),
+  };
 }

@@ -184,6 +184,18 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
+/**
+ * oidc-provider's outgoing requests without its SSRF guard: its back-channel
+ * logout posts to a gateway on loopback, a special-use address it refuses.
+ * (`fetch` is a documented option its typings lack.)
+ */
+const LOOPBACK_FETCH = {
+  fetch: (url: URL | string, options: RequestInit & { dispatcher?: unknown }) => {
+    const { dispatcher: _guard, ...rest } = options;
+    return fetch(url, rest);
+  },
+} as unknown as Record<string, never>;
+
 interface ClientLogout {
   backchannelLogoutUri?: string;
 }
@@ -223,6 +235,7 @@ function makeProvider(
       rpInitiatedLogout: { enabled: options.rpInitiatedLogout ?? true },
     },
     ttl: { AccessToken: 600, Grant: 600, IdToken: 600, Interaction: 600, Session: 600 },
+    ...LOOPBACK_FETCH,
     async findAccount(_ctx, sub) {
       const account = options.accounts[sub];
       if (account === undefined) return undefined;

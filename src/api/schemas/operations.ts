@@ -9,6 +9,7 @@ import { verifyOperations } from './forward-auth-operations.js';
 import * as idps from './idp-operations.js';
 import type { Operation } from './operation.js';
 import { ssoCallback, ssoLogin } from './sso-operations.js';
+import { backchannelLogout, companySignIn } from './sso-session-operations.js';
 import { getTenant, listUserTenants } from './tenant-operations.js';
 import * as tokens from './token-operations.js';
 import { changePassword, signUp } from './user-operations.js';
@@ -39,6 +40,8 @@ export const OPERATIONS: readonly Operation[] = [
   domains.verifyTenantDomain,
   ssoLogin,
   ssoCallback,
+  companySignIn,
+  backchannelLogout,
   signUp,
   changePassword,
   getJwks,
