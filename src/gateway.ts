@@ -80,7 +80,9 @@ export async function createGateway(
   const listeners = await step('listeners', () => createListeners(config, metrics, log));
   const forwarder = await step('forwarder', () => buildForwarder(config));
   const liveWebSockets = await step('websockets', () => buildLiveWebSockets(config, core));
-  const federation = await step('federation', () => buildFederation(config, core));
+  // Browser sessions reach the IdP sign-in and logouts only where they are on.
+  const browserSessions = config.sessions.enabled ? core.browserSessions : undefined;
+  const federation = await step('federation', () => buildFederation(config, core, browserSessions));
   const reload = await step('reload', () =>
     built(
       createReload({
@@ -112,6 +114,8 @@ export async function createGateway(
         reload,
         exchangeToken: federation?.exchangeToken,
         browserSignIn: federation?.browserSignIn,
+        idpLogouts: federation,
+        browserSessions,
       }),
     ),
   );

@@ -12,6 +12,8 @@
 import { Router } from '@koa/router';
 import type { ApiState } from './state.js';
 import type { IdentityRouterDeps } from './identity/deps.js';
+import { addBackchannelLogoutRoute } from './identity/backchannel-logout-route.js';
+import { addCompanySignInRoute } from './identity/company-sign-in-route.js';
 import { addClientRoutes } from './identity/client-routes.js';
 import { addDomainRoutes } from './identity/domain-routes.js';
 import { addIdpRoutes } from './identity/idp-routes.js';
@@ -49,5 +51,7 @@ export function createIdentityRouter(
   addSsoRoutes(router, deps);
   addSignInRoutes(router, deps);
   addSignOutRoute(router, deps);
+  addCompanySignInRoute(router, deps);
+  addBackchannelLogoutRoute(router, deps);
   return router;
 }

@@ -22,6 +22,8 @@ export type AuditEventKind =
   | 'federated_user_created'
   | 'federated_member_joined'
   | 'federated_sign_in_refused'
+  | 'backchannel_logout'
+  | 'backchannel_logout_refused'
   | 'password_changed'
   | 'user_created'
   | 'user_disabled'
@@ -78,7 +80,8 @@ export interface AuditSubject {
   role?: 'admin' | 'member';
   /**
    * federated_sign_in_refused: why (`auth/federation/refusals.ts`);
-   * session_ended: why the session ended (`SessionEndReason`).
+   * session_ended: why the session ended (`SessionEndReason`);
+   * backchannel_logout_refused: why (`auth/federation/logout-token.ts`).
    */
   reason?: string;
   /** session_started, session_ended: the browser session's id (public; never its cookie). */
@@ -104,6 +107,8 @@ export interface AuditSubject {
   idp_client_id?: string;
   /** domain_added, domain_verified, domain_removed: the tenant's e-mail domain. */
   domain?: string;
+  /** backchannel_logout: how many browser sessions ended. */
+  sessions_ended?: number;
 }
 
 export type AuditEvent = {

@@ -27,6 +27,8 @@ import type { Forwarder } from '../proxy/forward/forwarder.js';
 import type { LiveWebSockets } from '../proxy/forward/live-websockets.js';
 import type { LiveSettings } from './proxy-settings.js';
 import type { Reload } from './reload.js';
+import type { Federation } from './federation.js';
+import type { BrowserSessions } from '../auth/sessions/browser-sessions.js';
 
 export interface HandlerDeps {
   config: GatewayConfig;
@@ -43,6 +45,10 @@ export interface HandlerDeps {
   exchangeToken?: ExchangeToken | undefined;
   /** The browser sign-in through tenants' identity providers (`sso.enabled`). */
   browserSignIn?: BrowserSignIn | undefined;
+  /** The IdP-side logouts (`sso.enabled`; back-channel with `sessions.enabled`). */
+  idpLogouts?: Pick<Federation, 'endAtIdp' | 'backchannelLogout'> | undefined;
+  /** Browser sessions (`sessions.enabled`). */
+  browserSessions?: BrowserSessions | undefined;
 }
 
 export interface Handlers {
@@ -85,6 +91,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     onTokenIssued: (kind) => metrics.tokenIssued(kind),
     ...(deps.exchangeToken === undefined ? {} : { exchangeToken: deps.exchangeToken }),
     ...(deps.browserSignIn === undefined ? {} : { browserSignIn: deps.browserSignIn }),
+    ...idpSessionDeps(config, deps),
     onFederatedSignIn: (outcome) => metrics.federatedSignIn(outcome),
     onLoginRefused: (reason) => metrics.loginRefused(reason),
     audit: core.audit,
@@ -98,7 +105,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     idpSecrets: core.idpSecrets,
     allowPrivateIssuers: config.sso.allowPrivateIssuers,
     lookupTxt: core.lookupTxt,
-    signIn: signInOf(config, core, metrics),
+    signIn: signInOf(config, core, metrics, deps),
   });
   const traffic = createRequestHandler({
     recorder,
@@ -141,12 +148,40 @@ function scopesSupported(authorization: GatewayConfig['authorization']): string[
 }
 
 /** The sign-in page and the sign-out, with `sessions.enabled`; undefined otherwise (not routed). */
-function signInOf(config: GatewayConfig, core: Core, metrics: Metrics): SignInDeps | undefined {
+function signInOf(
+  config: GatewayConfig,
+  core: Core,
+  metrics: Metrics,
+  deps: HandlerDeps,
+): SignInDeps | undefined {
   if (!config.sessions.enabled) return undefined;
+  const endAtIdp = deps.idpLogouts?.endAtIdp;
   return {
     config: config.sessions,
     browserSessions: core.browserSessions,
     company: config.sso.enabled,
     onSignIn: (outcome) => metrics.signIn(outcome),
+    // RP-initiated logout reads the session's record (its IdP) before the sign-out ends it.
+    ...(endAtIdp === undefined
+      ? {}
+      : {
+          endAtIdp: async (session) => {
+            const record = await core.store.browserSessions.getBrowserSession(session.sessionId);
+            return record === null ? undefined : endAtIdp(record);
+          },
+        }),
+  };
+}
+
+/** What the company sign-in and the back-channel logout need, where they are on. */
+function idpSessionDeps(config: GatewayConfig, deps: HandlerDeps) {
+  const logouts = deps.idpLogouts;
+  return {
+    ...(logouts?.backchannelLogout === undefined
+      ? {}
+      : { backchannelLogout: logouts.backchannelLogout }),
+    ...(deps.browserSessions === undefined
+      ? {}
+      : { browserSessions: deps.browserSessions, sessionsConfig: config.sessions }),
   };
 }

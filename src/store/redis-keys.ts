@@ -38,8 +38,10 @@
  * written, so one slot holding it costs nothing.
  *
  * Browser sign-in, one key per one-time record (a pending sign-in by its
- * `state`, a gateway code by its SHA-256), expiring with it, taken by GETDEL:
- * - `tg:sso:<kind>:{<key>}`            string: the record (JSON)
+ * `state`, a gateway code by its SHA-256), expiring with it, taken by GETDEL;
+ * and the IdP-side logouts' records (a logout token's `jti` seen, added by
+ * SET NX; the user an IdP's `sub` or `sid` names), expiring likewise:
+ * - `tg:sso:<kind>:{<key>}`            string: the record (JSON or a user id)
  *
  * Deny-list, one key per revoked token:
  * - `tg:revoked:{<jti>}`                string, expiring at the token's `exp`

@@ -8,6 +8,7 @@
  * shows the two checks refuse a drifted body.
  * (`openapi.redis.test.ts` drives every listed status, store outages too.)
  */
+import { importJWK, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorBody } from '../../src/api/schemas/error.js';
 import type { Operation } from '../../src/api/schemas/operation.js';
@@ -225,6 +226,30 @@ describe('real answers hold to the document and the declarations', () => {
       headers: { cookie },
     });
     await call('GET', '/1/sso/callback?state=unknown&code=x');
+
+    // Issue 44: the company sign-in into a session, its callback, the IdP's back-channel logout.
+    const company = await call('GET', '/1/sign-in/sso?tenant_id=acme&return_to=/orders');
+    const sessionState = new URL(company.headers.get('location') as string).searchParams.get(
+      'state',
+    );
+    await call('GET', `/1/sso/callback?state=${sessionState as string}&error=access_denied`, {
+      headers: { cookie: (company.headers.get('set-cookie') as string).split(';')[0] as string },
+    });
+    await call('GET', '/1/sign-in/sso?email=someone@nowhere.test');
+    await call('GET', '/1/sign-in/sso?email=a@acme.test&email=b@acme.test');
+    const now = Math.floor(Date.now() / 1000);
+    const logoutToken = await new SignJWT({
+      events: { 'http://schemas.openid.net/event/backchannel-logout': {} },
+      sub: 'nobody-here',
+      jti: `jti-${now}`,
+    })
+      .setProtectedHeader({ alg: 'ES256', kid: idp.keys[0]?.kid as string })
+      .setIssuer(idp.issuer)
+      .setAudience(IDP_CLIENT.clientId)
+      .setIssuedAt(now)
+      .sign(await importJWK(idp.keys[0] as JWK, 'ES256'));
+    await call('POST', '/1/sso/backchannel-logout', form({ logout_token: logoutToken }));
+    await call('POST', '/1/sso/backchannel-logout', form({ logout_token: 'not.a.token' }));
 
     const exchange = {
       grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',

@@ -11,6 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Redis } from 'ioredis';
+import { importJWK, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../src/api/openapi.js';
 import { renderOpenApi } from '../../scripts/openapi.js';
@@ -79,10 +80,12 @@ beforeAll(async () => {
     ...fx.config,
     // The test IdP is on loopback.
     sso: { enabled: true, ca: ca.caFile, redirectUris: [APP], allowPrivateIssuers: true },
-    // Three sign-ins started, then 429; five requests that may reach the IdP, then 429.
+    // The company sign-in into a session and the back-channel logout (issue 44).
+    sessions: { enabled: true, cookie: { secure: false } },
+    // Six sign-ins started, then 429; nine requests that may reach the IdP, then 429.
     limits: {
-      ssoLogin: { perIp: 3, windowSeconds: 600 },
-      exchange: { perIp: 5, windowSeconds: 600 },
+      ssoLogin: { perIp: 6, windowSeconds: 600 },
+      exchange: { perIp: 9, windowSeconds: 600 },
     },
   });
 }, 60_000);
@@ -94,6 +97,28 @@ afterAll(async () => {
   await fx.close();
   await dns?.stop();
 });
+
+/** A valid logout token of acme's IdP (issue 44), naming nobody the gateway knows. */
+async function logoutToken(): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({
+    events: { 'http://schemas.openid.net/event/backchannel-logout': {} },
+    sub: 'nobody-here',
+    jti: `jti-${Math.random()}`,
+  })
+    .setProtectedHeader({ alg: 'ES256', kid: idp.keys[0]?.kid as string })
+    .setIssuer(idp.issuer)
+    .setAudience(IDP_CLIENT.clientId)
+    .setIssuedAt(now)
+    .sign(await importJWK(idp.keys[0] as JWK, 'ES256'));
+}
+
+function backchannel(gw: TestGateway, token: string) {
+  return call(gw, 'POST', '/1/sso/backchannel-logout', {
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ logout_token: token }).toString(),
+  });
+}
 
 /** Sends the request, then holds the answer against the document. */
 async function call(
@@ -556,6 +581,26 @@ describe('every operation, every status', () => {
       linkExisting: false,
       updatedAt: Math.floor(Date.now() / 1000),
     });
+    // Issue 44, first: three sign-ins started at /1/sign-in/sso and a callback (four IdP points).
+    const company = await call(sso, 'GET', '/1/sign-in/sso?tenant_id=acme&return_to=/x');
+    expect(company.status, JSON.stringify(company.body)).toBe(302);
+    const companyState = new URL(company.headers.get('location') as string).searchParams.get(
+      'state',
+    );
+    const back = await call(
+      sso,
+      'GET',
+      `/1/sso/callback?state=${companyState as string}&error=access_denied`,
+      {
+        headers: { cookie: (company.headers.get('set-cookie') as string).split(';')[0] as string },
+      },
+    );
+    expect(back.status).toBe(303);
+    await call(sso, 'GET', '/1/sign-in/sso?email=someone@nowhere.test');
+    await call(sso, 'GET', '/1/sign-in/sso?email=a@acme.test&email=b@acme.test');
+    expect((await backchannel(sso, await logoutToken())).status).toBe(200);
+    expect((await backchannel(sso, 'not.a.token')).status).toBe(400);
+
     const pkce = `code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`;
     const login = `/1/tenants/acme/sso/login?redirect_uri=${encodeURIComponent(APP)}&${pkce}`;
     const started = await call(sso, 'GET', login);
@@ -571,6 +616,7 @@ describe('every operation, every status', () => {
     expect((await call(sso, 'GET', login)).status).toBe(429);
     // limits.exchange spent by the five before (logins and callbacks): the callback's 429.
     expect((await call(sso, 'GET', `/1/sso/callback?state=${state as string}`)).status).toBe(429);
+    expect((await call(sso, 'GET', '/1/sign-in/sso?tenant_id=acme')).status).toBe(429);
     await call(sso, 'POST', '/1/oauth/token', {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: `grant_type=authorization_code&code=made-up&redirect_uri=${encodeURIComponent(APP)}`,
@@ -649,6 +695,8 @@ describe('every operation, every status', () => {
     await call(fx.gw, 'DELETE', '/1/tenants/acme/domains/x.example', { headers: bearerOf });
     await call(sso, 'GET', `/1/tenants/acme/sso/login?redirect_uri=${encodeURIComponent(APP)}`);
     await call(sso, 'GET', '/1/sso/callback?state=any&code=x');
+    await call(sso, 'GET', '/1/sign-in/sso?tenant_id=acme');
+    expect((await backchannel(sso, await logoutToken())).status).toBe(503);
     // What needs no store still answers.
     await call(fx.gw, 'GET', '/.well-known/jwks.json');
     await fx.redis.restart();

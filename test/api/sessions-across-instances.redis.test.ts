@@ -6,8 +6,12 @@
  * One redis-server for the file; each block starts its two gateways on it
  * under a key prefix of its own and closes them when it ends.
  */
+import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backchannelLogout } from '../../src/auth/federation/backchannel-logout.js';
+import { rememberIdpSession } from '../../src/auth/federation/idp-session-index.js';
+import { BACKCHANNEL_LOGOUT_EVENT } from '../../src/auth/federation/logout-token.js';
 import type { SessionPrincipal } from '../../src/auth/sessions/browser-sessions.js';
 import { memberChange, seedCommand, userPassword, userSetDisabled } from '../../src/cli/admin.js';
 import { memberRole } from '../../src/cli/members.js';
@@ -457,6 +461,53 @@ describe('browser sessions across instances', () => {
     expect((await b.browserSessions.list(alice)).map((s) => s.sessionId)).not.toContain(
       session.sessionId,
     );
+  });
+
+  it('a back-channel logout taken by one instance ends the IdP session on the other before it resolves (issue 44)', async () => {
+    const issuer = 'https://idp.acme.example';
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' }] };
+    await a.store.idps.setTenantIdp({
+      tenantId: 'acme',
+      issuer,
+      clientId: 'gw-acme',
+      domains: ['acme.example'],
+      role: 'member',
+      linkExisting: false,
+      updatedAt: Math.floor(Date.now() / 1000),
+    });
+    const idp = { issuer, subject: 'alice-at-idp', sid: 'idp-session-1' };
+    const { cookieValue } = await a.browserSessions.start({
+      userId: alice,
+      tenantId: 'acme',
+      userAgent: 'test',
+      ip: '::1',
+      idp,
+    });
+    await rememberIdpSession(a.store.sso, { tenantId: 'acme', ...idp }, alice, 600);
+    expect(await refusalOn(b, cookieValue)).toBe('accepted');
+    const token = await new SignJWT({
+      events: { [BACKCHANNEL_LOGOUT_EVENT]: {} },
+      sub: idp.subject,
+      sid: idp.sid,
+      jti: 'jti-across-1',
+    })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k1', typ: 'logout+jwt' })
+      .setIssuer(issuer)
+      .setAudience('gw-acme')
+      .setIssuedAt()
+      .sign(privateKey);
+    // The IdP's keys: a local key set stands in for its JWKS endpoint (the keys' fetch is not the subject).
+    const keys = { keysFor: async () => createLocalJWKSet(jwks) };
+    const deps = { idps: a.store.idps, sso: a.store.sso, keys, clockSkewSeconds: 30 };
+    const done = await backchannelLogout({ ...deps, sessions: a.browserSessions }, token);
+    expect(done).toMatchObject({ tenantId: 'acme', userId: alice, ended: 1 });
+    expect(await refusalOn(b, cookieValue)).toBe('invalid_token:revoked');
+    // The same token on the other instance: its jti was seen, in the shared store.
+    await expect(
+      backchannelLogout({ ...deps, idps: b.store.idps, sessions: b.browserSessions }, token),
+    ).rejects.toMatchObject({ code: 'invalid_request', detail: 'replayed' });
+    await a.store.idps.removeTenantIdp('acme');
   });
 
   it('a password change on a gateway ends the session on every instance before its answer', async () => {

@@ -50,6 +50,16 @@ const routes: Record<string, (res: ServerResponse, issuer: string) => void> = {
       authorization_endpoint: 'https://login.attacker.example/authorize',
       token_endpoint: `${base}/token`,
     }),
+  logoutelsewhere: (res, issuer) =>
+    json(res, {
+      issuer,
+      jwks_uri: `${base}/jwks`,
+      end_session_endpoint: 'https://logout.attacker.example/end',
+    }),
+  logoutplain: (res, issuer) =>
+    json(res, { issuer, jwks_uri: `${base}/jwks`, end_session_endpoint: `http://127.0.0.1/end` }),
+  logouthere: (res, issuer) =>
+    json(res, { issuer, jwks_uri: `${base}/jwks`, end_session_endpoint: `${base}/end` }),
   sameorigin: (res, issuer) =>
     json(res, {
       issuer,
@@ -195,6 +205,22 @@ describe('issuer keys', () => {
       /authorization_endpoint is not on the issuer's origin/,
     );
     await expect(keysWith().keysFor(`${base}/sameorigin`)).resolves.toBeDefined();
+  });
+
+  it("keeps end_session_endpoint only as an https URL on the issuer's origin, else ignores it (issue 44)", async () => {
+    const discovery = createProviderDiscovery({
+      http,
+      maxAgeMs: 60_000,
+      failureCacheMs: 0,
+      maxProviders: 10,
+    });
+    expect((await discovery.endpointsOf(`${base}/logouthere`)).endSession).toBe(`${base}/end`);
+    // The provider stays usable (its keys), only without a logout to send browsers to.
+    const elsewhere = await discovery.endpointsOf(`${base}/logoutelsewhere`);
+    expect(elsewhere.jwksUri).toBe(`${base}/jwks`);
+    expect(elsewhere.endSession).toBeUndefined();
+    expect((await discovery.endpointsOf(`${base}/logoutplain`)).endSession).toBeUndefined();
+    expect((await discovery.endpointsOf(`${base}/good`)).endSession).toBeUndefined();
   });
 
   it('keeps at most maxProviders issuers', async () => {

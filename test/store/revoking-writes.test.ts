@@ -113,6 +113,8 @@ const CALLS: {
   sso: {
     putSsoRecord: (s) => s.sso.putSsoRecord('code', 'other', 'value', 60),
     takeSsoRecord: (s) => s.sso.takeSsoRecord('code', 'one'),
+    readSsoRecord: (s) => s.sso.readSsoRecord('code', 'one'),
+    addSsoRecord: (s) => s.sso.addSsoRecord('logout-jti', 'jti', '1', 60),
   },
   domains: {
     addTenantDomain: (s) => s.domains.addTenantDomain(domain('other.example')),

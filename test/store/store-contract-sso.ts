@@ -33,5 +33,26 @@ export function describeSsoContract(current: () => Store): void {
       await new Promise((resolve) => setTimeout(resolve, 1100));
       expect(await store.sso.takeSsoRecord('code', 'short')).toBeNull();
     });
+
+    it('reads a record without taking it', async () => {
+      const store = current();
+      await store.sso.putSsoRecord('idp-subject', 'sub-1', 'usr_1', 60);
+      expect(await store.sso.readSsoRecord('idp-subject', 'sub-1')).toBe('usr_1');
+      expect(await store.sso.readSsoRecord('idp-subject', 'sub-1')).toBe('usr_1');
+      expect(await store.sso.readSsoRecord('idp-sid', 'sub-1')).toBeNull();
+    });
+
+    it('adds a record once: of concurrent adds one wins, and again only once it expired', async () => {
+      const store = current();
+      const adds = await Promise.all([
+        store.sso.addSsoRecord('logout-jti', 'jti-1', '1', 1),
+        store.sso.addSsoRecord('logout-jti', 'jti-1', '1', 1),
+      ]);
+      expect(adds.filter(Boolean)).toHaveLength(1);
+      expect(await store.sso.addSsoRecord('logout-jti', 'jti-1', '1', 1)).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      expect(await store.sso.readSsoRecord('logout-jti', 'jti-1')).toBeNull();
+      expect(await store.sso.addSsoRecord('logout-jti', 'jti-1', '1', 60)).toBe(true);
+    });
   });
 }

@@ -9,6 +9,12 @@
  *
  * The provider can rotate its keys while running (a new key signs, the old
  * one is still published) and be stopped and started on the same port.
+ *
+ * Logouts (issue 44): its RP-initiated logout (`end_session_endpoint`) is on
+ * unless `rpInitiatedLogout: false`; back-channel logout is on, and once a
+ * client's `backchannel_logout_uri` is set (`setBackchannelLogoutUri`), its
+ * ID tokens carry `sid` and ending a session at the provider posts a logout
+ * token there (`endSession`).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
@@ -77,6 +83,17 @@ export interface TestIdp {
   idToken(accountId: string, client?: IdpClient, nonce?: string): Promise<string>;
   /** Accepts `uri` as a redirect URI of every client from now on (a gateway's callback). */
   allowRedirectUri(uri: string): void;
+  /**
+   * Every client's `backchannel_logout_uri` from now on (with
+   * `backchannel_logout_session_required`: ID tokens and logout tokens carry `sid`).
+   */
+  setBackchannelLogoutUri(uri: string): void;
+  /**
+   * Ends the provider session of the browser whose provider cookies are
+   * `cookies` (`name=value; …`) at its `end_session_endpoint`, confirming as
+   * the person would: the provider posts its logout tokens before it answers.
+   */
+  endSession(cookies: string): Promise<void>;
   /** A new key signs from now on; the old ones are still published. @returns the new kid */
   rotate(): Promise<string>;
   /** Stops listening (connections closed); `start` listens again on the same port. */
@@ -92,6 +109,8 @@ export interface TestIdpOptions {
   clients: IdpClient[];
   /** JWS algorithm of its ID tokens: RS256 or ES256. */
   alg: 'RS256' | 'ES256';
+  /** `end_session_endpoint` in its discovery document (oidc-provider's default: on). */
+  rpInitiatedLogout?: boolean;
 }
 
 /** Starts a provider on a free port of 127.0.0.1, named `https://localhost:<port>`. */
@@ -111,8 +130,9 @@ export async function startTestIdp(options: TestIdpOptions): Promise<TestIdp> {
   const issuer = `https://localhost:${port}`;
   const keys: JWK[] = [await signingKey(options.alg)];
   const redirectUris = [REDIRECT_URI];
+  const logout: ClientLogout = {};
   const build = () => {
-    const provider = makeProvider(issuer, options, keys, redirectUris);
+    const provider = makeProvider(issuer, options, keys, redirectUris, logout);
     handle = provider.callback() as typeof handle;
   };
   build();
@@ -127,6 +147,11 @@ export async function startTestIdp(options: TestIdpOptions): Promise<TestIdp> {
       redirectUris.push(uri);
       build();
     },
+    setBackchannelLogoutUri(uri) {
+      logout.backchannelLogoutUri = uri;
+      build();
+    },
+    endSession: (cookies) => endProviderSession(issuer, dispatcher, cookies),
     async rotate() {
       keys.unshift(await signingKey(options.alg));
       build();
@@ -159,12 +184,36 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
+/**
+ * oidc-provider's outgoing requests without its SSRF guard: its back-channel
+ * logout posts to a gateway on loopback, a special-use address it refuses.
+ * (`fetch` is a documented option its typings lack.)
+ */
+const LOOPBACK_FETCH = {
+  fetch: (url: URL | string, options: RequestInit & { dispatcher?: unknown }) => {
+    const { dispatcher: _guard, ...rest } = options;
+    return fetch(url, rest);
+  },
+} as unknown as Record<string, never>;
+
+interface ClientLogout {
+  backchannelLogoutUri?: string;
+}
+
 function makeProvider(
   issuer: string,
   options: TestIdpOptions,
   keys: JWK[],
   redirectUris: string[],
+  logout: ClientLogout,
 ): Provider {
+  const backchannel =
+    logout.backchannelLogoutUri === undefined
+      ? {}
+      : {
+          backchannel_logout_uri: logout.backchannelLogoutUri,
+          backchannel_logout_session_required: true,
+        };
   const provider = new Provider(issuer, {
     clients: options.clients.map((c) => ({
       client_id: c.clientId,
@@ -173,14 +222,20 @@ function makeProvider(
       grant_types: ['authorization_code'],
       response_types: ['code'],
       id_token_signed_response_alg: options.alg,
+      ...backchannel,
     })),
     jwks: { keys: keys.map((k) => ({ ...k, alg: options.alg })) },
     cookies: { keys: ['test-cookie-key-0123456789abcdef'] },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
     // The e-mail claims in the ID token itself, as Google, Okta and Keycloak put them.
     conformIdTokenClaims: false,
-    features: { devInteractions: { enabled: true } },
+    features: {
+      devInteractions: { enabled: true },
+      backchannelLogout: { enabled: true },
+      rpInitiatedLogout: { enabled: options.rpInitiatedLogout ?? true },
+    },
     ttl: { AccessToken: 600, Grant: 600, IdToken: 600, Interaction: 600, Session: 600 },
+    ...LOOPBACK_FETCH,
     async findAccount(_ctx, sub) {
       const account = options.accounts[sub];
       if (account === undefined) return undefined;
@@ -269,4 +324,31 @@ async function authorizationCodeFlow(
   if (res.status !== 200 || json.id_token === undefined)
     throw new Error(`IdP token endpoint: ${res.status} ${JSON.stringify(json)}`);
   return json.id_token;
+}
+
+/** oidc-provider's logout confirmation, submitted as the person would (its `xsrf` field read from the page). */
+async function endProviderSession(
+  issuer: string,
+  dispatcher: Agent,
+  cookies: string,
+): Promise<void> {
+  const page = await undiciFetch(`${issuer}/session/end`, {
+    dispatcher,
+    redirect: 'manual',
+    headers: { cookie: cookies },
+  });
+  const html = await page.text();
+  const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)?.[1];
+  if (page.status !== 200 || xsrf === undefined)
+    throw new Error(`IdP end_session answered ${page.status} without its form`);
+  const confirm = await undiciFetch(`${issuer}/session/end/confirm`, {
+    method: 'POST',
+    dispatcher,
+    redirect: 'manual',
+    headers: { cookie: cookies, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ xsrf, logout: 'yes' }).toString(),
+  });
+  await confirm.arrayBuffer();
+  if (confirm.status !== 302 && confirm.status !== 303)
+    throw new Error(`IdP end_session confirm answered ${confirm.status}`);
 }

@@ -12,6 +12,8 @@ export interface StartedSignIn {
   cookie: string;
   /** The gateway's `Set-Cookie` at the login. */
   setCookie: string[];
+  /** The IdP's cookies of this browser (`name=value; …`): its session there. */
+  idpCookies: string;
 }
 
 export async function throughIdp(options: {
@@ -24,6 +26,7 @@ export async function throughIdp(options: {
 }): Promise<StartedSignIn> {
   const first = await fetch(options.start, { redirect: 'manual' });
   if (first.status !== 302) throw new Error(`login answered ${first.status}`);
+  await first.arrayBuffer();
   const setCookie = first.headers.getSetCookie();
   const toIdp = new URL(first.headers.get('location') as string);
   options.alter?.(toIdp);
@@ -31,7 +34,12 @@ export async function throughIdp(options: {
   const jar = new Map<string, string>();
   for (let step = 0; step < 8; step++) {
     if (location.startsWith(`${options.gatewayUrl}/1/sso/callback`))
-      return { callbackUrl: location, cookie: (setCookie[0] ?? '').split(';')[0] ?? '', setCookie };
+      return {
+        callbackUrl: location,
+        cookie: (setCookie[0] ?? '').split(';')[0] ?? '',
+        setCookie,
+        idpCookies: [...jar].map(([k, v]) => `${k}=${v}`).join('; '),
+      };
     const login = location.includes('/interaction/');
     const res = await undiciFetch(new URL(location, options.issuer), {
       method: login ? 'POST' : 'GET',

@@ -9,6 +9,9 @@ import type { GrantClientToken } from '../../auth/clients/client-credentials.js'
 import type { BrowserSignIn } from '../../auth/federation/browser-sign-in.js';
 import type { RefreshOutcome, RefreshTokens } from '../../auth/refresh/refresh-grant.js';
 import type { ExchangeToken } from '../../auth/federation/exchange.js';
+import type { IdpLogout } from '../../auth/federation/backchannel-logout.js';
+import type { BrowserSessions } from '../../auth/sessions/browser-sessions.js';
+import type { SessionsConfig } from '../../config/schema/sessions.js';
 import type { FederationOutcome } from '../../auth/federation/refusals.js';
 import type { SecretSealer } from '../../auth/federation/sealed-secrets.js';
 import type { SessionGuard } from '../../auth/revocation/sessions.js';
@@ -36,6 +39,18 @@ export interface IdentityRouterDeps {
   exchangeToken?: ExchangeToken;
   /** The browser sign-in (`/1/tenants/{id}/sso/login`, `/1/sso/callback`); absent unless `sso.enabled`. */
   browserSignIn?: BrowserSignIn;
+  /** Browser sessions (`sessions.enabled`): the company sign-in (`GET /1/sign-in/sso`) ends in one. */
+  browserSessions?: BrowserSessions;
+  /** `sessions`: the session cookie's name and attributes. */
+  sessionsConfig?: SessionsConfig;
+  /**
+   * OIDC Back-Channel Logout (`POST /1/sso/backchannel-logout`; `sso.enabled`
+   * and `sessions.enabled`): `seen` is filled with the tenant and issuer once known.
+   */
+  backchannelLogout?: (
+    logoutToken: string,
+    seen: { tenantId?: string; issuer?: string },
+  ) => Promise<IdpLogout>;
   /** `publicUrl`, or the validated origin a request was addressed to: the sign-in callback's origin. */
   publicOrigin?: PublicOrigin;
   /** Told of every token exchange, by outcome (metrics). */

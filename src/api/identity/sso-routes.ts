@@ -14,21 +14,30 @@
  *   its reason.
  *
  * The code is redeemed at `POST /1/oauth/token` (`oauth-code-grant.ts`).
+ * A sign-in begun by the sign-in page (`GET /1/sign-in/sso`,
+ * `company-sign-in-route.ts`) ends instead in a browser session: 303 to its
+ * return path with the session cookie.
  * Both endpoints take a point of `limits.exchange` per client IP (the login
  * one of `limits.ssoLogin` too) before the provider is asked: past it 429.
  */
-import { createHash } from 'node:crypto';
 import type { Router } from '@koa/router';
 import { PENDING_TTL_SECONDS, type BrowserSignIn } from '../../auth/federation/browser-sign-in.js';
 import type { ExchangeSeen } from '../../auth/federation/exchange.js';
 import { refusalOf } from '../../auth/federation/refusals.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
 import type { ApiContext, ApiState } from '../state.js';
-import { actor, namePrincipal, noStore } from './callers.js';
+import { actor, namePrincipal } from './callers.js';
+import { finishInSession } from './company-sign-in-route.js';
 import type { IdentityRouterDeps } from './deps.js';
-import { invalidRequest } from './oauth-form.js';
+import {
+  bindingCookie,
+  bindingCookieName,
+  one,
+  redirect,
+  SSO_CALLBACK_PATH,
+} from './sso-browser-http.js';
 
-export const SSO_CALLBACK_PATH = '/1/sso/callback';
+export { SSO_CALLBACK_PATH } from './sso-browser-http.js';
 
 export function addSsoRoutes(router: Router<ApiState>, deps: IdentityRouterDeps): void {
   const signIn = deps.browserSignIn;
@@ -61,7 +70,7 @@ async function callback(
   // Before the state is spent: a throttled callback may be retried.
   await deps.bruteForce.exchange(deps.clientIp(ctx.req));
   const state = one(ctx, 'state', true) as string;
-  const binding = ctx.cookies.get(cookieName(state)) ?? undefined;
+  const binding = ctx.cookies.get(bindingCookieName(state)) ?? undefined;
   // Spent whatever the outcome: the state is single use.
   ctx.append('set-cookie', bindingCookie(state, '', deps.publicOrigin?.(ctx.req) ?? '', 0));
   const seen: ExchangeSeen & { tenantId?: string } = {};
@@ -103,37 +112,10 @@ async function callback(
         ...(done.passwordEnded ? { password_ended: true } : {}),
       });
     await deps.audit.record('federated_sign_in', who, { ...about, issuer: done.idp.issuer, via });
+    if (result.session !== undefined) return finishInSession(deps, ctx, done, result.session);
   }
-  redirect(ctx, result.location);
-}
-
-/** One cookie per sign-in (two tabs may sign in at once), named by a digest of its state. */
-function cookieName(state: string): string {
-  return `tg_sso_${createHash('sha256').update(state).digest('base64url').slice(0, 16)}`;
-}
-
-/** The browser binding: only sent to the callback, never readable by scripts. */
-function bindingCookie(state: string, value: string, origin: string, maxAge: number): string {
-  const secure = origin.startsWith('https:') ? '; Secure' : '';
-  return `${cookieName(state)}=${value}; Path=${SSO_CALLBACK_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure}`;
-}
-
-function redirect(ctx: ApiContext, location: string): void {
-  noStore(ctx);
-  // The provider's and the application's URLs carry state and codes: never a Referer.
-  ctx.set('referrer-policy', 'no-referrer');
-  ctx.status = 302;
-  ctx.set('location', location);
-  ctx.body = '';
-}
-
-/** One query parameter; repeated is refused, and so is a missing required one. */
-function one(ctx: ApiContext, name: string, required = false): string | undefined {
-  const value = ctx.query[name];
-  if (Array.isArray(value)) throw invalidRequest(`The ${name} parameter is repeated.`);
-  if (required && (value === undefined || value === ''))
-    throw invalidRequest(`The ${name} parameter is required.`);
-  return value;
+  // A session-mode sign-in came from the sign-in page: 303 as its form's answers are.
+  redirect(ctx, result.location, result.mode === 'session' ? 303 : 302);
 }
 
 async function recordRefusal(

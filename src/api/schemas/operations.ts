@@ -10,6 +10,7 @@ import * as idps from './idp-operations.js';
 import type { Operation } from './operation.js';
 import { postSignIn, showSignIn, signOut } from './sign-in-operations.js';
 import { ssoCallback, ssoLogin } from './sso-operations.js';
+import { backchannelLogout, companySignIn } from './sso-session-operations.js';
 import { getTenant, listUserTenants } from './tenant-operations.js';
 import * as tokens from './token-operations.js';
 import { changePassword, signUp } from './user-operations.js';
@@ -43,6 +44,8 @@ export const OPERATIONS: readonly Operation[] = [
   showSignIn,
   postSignIn,
   signOut,
+  companySignIn,
+  backchannelLogout,
   signUp,
   changePassword,
   getJwks,

@@ -54,7 +54,7 @@ export const ssoCallback: Operation = {
   operationId: 'ssoCallback',
   summary: "The identity provider's answer to a browser sign-in",
   description:
-    "Takes the pending sign-in by `state` (single use), redeems the provider's code at its token endpoint (`client_secret_basic`, the PKCE verifier), verifies the ID token as the token exchange does plus its `nonce`, creates or joins the user as the exchange does, then redirects to the application's `redirect_uri` with a one-time `code` (60 seconds, redeemed at `POST /1/oauth/token` with `grant_type=authorization_code`) and the application's `state`. A provider's `error` goes back to the application as `error`. One point of `limits.exchange` per client IP (429 beyond), before the state is spent.",
+    "Takes the pending sign-in by `state` (single use), redeems the provider's code at its token endpoint (`client_secret_basic`, the PKCE verifier), verifies the ID token as the token exchange does plus its `nonce`, creates or joins the user as the exchange does, then redirects to the application's `redirect_uri` with a one-time `code` (60 seconds, redeemed at `POST /1/oauth/token` with `grant_type=authorization_code`) and the application's `state`. A provider's `error` goes back to the application as `error`. A sign-in begun at `/1/sign-in/sso` ends instead in a browser session: 303 to its `return_to` with the session cookie (a provider's `error`: 303 to the sign-in page). One point of `limits.exchange` per client IP (429 beyond), before the state is spent.",
   tags: ['identity'],
   security: ANONYMOUS,
   query: z.object({
@@ -64,6 +64,11 @@ export const ssoCallback: Operation = {
   }),
   answers: {
     302: redirect("To the application's `redirect_uri` with `code` (or `error`) and `state`."),
+    303: {
+      description:
+        "A sign-in begun at `/1/sign-in/sso`: to its `return_to` with the session cookie (`Set-Cookie`), or, for a provider's `error`, to `/1/sign-in?return_to=…&error=company_sign_in_cancelled` (`access_denied`) or `company_sign_in_failed`.",
+      headers: { Location: { schema: { type: 'string' } } },
+    },
   },
   refusals: {
     400: refusal(

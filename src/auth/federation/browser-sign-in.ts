@@ -23,6 +23,13 @@
  * - `redeem`: the code taken (single use), its redirect URI and verifier
  *   checked (RFC 7636 §4.6: a missing or wrong verifier is `invalid_grant`),
  *   a token granted by the normal path.
+ *
+ * Session mode (`startSession`, issue 44): the same sign-in, begun by the
+ * gateway's own sign-in page for a browser session. There is no application
+ * (no redirect URI, no application PKCE: the gateway is the client, and its
+ * own PKCE with the provider stays); the pending record keeps the path to
+ * return to instead, and `finish` mints no code: it answers the provider's
+ * `sub` and `sid` for the session the caller begins.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { GatewayError } from '../../errors.js';
@@ -55,6 +62,15 @@ export interface StartInput {
   callbackUrl: string;
 }
 
+/** A sign-in for a browser session: the path the browser returns to once signed in. */
+export interface StartSessionInput {
+  tenantId: string;
+  /** A path on this gateway's origin, already checked by the caller. */
+  returnTo: string;
+  /** The gateway's callback URL, on the origin the browser addressed. */
+  callbackUrl: string;
+}
+
 export interface StartResult {
   /** The provider's authorization URL to redirect the browser to. */
   location: string;
@@ -73,8 +89,10 @@ export interface FinishInput {
 }
 
 export interface FinishResult {
-  /** The application's redirect URI with `code` (or `error`) and its `state`. */
+  /** Code mode: the application's redirect URI with `code` (or `error`) and its `state`. */
   location: string;
+  /** Which sign-in this was: for the application (a code), or for a browser session. */
+  mode: 'code' | 'session';
   /** Undefined when the provider answered an error. */
   signedIn?: {
     tenantId: string;
@@ -87,6 +105,11 @@ export interface FinishResult {
     passwordEnded: boolean;
     idp: TenantIdp;
   };
+  /**
+   * Session mode: what the caller begins a browser session with (`location` is
+   * then its return path). Absent in code mode.
+   */
+  session?: { returnTo: string; subject: string; sid?: string };
 }
 
 export interface RedeemInput {
@@ -97,6 +120,8 @@ export interface RedeemInput {
 
 export interface BrowserSignIn {
   start(input: StartInput): Promise<StartResult>;
+  /** The sign-in in session mode (see the file header). */
+  startSession(input: StartSessionInput): Promise<StartResult>;
   /** @param seen filled with what was learnt before a refusal (for the audit). */
   finish(input: FinishInput, seen: ExchangeSeen & { tenantId?: string }): Promise<FinishResult>;
   /**
@@ -122,18 +147,27 @@ export interface BrowserSignInDeps {
   discovery: ProviderDiscovery;
 }
 
-interface PendingSignIn {
-  tenantId: string;
+/** Code mode: the application the code goes back to. */
+interface PendingApp {
   redirectUri: string;
   appState?: string;
   /** The application's S256 challenge (required since issue 42). */
   appChallenge: string;
+}
+
+/** Session mode: where the browser returns (a record without it is code mode). */
+interface PendingSession {
+  returnTo: string;
+}
+
+type PendingSignIn = (PendingApp | PendingSession) & {
+  tenantId: string;
   nonce: string;
   verifier: string;
   callbackUrl: string;
   /** SHA-256 of the browser binding. */
   binding: string;
-}
+};
 
 interface IssuedCode {
   tenantId: string;
@@ -156,6 +190,8 @@ const invalidGrant = (description: string) => new GatewayError('invalid_grant', 
 export function createBrowserSignIn(deps: BrowserSignInDeps): BrowserSignIn {
   return {
     start: (input) => start(deps, input),
+    startSession: (input) =>
+      begin(deps, input.tenantId, { returnTo: input.returnTo }, input.callbackUrl),
     finish: (input, seen) => finish(deps, input, seen),
     redeem: (input, grant) => redeem(deps, input, grant ?? deps.accounts.grantToken),
   };
@@ -174,18 +210,31 @@ async function start(deps: BrowserSignInDeps, input: StartInput): Promise<StartR
     throw invalidRequest(
       'A code_challenge (43 characters) with code_challenge_method=S256 is required.',
     );
-  const idp = await deps.store.idps.getTenantIdp(input.tenantId);
+  const app: PendingApp = {
+    redirectUri: input.redirectUri,
+    ...(input.appState === undefined ? {} : { appState: input.appState }),
+    appChallenge: codeChallenge,
+  };
+  return begin(deps, input.tenantId, app, input.callbackUrl);
+}
+
+/** Both modes: the pending sign-in stored under a new `state`, the provider's authorization URL. */
+async function begin(
+  deps: BrowserSignInDeps,
+  tenantId: string,
+  mode: PendingApp | PendingSession,
+  callbackUrl: string,
+): Promise<StartResult> {
+  const idp = await deps.store.idps.getTenantIdp(tenantId);
   if (idp === null) throw invalidRequest('The tenant has no identity provider.');
   const { authorization } = await endpointsOf(deps, idp.issuer);
   const binding = random();
   const pending: PendingSignIn = {
+    ...mode,
     tenantId: idp.tenantId,
-    redirectUri: input.redirectUri,
-    ...(input.appState === undefined ? {} : { appState: input.appState }),
-    appChallenge: codeChallenge,
     nonce: random(),
     verifier: random(),
-    callbackUrl: input.callbackUrl,
+    callbackUrl,
     binding: sha256(binding),
   };
   const state = random();
@@ -194,7 +243,7 @@ async function start(deps: BrowserSignInDeps, input: StartInput): Promise<StartR
   for (const [name, value] of Object.entries({
     response_type: 'code',
     client_id: idp.clientId,
-    redirect_uri: input.callbackUrl,
+    redirect_uri: callbackUrl,
     scope: 'openid email profile',
     state,
     nonce: pending.nonce,
@@ -216,15 +265,10 @@ async function finish(
   if (input.binding === undefined || sha256(input.binding) !== pending.binding)
     throw invalidRequest('The sign-in was started in another browser.');
   seen.tenantId = pending.tenantId;
-  const back = new URL(pending.redirectUri);
-  if (pending.appState !== undefined) back.searchParams.set('state', pending.appState);
   if (input.code === undefined) {
     // OpenID Connect Core §3.1.2.6: the provider's error goes back to the application.
-    back.searchParams.set(
-      'error',
-      input.error === 'access_denied' ? 'access_denied' : 'server_error',
-    );
-    return { location: back.href };
+    const error = input.error === 'access_denied' ? 'access_denied' : 'server_error';
+    return { location: providerErrorLocation(pending, error), mode: modeOf(pending) };
   }
   const idp = await deps.store.idps.getTenantIdp(pending.tenantId);
   if (idp === null) throw refused('no_provider');
@@ -247,27 +291,56 @@ async function finish(
   const identity = await verifyIdToken(idToken, idp, keys, deps.clockSkewSeconds, seen);
   if (identity.nonce !== pending.nonce) throw refused('nonce');
   const { user, outcome, linked, passwordEnded } = await memberFor(deps, idp, identity.email);
+  const signedIn = { tenantId: idp.tenantId, userId: user.id, email: user.email };
+  const done = { signedIn: { ...signedIn, outcome, linked, passwordEnded, idp } };
+  if ('returnTo' in pending) {
+    const { subject, sid } = identity;
+    const session = { returnTo: pending.returnTo, subject, ...(sid === undefined ? {} : { sid }) };
+    return { location: pending.returnTo, mode: 'session', ...done, session };
+  }
+  return { location: await issueCode(deps, pending, signedIn), mode: 'code', ...done };
+}
+
+const modeOf = (pending: PendingSignIn): FinishResult['mode'] =>
+  'returnTo' in pending ? 'session' : 'code';
+
+/** Code mode: the one-time gateway code, and the application's URL carrying it. */
+async function issueCode(
+  deps: BrowserSignInDeps,
+  app: PendingApp,
+  signedIn: { tenantId: string; userId: string },
+): Promise<string> {
   const code = random();
   const issued: IssuedCode = {
-    tenantId: idp.tenantId,
-    userId: user.id,
-    redirectUri: pending.redirectUri,
-    challenge: pending.appChallenge,
+    tenantId: signedIn.tenantId,
+    userId: signedIn.userId,
+    redirectUri: app.redirectUri,
+    challenge: app.appChallenge,
   };
   await deps.store.sso.putSsoRecord('code', sha256(code), JSON.stringify(issued), CODE_TTL_SECONDS);
+  const back = appUrl(app);
   back.searchParams.set('code', code);
-  return {
-    location: back.href,
-    signedIn: {
-      tenantId: idp.tenantId,
-      userId: user.id,
-      email: user.email,
-      outcome,
-      linked,
-      passwordEnded,
-      idp,
-    },
-  };
+  return back.href;
+}
+
+function appUrl(app: PendingApp): URL {
+  const back = new URL(app.redirectUri);
+  if (app.appState !== undefined) back.searchParams.set('state', app.appState);
+  return back;
+}
+
+/**
+ * Where the provider's error goes: the application (code mode); the sign-in
+ * page with the path to return to (session mode), which shows it.
+ */
+function providerErrorLocation(pending: PendingSignIn, error: string): string {
+  if ('returnTo' in pending) {
+    const page = error === 'access_denied' ? 'company_sign_in_cancelled' : 'company_sign_in_failed';
+    return `/1/sign-in?${new URLSearchParams({ return_to: pending.returnTo, error: page })}`;
+  }
+  const back = appUrl(pending);
+  back.searchParams.set('error', error);
+  return back.href;
 }
 
 /** The provider's code for its ID token: `client_secret_basic` and the PKCE verifier. */

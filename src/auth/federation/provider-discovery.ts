@@ -11,6 +11,11 @@
  *   gateway sends browsers there, so a tenant's discovery document naming
  *   another host would make `/1/tenants/{t}/sso/login` an open redirect. A
  *   document breaking this is refused as a whole: the provider is unusable.
+ * - `end_session_endpoint` (OpenID Connect RP-Initiated Logout 1.0 §2.1) is
+ *   kept only when it is an https URL on the issuer's origin, for the same
+ *   reason (a sign-out sends the browser there); any other is ignored, not
+ *   fatal: the provider still signs people in, the gateway only does not send
+ *   them to its logout.
  *
  * A document is kept `sso.keysMaxAgeSeconds`; a failure (fetch or check)
  * `sso.failureCacheSeconds`; concurrent reads share one fetch.
@@ -23,6 +28,8 @@ export interface ProviderEndpoints {
   /** Undefined when the document names none (then there is no browser sign-in). */
   authorization?: string;
   token?: string;
+  /** RP-initiated logout's endpoint; undefined when the document names none on the issuer's origin. */
+  endSession?: string;
 }
 
 export interface ProviderDiscovery {
@@ -89,11 +96,21 @@ function endpointsIn(document: unknown, issuer: string): ProviderEndpoints {
   const token = httpsUrl(fields, 'token_endpoint', url, false);
   if (authorization !== undefined && new URL(authorization).origin !== new URL(issuer).origin)
     throw new Error(`${url}: authorization_endpoint is not on the issuer's origin`);
+  const endSession = endSessionIn(fields, issuer);
   return {
     jwksUri,
     ...(authorization === undefined ? {} : { authorization }),
     ...(token === undefined ? {} : { token }),
+    ...(endSession === undefined ? {} : { endSession }),
   };
+}
+
+/** `end_session_endpoint` when an https URL on the issuer's origin; else none (see the file header). */
+function endSessionIn(fields: Record<string, unknown>, issuer: string): string | undefined {
+  const value = fields['end_session_endpoint'];
+  if (typeof value !== 'string' || !URL.canParse(value)) return undefined;
+  const url = new URL(value);
+  return url.protocol === 'https:' && url.origin === new URL(issuer).origin ? value : undefined;
 }
 
 function httpsUrl(

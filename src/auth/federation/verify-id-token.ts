@@ -26,6 +26,8 @@ export interface VerifiedIdentity {
   email: string;
   /** The `nonce` claim, when a string (the browser sign-in compares it). */
   nonce?: string;
+  /** The provider's session id (`sid`, OIDC Back-Channel Logout 1.0 §2.1), when a string. */
+  sid?: string;
 }
 
 /** What was verified before a refusal, for the audit: the e-mail once the signature held. */
@@ -66,7 +68,8 @@ export async function verifyIdToken(
   const domain = lower.slice(lower.lastIndexOf('@') + 1);
   if (!lower.includes('@') || !idp.domains.includes(domain)) throw refused('domain_not_allowed');
   const nonce = typeof payload['nonce'] === 'string' ? { nonce: payload['nonce'] } : {};
-  return { issuer: idp.issuer, subject: payload.sub, email: lower, ...nonce };
+  const sid = typeof payload['sid'] === 'string' ? { sid: payload['sid'] } : {};
+  return { issuer: idp.issuer, subject: payload.sub, email: lower, ...nonce, ...sid };
 }
 
 /**
@@ -80,8 +83,11 @@ function emailVerified(payload: JWTPayload): boolean {
   return payload['xms_edov'] === true;
 }
 
-/** jose's failures by their `code`: the token's fault → a refusal; the provider's → 503. */
-function joseFailure(err: unknown): Error {
+/**
+ * jose's failures by their `code`: the token's fault → a refusal; the
+ * provider's → 503. Shared with the logout token (`logout-token.ts`).
+ */
+export function joseFailure(err: unknown): Error {
   if (!(err instanceof errors.JOSEError)) return providerUnavailable(err);
   const reason = REFUSAL_OF_CODE[err.code];
   if (reason !== undefined) return refused(reason, err);
