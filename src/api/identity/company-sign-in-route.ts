@@ -22,7 +22,7 @@ import { sessionCookie } from '../../http/session-cookie.js';
 import type { ApiContext, ApiState } from '../state.js';
 import type { IdentityRouterDeps } from './deps.js';
 import { bindingCookie, one, redirect, SSO_CALLBACK_PATH } from './sso-browser-http.js';
-import { ssoReturnTo } from './sso-return-to.js';
+import { safeReturnTo } from '../sign-in/return-to.js';
 
 export const COMPANY_SIGN_IN_PATH = '/1/sign-in/sso';
 
@@ -30,13 +30,19 @@ export const COMPANY_SIGN_IN_PATH = '/1/sign-in/sso';
 const SIGN_IN_PAGE = '/1/sign-in';
 
 export function addCompanySignInRoute(router: Router<ApiState>, deps: IdentityRouterDeps): void {
-  const { browserSignIn: signIn, publicOrigin: origin, browserSessions } = deps;
-  if (signIn === undefined || origin === undefined || browserSessions === undefined) return;
+  const { browserSignIn: signIn, publicOrigin: origin, browserSessions, sessionsConfig } = deps;
+  if (
+    signIn === undefined ||
+    origin === undefined ||
+    browserSessions === undefined ||
+    sessionsConfig === undefined
+  )
+    return;
   router.get('/sign-in/sso', async (ctx) => {
     const ip = deps.clientIp(ctx.req);
     await deps.bruteForce.ssoLogin(ip);
     await deps.bruteForce.exchange(ip);
-    const returnTo = ssoReturnTo(one(ctx, 'return_to'));
+    const returnTo = safeReturnTo(one(ctx, 'return_to'), sessionsConfig);
     const tenantId = await tenantAsked(deps, ctx);
     if (tenantId === null) {
       const back = new URLSearchParams({ return_to: returnTo, error: 'no_company_sign_in' });

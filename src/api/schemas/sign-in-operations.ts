@@ -60,6 +60,9 @@ export const SignInQuery = z.object({
   tenant_id: described(
     'The tenant to enter; omitted: the user’s only tenant, or a choice after the password.',
   ).optional(),
+  error: described(
+    'Set by the company sign-in when it sends the browser back: `no_company_sign_in`, `company_sign_in_cancelled` or `company_sign_in_failed`, shown in words; any other value is ignored.',
+  ).optional(),
 });
 
 export const SignInForm = z

@@ -24,3 +24,21 @@ export function messageFor(error: GatewayError): string {
   if (error.status >= 500) return 'Signing in is not possible right now. Please try again later.';
   return WORDS[error.code] ?? 'The sign-in did not succeed. Please try again.';
 }
+
+/**
+ * What the company sign-in (`/1/sign-in/sso`) sends the browser back with,
+ * in `error=`: one of these codes, in words; any other value shows nothing
+ * (the page never echoes what a link says).
+ */
+const COMPANY_NOTICES: Readonly<Record<string, string>> = {
+  no_company_sign_in:
+    'There is no company sign-in for this address. Sign in with your password, or ask your administrator.',
+  company_sign_in_cancelled: 'The sign-in at your company was cancelled.',
+  company_sign_in_failed: 'The sign-in at your company did not succeed. Please try again.',
+};
+
+export function companyNotice(code: string | undefined): string | undefined {
+  return code === undefined || !Object.hasOwn(COMPANY_NOTICES, code)
+    ? undefined
+    : COMPANY_NOTICES[code];
+}

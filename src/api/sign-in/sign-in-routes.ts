@@ -12,6 +12,7 @@
  */
 import type { Router } from '@koa/router';
 import { GatewayError, isGatewayError } from '../../errors.js';
+import { companyNotice } from './messages.js';
 import type { SignInOutcome } from '../../ops/sign-in-outcomes.js';
 import { readQuery } from '../request-input.js';
 import { SignInQuery } from '../schemas/sign-in-operations.js';
@@ -51,7 +52,8 @@ function showSignIn(signIn: SignInDeps, ctx: ApiContext): void {
   const query = readQuery(ctx, SignInQuery);
   echo.returnTo = safeReturnTo(query.return_to, signIn.config);
   echo.tenantId = query.tenant_id;
-  answerPage(ctx, 200, renderSignIn(signIn, ctx, echo));
+  const notice = companyNotice(query.error);
+  answerPage(ctx, 200, renderSignIn(signIn, ctx, echo, undefined, notice));
 }
 
 async function postSignIn(

@@ -29,6 +29,7 @@ export function renderSignIn(
   ctx: ApiContext,
   echo: SignInEcho,
   error?: GatewayError,
+  notice?: string,
 ): string {
   let preSession = readPreSession(ctx.req.headers, deps.config);
   if (preSession === undefined) preSession = newPreSession();
@@ -39,7 +40,7 @@ export function renderSignIn(
     tenantId: echo.tenantId,
     email: echo.email,
     formToken: formTokenOf(preSession),
-    error: isGatewayError(error) ? messageFor(error) : undefined,
+    error: isGatewayError(error) ? messageFor(error) : notice,
     company: deps.company,
   });
 }

@@ -4,6 +4,7 @@
  * tenants' names (an org tenant's name is chosen by its admins).
  */
 import { describe, expect, it } from 'vitest';
+import { companyNotice } from '../../../src/api/sign-in/messages.js';
 import { signInPage, tenantChoicePage } from '../../../src/api/sign-in/sign-in-page.js';
 
 const view = { returnTo: '/app?x="1"', formToken: 't'.repeat(43), company: true };
@@ -40,5 +41,15 @@ describe('the sign-in pages', () => {
     expect(html).toContain('<label for="tenant-1">O&#39;Brien</label>');
     expect(html).toMatch(/id="tenant-0" name="tenant_id" value="acme" checked autofocus>/);
     expect(html).not.toContain('<b>');
+  });
+
+  it('show the company sign-in’s known refusals in words, and nothing a link makes up', () => {
+    expect(companyNotice('no_company_sign_in')).toMatch(/no company sign-in for this address/);
+    expect(companyNotice('company_sign_in_cancelled')).toMatch(/cancelled/);
+    expect(companyNotice('company_sign_in_failed')).toMatch(/did not succeed/);
+    for (const made of [undefined, '', '<script>', 'toString', '__proto__', 'constructor'])
+      expect(companyNotice(made)).toBeUndefined();
+    const html = signInPage({ ...view, error: companyNotice('no_company_sign_in') });
+    expect(html).toMatch(/role="alert"[^>]*>[^<]*There is no company sign-in/);
   });
 });
