@@ -29,6 +29,7 @@ export type { MemberRole, Membership, MembershipState, MembershipStore } from '.
 export {
   REFRESH_RECORD_MARGIN_SECONDS,
   REFRESH_USED_DIGESTS_KEPT,
+  isLiveFamily,
   type FamilyToRotate,
   type RefreshFamily,
   type RefreshStore,
