@@ -13,6 +13,7 @@ import { createRefreshTokens } from '../auth/refresh/refresh-grant.js';
 import type { ExchangeToken } from '../auth/federation/exchange.js';
 import type { GatewayConfig } from '../config/index.js';
 import type { Core } from '../core/create-core.js';
+import { sessionCookieName } from '../config/schema/sessions.js';
 import { createAdminRequestHandler, createRequestHandler, scopeOf } from '../http/dispatch.js';
 import type { Metrics } from '../ops/metrics.js';
 import { createOpsHandler } from '../ops/ops-endpoints.js';
@@ -97,6 +98,8 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     idpSecrets: core.idpSecrets,
     allowPrivateIssuers: config.sso.allowPrivateIssuers,
     lookupTxt: core.lookupTxt,
+    sessionCookieName: sessionCookieName(config.sessions),
+    browserSessions: config.sessions.enabled ? core.browserSessions : undefined,
   });
   const traffic = createRequestHandler({
     recorder,

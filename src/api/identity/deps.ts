@@ -12,6 +12,7 @@ import type { ExchangeToken } from '../../auth/federation/exchange.js';
 import type { FederationOutcome } from '../../auth/federation/refusals.js';
 import type { SecretSealer } from '../../auth/federation/sealed-secrets.js';
 import type { SessionGuard } from '../../auth/revocation/sessions.js';
+import type { BrowserSessions } from '../../auth/sessions/browser-sessions.js';
 import type { ClientDeps } from '../../identity/client-deps.js';
 import type { Store } from '../../store/types.js';
 import type { PublicOrigin } from '../public-origin.js';
@@ -54,4 +55,12 @@ export interface IdentityRouterDeps {
   allowPrivateIssuers?: boolean;
   /** TXT records for tenants' domain verification (`sso.dnsServers`). */
   lookupTxt: TxtLookup;
+  /**
+   * Browser sessions (`sessions.enabled`): the session cookie is a caller's
+   * credential where an endpoint takes one (`callers.ts`, `sessionOrBearer`);
+   * absent: bearer tokens only.
+   */
+  browserSessions?: BrowserSessions | undefined;
+  /** The session cookie's name: `sessionCookieName(config.sessions)`. */
+  sessionCookieName?: string | undefined;
 }

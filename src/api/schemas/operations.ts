@@ -8,6 +8,7 @@ import * as domains from './domain-operations.js';
 import { verifyOperations } from './forward-auth-operations.js';
 import * as idps from './idp-operations.js';
 import type { Operation } from './operation.js';
+import { endSession, listSessions } from './session-operations.js';
 import { ssoCallback, ssoLogin } from './sso-operations.js';
 import { getTenant, listUserTenants } from './tenant-operations.js';
 import * as tokens from './token-operations.js';
@@ -41,6 +42,8 @@ export const OPERATIONS: readonly Operation[] = [
   ssoCallback,
   signUp,
   changePassword,
+  listSessions,
+  endSession,
   getJwks,
   getOAuthMetadata,
   getOpenApi,
