@@ -2,7 +2,8 @@
  * The in-memory store's browser sessions (see `memory-state.ts`,
  * `browser-sessions.ts`): the same rules as the Redis store's
  * (`redis-browser-sessions.ts`). A record vanishes at its absolute end
- * (checked when read); a user's index is pruned of gone sessions when listed.
+ * (checked when read, and in a sweep whenever the map has doubled since the
+ * last one); a user's index is pruned of gone sessions when listed.
  */
 import {
   copySession,
@@ -15,9 +16,23 @@ import { addToSet, ensureOpen, removeFromSet, type MemoryState } from './memory-
 
 const nowSeconds = (): number => Date.now() / 1000;
 
+/** Below this many records a sweep for ended ones is not worth it. */
+const MIN_SWEEP_SIZE = 1024;
+
+/** Drops ended records and their index entries. */
+function sweep({ browserSessions: records, browserSessionsOfUser: index }: MemoryState): void {
+  const now = nowSeconds();
+  for (const [sessionId, session] of records) {
+    if (!sessionEnded(session, now)) continue;
+    records.delete(sessionId);
+    removeFromSet(index, session.userId, sessionId);
+  }
+}
+
 /** The browser session methods of the memory store, over its `state`. */
 export function memoryBrowserSessions(state: MemoryState): BrowserSessionStore {
   const { browserSessions: records, browserSessionsOfUser: index } = state;
+  let nextSweepAt = MIN_SWEEP_SIZE;
 
   /** The stored session unless it is gone (dropped from the map once past its end). */
   function read(sessionId: string): BrowserSessionRecord | undefined {
@@ -35,6 +50,9 @@ export function memoryBrowserSessions(state: MemoryState): BrowserSessionStore {
       if (sessionEnded(session, nowSeconds())) return;
       records.set(session.sessionId, copySession(session));
       addToSet(index, session.userId, session.sessionId);
+      if (records.size < nextSweepAt) return;
+      sweep(state);
+      nextSweepAt = Math.max(MIN_SWEEP_SIZE, records.size * 2);
     },
 
     async getBrowserSession(sessionId) {

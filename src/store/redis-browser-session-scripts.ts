@@ -5,6 +5,7 @@
  */
 import type { ScriptDefinition } from './redis-script-definition.js';
 
+/** The scripts by name, as `defineStoreScripts` registers them. */
 export const BROWSER_SESSION_SCRIPTS = {
   /**
    * KEYS: the user's index. ARGV: the session id, its absolute end, now

@@ -6,9 +6,12 @@
  * One redis-server for the file; each block starts its two gateways on it
  * under a key prefix of its own and closes them when it ends.
  */
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SessionPrincipal } from '../../src/auth/sessions/browser-sessions.js';
 import { memberChange, seedCommand, userPassword, userSetDisabled } from '../../src/cli/admin.js';
 import { memberRole } from '../../src/cli/members.js';
+import { createCore, type Core } from '../../src/core/create-core.js';
 import { printedJson } from '../support/captured-stdout.js';
 import { expectBearerChallenge, expectError } from '../support/expect-error.js';
 import { basic, bearer, type TestGateway } from '../support/gateway.js';
@@ -395,5 +398,73 @@ describe('a membership removed', () => {
       await expectRefused(await proxied(gw, acme.access_token));
       await expectRefused(await tenant(gw, acme.access_token, 'acme'));
     }
+  });
+});
+
+/**
+ * Browser sessions (issue 44) across instances: two serving cores on the
+ * gateways' store (each an instance: its own session guard, lease and
+ * caches), and the gateways' own API for a password change. What one
+ * instance ends, the other refuses at once; a session one instance never
+ * saw is read from the store; a steady stream of recognitions makes no
+ * Redis call.
+ */
+describe('browser sessions across instances', () => {
+  const t = useTwoInstances(() => server, echoApi);
+  let a: Core;
+  let b: Core;
+  let alice: string;
+
+  beforeAll(async () => {
+    const silent = pino({ level: 'silent' });
+    a = await createCore(t.cli.config, silent, undefined, { serving: true });
+    b = await createCore(t.cli.config, silent, undefined, { serving: true });
+    alice = (await a.store.users.findUserByEmail(ALICE.email))?.id ?? '';
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+  });
+
+  const begin = () =>
+    a.browserSessions.start({ userId: alice, tenantId: 'acme', userAgent: 'test', ip: '::1' });
+  const on = (core: Core, cookie: string): Promise<SessionPrincipal> =>
+    Promise.resolve().then(() => core.browserSessions.principal(cookie));
+  const refusalOn = (core: Core, cookie: string) =>
+    on(core, cookie).then(
+      () => 'accepted',
+      (err: { code: string; detail?: string }) => `${err.code}:${err.detail ?? ''}`,
+    );
+
+  it('a session begun on one instance is read from the store by another, whose steady state then makes no Redis call', async () => {
+    const { cookieValue, session } = await begin();
+    expect(await on(b, cookieValue)).toMatchObject({
+      kind: 'session',
+      sessionId: session.sessionId,
+    });
+    const calls = await commandsDuring(t.redis, async () => {
+      for (let i = 0; i < 200; i++) await on(b, cookieValue);
+    });
+    expect(calls.data).toBe(0);
+  });
+
+  it('signed out on one instance, refused on the other at once', async () => {
+    const { cookieValue, session } = await begin();
+    expect(await refusalOn(b, cookieValue)).toBe('accepted');
+    expect(await a.browserSessions.end(session.sessionId, 'sign_out', alice)).toBe(true);
+    expect(await refusalOn(b, cookieValue)).toBe('invalid_token:revoked');
+    expect(await refusalOn(a, cookieValue)).toBe('invalid_token:session_unknown');
+    expect((await b.browserSessions.list(alice)).map((s) => s.sessionId)).not.toContain(
+      session.sessionId,
+    );
+  });
+
+  it('a password change on a gateway ends the session on every instance before its answer', async () => {
+    const { cookieValue } = await begin();
+    expect(await refusalOn(a, cookieValue)).toBe('accepted');
+    expect(await refusalOn(b, cookieValue)).toBe('accepted');
+    expect((await changePassword(t.a.url, ALICE, 'alice-password-2')).status).toBe(204);
+    expect(await refusalOn(b, cookieValue)).toBe('invalid_token:session_ended');
+    expect(await refusalOn(a, cookieValue)).toBe('invalid_token:session_ended');
   });
 });

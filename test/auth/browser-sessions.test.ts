@@ -297,6 +297,54 @@ describe('the steady state', () => {
     expect(stored?.lastSeenAt).toBe(session.createdAt + 120);
   });
 
+  it('a last use the store does not take changes no verdict, and is logged without the secret', async () => {
+    const failing: Store = {
+      ...w.store,
+      browserSessions: {
+        ...w.store.browserSessions,
+        touchBrowserSession: () => Promise.reject(new Error('the store is down')),
+      },
+    };
+    const sink = lineSink();
+    const c = instance(w, failing, sink.stream);
+    try {
+      const { cookieValue, session } = await start();
+      advance(61);
+      expect(await refusal(cookieValue, c)).toBe('accepted');
+      await settled();
+      expect(await refusal(cookieValue, c)).toBe('accepted');
+      const warned = sink.lines.filter((l) => String(l.msg).includes('last use not written'));
+      expect(warned).toMatchObject([{ sessionId: session.sessionId }]);
+      expect(JSON.stringify(sink.lines)).not.toContain(cookieValue.split('.')[1]);
+    } finally {
+      await c.guard.close();
+    }
+  });
+
+  it('a last use the store does not take changes no verdict, and is logged without the secret', async () => {
+    const failing: Store = {
+      ...w.store,
+      browserSessions: {
+        ...w.store.browserSessions,
+        touchBrowserSession: () => Promise.reject(new Error('the store is down')),
+      },
+    };
+    const sink = lineSink();
+    const c = instance(w, failing, sink.stream);
+    try {
+      const { cookieValue, session } = await start();
+      advance(61);
+      expect(await refusal(cookieValue, c)).toBe('accepted');
+      await settled();
+      expect(await refusal(cookieValue, c)).toBe('accepted');
+      const warned = sink.lines.filter((l) => String(l.msg).includes('last use not written'));
+      expect(warned).toMatchObject([{ sessionId: session.sessionId }]);
+      expect(JSON.stringify(sink.lines)).not.toContain(cookieValue.split('.')[1]);
+    } finally {
+      await c.guard.close();
+    }
+  });
+
   it("takes the role's scopes of the live config (a reload)", async () => {
     const { cookieValue } = await start(w.bob);
     expect((await principal(cookieValue)).scopes).toEqual(['orders:read']);
@@ -414,6 +462,12 @@ describe('a session ends', () => {
     }
     if (!_.includes('tenant') && !_.includes('role'))
       expect(await refusal(bobs.cookieValue)).toBe('accepted');
+  });
+
+  it('by the tenant removed, on an instance that never saw the session', async () => {
+    const { cookieValue } = await start();
+    await w.store.tenants.removeOrgTenant('acme');
+    expect(await refusal(cookieValue, w.b)).toBe('invalid_token:membership_ended');
   });
 
   it('from an IdP: only the sessions begun at that issuer (and sid, when given)', async () => {

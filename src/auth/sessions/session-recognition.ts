@@ -56,6 +56,7 @@ interface Verified {
   principal: SessionPrincipal;
 }
 
+/** What recognising a cookie needs: the store, the guard that judges, the live roles, the clock. */
 export interface SessionRecognitionDeps {
   store: Pick<Store, 'browserSessions' | 'tenants'>;
   guard: Pick<SessionGuard, 'aliveFromCache' | 'assertAlive'>;
@@ -71,6 +72,7 @@ export interface SessionRecognitionDeps {
   cacheEntries?: number;
 }
 
+/** The recognition half of `BrowserSessions`, apart so the service stays about beginning and ending. */
 export interface SessionRecognition {
   principal(cookieValue: string): SessionPrincipal | Promise<SessionPrincipal>;
   /** Forgets what this process knows of a session (it ended here). */
@@ -86,6 +88,7 @@ interface Caches {
   verified: LRUCache<string, Verified>;
 }
 
+/** Recognition over two bounded caches (records by id, verified values), empty at first. */
 export function createSessionRecognition(deps: SessionRecognitionDeps): SessionRecognition {
   const max = deps.cacheEntries ?? 100_000;
   const caches: Caches = {

@@ -20,6 +20,7 @@ export const SESSION_REFUSALS = [
   'session_expired',
 ] as const;
 
+/** A reason only a session is refused for (the `detail` of its `invalid_token`). */
 export type SessionRefusal = (typeof SESSION_REFUSALS)[number];
 
 /** The `invalid_token` refusal of a session, with why for the log. */

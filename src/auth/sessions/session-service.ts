@@ -30,6 +30,7 @@ import { createSessionRecognition } from './session-recognition.js';
 /** A user agent is kept to this many characters. */
 const USER_AGENT_MAX = 256;
 
+/** What the service is built from (`core/create-core.ts` gives the core's parts and `config.sessions`). */
 export interface BrowserSessionDeps {
   store: Store;
   guard: SessionGuard;
@@ -45,6 +46,10 @@ export interface BrowserSessionDeps {
   cacheEntries?: number;
 }
 
+/**
+ * The service of `BrowserSessions`: one per process, sharing the core's
+ * session guard, so a session and a token are judged by one cache.
+ */
 export function createBrowserSessions(deps: BrowserSessionDeps): BrowserSessions {
   const clock = deps.clock ?? Date.now;
   const seconds = () => Math.floor(clock() / 1000);
