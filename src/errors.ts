@@ -23,6 +23,7 @@ const STATUS = {
   tenant_mismatch: 403,
   insufficient_scope: 403,
   forbidden: 403,
+  /** A cross-origin unsafe request carried a session cookie (issue 44). */
   csrf_refused: 403,
   not_found: 404,
   method_not_allowed: 405,

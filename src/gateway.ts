@@ -7,6 +7,7 @@
  */
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
+import type { BrowserSessions } from './auth/sessions/browser-sessions.js';
 import type { KeyRing } from './auth/tokens/tokens.js';
 import type { GatewayConfig } from './config/index.js';
 import type { Store } from './store/types.js';
@@ -37,6 +38,11 @@ export interface Gateway {
   forwardAuthServer?: Server;
   store: Store;
   keyring: KeyRing;
+  /**
+   * The browser sessions service of this gateway's core: what the sign-in
+   * page begins sessions with (tests begin them so too).
+   */
+  browserSessions: BrowserSessions;
   /** Starts listening (the start's last step: a failure closes everything); resolves with the bound addresses. */
   listen(): Promise<BoundAddresses>;
   /** Applies a new config (`Reload.apply`). */
@@ -115,7 +121,6 @@ export async function createGateway(
         exchangeToken: federation?.exchangeToken,
         browserSignIn: federation?.browserSignIn,
         idpLogouts: federation,
-        browserSessions,
       }),
     ),
   );
@@ -128,6 +133,7 @@ export async function createGateway(
     ...(listeners.forwardAuth === undefined ? {} : { forwardAuthServer: listeners.forwardAuth }),
     store: core.store,
     keyring: core.keyring,
+    browserSessions: core.browserSessions,
     listen: () => step('listen', async () => built(await listeners.listen())),
     reload: reload.apply,
     ...(reload.fromFile === undefined ? {} : { reloadFromFile: reload.fromFile }),

@@ -7,7 +7,8 @@
  * bearer, audit actor) is `identity/callers.ts`. The routes are added here in
  * the order that sets each path's `Allow` header. The tenant admins' machine
  * clients are `identity/client-routes.ts`, their identity provider
- * `identity/idp-routes.ts` and its e-mail domains `identity/domain-routes.ts`.
+ * `identity/idp-routes.ts` and its e-mail domains `identity/domain-routes.ts`;
+ * a user's own sessions `identity/session-routes.ts`.
  */
 import { Router } from '@koa/router';
 import type { ApiState } from './state.js';
@@ -22,6 +23,7 @@ import { addOAuthRevokeRoute } from './identity/oauth-revoke-route.js';
 import { addOAuthTokenRoute } from './identity/oauth-token-route.js';
 import type { ServedGrants } from './identity/grants.js';
 import { addPasswordRoute } from './identity/password-route.js';
+import { addSessionRoutes } from './identity/session-routes.js';
 import { addSignupRoute } from './identity/signup-route.js';
 import { addSsoRoutes } from './identity/sso-routes.js';
 import { addSignInRoutes } from './sign-in/sign-in-routes.js';
@@ -45,6 +47,7 @@ export function createIdentityRouter(
   addTenantRoute(router, deps);
   addSignupRoute(router, deps);
   addPasswordRoute(router, deps);
+  addSessionRoutes(router, deps);
   addClientRoutes(router, deps);
   addIdpRoutes(router, deps);
   addDomainRoutes(router, deps);

@@ -13,6 +13,8 @@ import * as clients from './clients.js';
 import * as domains from './domains.js';
 import * as idps from './idps.js';
 import * as members from './members.js';
+import { sessionEndCommand, sessionListCommand } from './sessions.js';
+import { userShow } from './user-show.js';
 import { auditTail, type TailOptions } from './audit.js';
 import { resolveConfig } from './config-option.js';
 import { health } from './health.js';
@@ -65,6 +67,7 @@ export function buildProgram(): Command {
   addIdps(tenant);
   addDomains(tenant);
   addMembers(program);
+  addSessions(program);
   addClients(program);
   addKeys(program);
   addAuditAndHealth(program);
@@ -158,6 +161,34 @@ function addUsers(program: Command): void {
   );
   configurable(user.command('list').description('list users')).action(
     async (_options: ConfigOptions, command: Command) => admin.userList(await configOf(command)),
+  );
+  configurable(
+    user
+      .command('show <email>')
+      .description('a user: account, memberships and roles, live sessions, sign-in factors'),
+  ).action(async (email: string, _options: ConfigOptions, command: Command) =>
+    userShow(await configOf(command), email),
+  );
+}
+
+/** `session list` and `session end`: users' browser sessions and refresh-token logins. */
+function addSessions(program: Command): void {
+  const session = program
+    .command('session')
+    .description("users' sessions: browser sessions and refresh-token logins");
+  configurable(
+    session
+      .command('list <email>')
+      .description("the user's live sessions, newest first (ids, never a secret)"),
+  ).action(async (email: string, _options: ConfigOptions, command: Command) =>
+    sessionListCommand(await configOf(command), email),
+  );
+  configurable(
+    session
+      .command('end <session_id>')
+      .description('end one session of any user, on every instance before it returns'),
+  ).action(async (sessionId: string, _options: ConfigOptions, command: Command) =>
+    sessionEndCommand(await configOf(command), sessionId),
   );
 }
 

@@ -14,6 +14,7 @@ import { createRefreshTokens } from '../auth/refresh/refresh-grant.js';
 import type { ExchangeToken } from '../auth/federation/exchange.js';
 import type { GatewayConfig } from '../config/index.js';
 import type { Core } from '../core/create-core.js';
+import { sessionCookieName } from '../config/schema/sessions.js';
 import { createAdminRequestHandler, createRequestHandler, scopeOf } from '../http/dispatch.js';
 import type { Metrics } from '../ops/metrics.js';
 import { createOpsHandler } from '../ops/ops-endpoints.js';
@@ -28,7 +29,6 @@ import type { LiveWebSockets } from '../proxy/forward/live-websockets.js';
 import type { LiveSettings } from './proxy-settings.js';
 import type { Reload } from './reload.js';
 import type { Federation } from './federation.js';
-import type { BrowserSessions } from '../auth/sessions/browser-sessions.js';
 
 export interface HandlerDeps {
   config: GatewayConfig;
@@ -47,8 +47,6 @@ export interface HandlerDeps {
   browserSignIn?: BrowserSignIn | undefined;
   /** The IdP-side logouts (`sso.enabled`; back-channel with `sessions.enabled`). */
   idpLogouts?: Pick<Federation, 'endAtIdp' | 'backchannelLogout'> | undefined;
-  /** Browser sessions (`sessions.enabled`). */
-  browserSessions?: BrowserSessions | undefined;
 }
 
 export interface Handlers {
@@ -91,7 +89,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     onTokenIssued: (kind) => metrics.tokenIssued(kind),
     ...(deps.exchangeToken === undefined ? {} : { exchangeToken: deps.exchangeToken }),
     ...(deps.browserSignIn === undefined ? {} : { browserSignIn: deps.browserSignIn }),
-    ...idpSessionDeps(config, deps),
+    ...idpSessionDeps(deps),
     onFederatedSignIn: (outcome) => metrics.federatedSignIn(outcome),
     onLoginRefused: (reason) => metrics.loginRefused(reason),
     audit: core.audit,
@@ -106,6 +104,10 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     allowPrivateIssuers: config.sso.allowPrivateIssuers,
     lookupTxt: core.lookupTxt,
     signIn: signInOf(config, core, metrics, deps),
+    sessionCookieName: sessionCookieName(config.sessions),
+    ...(config.sessions.enabled
+      ? { browserSessions: core.browserSessions, sessionsConfig: config.sessions }
+      : {}),
   });
   const traffic = createRequestHandler({
     recorder,
@@ -174,14 +176,11 @@ function signInOf(
 }
 
 /** What the company sign-in and the back-channel logout need, where they are on. */
-function idpSessionDeps(config: GatewayConfig, deps: HandlerDeps) {
+function idpSessionDeps(deps: HandlerDeps) {
   const logouts = deps.idpLogouts;
   return {
     ...(logouts?.backchannelLogout === undefined
       ? {}
       : { backchannelLogout: logouts.backchannelLogout }),
-    ...(deps.browserSessions === undefined
-      ? {}
-      : { browserSessions: deps.browserSessions, sessionsConfig: config.sessions }),
   };
 }

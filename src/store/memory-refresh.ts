@@ -19,7 +19,7 @@ import {
   type StoredRefreshFamily,
 } from './refresh-records.js';
 import { applyRotation, rotationOutcome } from './refresh-rotation.js';
-import type { RefreshFamily, RefreshStore } from './refresh.js';
+import { isLiveFamily, type RefreshFamily, type RefreshStore } from './refresh.js';
 
 /** Below this many records a sweep for vanished ones is not worth it. */
 const MIN_SWEEP_SIZE = 1024;
@@ -170,6 +170,16 @@ export function memoryRefreshFamilies(state: MemoryState): RefreshStore {
           return [];
         }
         return revoke(state, family) ? [publicFamily(family)] : [];
+      });
+    },
+
+    async listRefreshFamilies(userId) {
+      open();
+      const now = nowSeconds();
+      return indexed(index, userId).flatMap(({ familyId }) => {
+        const family = read(records, familyId);
+        if (family === undefined) unindex(index, userId, familyId);
+        return family !== undefined && isLiveFamily(family, now) ? [publicFamily(family)] : [];
       });
     },
   };

@@ -23,6 +23,7 @@ import {
   type StoredRefreshFamily,
 } from './refresh-records.js';
 import {
+  isLiveFamily,
   REFRESH_RECORD_MARGIN_SECONDS,
   REFRESH_USED_DIGESTS_KEPT,
   type RefreshFamily,
@@ -53,6 +54,7 @@ export function redisRefreshFamilies(context: RedisStoreContext): RefreshStore {
       return family;
     },
     revokeRefreshFamiliesOf: (userId, tenantId) => revokeAllOf(context, userId, tenantId),
+    listRefreshFamilies: (userId) => listLive(context, userId),
   };
 }
 
@@ -197,6 +199,26 @@ async function revokeAllOf(
   await forget(context, userId, gone);
   await Promise.all(revoked.map((f) => context.replicated(keys.refreshFamily(f.familyId))));
   return revoked;
+}
+
+/**
+ * The user's live families, read one by one from the index's entries (a
+ * family's key and its user's index live in slots of their own). Entries of
+ * families gone are left for the next login's or revocation's tidy-up: a
+ * read writes nothing.
+ */
+async function listLive(context: RedisStoreContext, userId: string): Promise<RefreshFamily[]> {
+  const { redis, keys } = context;
+  const entries = await attempt(() => redis.zrange(keys.refreshFamiliesOf(userId), '0', '-1'));
+  const raws = await Promise.all(
+    entries.map((entry) => attempt(() => redis.get(keys.refreshFamily(familyIdOf(entry))))),
+  );
+  const now = Date.now() / 1000;
+  return raws.flatMap((raw) => {
+    if (raw === null) return [];
+    const family = publicFamily(familyFromJson(raw));
+    return family.userId === userId && isLiveFamily(family, now) ? [family] : [];
+  });
 }
 
 /**

@@ -58,6 +58,8 @@ export function publicFamily(stored: RefreshFamily): RefreshFamily {
     revoked: stored.revoked,
   };
   if (stored.previous !== undefined) copy.previous = { ...stored.previous };
+  if (stored.userAgent !== undefined) copy.userAgent = stored.userAgent;
+  if (stored.ip !== undefined) copy.ip = stored.ip;
   return copy;
 }
 

@@ -37,6 +37,14 @@ export interface RefreshFamily {
   /** jti → exp of the family's access tokens not yet expired (when last pruned). */
   accessTokens: Record<string, number>;
   revoked: boolean;
+  /**
+   * The login's `User-Agent` (at most 256 characters) and client address, shown
+   * to the user in their list of sessions (`GET /1/sessions`, issue 44) so they
+   * can tell a login of theirs from a stranger's. Absent from a family stored
+   * before issue 44 (listed as `null`) and from a login that sent none.
+   */
+  userAgent?: string;
+  ip?: string;
 }
 
 /** What presenting a refresh token did (see `rotateRefreshToken`). */
@@ -156,4 +164,21 @@ export interface RefreshStore {
    * @returns the families this revoked (not those revoked before).
    */
   revokeRefreshFamiliesOf(userId: string, tenantId?: string): Promise<RefreshFamily[]>;
+  /**
+   * The user's live families ({@link isLiveFamily}), through the user's
+   * index: no scan. For the user's list of sessions (issue 44); in no order.
+   */
+  listRefreshFamilies(userId: string): Promise<RefreshFamily[]>;
+}
+
+/**
+ * Whether a family can still be used at `now` (Unix seconds): not revoked,
+ * before its absolute end, and its current token not idle past its expiry
+ * or one of its access tokens not yet expired.
+ */
+export function isLiveFamily(family: RefreshFamily, now: number): boolean {
+  if (family.revoked || now >= family.absoluteExpiresAt) return false;
+  return (
+    now < family.currentExpiresAt || Object.values(family.accessTokens).some((exp) => exp > now)
+  );
 }

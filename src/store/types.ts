@@ -31,6 +31,7 @@ export type { MemberRole, Membership, MembershipState, MembershipStore } from '.
 export {
   REFRESH_RECORD_MARGIN_SECONDS,
   REFRESH_USED_DIGESTS_KEPT,
+  isLiveFamily,
   type FamilyToRotate,
   type RefreshFamily,
   type RefreshStore,

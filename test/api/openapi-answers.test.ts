@@ -8,7 +8,7 @@
  * shows the two checks refuse a drifted body.
  * (`openapi.redis.test.ts` drives every listed status, store outages too.)
  */
-import { importJWK, SignJWT, type JWK } from 'jose';
+import { decodeJwt, importJWK, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorBody } from '../../src/api/schemas/error.js';
 import type { Operation } from '../../src/api/schemas/operation.js';
@@ -156,6 +156,19 @@ describe('real answers hold to the document and the declarations', () => {
     );
     await call('POST', '/1/oauth/revoke', form({ token: refreshed.body.refresh_token as string }));
     await call('POST', '/1/oauth/revoke', form({}));
+  });
+
+  it("a user's own sessions", async () => {
+    const mine = await tokenFor(s.gw.url, ALICE, 'acme');
+    const other = await tokenFor(s.gw.url, ALICE, 'acme');
+    const listed = await call('GET', '/1/sessions', { headers: asBearer(mine.access_token) });
+    expect(listed.body.sessions).toEqual(
+      expect.arrayContaining([expect.objectContaining({ current: true })]),
+    );
+    await call('GET', '/1/sessions', { headers: asBearer('not-a-token') });
+    const fid = decodeJwt(other.access_token).fid as string;
+    await call('DELETE', `/1/sessions/${fid}`, { headers: asBearer(mine.access_token) });
+    await call('DELETE', `/1/sessions/${fid}`, { headers: asBearer(mine.access_token) });
   });
 
   it("a tenant's machine clients and keys", async () => {

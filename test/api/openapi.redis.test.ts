@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Redis } from 'ioredis';
-import { importJWK, SignJWT, type JWK } from 'jose';
+import { decodeJwt, importJWK, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../src/api/openapi.js';
 import { renderOpenApi } from '../../scripts/openapi.js';
@@ -23,7 +23,7 @@ import {
   tokenFor,
   type RedisIdentityFixture,
 } from '../support/identity-fixture.js';
-import { makeClient, type MachineClient } from '../support/machine-client.js';
+import { clientToken, makeClient, type MachineClient } from '../support/machine-client.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
 import { DOC, documentedCall, type DocumentedRequest } from '../support/openapi-answers.js';
@@ -255,6 +255,11 @@ describe('every operation, every status', () => {
       await call(fx.gw, method, '/auth/verify', {
         headers: { authorization: bearer(token), 'x-original-uri': '/orders/acme/1' },
       });
+    await call(fx.gw, 'GET', '/1/sessions', { headers: { authorization: bearer(token) } });
+    const otherLogin = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
+    await call(fx.gw, 'DELETE', `/1/sessions/${decodeJwt(otherLogin).fid as string}`, {
+      headers: { authorization: bearer(token) },
+    });
     await call(fx.gw, 'DELETE', '/1/token', { headers: { authorization: bearer(token) } });
     const refreshToken = (await tokenFor(fx.gw.url, ALICE, 'acme')).refresh_token as string;
     const { body: refreshed } = await call(
@@ -311,6 +316,8 @@ describe('every operation, every status', () => {
     });
     await call(fx.gw, 'GET', '/1/tenants/current', { headers: { authorization: 'Bearer x.y.z' } });
     await call(fx.gw, 'DELETE', '/1/token', {});
+    await call(fx.gw, 'GET', '/1/sessions', {});
+    await call(fx.gw, 'DELETE', '/1/sessions/aaaaaaaaaaaaaaaaaaaaaaaaaa', {});
     for (const method of VERIFY_METHODS)
       await call(fx.gw, method, '/auth/verify', {
         headers: { 'x-original-uri': '/orders/acme/1' },
@@ -320,6 +327,13 @@ describe('every operation, every status', () => {
     await call(fx.gw, 'GET', '/1/token?tenant_id=globex', { headers: auth(ALICE) });
     await call(fx.gw, 'GET', '/1/oauth/token?tenant_id=no-such-tenant', { headers: auth(ALICE) });
     await call(fx.gw, 'GET', '/1/tenants/globex', { headers: bearerOf });
+    const machineToken = { authorization: bearer(await clientToken(fx.gw.url, machine)) };
+    await call(fx.gw, 'GET', '/1/sessions', { headers: machineToken });
+    await call(fx.gw, 'DELETE', '/1/sessions/aaaaaaaaaaaaaaaaaaaaaaaaaa', {
+      headers: machineToken,
+    });
+    // 404: an id no session of the caller's has
+    await call(fx.gw, 'DELETE', '/1/sessions/aaaaaaaaaaaaaaaaaaaaaaaaaa', { headers: bearerOf });
     await call(closed, 'POST', '/1/users', {
       body: JSON.stringify({ email: 'dave@example.com', password: 'dave-password-1' }),
     });
@@ -659,6 +673,8 @@ describe('every operation, every status', () => {
     await call(fx.gw, 'GET', '/1/oauth/token?tenant_id=acme', { headers: auth(ALICE) });
     await call(fx.gw, 'GET', '/1/tenants/current', { headers: bearerOf });
     await call(fx.gw, 'DELETE', '/1/token', { headers: bearerOf });
+    await call(fx.gw, 'GET', '/1/sessions', { headers: bearerOf });
+    await call(fx.gw, 'DELETE', '/1/sessions/aaaaaaaaaaaaaaaaaaaaaaaaaa', { headers: bearerOf });
     await call(fx.gw, 'POST', '/1/oauth/token', grant(machine));
     await call(fx.gw, 'POST', '/1/users', {
       body: JSON.stringify({ email: 'hank@example.com', password: 'hank-password-1' }),

@@ -103,6 +103,7 @@ const CALLS: {
     getRefreshFamilyToRotate: (s, w) => s.refresh.getRefreshFamilyToRotate(w.familyId),
     revokeRefreshFamily: (s, w) => s.refresh.revokeRefreshFamily(w.familyId),
     revokeRefreshFamiliesOf: (s, w) => s.refresh.revokeRefreshFamiliesOf(w.member, 'acme'),
+    listRefreshFamilies: (s, w) => s.refresh.listRefreshFamilies(w.member),
   },
   idps: {
     setTenantIdp: (s) => s.idps.setTenantIdp(idp('acme', { role: 'admin' })),

@@ -52,6 +52,7 @@ export function describeRefreshContract(current: () => Store): void {
     describeEnds(current);
     describeCap(current);
     describeRevocation(current);
+    describeListing(current);
   });
 }
 
@@ -480,5 +481,64 @@ function describeRevocation(current: () => Store): void {
     expect(await store.refresh.rotateRefreshToken(rotation(acme[0]!))).toEqual({
       outcome: 'invalid',
     });
+  });
+}
+
+function describeListing(current: () => Store): void {
+  it('lists a user’s live families of every tenant through the index, with the login’s user agent and address (issue 44)', async () => {
+    const store = current();
+    const userId = `u-${randomUUID().slice(0, 8)}`;
+    const from = { userAgent: 'Mozilla/5.0 (X11) Firefox/140.0', ip: '203.0.113.7' };
+    const acme = newFamily({ userId, ...from });
+    const other = newFamily({ userId, tenantId: 'other' });
+    const ended = newFamily({ userId });
+    const stranger = newFamily();
+    for (const family of [acme, other, ended, stranger]) {
+      await store.refresh.createRefreshFamily(family, 10);
+    }
+    await store.refresh.revokeRefreshFamily(ended.familyId);
+    expect(byId(await store.refresh.listRefreshFamilies(userId))).toEqual(byId([acme, other]));
+    expect(await store.refresh.getRefreshFamily(acme.familyId)).toEqual(acme);
+    expect(await store.refresh.listRefreshFamilies('u-nobody')).toEqual([]);
+  });
+
+  it('keeps the user agent and address through a rotation; lists a rotated family, not a reused one', async () => {
+    const store = current();
+    const userId = `u-${randomUUID().slice(0, 8)}`;
+    const family = newFamily({ userId, userAgent: 'curl/8.5.0', ip: '2001:db8::1' });
+    await store.refresh.createRefreshFamily(family, 5);
+    const first = rotation(family, { now: realNow() });
+    const rotated = await store.refresh.rotateRefreshToken(first);
+    expect(rotated.outcome).toBe('rotated');
+    const [listed] = await store.refresh.listRefreshFamilies(userId);
+    expect(listed).toMatchObject({ userAgent: 'curl/8.5.0', ip: '2001:db8::1' });
+    expect(listed?.previous?.usedAt).toBe(first.now);
+    const reused = await store.refresh.rotateRefreshToken(
+      rotation(family, { now: first.now + GRACE + 1 }),
+    );
+    expect(reused.outcome).toBe('reused');
+    expect(await store.refresh.listRefreshFamilies(userId)).toEqual([]);
+  });
+
+  it('leaves out a family past its absolute end or idle with no live access token', async () => {
+    const store = current();
+    const userId = `u-${randomUUID().slice(0, 8)}`;
+    const now = realNow();
+    const idle = newFamily({ userId, currentExpiresAt: now - 1, accessTokens: { j: now - 1 } });
+    const idleInUse = newFamily({
+      userId,
+      currentExpiresAt: now - 1,
+      accessTokens: { j: now + 600 },
+    });
+    const over = newFamily({
+      userId,
+      createdAt: now - 100,
+      absoluteExpiresAt: now - 1,
+      currentExpiresAt: now - 1,
+      accessTokens: { j: now + 600 },
+    });
+    for (const family of [idle, idleInUse, over])
+      await store.refresh.createRefreshFamily(family, 10);
+    expect(await store.refresh.listRefreshFamilies(userId)).toEqual([idleInUse]);
   });
 }

@@ -7,7 +7,10 @@ import type { AuditActor, AuditSubject } from '../../audit/events.js';
 import type { PrincipalKind, TokenPrincipal } from '../../auth/credentials/authenticate.js';
 import type { PasswordCredentials } from '../../auth/accounts.js';
 import { parseBasicAuthorization, type BasicCredentials } from '../../auth/credentials/basic.js';
+import type { SessionPrincipal } from '../../auth/sessions/browser-sessions.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
+import { isSafeMethod, isSameOrigin, ownOrigin } from '../../http/same-origin.js';
+import { cookieValues } from '../../text/cookies.js';
 import { normaliseEmail } from '../../store/normalise.js';
 import type { UserRecord } from '../../store/types.js';
 import type { IssuingRequest } from '../../identity/issued.js';
@@ -138,6 +141,62 @@ export async function bearer(deps: IdentityRouterDeps, ctx: ApiContext): Promise
   const principal = await deps.authenticate(ctx.get('authorization') || undefined);
   namePrincipal(ctx, principal.kind, principal.userId, principal.tenantId);
   return principal;
+}
+
+/** Who calls an endpoint that takes a bearer token or the session cookie. */
+export type SessionOrBearerCaller = TokenPrincipal | SessionPrincipal;
+
+/**
+ * The caller of an endpoint a browser reaches with its session cookie and a
+ * program with a bearer token (the sessions API; the console and the
+ * invitations next): the one place that says which credential counts.
+ *
+ * - An `Authorization` header: the bearer token, whatever cookie comes with
+ *   it (a cross-site page cannot set the header, so no CSRF rule is needed).
+ * - Else the session cookie, when browser sessions are on: sent twice (one
+ *   set by a sibling host: cookie tossing) → 401 `invalid_token`, never a
+ *   pick; an unsafe method not from the gateway's own origin (Fetch
+ *   Metadata, else `Origin`; neither: refused) → 403 `csrf_refused`, before
+ *   the session is looked at; then the session's principal.
+ * - Neither: 401 `invalid_token`.
+ * @throws GatewayError `invalid_token`, `csrf_refused`
+ */
+export async function sessionOrBearer(
+  deps: IdentityRouterDeps,
+  ctx: ApiContext,
+): Promise<SessionOrBearerCaller> {
+  const sessions = deps.browserSessions;
+  const cookieName = deps.sessionCookieName;
+  if (ctx.get('authorization') !== '' || sessions === undefined || cookieName === undefined) {
+    return bearer(deps, ctx);
+  }
+  const values = cookieValues(ctx.req.headers.cookie, cookieName);
+  if (values.length === 0) return bearer(deps, ctx);
+  if (values.length > 1)
+    throw new GatewayError('invalid_token', 'The session cookie was sent more than once.');
+  if (!isSafeMethod(ctx.method) && !isSameOrigin(ctx.req.headers, requestOrigin(deps, ctx))) {
+    throw new GatewayError(
+      'csrf_refused',
+      'A request with the session cookie that changes something must come from this origin.',
+    );
+  }
+  const principal = await sessions.principal(values[0] as string);
+  namePrincipal(ctx, 'session', principal.userId, principal.tenantId);
+  return principal;
+}
+
+/**
+ * The origin the request was addressed to, as a browser writes `Origin`
+ * (`publicUrl`, or the validated Host behind trusted proxies); undefined when
+ * it has none a URL can hold, which no `Origin` then matches.
+ */
+function requestOrigin(deps: IdentityRouterDeps, ctx: ApiContext): string | undefined {
+  try {
+    const origin = new URL(deps.publicOrigin?.(ctx.req) ?? `${ctx.protocol}://${ctx.get('host')}`);
+    return ownOrigin(origin.protocol === 'https:' ? 'https' : 'http', origin.host);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Aborts when the client hangs up before the response is written. */

@@ -39,8 +39,13 @@ export interface IdentityRouterDeps {
   exchangeToken?: ExchangeToken;
   /** The browser sign-in (`/1/tenants/{id}/sso/login`, `/1/sso/callback`); absent unless `sso.enabled`. */
   browserSignIn?: BrowserSignIn;
-  /** Browser sessions (`sessions.enabled`): the company sign-in (`GET /1/sign-in/sso`) ends in one. */
-  browserSessions?: BrowserSessions;
+  /**
+   * Browser sessions (`sessions.enabled`): the company sign-in
+   * (`GET /1/sign-in/sso`) ends in one, and the session cookie is a caller's
+   * credential where an endpoint takes one (`callers.ts`, `sessionOrBearer`);
+   * absent: bearer tokens only.
+   */
+  browserSessions?: BrowserSessions | undefined;
   /** `sessions`: the session cookie's name and attributes. */
   sessionsConfig?: SessionsConfig;
   /**
@@ -72,4 +77,6 @@ export interface IdentityRouterDeps {
   lookupTxt: TxtLookup;
   /** The sign-in page and the sign-out (`api/sign-in/`); absent unless `sessions.enabled`. */
   signIn?: SignInDeps | undefined;
+  /** The session cookie's name: `sessionCookieName(config.sessions)`. */
+  sessionCookieName?: string | undefined;
 }

@@ -17,11 +17,16 @@ export type UserGrant = (
   tenantId: string,
 ) => Promise<GrantedToken & { refreshToken?: string }>;
 
-export function userGrant(deps: IdentityRouterDeps): UserGrant {
+/**
+ * How `ctx`'s login is granted its token; a refresh family begun keeps the
+ * request's `User-Agent` and client address for its user's list of sessions.
+ */
+export function userGrant(deps: IdentityRouterDeps, ctx: ApiContext): UserGrant {
   const refresh = deps.refreshTokens;
-  return refresh?.enabled === true
-    ? (user, tenantId) => refresh.begin(user, tenantId)
-    : (user, tenantId) => deps.accounts.grantToken(user, tenantId);
+  if (refresh?.enabled !== true)
+    return (user, tenantId) => deps.accounts.grantToken(user, tenantId);
+  const from = { userAgent: ctx.get('user-agent') || undefined, ip: deps.clientIp(ctx.req) };
+  return (user, tenantId) => refresh.begin(user, tenantId, from);
 }
 
 /**

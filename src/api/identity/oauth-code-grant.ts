@@ -33,7 +33,7 @@ async function redeemCode(
   const code = requiredParam(form, 'code');
   const redirectUri = requiredParam(form, 'redirect_uri');
   const input = { code, redirectUri, codeVerifier: param(form, 'code_verifier') };
-  const granted = await signIn.redeem(input, userGrant(deps));
+  const granted = await signIn.redeem(input, userGrant(deps, ctx));
   const { token, claims, tenant } = granted;
   const refreshToken = 'refreshToken' in granted ? granted.refreshToken : undefined;
   const detail = { via: 'browser' } as const;

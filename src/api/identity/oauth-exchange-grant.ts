@@ -53,7 +53,7 @@ async function exchangeIdToken(
   const seen: ExchangeSeen = {};
   let result;
   try {
-    result = await exchange({ subjectToken, tenantId, grant: userGrant(deps) }, seen);
+    result = await exchange({ subjectToken, tenantId, grant: userGrant(deps, ctx) }, seen);
   } catch (err) {
     await recordFailure(deps, ctx, tenantId, seen, err);
     throw err;

@@ -25,7 +25,7 @@ export function addTokenRoutes(router: Router<ApiState>, deps: IdentityRouterDep
 async function issue(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {
   const { tenant_id: tenantId } = readQuery(ctx, TokenQuery);
   const user = await logIn(deps, ctx);
-  const granted = await userGrant(deps)(user, tenantId);
+  const granted = await userGrant(deps, ctx)(user, tenantId);
   await issued(deps, issuingRequest(deps, ctx), { kind: 'user', granted, event: 'token_issued' });
   noStore(ctx);
   ctx.set('pragma', 'no-cache');

@@ -12,6 +12,13 @@ export function components(): Json {
     securitySchemes: {
       basic: { type: 'http', scheme: 'basic', description: 'e-mail and password' },
       bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+      session: {
+        type: 'apiKey',
+        in: 'cookie',
+        name: '__Host-tg_session',
+        description:
+          'The browser session cookie of `POST /1/sign-in` (`sessions.cookie.name`; `tg_session` with `sessions.cookie.secure: false`); an unsafe method with it must come from the same origin',
+      },
     },
     headers: {
       RequestId: {

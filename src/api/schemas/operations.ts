@@ -9,6 +9,8 @@ import { verifyOperations } from './forward-auth-operations.js';
 import * as idps from './idp-operations.js';
 import type { Operation } from './operation.js';
 import { postSignIn, showSignIn, signOut } from './sign-in-operations.js';
+
+import { endSession, listSessions } from './session-operations.js';
 import { ssoCallback, ssoLogin } from './sso-operations.js';
 import { backchannelLogout, companySignIn } from './sso-session-operations.js';
 import { getTenant, listUserTenants } from './tenant-operations.js';
@@ -48,6 +50,8 @@ export const OPERATIONS: readonly Operation[] = [
   backchannelLogout,
   signUp,
   changePassword,
+  listSessions,
+  endSession,
   getJwks,
   getOAuthMetadata,
   getOpenApi,

@@ -111,11 +111,28 @@ export class RefreshRefused extends GatewayError {
   }
 }
 
+/** The longest `User-Agent` a family keeps (a longer one is cut): it is shown, never parsed. */
+export const MAX_USER_AGENT_CHARS = 256;
+
+/**
+ * Where a login came from, kept with its family so its user can tell their
+ * sessions apart (`GET /1/sessions`, issue 44). Both are what the client
+ * said or the address it came from: shown as text, never trusted.
+ */
+export interface LoginOrigin {
+  userAgent?: string | undefined;
+  ip?: string | undefined;
+}
+
 export interface RefreshTokens {
   /** Whether `tokens.refresh.enabled`. */
   readonly enabled: boolean;
   /** A Basic login's token, beginning a family: the access token and the family's first refresh token. */
-  begin(user: UserRecord, tenantId: string): Promise<GrantedToken & { refreshToken: string }>;
+  begin(
+    user: UserRecord,
+    tenantId: string,
+    from?: LoginOrigin,
+  ): Promise<GrantedToken & { refreshToken: string }>;
   /** @throws RefreshRefused (`invalid_grant`); GatewayError `invalid_scope` */
   refresh(refreshToken: string, scope: string | undefined): Promise<Refreshed>;
   /** Ends a family and every access token issued in it, on every instance; null when there was none. */
@@ -138,7 +155,7 @@ export function createRefreshTokens(deps: RefreshDeps): RefreshTokens {
   };
   return {
     enabled: deps.tokens.refresh.enabled,
-    begin: (user, tenantId) => begin(deps, now(), user, tenantId),
+    begin: (user, tenantId, from) => begin(deps, now(), user, tenantId, from),
     refresh: (token, scope) => refresh(deps, now(), token, scope, endFamily),
     endFamily,
     async revokeByToken(token) {
@@ -156,6 +173,7 @@ async function begin(
   at: number,
   user: UserRecord,
   tenantId: string,
+  from: LoginOrigin = {},
 ): Promise<GrantedToken & { refreshToken: string }> {
   const { familyId, token: refreshToken } = newRefreshFamily();
   const granted = await deps.accounts.grantToken(user, tenantId, familyId);
@@ -175,6 +193,10 @@ async function begin(
       currentExpiresAt: Math.min(at + ttlSeconds, at + absoluteTtlSeconds),
       accessTokens: { [claims.jti]: claims.exp },
       revoked: false,
+      ...(from.userAgent === undefined
+        ? {}
+        : { userAgent: from.userAgent.slice(0, MAX_USER_AGENT_CHARS) }),
+      ...(from.ip === undefined ? {} : { ip: from.ip }),
     },
     MAX_FAMILIES_PER_TENANT,
   );
