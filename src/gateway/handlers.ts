@@ -18,6 +18,12 @@ import type { Metrics } from '../ops/metrics.js';
 import { createOpsHandler } from '../ops/ops-endpoints.js';
 import type { Readiness } from '../ops/readiness.js';
 import { createRequestRecorder, type RequestRecorder } from '../ops/request-recorder.js';
+import {
+  createSessionRequestAuthenticator,
+  type AuthenticateSessionRequest,
+} from '../auth/credentials/session-credentials.js';
+import { sessionCookieName } from '../config/schema/sessions.js';
+import { GatewayError } from '../errors.js';
 import { createAdmit } from '../proxy/decide/admit.js';
 import type { RouteRateLimits } from '../proxy/rate-limits/route-rate-limits.js';
 import { clientAddress } from '../proxy/decide/trusted-proxies.js';
@@ -110,6 +116,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     admit: createAdmit(
       core.authenticateRequest,
       config.apiKeys.enabled ? config.apiKeys.header : undefined,
+      sessionRoutesAuthenticator(config, core),
     ),
     rateLimits: deps.rateLimits,
     forwarder: deps.forwarder,
@@ -131,6 +138,29 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
         });
   return { traffic, admin, recorder };
 }
+
+/**
+ * What `auth: session` routes take while `sessions.enabled`: the session
+ * cookie (`sessions.cookie.name`), when no bearer token or API key is sent.
+ */
+function sessionRoutesAuthenticator(
+  config: GatewayConfig,
+  core: Core,
+): AuthenticateSessionRequest | undefined {
+  if (!config.sessions.enabled) return undefined;
+  return createSessionRequestAuthenticator(
+    core.authenticateRequest,
+    NO_SESSIONS,
+    sessionCookieName(config.sessions),
+  );
+}
+
+/** Until the sessions service is built: no cookie admits (fail closed). */
+const NO_SESSIONS = {
+  principal(): never {
+    throw new GatewayError('invalid_token', 'The session is not valid.');
+  },
+};
 
 /** What a token of this gateway may carry: every role's scopes and the scopes clients may hold (RFC 8414 `scopes_supported`). */
 function scopesSupported(authorization: GatewayConfig['authorization']): string[] {

@@ -7,6 +7,7 @@ import type { TenantType } from '../../store/types.js';
 import { dueBearerToken } from './bearer.js';
 import { EXACT_BEARER_PREFIX, isExactBearer, readTokenCredential } from './read-credential.js';
 import type { SessionGuard } from '../revocation/sessions.js';
+import type { SessionPrincipal } from '../sessions/browser-sessions.js';
 import type { AccessTokenClaims } from '../tokens/tokens.js';
 import type { TokenVerifier } from '../tokens/verified-tokens.js';
 
@@ -40,8 +41,13 @@ export interface ApiKeyPrincipal extends PrincipalBase {
   expiresAt: number | undefined;
 }
 
-/** Who a request acts for. The api's Bearer endpoints take tokens only; routes take API keys too. */
-export type Principal = TokenPrincipal | ApiKeyPrincipal;
+/**
+ * Who a request acts for. The api's Bearer endpoints take tokens only; routes
+ * take API keys too, and `auth: session` routes browser sessions
+ * (`session-credentials.ts`): a session's principal is a user's, with the
+ * session's id.
+ */
+export type Principal = TokenPrincipal | ApiKeyPrincipal | SessionPrincipal;
 
 /** What kind of principal a request acts for: a label of the request metrics, never an id. */
 export type PrincipalKind = Principal['kind'];
