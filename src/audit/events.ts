@@ -43,7 +43,9 @@ export type AuditEventKind =
   | 'domain_added'
   | 'domain_verified'
   | 'domain_removed'
-  | 'revoked_credential_used';
+  | 'revoked_credential_used'
+  | 'session_started'
+  | 'session_ended';
 
 /** Who made a change, and through what. */
 export interface AuditActor {
@@ -74,8 +76,13 @@ export interface AuditSubject {
   user_ids?: string[];
   /** member_role_changed: the member's role from then on. */
   role?: 'admin' | 'member';
-  /** federated_sign_in_refused: why (`auth/federation/refusals.ts`). */
+  /**
+   * federated_sign_in_refused: why (`auth/federation/refusals.ts`);
+   * session_ended: why the session ended (`SessionEndReason`).
+   */
   reason?: string;
+  /** session_started, session_ended: the browser session's id (public; never its cookie). */
+  session_id?: string;
   /** Events of a machine client: its id (public; never its secret). */
   client_id?: string;
   /** client_created: the client's scopes. */

@@ -12,6 +12,7 @@ import type { BruteForceGuard, LoginOutcome } from './passwords/brute-force.js';
 import { disabledHash, enabledHash, isDisabledHash } from './revocation/disabled.js';
 import { checkCreatable, type Creator } from './federation/managed-addresses.js';
 import { hasNoPassword } from './passwords/no-password.js';
+import { memberAccess } from './member-access.js';
 import { checkPasswordPolicy, type PasswordHasher } from './passwords/passwords.js';
 import {
   issueAccessToken,
@@ -224,19 +225,7 @@ async function grantToken(
   tenantId: string,
   familyId: string | undefined,
 ): Promise<GrantedToken> {
-  const [tenant, membership] = await Promise.all([
-    store.tenants.getTenant(tenantId),
-    store.memberships.membershipForToken(tenantId, user.id),
-  ]);
-  // The role is read after the generation: a role change in between takes a
-  // newer generation, so a token carrying the old role's scopes is refused.
-  const role =
-    membership === null ? null : await store.memberships.getMemberRole(tenantId, user.id);
-  if (tenant === null || membership === null || role === null) {
-    throw new GatewayError('tenant_access_denied', 'The user may not act for this tenant.', {
-      detail: tenantId,
-    });
-  }
+  const { tenant, membership, role } = await memberAccess(store, tenantId, user.id);
   const { token, claims } = await issueAccessToken(
     keyring,
     tokens,

@@ -35,6 +35,11 @@ import {
   type AuthenticateRequest,
 } from '../auth/credentials/request-credentials.js';
 import { createSessionGuard, type SessionGuard } from '../auth/revocation/sessions.js';
+import type { BrowserSessions } from '../auth/sessions/browser-sessions.js';
+import {
+  createBrowserSessions,
+  type BrowserSessionDeps,
+} from '../auth/sessions/session-service.js';
 import type { KeyRing } from '../auth/tokens/tokens.js';
 import { createTokenVerifier, type TokenVerifier } from '../auth/tokens/verified-tokens.js';
 import type { GatewayConfig } from '../config/index.js';
@@ -59,6 +64,13 @@ export interface Core {
   /** A serving gateway's API keys (`apiKeys.enabled`); undefined otherwise. */
   apiKeys: ApiKeys | undefined;
   sessions: SessionGuard;
+  /**
+   * Browser sessions (issue 44): begun by the sign-in page, recognised on
+   * `auth: session` routes, ended by sign-out, the sessions API and the CLI.
+   * Built whatever `sessions.enabled` says: the CLI lists and ends sessions
+   * of a store whose gateways have them on.
+   */
+  browserSessions: BrowserSessions;
   verifier: TokenVerifier;
   bruteForce: BruteForceGuard;
   /** Audit events: to the log and the store's streams (`config.audit` bounds them). */
@@ -86,15 +98,22 @@ export interface CoreObservers {
   auditWriteFailure?: () => void;
 }
 
-/**
- * `serving`: this process answers requests, so in lease mode it holds a
- * revocation lease; a CLI command only revokes (and waits for the holders).
- */
+/** How the core is built besides its config. */
+export interface CoreOptions {
+  /**
+   * This process answers requests, so in lease mode it holds a revocation
+   * lease; a CLI command only revokes (and waits for the holders).
+   */
+  serving?: boolean;
+  /** Unix milliseconds for browser sessions' timeouts; the system clock when omitted (tests move it). */
+  clock?: () => number;
+}
+
 export async function createCore(
   config: GatewayConfig,
   log: Logger,
   observers?: CoreObservers,
-  { serving = false }: { serving?: boolean } = {},
+  { serving = false, clock }: CoreOptions = {},
 ): Promise<Core> {
   const opened = await openStore(config, log);
   const timed =
@@ -112,15 +131,7 @@ export async function createCore(
     const secretsKeyFile = config.sso.secretsKeyFile;
     const idpSecrets =
       secretsKeyFile === undefined ? undefined : await loadSecretSealer(secretsKeyFile);
-    const passwords = await createBcryptHasher({
-      cost: config.passwords.bcryptCost,
-      ...(config.passwords.workers === undefined ? {} : { threads: config.passwords.workers }),
-      lazy: !serving,
-      // Not the error's text: a stray result is in it.
-      onPoolError: (err) =>
-        log.warn({ error: err.name }, 'password pool: a result or error outside any job, ignored'),
-      ...(observers === undefined ? {} : { onWait: observers.passwordWait, step: observers.step }),
-    });
+    const passwords = await passwordsOf(config, log, observers, serving);
     closers.push(() => passwords.close());
     const audit = auditOf(config, store, log, observers);
     const sessions = createSessionGuard(store, {
@@ -147,6 +158,11 @@ export async function createCore(
         : undefined;
     if (apiKeys !== undefined) closers.push(() => apiKeys.close());
     const authenticateRequest = createRequestAuthenticator(authenticate, apiKeys);
+    const browserSessions = browserSessionsOf(
+      config,
+      { store, guard: sessions, roleScopes, audit, log },
+      clock,
+    );
     return {
       store,
       keyring,
@@ -158,6 +174,7 @@ export async function createCore(
       authenticateRequest,
       apiKeys,
       sessions,
+      browserSessions,
       verifier,
       bruteForce,
       audit,
@@ -169,6 +186,38 @@ export async function createCore(
     await close();
     throw err;
   }
+}
+
+/** The bcrypt pool of `passwords` (started at once when serving, else at its first use). */
+function passwordsOf(
+  config: GatewayConfig,
+  log: Logger,
+  observers: CoreObservers | undefined,
+  serving: boolean,
+): ReturnType<typeof createBcryptHasher> {
+  return createBcryptHasher({
+    cost: config.passwords.bcryptCost,
+    ...(config.passwords.workers === undefined ? {} : { threads: config.passwords.workers }),
+    lazy: !serving,
+    // Not the error's text: a stray result is in it.
+    onPoolError: (err) =>
+      log.warn({ error: err.name }, 'password pool: a result or error outside any job, ignored'),
+    ...(observers === undefined ? {} : { onWait: observers.passwordWait, step: observers.step }),
+  });
+}
+
+/** Browser sessions on `sessions`' timeouts, judged by the core's session guard. */
+function browserSessionsOf(
+  config: GatewayConfig,
+  parts: Pick<BrowserSessionDeps, 'store' | 'guard' | 'roleScopes' | 'audit' | 'log'>,
+  clock: (() => number) | undefined,
+): BrowserSessions {
+  return createBrowserSessions({
+    ...parts,
+    config: config.sessions,
+    tokens: config.tokens,
+    ...(clock === undefined ? {} : { clock }),
+  });
 }
 
 /** Domain verification's DNS: `sso.dnsServers` (else the system's), `sso.timeoutMs` a query. */

@@ -2,12 +2,14 @@
  * The in-memory store's state and the helpers its parts share
  * (`memory-users.ts`, `memory-tenants.ts`, `memory-memberships.ts`,
  * `memory-revocations.ts`, `memory-clients.ts`, `memory-api-keys.ts`, `memory-refresh.ts`,
- * `memory-idps.ts`, `memory-sso.ts`, `memory-domains.ts`; assembled by `memory-store.ts`).
+ * `memory-idps.ts`, `memory-sso.ts`, `memory-domains.ts`, `memory-browser-sessions.ts`; assembled
+ * by `memory-store.ts`).
  * Records are copied in and out so a caller mutating an object it passed or
  * received cannot change the store behind its back (Redis gives that for free).
  */
 import { GatewayError } from '../errors.js';
 import { compareIds } from './normalise.js';
+import type { BrowserSessionRecord } from './browser-sessions.js';
 import type { TenantDomain } from './domains.js';
 import type { StoredRefreshFamily } from './refresh-records.js';
 import type {
@@ -57,6 +59,10 @@ export interface MemoryState {
   refreshFamilies: Map<string, { family: StoredRefreshFamily; expiresAt: number }>;
   /** userId → familyId → its tenant and absolute end: the user's live families. */
   refreshFamiliesOfUser: Map<string, Map<string, { tenantId: string; absoluteExpiresAt: number }>>;
+  /** sessionId → a browser session (`memory-browser-sessions.ts`). */
+  browserSessions: Map<string, BrowserSessionRecord>;
+  /** userId → the ids of the user's browser sessions (gone ones pruned when listed). */
+  browserSessionsOfUser: Map<string, Set<string>>;
   closed: boolean;
   /** In one process, delivery is never interrupted. */
   listeners: Set<SessionEventListener>;
@@ -83,6 +89,8 @@ export function newMemoryState(): MemoryState {
     generation: 0,
     refreshFamilies: new Map(),
     refreshFamiliesOfUser: new Map(),
+    browserSessions: new Map(),
+    browserSessionsOfUser: new Map(),
     closed: false,
     listeners: new Set(),
   };

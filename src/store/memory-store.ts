@@ -8,6 +8,7 @@
  */
 import { memoryAuditLogs } from './memory-audit.js';
 import { memoryApiKeys } from './memory-api-keys.js';
+import { memoryBrowserSessions } from './memory-browser-sessions.js';
 import { memoryClients } from './memory-clients.js';
 import { memoryDomains } from './memory-domains.js';
 import { memoryIdps } from './memory-idps.js';
@@ -34,6 +35,7 @@ export function createMemoryStore(): Store {
     sso: memorySso(state),
     domains: memoryDomains(state),
     revocations: memoryRevocations(state),
+    browserSessions: memoryBrowserSessions(state),
 
     loginCounter: memoryLoginCounters(),
 

@@ -71,6 +71,19 @@
  * outlives a failed index write is still bound by its record's own expiry,
  * and by the session version and membership generation it carries.
  *
+ * Browser sessions (issue 44; `redis-browser-sessions.ts`):
+ * - `tg:browser-session:{<sessionId>}` string: the session as JSON (its secret as a digest only),
+ *                                       expiring at its absolute end
+ * - `tg:browser-sessions:{<userId>}`   sorted set: the user's session ids → absolute end,
+ *                                       expiring with the last of them
+ *
+ * Why a tag per session: a session is read alone (by the instance that has
+ * not seen it yet) and touched alone in the background, so sessions spread
+ * over every slot like the deny-list. The index is in a slot of its own and
+ * advisory, as the refresh index is: written after the record, pruned of
+ * ended and removed sessions when listed; a session missing from it is
+ * still ended by its id (the deny-list) and its record's own expiry.
+ *
  * Audit streams (`audit-log.ts`), one Redis Stream each, untagged (each is
  * written alone, so they spread over the slots like the deny-list):
  * - `tg:audit:users`                    user-level events
@@ -110,6 +123,8 @@ export interface RedisKeys {
   leaseAcks(confirmationId: string): string;
   refreshFamily(familyId: string): string;
   refreshFamiliesOf(userId: string): string;
+  browserSession(sessionId: string): string;
+  browserSessionsOf(userId: string): string;
   /** The Redis Stream of an audit stream (`users`, `tenant:<id>`); `audit('')` is their common start. */
   audit(stream: string): string;
   /** Pub/sub channel of session events (a channel, not a key: no slot). */
@@ -152,6 +167,8 @@ export function createRedisKeys(prefix: string): RedisKeys {
     leaseAcks: (confirmationId) => `${prefix}{leases}:acks:${confirmationId}`,
     refreshFamily: (familyId) => `${prefix}refresh:{${familyId}}`,
     refreshFamiliesOf: (userId) => `${prefix}refresh-user:{${userId}}`,
+    browserSession: (sessionId) => `${prefix}browser-session:{${sessionId}}`,
+    browserSessionsOf: (userId) => `${prefix}browser-sessions:{${userId}}`,
     audit: (stream) => `${prefix}audit:${stream}`,
     sessionChannel: `${prefix}sessions`,
   };

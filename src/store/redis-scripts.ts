@@ -8,14 +8,15 @@
  *
  * Every key a script touches is passed in KEYS and lives under the `{dir}` tag
  * (see `redis-keys.ts`), as Redis Cluster requires — but for the
- * refresh-family scripts (`redis-refresh-scripts.ts`), which touch one key
- * each. Hash field names here match `redis-records.ts`.
+ * refresh-family and browser-session scripts (`redis-refresh-scripts.ts`,
+ * `redis-browser-session-scripts.ts`), which touch one key each. Hash field names here match `redis-records.ts`.
  */
 import type { Redis } from 'ioredis';
 import { CLIENT_SCRIPTS } from './redis-client-scripts.js';
 import { REFRESH_SCRIPTS } from './redis-refresh-scripts.js';
 import { IDP_SCRIPTS } from './redis-idp-scripts.js';
 import { DOMAIN_SCRIPTS } from './redis-domain-scripts.js';
+import { BROWSER_SESSION_SCRIPTS } from './redis-browser-session-scripts.js';
 import type { ScriptDefinition } from './redis-script-definition.js';
 
 /** The reply of `createUser` when the e-mail is already registered. */
@@ -376,7 +377,8 @@ type ScriptName =
   | keyof typeof CLIENT_SCRIPTS
   | keyof typeof REFRESH_SCRIPTS
   | keyof typeof IDP_SCRIPTS
-  | keyof typeof DOMAIN_SCRIPTS;
+  | keyof typeof DOMAIN_SCRIPTS
+  | keyof typeof BROWSER_SESSION_SCRIPTS;
 
 /**
  * A client with the store's scripts as methods: keys first, then arguments
@@ -393,6 +395,7 @@ export function defineStoreScripts(redis: Redis): ScriptedRedis {
     ...REFRESH_SCRIPTS,
     ...IDP_SCRIPTS,
     ...DOMAIN_SCRIPTS,
+    ...BROWSER_SESSION_SCRIPTS,
   })) {
     redis.defineCommand(name, definition);
   }

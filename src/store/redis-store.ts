@@ -2,7 +2,8 @@
  * The store kept in Redis (layout in `redis-keys.ts`). Each concern is a file
  * of its own (`redis-users.ts`, `redis-tenants.ts`, `redis-memberships.ts`,
  * `redis-revocations.ts`, `redis-clients.ts`, `redis-api-keys.ts`,
- * `redis-refresh.ts`, `redis-idps.ts`, `redis-sso.ts`, `redis-domains.ts`); this connects, brings the IdP index of
+ * `redis-refresh.ts`, `redis-idps.ts`, `redis-sso.ts`, `redis-domains.ts`,
+ * `redis-browser-sessions.ts`); this connects, brings the IdP index of
  * earlier versions up to date (`redis-idp-index.ts`), and assembles them over
  * one context (`redis-context.ts`).
  */
@@ -11,6 +12,7 @@ import { commandTimeoutOf, connectRedis, type RedisConnectionOptions } from './r
 import { redisLoginCounters } from './login-counters.js';
 import { redisApiKeys } from './redis-api-keys.js';
 import { redisAuditLogs } from './redis-audit.js';
+import { redisBrowserSessions } from './redis-browser-sessions.js';
 import { redisClients } from './redis-clients.js';
 import type { RedisStoreContext } from './redis-context.js';
 import { redisDomains } from './redis-domains.js';
@@ -77,6 +79,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     sso: redisSso(context),
     domains: redisDomains(context),
     revocations: redisRevocations(context, topology, watchers),
+    browserSessions: redisBrowserSessions(context),
 
     loginCounter: redisLoginCounters(redis, options.keyPrefix),
 

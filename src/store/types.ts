@@ -9,6 +9,7 @@
  */
 
 import type { ApiKeyStore } from './api-keys.js';
+import type { BrowserSessionStore } from './browser-sessions.js';
 import type { AuditLog, AuditLogSpec } from './audit-log.js';
 import type { ClientStore } from './clients.js';
 import type { DomainStore } from './domains.js';
@@ -22,6 +23,7 @@ import type { TenantStore } from './tenants.js';
 import type { UserStore } from './users.js';
 
 export type { ApiKeyRecord, ApiKeyStore, NewApiKey } from './api-keys.js';
+export type { BrowserSessionRecord, BrowserSessionStore } from './browser-sessions.js';
 export type { ClientMaker, ClientRecord, ClientStore, NewClient } from './clients.js';
 export type { DomainStore, TenantDomain } from './domains.js';
 export type { IdpStore, TenantIdp } from './idps.js';
@@ -93,6 +95,7 @@ export interface StoreSlices {
   readonly sso: SsoStore;
   readonly domains: DomainStore;
   readonly revocations: RevocationStore;
+  readonly browserSessions: BrowserSessionStore;
 }
 
 /** The slices' names. */

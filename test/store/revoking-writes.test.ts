@@ -17,13 +17,14 @@ import type {
   StoreSliceName,
   StoreSlices,
 } from '../../src/store/types.js';
-import { idp, newFamily, newUser, NOW, orgTenant } from './store-fixtures.js';
+import { idp, newBrowserSession, newFamily, newUser, NOW, orgTenant } from './store-fixtures.js';
 
 /** What the calls work on: ids in a store holding one of everything. */
 interface World {
   admin: string;
   member: string;
   familyId: string;
+  sessionId: string;
 }
 
 type Call = (store: Store, world: World) => unknown;
@@ -125,6 +126,15 @@ const CALLS: {
     isTokenRevoked: (s) => s.revocations.isTokenRevoked('jti-one'),
     watchSessions: (s) => s.revocations.watchSessions({ onEvent() {}, onLive() {} })(),
   },
+  browserSessions: {
+    createBrowserSession: (s, w) =>
+      s.browserSessions.createBrowserSession(newBrowserSession({ userId: w.member })),
+    getBrowserSession: (s, w) => s.browserSessions.getBrowserSession(w.sessionId),
+    listBrowserSessions: (s, w) => s.browserSessions.listBrowserSessions(w.member),
+    touchBrowserSession: (s, w) =>
+      s.browserSessions.touchBrowserSession(w.sessionId, Math.floor(Date.now() / 1000) + 60),
+    removeBrowserSession: (s, w) => s.browserSessions.removeBrowserSession(w.sessionId),
+  },
 };
 
 const client = (clientId: string) => ({
@@ -150,7 +160,10 @@ const domain = (name: string) => ({
   createdAt: NOW,
 });
 
-/** A store holding a tenant with two members, a client and its key, a family, an IdP, a domain, a one-time record. */
+/**
+ * A store holding a tenant with two members, a client and its key, a family,
+ * an IdP, a domain, a one-time record, a browser session.
+ */
 async function world(store: Store): Promise<World> {
   const admin = await store.users.createUser(newUser());
   const member = await store.users.createUser(newUser());
@@ -164,7 +177,14 @@ async function world(store: Store): Promise<World> {
   await store.idps.setTenantIdp(idp('acme'));
   await store.domains.addTenantDomain(domain('acme.example'));
   await store.sso.putSsoRecord('code', 'one', 'value', 60);
-  return { admin: admin.id, member: member.id, familyId: family.familyId };
+  const session = newBrowserSession({ userId: member.id });
+  await store.browserSessions.createBrowserSession(session);
+  return {
+    admin: admin.id,
+    member: member.id,
+    familyId: family.familyId,
+    sessionId: session.sessionId,
+  };
 }
 
 const revokingOf = (slice: StoreSliceName): string[] =>

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/types.js';
 import { describeAuditContract } from './store-contract-audit.js';
+import { describeBrowserSessionContract } from './store-contract-browser-sessions.js';
 import { describeClientContract } from './store-contract-clients.js';
 import { describeRefreshContract } from './store-contract-refresh.js';
 import { describeDomainContract } from './store-contract-domains.js';
@@ -71,6 +72,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
     describeIdpContract(() => store);
     describeDomainContract(() => store);
     describeSsoContract(() => store);
+    describeBrowserSessionContract(() => store);
 
     describe('lifecycle', () => {
       it('answers ping while open, refuses with unavailable once closed', async () => {

@@ -6,6 +6,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { GatewayError } from '../../src/errors.js';
 import type {
+  BrowserSessionRecord,
   NewApiKey,
   NewClient,
   NewUser,
@@ -195,4 +196,27 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<GatewayErr
  */
 export function storeOf(current: () => Store): Store {
   return new Proxy({} as Store, { get: (_, name) => Reflect.get(current(), name) as unknown });
+}
+
+/** A browser session of a user of `acme`, begun now and ending in a day, around the real clock. */
+export function newBrowserSession(
+  overrides: Partial<BrowserSessionRecord> = {},
+): BrowserSessionRecord {
+  const now = realNow();
+  return {
+    sessionId: `ses_${randomUUID().replaceAll('-', '').slice(0, 22)}`,
+    digest: newDigest(),
+    userId: `u-${randomUUID().slice(0, 8)}`,
+    email: 'alice@example.com',
+    tenantId: 'acme',
+    role: 'member',
+    sessionVersion: 2,
+    membershipGeneration: 7,
+    createdAt: now,
+    lastSeenAt: now,
+    absoluteExpiresAt: now + 86_400,
+    userAgent: 'Mozilla/5.0 (X11; Linux x86_64) — test',
+    ip: '203.0.113.7',
+    ...overrides,
+  };
 }

@@ -14,6 +14,7 @@
  * role change or sign-out ends it on every instance before the answer, and
  * a steady stream of requests costs no store call.
  */
+import type { AuditActor } from '../../audit/events.js';
 import type { TenantType } from '../../store/types.js';
 import type { BrowserSessionRecord } from '../../store/browser-sessions.js';
 import type { AccessTokenClaims } from '../tokens/tokens.js';
@@ -32,6 +33,8 @@ export interface SessionPrincipal {
   kind: 'session';
   userId: string;
   email: string;
+  /** Never set: a session is a user's (read alike of every `Principal`, where a client's has it). */
+  clientId?: undefined;
   tenantId: string;
   tenantType: TenantType;
   /** The role's scopes as `authorization.roles` says now: sorted, each once, frozen. */
@@ -49,6 +52,8 @@ export interface SessionStart {
   userAgent: string | undefined;
   ip: string;
   idp?: BrowserSessionRecord['idp'];
+  /** The sign-in request's `X-Request-Id`, for the `session_started` audit event. */
+  requestId?: string;
 }
 
 export interface StartedSession {
@@ -75,9 +80,16 @@ export interface BrowserSessions {
   /**
    * Ends one session on every instance before it resolves (deny-listed, then
    * the record removed), audited `session_ended` with the reason.
+   * @param actor who ended it, for the audit event; omitted: the session's
+   *   own user through the API (the CLI passes the operator)
    * @returns false when there was no such session (of `userId`, when given).
    */
-  end(sessionId: string, reason: SessionEndReason, userId?: string): Promise<boolean>;
+  end(
+    sessionId: string,
+    reason: SessionEndReason,
+    userId?: string,
+    actor?: AuditActor,
+  ): Promise<boolean>;
   /** The user's sessions, newest first. */
   list(userId: string): Promise<BrowserSessionRecord[]>;
   /**
