@@ -7,6 +7,7 @@
  */
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
+import type { BrowserSessions } from './auth/sessions/browser-sessions.js';
 import type { KeyRing } from './auth/tokens/tokens.js';
 import type { GatewayConfig } from './config/index.js';
 import type { Store } from './store/types.js';
@@ -37,6 +38,8 @@ export interface Gateway {
   forwardAuthServer?: Server;
   store: Store;
   keyring: KeyRing;
+  /** Browser sessions (issue 44): the service the sign-in page and session routes share. */
+  browserSessions: BrowserSessions;
   /** Starts listening (the start's last step: a failure closes everything); resolves with the bound addresses. */
   listen(): Promise<BoundAddresses>;
   /** Applies a new config (`Reload.apply`). */
@@ -124,6 +127,7 @@ export async function createGateway(
     ...(listeners.forwardAuth === undefined ? {} : { forwardAuthServer: listeners.forwardAuth }),
     store: core.store,
     keyring: core.keyring,
+    browserSessions: core.browserSessions,
     listen: () => step('listen', async () => built(await listeners.listen())),
     reload: reload.apply,
     ...(reload.fromFile === undefined ? {} : { reloadFromFile: reload.fromFile }),

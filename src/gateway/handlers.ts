@@ -23,7 +23,6 @@ import {
   type AuthenticateSessionRequest,
 } from '../auth/credentials/session-credentials.js';
 import { sessionCookieName } from '../config/schema/sessions.js';
-import { GatewayError } from '../errors.js';
 import { createAdmit } from '../proxy/decide/admit.js';
 import type { RouteRateLimits } from '../proxy/rate-limits/route-rate-limits.js';
 import { clientAddress } from '../proxy/decide/trusted-proxies.js';
@@ -150,17 +149,10 @@ function sessionRoutesAuthenticator(
   if (!config.sessions.enabled) return undefined;
   return createSessionRequestAuthenticator(
     core.authenticateRequest,
-    NO_SESSIONS,
+    core.browserSessions,
     sessionCookieName(config.sessions),
   );
 }
-
-/** Until the sessions service is built: no cookie admits (fail closed). */
-const NO_SESSIONS = {
-  principal(): never {
-    throw new GatewayError('invalid_token', 'The session is not valid.');
-  },
-};
 
 /** What a token of this gateway may carry: every role's scopes and the scopes clients may hold (RFC 8414 `scopes_supported`). */
 function scopesSupported(authorization: GatewayConfig['authorization']): string[] {
