@@ -15,6 +15,7 @@ import type { Principal } from '../../src/auth/credentials/authenticate.js';
 import {
   readSessionCookie,
   readSessionCredential,
+  soleCookieValue,
   type RequestCredential,
 } from '../../src/auth/credentials/read-credential.js';
 import { createSessionRequestAuthenticator } from '../../src/auth/credentials/session-credentials.js';
@@ -64,6 +65,19 @@ describe.each(COOKIES)('a Cookie header: %s', (_name, cookie, expected) => {
     expect(answer(() => readSessionCredential(undefined, undefined, cookie, NAME))).toEqual(
       expected,
     );
+  });
+});
+
+describe('the steady state, a Cookie of the session cookie alone', () => {
+  it('is read by prefix tests, with the answer the full reading gives', () => {
+    expect(soleCookieValue(`${NAME}=ses_1.abc`, NAME)).toBe('ses_1.abc');
+    for (const [, cookie] of COOKIES) {
+      if (typeof cookie !== 'string') continue;
+      const sole = soleCookieValue(cookie, NAME);
+      if (sole !== undefined) expect(readSessionCookie(cookie, NAME)).toEqual(session(sole));
+    }
+    for (const other of [`${NAME}=`, `${NAME}="q"`, `${NAME}=a; b=1`, `x${NAME}=a`, `${NAME}x=a`])
+      expect(soleCookieValue(other, NAME), other).toBeUndefined();
   });
 });
 

@@ -19,6 +19,7 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { Principal } from '../../auth/credentials/authenticate.js';
+import { soleCookieValue } from '../../auth/credentials/read-credential.js';
 import type { GatewayConfig } from '../../config/index.js';
 import { STRIP_HEADERS_DEFAULTS } from '../../config/schema/headers.js';
 import { GatewayError } from '../../errors.js';
@@ -313,6 +314,8 @@ class Policy implements HeaderPolicy {
         if (stripAuthorization || authorizationCarriesApiKey(value as string)) continue;
       } else {
         if (name === 'cookie' && this.sessionCookie !== undefined) {
+          // The steady state (the session cookie alone, spelled exactly) costs prefix tests.
+          if (soleCookieValue(value as string, this.sessionCookie) !== undefined) continue;
           value = withoutCookie(value, this.sessionCookie);
           if (value === undefined) continue;
         }
