@@ -30,6 +30,10 @@ export interface ComparedProxy {
   name: string;
   port: number;
   nodeArgs: string[];
+  /** The path it is asked for, when not the bench's (`REQUEST_PATH`). */
+  path?: string;
+  /** Its request's headers, when not the bench's (`Backends.headers`). */
+  headers?: Record<string, string>;
 }
 
 /**

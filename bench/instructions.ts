@@ -31,12 +31,14 @@
  * halves on two sets of connections: see `countOne`),
  * BENCH_INSTRUCTIONS_COUNT (requests counted, default 4000),
  * BENCH_INSTRUCTIONS_TARGETS (comma-separated names to count, default all:
- * `bare http-proxy-3,bare undici,gateway`),
+ * `bare http-proxy-3,bare undici,gateway,gateway (session)`; the last is a
+ * request admitted by a browser session's cookie, `session-scenario.ts`),
  * BENCH_INSTRUCTIONS_KEEP (a directory: the callgrind dumps are kept there,
  * with V8's `--perf-basic-prof` map of each process to name its JIT code, for
  * `bench/callgrind-breakdown.ts`; the map costs a little at compile time only).
  *
- * `-- --check` counts bare undici and the gateway and fails when the
+ * `-- --check` counts bare undici, the gateway and the gateway with a session
+ * (reported beside the bearer's, issue 44: within +5 %), and fails when the
  * gateway's ratio to bare undici, both without GC, is more than 5 % over the committed
  * `bench/instructions-baseline.json`; `-- --write-baseline` records it
  * (`instructions-baseline.ts`).
@@ -57,6 +59,7 @@ import { parse, stringify } from 'yaml';
 import { gcShare } from './callgrind-dump.js';
 import { comparedProxies, startBackends, type ComparedProxy } from './backends.js';
 import { REQUEST_PATH } from './gateway-config.js';
+import { sessionProxy } from './session-scenario.js';
 import { positiveInt } from './env.js';
 import {
   BASELINE_FILE,
@@ -98,7 +101,8 @@ const mode = process.argv.includes('--check')
   : process.argv.includes('--write-baseline')
     ? 'write-baseline'
     : 'table';
-const targets = mode === 'table' ? settings.targets : ['bare undici', 'gateway'];
+const targets =
+  mode === 'table' ? settings.targets : ['bare undici', 'gateway', 'gateway (session)'];
 
 async function main(): Promise<void> {
   requireCallgrind();
@@ -106,7 +110,7 @@ async function main(): Promise<void> {
   const backends = await startBackends(teardown);
   const counts = new Map<string, number>();
   const withoutGc = new Map<string, number>();
-  const chosen = (await comparedProxies(backends)).filter(
+  const chosen = [...(await comparedProxies(backends)), await sessionProxy(backends)].filter(
     (proxy) => targets === undefined || targets.includes(proxy.name),
   );
   for (const proxy of chosen.map(withLongLease)) {
@@ -115,6 +119,7 @@ async function main(): Promise<void> {
     withoutGc.set(proxy.name, counted.withoutGc);
   }
   process.stdout.write(`\n${formatTable(counts)}\n\n${formatWithoutGc(withoutGc)}\n`);
+  process.stdout.write(`${formatSession(counts, withoutGc)}\n`);
   const pair = {
     gateway: withoutGc.get('gateway') ?? NaN,
     bareUndici: withoutGc.get('bare undici') ?? NaN,
@@ -176,9 +181,9 @@ async function countOne(
   await waitForPort(proc, subject.port, START_TIMEOUT_MS);
   const target: LoadTarget = {
     name: subject.name,
-    url: `http://127.0.0.1:${subject.port}${REQUEST_PATH}`,
+    url: `http://127.0.0.1:${subject.port}${subject.path ?? REQUEST_PATH}`,
     connections: settings.connections,
-    headers,
+    headers: subject.headers ?? headers,
     // A loaded machine under callgrind: an answer may take far longer than autocannon's 10 s.
     timeoutSeconds: 300,
   };
@@ -256,6 +261,16 @@ function formatWithoutGc(counts: Map<string, number>): string {
         `${name.padEnd(22)} ${Math.round(perRequest).toLocaleString('en').padStart(9)}   ${(perRequest / undici).toFixed(3).padStart(13)}`,
     ),
   ].join('\n');
+}
+
+/** Issue 44: a request admitted by a session against one admitted by a bearer token (target ≤ +5 %). */
+function formatSession(counts: Map<string, number>, withoutGc: Map<string, number>): string {
+  const bearer = withoutGc.get('gateway');
+  const session = withoutGc.get('gateway (session)');
+  if (bearer === undefined || session === undefined) return '';
+  const all = (counts.get('gateway (session)') ?? NaN) / (counts.get('gateway') ?? NaN);
+  const delta = (session / bearer - 1) * 100;
+  return `session ÷ bearer: ${(session / bearer).toFixed(3)} without GC (${delta >= 0 ? '+' : ''}${delta.toFixed(1)} %; target ≤ +5 %), ${all.toFixed(3)} in all`;
 }
 
 function formatTable(counts: Map<string, number>): string {

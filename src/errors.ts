@@ -23,7 +23,7 @@ const STATUS = {
   tenant_mismatch: 403,
   insufficient_scope: 403,
   forbidden: 403,
-  /** A cross-origin unsafe request carried a session cookie (issue 44). */
+  /** An unsafe request (or a WebSocket upgrade) admitted by a session cookie, not from the same origin. */
   csrf_refused: 403,
   not_found: 404,
   method_not_allowed: 405,
@@ -63,16 +63,29 @@ export class GatewayError extends Error {
    * request named (`tenant_mismatch`, `tenant_access_denied`).
    */
   readonly detail: string | undefined;
+  /**
+   * Where a browser should go instead (a relative URL): the refusal is then
+   * answered 302 with `Location`, its code kept for the log and the metrics.
+   * A page load without a session is sent to sign in so
+   * (`proxy/decide/sign-in-redirect.ts`).
+   */
+  readonly redirect: string | undefined;
 
   constructor(
     code: ErrorCode,
     description: string,
-    options: { headers?: Record<string, string>; cause?: unknown; detail?: string } = {},
+    options: {
+      headers?: Record<string, string>;
+      cause?: unknown;
+      detail?: string;
+      redirect?: string;
+    } = {},
   ) {
     super(description, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
     this.code = code;
-    this.status = STATUS[code];
+    this.redirect = options.redirect;
+    this.status = options.redirect === undefined ? STATUS[code] : 302;
     this.headers = options.headers ?? {};
     this.detail = options.detail;
   }
@@ -102,7 +115,8 @@ export function errorResponse(err: unknown): ErrorResponse {
   const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',
     'cache-control': 'no-store',
-    ...challengeFor(error.code),
+    // A redirect is no challenge: the browser follows it to sign in.
+    ...(error.redirect === undefined ? challengeFor(error.code) : { location: error.redirect }),
     ...error.headers,
   };
   // Ends with a newline: `curl` then leaves the shell prompt on a line of its own.

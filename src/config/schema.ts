@@ -20,7 +20,12 @@ import { passwords, revocation, seed, signup, tokens } from './schema/identity.j
 import { publicUrl } from './schema/public-url.js';
 import { limits, rateLimits, upstreamPool } from './schema/limits.js';
 import { admin, checkListeners, forwardAuth, listen } from './schema/listeners.js';
-import { checkOpsShadow, checkRouteScopesGrantable, routes } from './schema/routes.js';
+import {
+  checkOpsShadow,
+  checkRouteScopesGrantable,
+  checkSessionRoutes,
+  routes,
+} from './schema/routes.js';
 import { checkTimeouts, readiness, server, shutdown } from './schema/server.js';
 import { sessions } from './schema/sessions.js';
 import { sso } from './schema/sso.js';
@@ -66,6 +71,7 @@ export const configSchema = z
     (config, ctx) => {
       checkOpsShadow(config, ctx);
       checkRouteScopesGrantable(config, ctx);
+      checkSessionRoutes(config, ctx);
       checkApiKeyHeader(config, ctx);
       checkListeners(config, ctx);
       checkTimeouts(config.server, config.limits, ctx);

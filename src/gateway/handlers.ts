@@ -20,6 +20,10 @@ import type { Metrics } from '../ops/metrics.js';
 import { createOpsHandler } from '../ops/ops-endpoints.js';
 import type { Readiness } from '../ops/readiness.js';
 import { createRequestRecorder, type RequestRecorder } from '../ops/request-recorder.js';
+import {
+  createSessionRequestAuthenticator,
+  type AuthenticateSessionRequest,
+} from '../auth/credentials/session-credentials.js';
 import { createAdmit } from '../proxy/decide/admit.js';
 import type { RouteRateLimits } from '../proxy/rate-limits/route-rate-limits.js';
 import { clientAddress } from '../proxy/decide/trusted-proxies.js';
@@ -89,7 +93,6 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     onTokenIssued: (kind) => metrics.tokenIssued(kind),
     ...(deps.exchangeToken === undefined ? {} : { exchangeToken: deps.exchangeToken }),
     ...(deps.browserSignIn === undefined ? {} : { browserSignIn: deps.browserSignIn }),
-    ...idpSessionDeps(deps),
     onFederatedSignIn: (outcome) => metrics.federatedSignIn(outcome),
     onLoginRefused: (reason) => metrics.loginRefused(reason),
     audit: core.audit,
@@ -103,11 +106,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     idpSecrets: core.idpSecrets,
     allowPrivateIssuers: config.sso.allowPrivateIssuers,
     lookupTxt: core.lookupTxt,
-    signIn: signInOf(config, core, metrics, deps),
-    sessionCookieName: sessionCookieName(config.sessions),
-    ...(config.sessions.enabled
-      ? { browserSessions: core.browserSessions, sessionsConfig: config.sessions }
-      : {}),
+    ...sessionApiDeps(deps),
   });
   const traffic = createRequestHandler({
     recorder,
@@ -121,26 +120,67 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     admit: createAdmit(
       core.authenticateRequest,
       config.apiKeys.enabled ? config.apiKeys.header : undefined,
+      sessionRoutesAuthenticator(config, core),
     ),
     rateLimits: deps.rateLimits,
     forwarder: deps.forwarder,
     liveWebSockets: deps.liveWebSockets,
     settings: deps.live.proxy,
   });
-  const fromFile = config.admin?.configReload ? deps.reload.fromFile : undefined;
-  const admin =
-    config.admin === undefined
-      ? undefined
-      : createAdminRequestHandler({
-          recorder: createRequestRecorder({ ...recording, level: 'debug' }),
-          ops: createOpsHandler({
-            metrics,
-            readiness,
-            listener: 'admin',
-            ...(fromFile === undefined ? {} : { reload: fromFile }),
-          }),
-        });
-  return { traffic, admin, recorder };
+  return { traffic, admin: adminHandlerOf(deps, recording), recorder };
+}
+
+/** The admin listener's handler (`admin`), at the debug level; undefined without one. */
+function adminHandlerOf(
+  deps: HandlerDeps,
+  recording: Omit<Parameters<typeof createRequestRecorder>[0], 'level'>,
+): Handlers['admin'] {
+  const { config, metrics, readiness } = deps;
+  if (config.admin === undefined) return undefined;
+  const fromFile = config.admin.configReload ? deps.reload.fromFile : undefined;
+  return createAdminRequestHandler({
+    recorder: createRequestRecorder({ ...recording, level: 'debug' }),
+    ops: createOpsHandler({
+      metrics,
+      readiness,
+      listener: 'admin',
+      ...(fromFile === undefined ? {} : { reload: fromFile }),
+    }),
+  });
+}
+
+/**
+ * What the identity API needs of browser sessions (`sessions.enabled`): the
+ * sign-in page, the session cookie as a caller's credential, the company
+ * sign-in and the back-channel logout.
+ */
+function sessionApiDeps(deps: HandlerDeps) {
+  const { config, core, metrics } = deps;
+  const backchannelLogout = deps.idpLogouts?.backchannelLogout;
+  return {
+    signIn: signInOf(config, core, metrics, deps),
+    sessionCookieName: sessionCookieName(config.sessions),
+    ...(config.sessions.enabled
+      ? { browserSessions: core.browserSessions, sessionsConfig: config.sessions }
+      : {}),
+    ...(backchannelLogout === undefined ? {} : { backchannelLogout }),
+  };
+}
+
+/**
+ * What `auth: session` routes take while `sessions.enabled`: the session
+ * cookie (`sessions.cookie.name`), when no bearer token or API key is sent.
+ */
+function sessionRoutesAuthenticator(
+  config: GatewayConfig,
+  core: Core,
+): AuthenticateSessionRequest | undefined {
+  if (!config.sessions.enabled) return undefined;
+  return createSessionRequestAuthenticator(
+    core.authenticateRequest,
+    core.browserSessions,
+    sessionCookieName(config.sessions),
+  );
 }
 
 /** What a token of this gateway may carry: every role's scopes and the scopes clients may hold (RFC 8414 `scopes_supported`). */
@@ -172,15 +212,5 @@ function signInOf(
             return record === null ? undefined : endAtIdp(record);
           },
         }),
-  };
-}
-
-/** What the company sign-in and the back-channel logout need, where they are on. */
-function idpSessionDeps(deps: HandlerDeps) {
-  const logouts = deps.idpLogouts;
-  return {
-    ...(logouts?.backchannelLogout === undefined
-      ? {}
-      : { backchannelLogout: logouts.backchannelLogout }),
   };
 }

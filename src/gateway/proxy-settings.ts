@@ -5,9 +5,11 @@
  */
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/index.js';
+import { sessionCookieName } from '../config/schema/sessions.js';
 import type { ProxySettings } from '../http/dispatch.js';
 import { compileCors } from '../proxy/decide/cors.js';
 import { createHeaderPolicy } from '../proxy/decide/header-policy.js';
+import { createRequestOrigin } from '../proxy/decide/request-origin.js';
 import { compileRoutes } from '../proxy/decide/routes.js';
 import { createTrustCheck, type TrustCheck } from '../proxy/decide/trusted-proxies.js';
 import { knowHeaderNames } from '../proxy/forward/undici-header-names.js';
@@ -29,12 +31,14 @@ export function buildProxySettings(config: GatewayConfig, trusted: TrustCheck): 
     trusted,
     config.stripHeaders,
     config.apiKeys.enabled ? config.apiKeys.header : undefined,
+    config.sessions.enabled ? sessionCookieName(config.sessions) : undefined,
   );
   // Checked once here instead of by undici on every forwarded request.
   knowHeaderNames(headers.setNames);
   return {
     routes: compileRoutes(config.routes),
     headers,
+    origin: createRequestOrigin(trusted, config.publicUrl),
     apiCors: config.cors === undefined ? undefined : compileCors(config.cors),
   };
 }

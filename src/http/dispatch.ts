@@ -22,6 +22,7 @@ import type { RequestRecorder } from '../ops/request-recorder.js';
 import type { Admit } from '../proxy/decide/admit.js';
 import type { Cors } from '../proxy/decide/cors.js';
 import type { HeaderPolicy } from '../proxy/decide/header-policy.js';
+import type { RequestOrigin } from '../proxy/decide/request-origin.js';
 import { normaliseTarget, type NormalisedTarget } from '../proxy/decide/normalise-path.js';
 import { urlOf } from '../proxy/decide/pipeline.js';
 import type { RouteRateLimits } from '../proxy/rate-limits/route-rate-limits.js';
@@ -44,6 +45,8 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 export interface ProxySettings {
   routes: RouteTable<CompiledRoute>;
   headers: HeaderPolicy;
+  /** The origin a request is addressed to (the CSRF rule of session-admitted requests). */
+  origin: RequestOrigin;
   /** CORS of the identity endpoints (config `cors`). */
   apiCors: Cors | undefined;
 }

@@ -19,6 +19,14 @@ export async function verifyRequest(
 ): Promise<void> {
   const principal = await decide(deps, req, target, scope);
   res
-    .writeHead(200, verifiedHeaders(deps.settings.headers, principal, req.headers.authorization))
+    .writeHead(
+      200,
+      verifiedHeaders(
+        deps.settings.headers,
+        principal,
+        req.headers.authorization,
+        req.headers.cookie,
+      ),
+    )
     .end();
 }

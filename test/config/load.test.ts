@@ -897,3 +897,32 @@ describe('sso.dnsServers (issue 42)', () => {
     expect(problemsOf('sso: { dnsServers: [] }').join('\n')).toMatch(/sso\.dnsServers/);
   });
 });
+
+describe('routes[].auth: session (issue 44)', () => {
+  const sessionRoutes = [
+    'routes:',
+    '  - { prefix: /app, upstream: "http://a:1", auth: session }',
+    '  - { prefix: /api, upstream: "http://a:1" }',
+    '  - { prefix: /web, upstream: "http://a:1", auth: session }',
+  ].join('\n');
+
+  it('needs sessions.enabled: each such route is named', () => {
+    expect(problemsOf(`${sessionRoutes}\n`)).toEqual([
+      expect.stringMatching(/^routes\[0\]\.auth: session needs sessions\.enabled: true/),
+      expect.stringMatching(/^routes\[2\]\.auth: session needs sessions\.enabled: true/),
+    ]);
+    expect(problemsOf(`${sessionRoutes}\nsessions: { enabled: false }\n`)).toHaveLength(2);
+  });
+
+  it('is taken with sessions on', () => {
+    const config = parseConfigText(`${sessionRoutes}\nsessions: { enabled: true }\n`, SOURCE, {});
+    expect(config.routes.map((r) => r.auth)).toEqual(['session', 'bearer', 'session']);
+  });
+
+  it('is one of bearer, session and none', () => {
+    const problems = problemsOf(
+      'routes:\n  - { prefix: /a, upstream: "http://a:1", auth: cookie }\n',
+    );
+    expect(problems).toEqual(['routes[0].auth: must be one of bearer, session, none']);
+  });
+});

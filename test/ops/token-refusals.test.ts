@@ -25,7 +25,14 @@ import { startEchoUpstream } from '../support/upstream.js';
 
 const s = fixtureSuite(
   { echo: startEchoUpstream },
-  ({ echo }) => ({ routes: [{ prefix: '/api', upstream: echo.url }], apiKeys: { enabled: true } }),
+  ({ echo }) => ({
+    routes: [
+      { prefix: '/api', upstream: echo.url },
+      { prefix: '/app', upstream: echo.url, auth: 'session' },
+    ],
+    apiKeys: { enabled: true },
+    sessions: { enabled: true },
+  }),
   { logged: true, token: true },
 );
 let claims: JWTPayload;
@@ -302,6 +309,9 @@ const CASES: Case[] = [
   },
 ];
 
+/** Reasons proven by a case of their own below, not by a bearer: a cookie's. */
+const COOKIE_CASES: TokenRefusal[] = ['two_cookies'];
+
 /** One answer, as the client saw it, and the request id to find its log line by. */
 interface Answer {
   status: number;
@@ -396,7 +406,57 @@ describe('a refused token says why in the log and the metric, and nothing more t
   });
 
   it('every reason of the list has a case below', () => {
-    expect(new Set(CASES.map((c) => c.reason))).toEqual(new Set(TOKEN_REFUSALS));
+    const cases = [...CASES.map((c) => c.reason), ...COOKIE_CASES];
+    expect(new Set(cases)).toEqual(new Set(TOKEN_REFUSALS));
+  });
+
+  it('two session cookies on a session route (issue 44): two_cookies', async () => {
+    const cookie = '__Host-tg_session=ses_a.x; __Host-tg_session=ses_b.y';
+    const sends: [string, () => Promise<Answer>, string][] = [
+      ['proxy', () => fetchAnswer('/app/x', undefined, { cookie }), 'request'],
+      [
+        'forward-auth',
+        () => fetchAnswer('/auth/verify', undefined, { cookie, 'x-original-uri': '/app/x' }),
+        'request',
+      ],
+      [
+        'websocket upgrade',
+        async () => {
+          const raw = await rawUpgrade(s.gw.url, '/app/ws', [`Cookie: ${cookie}`], 'close');
+          const [head = '', body = ''] = raw.split('\r\n\r\n');
+          const header = (name: string) =>
+            new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1] ?? null;
+          return {
+            status: Number(head.split(' ')[1]),
+            body,
+            challenge: header('www-authenticate'),
+            requestId: header('x-request-id') ?? '',
+          };
+        },
+        'upgrade refused',
+      ],
+    ];
+    for (const [way, send, msg] of sends) {
+      const before = await refusalCounts();
+      const answer = await send();
+      expect({ way, status: answer.status, body: JSON.parse(answer.body) as unknown }).toEqual({
+        way,
+        status: 401,
+        body: {
+          error: 'invalid_token',
+          error_description: 'The request carries two session cookies; sign out and in again.',
+        },
+      });
+      expect(answer.challenge).toBe('Bearer error="invalid_token"');
+      expect(await lineOf(s.lines, answer.requestId, msg), way).toMatchObject({
+        status: 401,
+        reason: 'invalid_token',
+        tokenRefusal: 'two_cookies',
+      });
+      await delay(20);
+      const after = await refusalCounts();
+      expect(after.two_cookies, way).toBe((before.two_cookies as number) + 1);
+    }
   });
 
   it.each(CASES)('$name: $reason', async ({ reason, description, authorization: make, apiKey }) => {

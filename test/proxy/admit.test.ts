@@ -18,6 +18,7 @@ import { GatewayError } from '../../src/errors.js';
 import {
   anonymousAllowed,
   createAdmit as createAdmitWriting,
+  takesSessions,
   tenantChecks,
   type TenantCheck,
   type Who,
@@ -402,4 +403,70 @@ describe('anonymousAllowed', () => {
       expect(anonymousAllowed(authorization, checksFor('/public/docs'))).toBe(true);
     },
   );
+});
+
+describe('session routes (issue 44): where a session cookie may admit', () => {
+  const table = compileRoutes([
+    { ...base, prefix: '/app', auth: 'session', tenant: { header: 'X-Tenant' } },
+    { ...base, prefix: '/app/public', auth: 'none' },
+    { ...base, prefix: '/api' },
+    { ...base, prefix: '/open', auth: 'none' },
+  ] as RouteConfig[]);
+  const SESSION = { ...ALICE, kind: 'session', sessionId: 'ses_1' } as Principal;
+  /** An admission whose session authenticator admits SESSION and whose bearer one refuses. */
+  const admitOf = () => {
+    const cookies: unknown[] = [];
+    const admit = createAdmitWriting(
+      () => {
+        throw new GatewayError('invalid_token', 'no bearer');
+      },
+      undefined,
+      (_authorization, _key, cookie) => {
+        cookies.push(cookie);
+        return SESSION;
+      },
+    );
+    return { admit, cookies };
+  };
+
+  it('only where every reading falls under a session route, or a public one', () => {
+    expect(takesSessions(checksFor('/app/x', [], table))).toBe(true);
+    expect(takesSessions(checksFor('/app/public/x', [], table))).toBe(false);
+    expect(takesSessions(checksFor('/api/x', [], table))).toBe(false);
+    expect(takesSessions(checksFor('/open/x', [], table))).toBe(false);
+    // A permissive upstream reads /APP as /app: still the session route's.
+    expect(takesSessions(checksFor('/APP/x', [], table))).toBe(false);
+    const mixed = [...checksFor('/app/x', [], table), ...checksFor('/api/x', [], table)];
+    expect(takesSessions(mixed)).toBe(false);
+    const withPublic = [...checksFor('/app/x', [], table), ...checksFor('/open/x', [], table)];
+    expect(takesSessions(withPublic)).toBe(true);
+  });
+
+  it('reads the cookie on a session route, then applies its tenant rules to the session', () => {
+    const { admit, cookies } = admitOf();
+    const who: Who = {};
+    const headers = { cookie: '__Host-tg_session=v' };
+    expect(admit(headers, checksFor('/app/x', [], table), who)).toBe(SESSION);
+    expect(who).toEqual({ userId: 'alice', tenantId: 'acme', kind: 'session' });
+    expect(cookies).toEqual(['__Host-tg_session=v']);
+    expect(
+      verdict(() => admit(headers, checksFor('/app/x', ['X-Tenant', 'globex'], table), {})),
+    ).toBe('tenant_mismatch');
+  });
+
+  it('never reads it on a bearer route', () => {
+    const { admit, cookies } = admitOf();
+    const headers = { cookie: '__Host-tg_session=v' };
+    expect(verdict(() => admit(headers, checksFor('/api/x', [], table), {}))).toBe('invalid_token');
+    expect(cookies).toEqual([]);
+  });
+
+  it('a request with only a cookie is not anonymous on a session route, and is on a public one', () => {
+    const { admit } = admitOf();
+    const headers = { cookie: '__Host-tg_session=v' };
+    expect(admit.anonymous(headers, checksFor('/app/x', [], table))).toBe(false);
+    expect(admit.anonymous(headers, checksFor('/open/x', [], table))).toBe(true);
+    expect(admit.presents(headers)).toBe(false);
+    expect(admit.presents({ ...headers, authorization: 'bearer x' })).toBe(true);
+  });
 });

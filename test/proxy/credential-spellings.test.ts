@@ -35,6 +35,8 @@ let echo: CountingUpstream;
 let sockets: WebSocketUpstream;
 let fx: IdentityFixture;
 let token: string;
+/** A session of Alice's for acme: its cookie's value. */
+let session: string;
 
 beforeAll(async () => {
   echo = await startEchoUpstream();
@@ -44,10 +46,22 @@ beforeAll(async () => {
       { prefix: '/orders', upstream: echo.url },
       { prefix: '/public', upstream: echo.url, auth: 'none' },
       { prefix: '/ws', upstream: sockets.url },
+      { prefix: '/app', upstream: echo.url, auth: 'session' },
+      { prefix: '/live', upstream: sockets.url, auth: 'session' },
     ],
     apiKeys: { enabled: true },
+    sessions: { enabled: true },
   });
   token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
+  const alice = await fx.gw.gateway.store.users.findUserByEmail(ALICE.email);
+  session = (
+    await fx.gw.gateway.browserSessions.start({
+      userId: alice?.id as string,
+      tenantId: 'acme',
+      userAgent: 'vitest',
+      ip: '127.0.0.1',
+    })
+  ).cookieValue;
 });
 
 afterAll(async () => {
@@ -210,5 +224,74 @@ describe('an API key', () => {
       for (const way of proxied)
         expect(verdictOf(way, await way.send([forged])), way.name).toBe(REFUSED);
     }
+  });
+});
+
+/**
+ * Issue 44: the session cookie on an `auth: session` route, one verdict per
+ * spelling on the three ways that take it — proxied, WebSocket upgrade (from
+ * its own origin), forward-auth. `V` is a live session's cookie value, `T`
+ * Alice's token.
+ */
+const SESSION_WAYS: Way[] = [
+  {
+    name: 'a proxied request',
+    send: (l) => exchange('/app/x', [...l, 'Connection: close']),
+    admittedFor: echoed,
+  },
+  {
+    name: 'a WebSocket upgrade',
+    send: (l) =>
+      exchange('/live/x', [
+        ...l,
+        'Origin: http://gw',
+        'Connection: Upgrade',
+        'Upgrade: websocket',
+        'Sec-WebSocket-Version: 13',
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+      ]),
+    admittedFor: (answer) =>
+      answer.status === 101 ? (sockets.upgrades.at(-1)?.['x-tenant-id'] as string) : undefined,
+  },
+  {
+    name: 'forward-auth',
+    send: (l) => exchange('/auth/verify', [...l, 'X-Original-URI: /app/x', 'Connection: close']),
+    admittedFor: (answer) => (answer.status === 200 ? answer.headers['x-tenant-id'] : undefined),
+  },
+];
+
+const N = '__Host-tg_session';
+/** Header lines, with `{v}` for the session's cookie value and `{t}` for the token, and the verdict. */
+const COOKIE_SPELLINGS: [string, string[], string][] = [
+  ['exact', [`Cookie: ${N}={v}`], ADMITTED],
+  ['among others, no spaces', [`Cookie: a=1;${N}={v};b=2`], ADMITTED],
+  ['in a second Cookie line', ['Cookie: a=1', `Cookie: ${N}={v}`], ADMITTED],
+  ['the header name in lower case', [`cookie: ${N}={v}`], ADMITTED],
+  ['quoted', [`Cookie: ${N}="{v}"`], ADMITTED],
+  ['the name in upper case (another cookie)', [`Cookie: __HOST-tg_session={v}`], NO_CREDENTIAL],
+  ['an empty value', [`Cookie: ${N}=`], NO_CREDENTIAL],
+  ['two of them in one line', [`Cookie: ${N}={v}; ${N}={v}`], REFUSED],
+  ['two of them in two lines', [`Cookie: ${N}={v}`, `Cookie: ${N}={v}`], REFUSED],
+  ['a forged secret', [`Cookie: ${N}={v}x`], REFUSED],
+  ['truncated', [`Cookie: ${N}={v:-3}`], REFUSED],
+  ['a bearer beside a forged one', ['Authorization: Bearer {t}', `Cookie: ${N}={v}x`], ADMITTED],
+  [
+    'Basic beside it',
+    [`Authorization: ${basic(ALICE.email, ALICE.password)}`, `Cookie: ${N}={v}`],
+    ADMITTED,
+  ],
+];
+
+describe.each(COOKIE_SPELLINGS)('a session cookie, %s', (_name, spelling, expected) => {
+  it(`is one verdict on every way: ${expected}`, async () => {
+    const lines = spelling.map((line) =>
+      line
+        .replaceAll('{v:-3}', session.slice(0, -3))
+        .replaceAll('{v}', session)
+        .replaceAll('{t}', token),
+    );
+    const verdicts: Record<string, string> = {};
+    for (const way of SESSION_WAYS) verdicts[way.name] = verdictOf(way, await way.send(lines));
+    expect(verdicts).toEqual(Object.fromEntries(SESSION_WAYS.map((way) => [way.name, expected])));
   });
 });

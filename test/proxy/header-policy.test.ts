@@ -733,3 +733,62 @@ describe('routingHosts', () => {
     expect(err?.code).toBe('invalid_request');
   });
 });
+
+describe('the session cookie (issue 44)', () => {
+  const policy = createHeaderPolicy(NAMES, trusted, undefined, undefined, '__Host-tg_session');
+  const SESSION: Principal = {
+    ...ALICE,
+    kind: 'session',
+    sessionId: 'ses_1',
+  } as Principal;
+
+  /** `Cookie` as Node gives it: several lines joined with "; " (RFC 6265 §5.4). */
+  const withCookie = (cookie: string) => {
+    const req = incoming([['Accept', 'text/html']]);
+    req.headers.cookie = cookie;
+    return req;
+  };
+
+  it('is removed from the forwarded Cookie, every other cookie kept in its order', () => {
+    const out = forwarded(policy, withCookie('a=1; __Host-tg_session=ses_1.s3cret; b=2;c=3'), {
+      principal: SESSION,
+    });
+    expect(out.cookie).toBe('a=1; b=2; c=3');
+  });
+
+  it('is removed in any letter case (a secret never crosses), on any route, admitted or not', () => {
+    for (const spelling of ['__HOST-tg_session', '__host-TG_SESSION', ' __Host-tg_session ']) {
+      const out = forwarded(policy, withCookie(`a=1;${spelling}=x.y`));
+      expect(out.cookie, spelling).toBe('a=1');
+    }
+  });
+
+  it('drops a Cookie header left empty', () => {
+    const out = forwarded(policy, withCookie('__Host-tg_session=ses_1.s3cret'), {
+      principal: SESSION,
+    });
+    expect(out).not.toHaveProperty('cookie');
+    expect(JSON.stringify(out)).not.toContain('s3cret');
+  });
+
+  it('leaves a Cookie without it as sent, and another policy (sessions off) strips nothing', () => {
+    expect(forwarded(policy, withCookie('a=1;b=2')).cookie).toBe('a=1;b=2');
+    const off = createHeaderPolicy(NAMES, trusted);
+    expect(forwarded(off, withCookie('__Host-tg_session=x')).cookie).toBe('__Host-tg_session=x');
+  });
+
+  it("injects a session's identity as a user's: X-User-*, no X-Client-Id", () => {
+    const out = forwarded(policy, withCookie('__Host-tg_session=x'), { principal: SESSION });
+    expect(out).toMatchObject({
+      'x-tenant-id': 'acme',
+      'x-user-id': 'u-alice',
+      'x-user-email': 'alice@example.com',
+      'x-scope': 'catalog:read catalog:write',
+    });
+    expect(out).not.toHaveProperty('x-client-id');
+    expect(policy.identityHeaders(SESSION)).toMatchObject({
+      'X-User-Id': 'u-alice',
+      'X-Client-Id': '',
+    });
+  });
+});

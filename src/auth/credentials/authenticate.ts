@@ -43,7 +43,9 @@ export interface ApiKeyPrincipal extends PrincipalBase {
 
 /**
  * Who a request acts for. The api's Bearer endpoints take tokens only; routes
- * take API keys too, and (`auth: session`) a browser session's cookie.
+ * take API keys too, and `auth: session` routes browser sessions
+ * (`session-credentials.ts`): a session's principal is a user's, with the
+ * session's id.
  */
 export type Principal = TokenPrincipal | ApiKeyPrincipal | SessionPrincipal;
 

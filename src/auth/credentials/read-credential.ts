@@ -20,6 +20,7 @@
  *   nor as another scheme's business.
  */
 import { GatewayError } from '../../errors.js';
+import { cookieValues, type CookieHeader } from '../../text/cookies.js';
 import { API_KEY_PREFIX } from '../clients/secrets.js';
 import { tokenRefused } from '../tokens/token-refusals.js';
 
@@ -47,16 +48,21 @@ export interface OtherCredential {
   readonly scheme: string;
 }
 
+/** A browser session's cookie (`sessions.cookie.name`): its value, `<session id>.<secret>`, as sent. */
+export interface SessionCredential {
+  readonly kind: 'session';
+  readonly value: string;
+}
+
 /**
- * What a request presents. Browser sessions slot in as one more member,
- * `{ kind: 'session', id }`, read from the session cookie the reader will then
- * take beside the API-key header.
+ * What a request presents. A session cookie is read only where a route takes
+ * sessions ({@link readSessionCredential}).
  */
 export type RequestCredential =
-  NoCredential | BearerCredential | ApiKeyCredential | OtherCredential;
+  NoCredential | BearerCredential | ApiKeyCredential | OtherCredential | SessionCredential;
 
 /** What a request presents where only tokens are taken (the api's Bearer endpoints, keys off). */
-export type TokenCredential = Exclude<RequestCredential, ApiKeyCredential>;
+export type TokenCredential = Exclude<RequestCredential, ApiKeyCredential | SessionCredential>;
 
 /** The one `none`: it carries nothing, so it is shared. */
 export const NO_CREDENTIAL: NoCredential = Object.freeze({ kind: 'none' });
@@ -151,6 +157,77 @@ export function readCredential(
   return credential.kind === 'bearer' && credential.token.startsWith(API_KEY_PREFIX)
     ? { kind: 'api_key', key: credential.token }
     : credential;
+}
+
+/**
+ * The credential of a request to a route that takes browser sessions
+ * (`auth: session`): a bearer token or an API key when one is sent — the
+ * cookie is then ignored, since a browser attaches the cookie to an app's own
+ * bearer requests too — else the session cookie `cookieName` when it is in
+ * the `Cookie` header(s) with a value, else none (or another scheme).
+ * Cookie names compare exactly (RFC 6265 §5.4); an empty value is no cookie.
+ * @throws GatewayError `invalid_token` (`two_cookies`) for two cookies of that
+ *   name: one may have been set by a sibling host (cookie tossing), and
+ *   picking either would let it choose the session; as {@link readCredential}
+ *   otherwise
+ */
+export function readSessionCredential(
+  authorization: string | undefined,
+  apiKey: string | undefined,
+  cookie: CookieHeader,
+  cookieName: string,
+): RequestCredential {
+  if (presentsCredential(authorization, apiKey)) return readCredential(authorization, apiKey);
+  const session = readSessionCookie(cookie, cookieName);
+  return session ?? readCredential(authorization, apiKey);
+}
+
+/**
+ * The session cookie of `Cookie` header(s), undefined when none has a value.
+ * @throws GatewayError `invalid_token` (`two_cookies`) for two of that name
+ */
+export function readSessionCookie(
+  cookie: CookieHeader,
+  cookieName: string,
+): SessionCredential | undefined {
+  if (cookie === undefined) return undefined;
+  const sole = typeof cookie === 'string' ? soleCookieValue(cookie, cookieName) : undefined;
+  if (sole !== undefined) return { kind: 'session', value: sole };
+  const values = cookieValues(cookie, cookieName);
+  if (values.length > 1) throw twoCookies();
+  const value = values[0];
+  return value === undefined || value === '' ? undefined : { kind: 'session', value };
+}
+
+/**
+ * The value of a `Cookie` header that is exactly one `name=value` pair, the
+ * name spelled exactly, the value unquoted and not empty — the steady state
+ * of a browser on an app behind the gateway — found by prefix tests, with no
+ * split; undefined for any other header, which the caller reads in full
+ * (`text/cookies.ts`): the same answer, dearer.
+ */
+export function soleCookieValue(cookie: string, name: string): string | undefined {
+  const at = name.length;
+  if (
+    cookie.length <= at + 1 ||
+    cookie.charCodeAt(at) !== EQUALS ||
+    cookie.charCodeAt(at + 1) === QUOTE ||
+    !cookie.startsWith(name) ||
+    cookie.includes(';', at)
+  )
+    return undefined;
+  return cookie.slice(at + 1);
+}
+
+const EQUALS = 61;
+const QUOTE = 34;
+
+/** A new error each time: the refusal is recorded on the request it answers. */
+function twoCookies(): GatewayError {
+  return tokenRefused(
+    'two_cookies',
+    'The request carries two session cookies; sign out and in again.',
+  );
 }
 
 /** The b64token of a header that names the Bearer scheme. */

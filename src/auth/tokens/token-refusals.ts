@@ -48,6 +48,8 @@ export const TOKEN_REFUSALS = [
   'unknown_key',
   /** An API key this instance accepted before, since removed or expired, or its client removed or expired. */
   'key_ended',
+  /** Two session cookies of the session's name (one tossed from a sibling host): refused, never one picked. */
+  'two_cookies',
 ] as const;
 
 export type TokenRefusal = (typeof TOKEN_REFUSALS)[number];

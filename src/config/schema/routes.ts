@@ -119,10 +119,10 @@ const route = z
         'where a request names its tenant: at least one of `header`, `path`, `query`, `host` when `tenant` is given',
       ),
     auth: z
-      .enum(['bearer', 'none'])
+      .enum(['bearer', 'session', 'none'])
       .default('bearer')
       .describe(
-        '`none`: a public route — no token needed, identity headers still stripped; a valid bearer token or API key sent anyway is honoured (identity set, tenant rules applied), an invalid one gets 401; another scheme (`Basic` for the upstream) passes through. Public paths inside a protected prefix: a route of their own, with the longer prefix',
+        '`session`: a browser app — the session cookie admits like a bearer token (a bearer token or API key still works, and wins when both are sent); a page load without a session is sent to `/1/sign-in`, anything else gets 401; an unsafe method with the cookie must come from the same origin (else 403 `csrf_refused`); needs `sessions.enabled` ([Browser sessions](browser-sessions.md)). `none`: a public route — no token needed, identity headers still stripped; a valid bearer token or API key sent anyway is honoured (identity set, tenant rules applied), an invalid one gets 401; another scheme (`Basic` for the upstream) passes through. Public paths inside a protected prefix: a route of their own, with the longer prefix',
       ),
     // As Envoy's `jwt_authn` does by default: the upstream never sees a replayable token it might log.
     stripAuthorization: boolean()
@@ -375,5 +375,23 @@ export function checkRouteScopesGrantable(
         });
       });
     }
+  });
+}
+
+/**
+ * A route with `auth: session` needs `sessions.enabled`: without it there is
+ * no sign-in page and no session cookie, so no browser could ever pass.
+ * Reads the whole config (`sessions`, `routes`), which may be partly invalid.
+ */
+export function checkSessionRoutes(config: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const enabled = (config['sessions'] as { enabled?: unknown } | undefined)?.enabled;
+  if (enabled === true || !Array.isArray(config['routes'])) return;
+  config['routes'].forEach((value: unknown, i) => {
+    if ((value as { auth?: unknown } | null)?.auth !== 'session') return;
+    ctx.addIssue({
+      code: 'custom',
+      path: ['routes', i, 'auth'],
+      message: 'session needs sessions.enabled: true (the sign-in page and the session cookie)',
+    });
   });
 }

@@ -1,12 +1,14 @@
 /**
  * The admission decision for proxied traffic, forward-auth and WebSocket
- * upgrades alike: authenticate the bearer, then the route's tenant types and
+ * upgrades alike: authenticate the bearer (or API key; on a session route the
+ * session cookie when neither is sent), then the route's tenant types and
  * tenant rules. One function, so the three can never give different verdicts.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Principal, PrincipalKind } from '../../auth/credentials/authenticate.js';
 import { presentsCredential } from '../../auth/credentials/read-credential.js';
 import type { AuthenticateRequest } from '../../auth/credentials/request-credentials.js';
+import type { AuthenticateSessionRequest } from '../../auth/credentials/session-credentials.js';
 import { GatewayError } from '../../errors.js';
 import { ANY_HOST, type CompiledRoute } from './routes.js';
 import type { RouteTable } from './route-table.js';
@@ -65,21 +67,29 @@ export interface Admit {
   ): Principal | Promise<Principal>;
   /** {@link anonymousAllowed}, the API-key header read where keys are on. */
   anonymous(headers: IncomingHttpHeaders, checks: readonly TenantCheck[]): boolean;
+  /** Whether the request sends a bearer token or an API key (a session cookie aside). */
+  presents(headers: IncomingHttpHeaders): boolean;
 }
 
 /**
  * @param apiKeyHeader the header an API key may come in (`apiKeys.header`),
  *   undefined while keys are off: it is then not read
+ * @param sessions what session routes take (the session cookie besides),
+ *   while `sessions.enabled`; undefined: no cookie is ever read
  */
 export function createAdmit(
   authenticate: AuthenticateRequest,
   apiKeyHeader: string | undefined,
+  sessions?: AuthenticateSessionRequest,
 ): Admit {
   const keyHeader = apiKeyHeader?.toLowerCase();
   const apiKeyOf = (headers: IncomingHttpHeaders) =>
     keyHeader === undefined ? undefined : (headers[keyHeader] as string | undefined);
   const admit = (headers: IncomingHttpHeaders, checks: readonly TenantCheck[], who: Who) => {
-    const authenticated = authenticate(headers.authorization, apiKeyOf(headers));
+    const authenticated =
+      sessions !== undefined && takesSessions(checks)
+        ? sessions(headers.authorization, apiKeyOf(headers), headers.cookie)
+        : authenticate(headers.authorization, apiKeyOf(headers));
     return authenticated instanceof Promise
       ? authenticated.then((principal) => matchTenant(principal, checks, who))
       : matchTenant(authenticated, checks, who);
@@ -87,7 +97,24 @@ export function createAdmit(
   return Object.assign(admit, {
     anonymous: (headers: IncomingHttpHeaders, checks: readonly TenantCheck[]) =>
       anonymousAllowed(headers.authorization, checks, apiKeyOf(headers)),
+    presents: (headers: IncomingHttpHeaders) =>
+      presentsCredential(headers.authorization, apiKeyOf(headers)),
   });
+}
+
+/**
+ * Whether a session cookie may admit: every reading's route takes sessions
+ * (`auth: session`) or is public, and one takes them. A reading a permissive
+ * upstream would take as a bearer-only route's path (or one under no route)
+ * needs a bearer: a cookie never reaches further than the routes that take it.
+ */
+export function takesSessions(checks: readonly TenantCheck[]): boolean {
+  let session = false;
+  for (const { route } of checks) {
+    if (route?.auth === 'session') session = true;
+    else if (route?.auth !== 'none') return false;
+  }
+  return session;
 }
 
 function matchTenant(principal: Principal, checks: readonly TenantCheck[], who: Who): Principal {

@@ -19,12 +19,14 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { Principal } from '../../auth/credentials/authenticate.js';
+import { soleCookieValue } from '../../auth/credentials/read-credential.js';
 import type { GatewayConfig } from '../../config/index.js';
 import { STRIP_HEADERS_DEFAULTS } from '../../config/schema/headers.js';
 import { GatewayError } from '../../errors.js';
 import { REQUEST_ID_HEADER } from '../../http/request-id.js';
 import { foldHeaderName, headerNameMatcher, IDENTITY_LIKE_HEADERS } from '../../header-names.js';
 import { authorizationCarriesApiKey, carriesApiKey } from './api-key-values.js';
+import { withoutCookie } from '../../text/cookies.js';
 import { checkTransferCoding } from './transfer-coding.js';
 import type { TrustCheck } from './trusted-proxies.js';
 
@@ -127,19 +129,31 @@ export interface HeaderPolicy {
   ): void;
   /** The names {@link HeaderPolicy.rewrite} sets on every request it may forward, lower-case. */
   readonly setNames: readonly string[];
+  /**
+   * While sessions are on, a request's `Cookie` as it may reach an upstream:
+   * without the session cookie ('' when nothing is left). Undefined when
+   * sessions are off or no `Cookie` was sent. For forward-auth's 200, whose
+   * ingress forwards the request itself.
+   */
+  upstreamCookie(cookie: string | undefined): string | undefined;
 }
 
 /**
  * @param apiKeyHeader the header API keys come in while they are on
  *   (`apiKeys.header`): a credential, never forwarded — in any spelling
+ * @param sessionCookie the session cookie's name while sessions are on
+ *   (`sessionCookieName(config.sessions)`): a secret, removed from every
+ *   forwarded `Cookie` header, on every route, in any letter case; the other
+ *   cookies cross in their order, and a `Cookie` left empty is dropped
  */
 export function createHeaderPolicy(
   names: IdentityHeaderNames,
   trusted: TrustCheck,
   stripHeaders: StripHeaders = STRIP_HEADERS_DEFAULTS,
   apiKeyHeader?: string,
+  sessionCookie?: string,
 ): HeaderPolicy {
-  return new Policy(names, trusted, stripHeaders, apiKeyHeader);
+  return new Policy(names, trusted, stripHeaders, apiKeyHeader, sessionCookie);
 }
 
 type RewriteOptions = Parameters<HeaderPolicy['rewrite']>[2];
@@ -164,6 +178,7 @@ class Policy implements HeaderPolicy {
     private readonly trusted: TrustCheck,
     stripHeaders: StripHeaders,
     apiKeyHeader: string | undefined,
+    private readonly sessionCookie: string | undefined,
   ) {
     const identity = Object.values(names).map(foldHeaderName);
     // X-Forwarded-* is always replaced: a trusted proxy's values are read before the strip.
@@ -188,6 +203,11 @@ class Policy implements HeaderPolicy {
       clientId: names.clientId.toLowerCase(),
     };
     this.setNames = [...Object.values(this.lower), ...ASSERTED];
+  }
+
+  upstreamCookie(cookie: string | undefined): string | undefined {
+    if (cookie === undefined || this.sessionCookie === undefined) return undefined;
+    return (withoutCookie(cookie, this.sessionCookie) as string | undefined) ?? '';
   }
 
   checkFraming(req: IncomingMessage): void {
@@ -220,14 +240,14 @@ class Policy implements HeaderPolicy {
 
   identityHeaders(p: Principal | undefined): Record<string, string> {
     const { names } = this;
-    const client = p !== undefined && p.kind !== 'user';
+    const client = p !== undefined && isClient(p) ? p : undefined;
     return {
       [names.tenantId]: p?.tenantId ?? '',
       [names.tenantType]: p?.tenantType ?? '',
-      [names.userId]: client ? '' : (p?.userId ?? ''),
+      [names.userId]: client !== undefined ? '' : (p?.userId ?? ''),
       [names.userEmail]: p?.email ?? '',
       [names.scope]: p === undefined ? '' : scopeValue(p),
-      [names.clientId]: p?.clientId ?? '',
+      [names.clientId]: client?.clientId ?? '',
     };
   }
 
@@ -267,7 +287,8 @@ class Policy implements HeaderPolicy {
     const lower = this.lower;
     const injected = [lower.tenantId, principal.tenantId, lower.tenantType, principal.tenantType];
     // A client has no user: its id goes in its own header, and no X-User-* is sent.
-    if (principal.kind !== 'user') injected.push(lower.clientId, principal.clientId ?? '');
+    // A session's principal is its user's, injected as for a user token.
+    if (isClient(principal)) injected.push(lower.clientId, principal.clientId ?? '');
     else injected.push(lower.userId, principal.userId, lower.userEmail, principal.email);
     injected.push(lower.scope, scopeValue(principal));
     this.identityOf.set(principal, injected);
@@ -288,10 +309,18 @@ class Policy implements HeaderPolicy {
     for (const name in headers) {
       if (this.stripped(name) || (listed !== undefined && listed.has(foldHeaderName(name))))
         continue;
-      const value = headers[name];
+      let value = headers[name];
       if (name === 'authorization') {
         if (stripAuthorization || authorizationCarriesApiKey(value as string)) continue;
-      } else if (carriesApiKey(value)) continue;
+      } else {
+        if (name === 'cookie' && this.sessionCookie !== undefined) {
+          // The steady state (the session cookie alone, spelled exactly) costs prefix tests.
+          if (soleCookieValue(value as string, this.sessionCookie) !== undefined) continue;
+          value = withoutCookie(value, this.sessionCookie);
+          if (value === undefined) continue;
+        }
+        if (carriesApiKey(value)) continue;
+      }
       out[name] = value;
     }
     return out;
@@ -307,6 +336,13 @@ class Policy implements HeaderPolicy {
     }
     return drop;
   }
+}
+
+/** A machine client's principal (its token or one of its API keys): no user. */
+function isClient(
+  principal: Principal,
+): principal is Exclude<Principal, { kind: 'user' | 'session' }> {
+  return principal.kind === 'client' || principal.kind === 'api_key';
 }
 
 /** The granted scopes, space-separated and sorted (empty: none). */

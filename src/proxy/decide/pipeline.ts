@@ -23,9 +23,20 @@
  *              every reading under a public route: no principal, no limit
  *              (`admit.ts` `anonymousAllowed`)
  *   admit      the credential verified (a bearer token; an API key where
- *              they are on, `auth/credentials/request-credentials.ts`), then each check's tenant types and
- *              tenant rules (`admit.ts`); the principal is written to the
- *              request's scope first, so a later refusal names it
+ *              they are on, `auth/credentials/request-credentials.ts`; on
+ *              `auth: session` routes the session cookie when neither is
+ *              sent, `auth/credentials/session-credentials.ts`), then each
+ *              check's tenant types and tenant rules (`admit.ts`); the
+ *              principal is written to the request's scope first, so a later
+ *              refusal names it
+ *   sign in?   refused on a session route, a page load without a session
+ *              (or with an ended one) is sent to sign in instead: 302 to
+ *              `/1/sign-in?return_to=…` (`sign-in-redirect.ts`); not on
+ *              forward-auth, whose ingress redirects on 401
+ *   origin     a request a session cookie admitted that may change
+ *              something (an unsafe method, a WebSocket upgrade) must come
+ *              from the same origin, else 403 `csrf_refused`
+ *              (`session-origin.ts`, `request-origin.ts`)
  *   scopes     each check's route: the scopes it requires for the method
  *              (forward-auth: each original method, `verify-request.ts`
  *              `originalMethods`) must all be the token's, else 403
@@ -48,12 +59,15 @@ import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../../auth/credentials/authenticate.js';
 import { GatewayError } from '../../errors.js';
 import { authorizationCarriesApiKey } from './api-key-values.js';
-import { tenantChecks, type Admit, type TenantCheck, type Who } from './admit.js';
+import { takesSessions, tenantChecks, type Admit, type TenantCheck, type Who } from './admit.js';
 import type { HeaderPolicy } from './header-policy.js';
 import type { NormalisedTarget } from './normalise-path.js';
 import type { RouteRateLimit } from '../rate-limits/rate-policy.js';
 import type { RouteRateLimits } from '../rate-limits/route-rate-limits.js';
+import type { RequestOrigin } from './request-origin.js';
 import { demandScopes } from './route-scopes.js';
+import { checkSessionOrigin } from './session-origin.js';
+import { signInInstead } from './sign-in-redirect.js';
 import type { RouteTable } from './route-table.js';
 import {
   ANY_HOST,
@@ -71,6 +85,8 @@ import { originalHosts, originalMethods, originalRequestViews } from './verify-r
 export interface AdmissionSettings {
   routes: RouteTable<CompiledRoute>;
   headers: HeaderPolicy;
+  /** The origin a request is addressed to, for the CSRF rule of session-admitted requests. */
+  origin: RequestOrigin;
 }
 
 /** What admits: the bearer's check and the routes' buckets, made once at start. */
@@ -145,27 +161,63 @@ export function decide(
       ? originalRequestChecks(routes, req, target)
       : tenantChecks(routes, requestView(req.rawHeaders, target.path, target.query), route, hosts);
   if (admission.admit.anonymous(req.headers, checks)) return undefined;
-  const admitted = admission.admit(req.headers, checks, who);
   const methods = route === undefined ? originalMethods(req, target.path) : (req.method ?? 'GET');
-  if (admitted instanceof Promise) {
-    return admitted.then((principal) => authorized(admission, route, checks, methods, principal));
+  let admitted: Principal | Promise<Principal>;
+  try {
+    admitted = admission.admit(req.headers, checks, who);
+  } catch (err) {
+    throw signInFirst(admission, req, route, checks, methods, err);
   }
-  return authorized(admission, route, checks, methods, admitted);
+  if (admitted instanceof Promise) {
+    return admitted.then(
+      (principal) => authorized(admission, req, target, route, checks, methods, principal),
+      (err: unknown) => {
+        throw signInFirst(admission, req, route, checks, methods, err);
+      },
+    );
+  }
+  return authorized(admission, req, target, route, checks, methods, admitted);
 }
 
 /**
- * After admit: the scopes each check's route requires for the method (or
- * every original method), then one token from the route's buckets.
+ * A refusal of admit, or — where the session cookie was read — the redirect
+ * to sign in that replaces it for a page load (`sign-in-redirect.ts`);
+ * forward-auth (`route` undefined) keeps its 401 and names the sign-in.
+ */
+function signInFirst(
+  admission: Admission,
+  req: IncomingMessage,
+  route: ProxiedRoute | undefined,
+  checks: readonly TenantCheck[],
+  methods: string | readonly string[],
+  err: unknown,
+): unknown {
+  const first = checks[0];
+  if (first === undefined || !takesSessions(checks)) return err;
+  const presented = admission.admit.presents(req.headers);
+  return signInInstead(err, req, first.view, methods, presented, route === undefined);
+}
+
+/**
+ * After admit: for a session, the same-origin rule (forward-auth: of the
+ * original request); the scopes each check's route requires for the method
+ * (or every original method), then one token from the route's buckets.
  * Forward-auth takes no token from them: the ingress forwards.
- * @throws GatewayError `insufficient_scope`
+ * @throws GatewayError `csrf_refused`, `insufficient_scope`
  */
 function authorized(
   admission: Admission,
+  req: IncomingMessage,
+  target: NormalisedTarget,
   route: ProxiedRoute | undefined,
   checks: readonly TenantCheck[],
   methods: string | readonly string[],
   principal: Principal,
 ): Principal | Promise<Principal> {
+  if (principal.kind === 'session') {
+    const own = admission.settings.origin(req, route === undefined ? target.path : undefined);
+    checkSessionOrigin(req, methods, own);
+  }
   for (const check of checks) {
     const scopes = check.route?.scopes;
     if (scopes === undefined) continue;
@@ -234,18 +286,23 @@ export function rewriteForUpstream(
  * this answer (issue 42: a key never reaches an upstream): one this answer
  * lacks, it removes (nginx `auth_request_set`, ingress-nginx
  * `auth-response-headers`, Traefik `authResponseHeaders`). The API-key header
- * is never answered.
+ * is never answered. While sessions are on, a request's `Cookie` is answered
+ * without the session cookie (issue 44: its value is a secret; '' when
+ * nothing is left), for the ingress to forward instead of the client's.
  */
 export function verifiedHeaders(
   headers: HeaderPolicy,
   principal: Verdict,
   authorization: string | undefined,
+  cookie?: string,
 ): Record<string, string> {
   const answer: Record<string, string> = {
     ...headers.identityHeaders(principal),
     'cache-control': 'no-store',
     'content-length': '0',
   };
+  const upstreamCookie = headers.upstreamCookie(cookie);
+  if (upstreamCookie !== undefined) answer.cookie = upstreamCookie;
   if (
     authorization !== undefined &&
     principal?.kind !== 'api_key' &&

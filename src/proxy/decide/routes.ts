@@ -27,8 +27,11 @@ export interface CompiledRoute {
   /** The longest silence within the upstream's response body; 0: none. */
   bodyIdleTimeoutMs: number;
   stripAuthorization: boolean;
-  /** `none`: public (see {@link anonymousAllowed}). */
-  auth: 'bearer' | 'none';
+  /**
+   * `none`: public (see {@link anonymousAllowed}); `session`: the session
+   * cookie admits too (`auth/credentials/session-credentials.ts`).
+   */
+  auth: 'bearer' | 'session' | 'none';
   /** @throws GatewayError `tenant_mismatch` */
   checkTenant: TenantRule;
   /** The tenant types this route admits; undefined: any. */
