@@ -26,7 +26,7 @@ const described = (description: string) => z.string().meta({ description });
 export const SignInPage = z.string().register(answerShapes, {
   id: 'SignInPage',
   description:
-    "An HTML page without script (CSP `default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'`), never cached.",
+    "An HTML page without script (CSP `default-src 'none'; style-src 'self'; form-action 'self' https:; frame-ancestors 'none'`), never cached.",
 });
 
 const PAGE_HEADERS: Json = {

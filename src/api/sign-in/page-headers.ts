@@ -12,7 +12,7 @@ import type { ApiContext } from '../state.js';
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/html; charset=utf-8',
   'content-security-policy':
-    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self' https:; frame-ancestors 'none'; base-uri 'none'",
   'x-frame-options': 'DENY',
   'cache-control': 'no-store',
   'referrer-policy': 'same-origin',

@@ -29,7 +29,7 @@ import {
 } from '../../support/sign-in-page.js';
 
 const CSP =
-  "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+  "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self' https:; frame-ancestors 'none'; base-uri 'none'";
 /** Signed up in `beforeAll`: one tenant (its personal one), for the lockout. */
 const CAROL = { email: 'carol@example.com', password: 'carol-password-1' };
 const DAVE = { email: 'dave@example.com', password: 'dave-password-1' };
