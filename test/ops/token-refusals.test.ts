@@ -13,7 +13,10 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:cry
 import { setTimeout as delay } from 'node:timers/promises';
 import { SignJWT, type JWTPayload } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { secretDigest } from '../../src/auth/sessions/session-cookie-value.js';
 import { TOKEN_REFUSALS, type TokenRefusal } from '../../src/auth/tokens/token-refusals.js';
+import type { BrowserSessionRecord } from '../../src/store/browser-sessions.js';
 import { fixtureSuite } from '../support/fixture-suite.js';
 import { adminUrlOf, basic, bearer } from '../support/gateway.js';
 import { ALICE, tokenFor } from '../support/identity-fixture.js';
@@ -310,7 +313,13 @@ const CASES: Case[] = [
 ];
 
 /** Reasons proven by a case of their own below, not by a bearer: a cookie's. */
-const COOKIE_CASES: TokenRefusal[] = ['two_cookies'];
+const COOKIE_CASES: TokenRefusal[] = [
+  'two_cookies',
+  'session_unknown',
+  'session_secret',
+  'session_idle',
+  'session_expired',
+];
 
 /** One answer, as the client saw it, and the request id to find its log line by. */
 interface Answer {
@@ -392,6 +401,124 @@ async function refusalCounts(): Promise<Record<string, number>> {
   );
 }
 
+/** The three ways a session cookie reaches the gateway, each sending its own `Cookie` line. */
+function cookieWays(): [string, (cookie: string) => Promise<Answer>, string][] {
+  return [
+    ['proxy', (cookie) => fetchAnswer('/app/x', undefined, { cookie }), 'request'],
+    [
+      'forward-auth',
+      (cookie) => fetchAnswer('/auth/verify', undefined, { cookie, 'x-original-uri': '/app/x' }),
+      'request',
+    ],
+    [
+      'websocket upgrade',
+      async (cookie) => {
+        const raw = await rawUpgrade(s.gw.url, '/app/ws', [`Cookie: ${cookie}`], 'close');
+        const [head = '', body = ''] = raw.split('\r\n\r\n');
+        const header = (name: string) =>
+          new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1] ?? null;
+        return {
+          status: Number(head.split(' ')[1]),
+          body,
+          challenge: header('www-authenticate'),
+          requestId: header('x-request-id') ?? '',
+        };
+      },
+      'upgrade refused',
+    ],
+  ];
+}
+
+/** Each way refuses its cookie (of `cookies()`, one per way) with `reason` in the log and the metric only. */
+async function expectCookieRefusals(
+  reason: TokenRefusal,
+  description: string,
+  cookies: () => string[] | Promise<string[]>,
+): Promise<void> {
+  const lines = await cookies();
+  for (const [i, [way, send, msg]] of cookieWays().entries()) {
+    const before = await refusalCounts();
+    const answer = await send(lines[i] as string);
+    expect({ way, status: answer.status, body: JSON.parse(answer.body) as unknown }).toEqual({
+      way,
+      status: 401,
+      body: { error: 'invalid_token', error_description: description },
+    });
+    expect(answer.challenge).toBe('Bearer error="invalid_token"');
+    expect(await lineOf(s.lines, answer.requestId, msg), way).toMatchObject({
+      status: 401,
+      reason: 'invalid_token',
+      tokenRefusal: reason,
+    });
+    await delay(20);
+    const after = await refusalCounts();
+    expect(after[reason], way).toBe((before[reason] as number) + 1);
+  }
+}
+
+const b64url = (bytes: number) => randomBytes(bytes).toString('base64url');
+
+/** A real session of Alice's at acme: its record, to copy from. */
+async function aliceSession(): Promise<BrowserSessionRecord> {
+  const user = await s.gw.gateway.store.users.findUserByEmail(ALICE.email);
+  const started = await s.gw.gateway.browserSessions.start({
+    userId: user?.id as string,
+    tenantId: 'acme',
+    userAgent: 'test',
+    ip: '127.0.0.1',
+  });
+  return started.session;
+}
+
+/** A session stored as `changes` say, with a secret of its own: its cookie line. */
+async function storedSession(changes: Partial<BrowserSessionRecord>): Promise<string> {
+  const secret = b64url(32);
+  const record = {
+    ...(await aliceSession()),
+    sessionId: `ses_${b64url(16)}`,
+    digest: secretDigest(secret),
+    ...changes,
+  };
+  await s.gw.gateway.store.browserSessions.createBrowserSession(record);
+  return `__Host-tg_session=${record.sessionId}.${secret}`;
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+const SESSION_CASES: { reason: TokenRefusal; cookies: () => Promise<string[]> }[] = [
+  {
+    reason: 'session_unknown',
+    cookies: async () => [0, 1, 2].map(() => `__Host-tg_session=ses_${b64url(16)}.${b64url(32)}`),
+  },
+  {
+    reason: 'session_secret',
+    cookies: async () => {
+      const { sessionId } = await aliceSession();
+      return [0, 1, 2].map(() => `__Host-tg_session=${sessionId}.${b64url(32)}`);
+    },
+  },
+  {
+    // Unused for longer than sessions.idleTimeoutSeconds (28,800 s by default) everywhere.
+    reason: 'session_idle',
+    cookies: () =>
+      Promise.all([0, 1, 2].map(() => storedSession({ lastSeenAt: nowSeconds() - 30_000 }))),
+  },
+  {
+    // Admitted while alive (this instance keeps it), refused once its absolute end passed.
+    reason: 'session_expired',
+    cookies: async () => {
+      const end = nowSeconds() + 2;
+      const lines = await Promise.all(
+        [0, 1, 2].map(() => storedSession({ absoluteExpiresAt: end })),
+      );
+      for (const cookie of lines)
+        expect((await fetch(`${s.gw.url}/app/x`, { headers: { cookie } })).status).toBe(200);
+      await delay(Math.max(0, end * 1000 - Date.now()) + 50);
+      return lines;
+    },
+  },
+];
+
 describe('a refused token says why in the log and the metric, and nothing more to the client', () => {
   it('exports every reason from the start, at 0 before any refusal', async () => {
     const samples = await scrape(adminUrlOf(s.gw));
@@ -412,52 +539,19 @@ describe('a refused token says why in the log and the metric, and nothing more t
 
   it('two session cookies on a session route (issue 44): two_cookies', async () => {
     const cookie = '__Host-tg_session=ses_a.x; __Host-tg_session=ses_b.y';
-    const sends: [string, () => Promise<Answer>, string][] = [
-      ['proxy', () => fetchAnswer('/app/x', undefined, { cookie }), 'request'],
-      [
-        'forward-auth',
-        () => fetchAnswer('/auth/verify', undefined, { cookie, 'x-original-uri': '/app/x' }),
-        'request',
-      ],
-      [
-        'websocket upgrade',
-        async () => {
-          const raw = await rawUpgrade(s.gw.url, '/app/ws', [`Cookie: ${cookie}`], 'close');
-          const [head = '', body = ''] = raw.split('\r\n\r\n');
-          const header = (name: string) =>
-            new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1] ?? null;
-          return {
-            status: Number(head.split(' ')[1]),
-            body,
-            challenge: header('www-authenticate'),
-            requestId: header('x-request-id') ?? '',
-          };
-        },
-        'upgrade refused',
-      ],
-    ];
-    for (const [way, send, msg] of sends) {
-      const before = await refusalCounts();
-      const answer = await send();
-      expect({ way, status: answer.status, body: JSON.parse(answer.body) as unknown }).toEqual({
-        way,
-        status: 401,
-        body: {
-          error: 'invalid_token',
-          error_description: 'The request carries two session cookies; sign out and in again.',
-        },
-      });
-      expect(answer.challenge).toBe('Bearer error="invalid_token"');
-      expect(await lineOf(s.lines, answer.requestId, msg), way).toMatchObject({
-        status: 401,
-        reason: 'invalid_token',
-        tokenRefusal: 'two_cookies',
-      });
-      await delay(20);
-      const after = await refusalCounts();
-      expect(after.two_cookies, way).toBe((before.two_cookies as number) + 1);
-    }
+    await expectCookieRefusals(
+      'two_cookies',
+      'The request carries two session cookies; sign out and in again.',
+      () => [cookie, cookie, cookie],
+    );
   });
+
+  it.each(SESSION_CASES)(
+    'a session cookie on a session route (issue 44): $reason',
+    async ({ reason, cookies }) => {
+      await expectCookieRefusals(reason, 'The session is not valid; sign in again.', cookies);
+    },
+  );
 
   it.each(CASES)('$name: $reason', async ({ reason, description, authorization: make, apiKey }) => {
     const authorization = await make();

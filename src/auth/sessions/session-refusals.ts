@@ -7,21 +7,17 @@
  * `malformed` for a value not of the cookie's shape.
  */
 import { GatewayError } from '../../errors.js';
+import type { TokenRefusal } from '../tokens/token-refusals.js';
 
-/** The reasons only a session has. */
-export const SESSION_REFUSALS = [
-  /** No such session: never begun, ended and removed, or past its absolute end (the store forgot it). */
-  'session_unknown',
-  /** The id names a session, but the secret is not its secret. */
-  'session_secret',
-  /** Unused for `sessions.idleTimeoutSeconds` (on any instance). */
-  'session_idle',
-  /** Past `sessions.absoluteTimeoutSeconds` after its sign-in. */
-  'session_expired',
-] as const;
-
-/** A reason only a session is refused for (the `detail` of its `invalid_token`). */
-export type SessionRefusal = (typeof SESSION_REFUSALS)[number];
+/**
+ * A reason only a session is refused for (the `detail` of its `invalid_token`):
+ * in the one list of refusal reasons (`TOKEN_REFUSALS`), so the access log's
+ * `tokenRefusal` and `tenant_gateway_token_refusals_total{reason}` name it.
+ */
+export type SessionRefusal = Extract<
+  TokenRefusal,
+  'session_unknown' | 'session_secret' | 'session_idle' | 'session_expired'
+>;
 
 /** The `invalid_token` refusal of a session, with why for the log. */
 export function sessionRefused(reason: SessionRefusal | 'malformed'): GatewayError {

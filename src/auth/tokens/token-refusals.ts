@@ -50,6 +50,14 @@ export const TOKEN_REFUSALS = [
   'key_ended',
   /** Two session cookies of the session's name (one tossed from a sibling host): refused, never one picked. */
   'two_cookies',
+  /** A session cookie naming no session: never begun, ended and removed, or past its absolute end. */
+  'session_unknown',
+  /** A session cookie whose id names a session, with a secret that is not its secret. */
+  'session_secret',
+  /** A session unused for `sessions.idleTimeoutSeconds` (on any instance). */
+  'session_idle',
+  /** A session past `sessions.absoluteTimeoutSeconds` after its sign-in. */
+  'session_expired',
 ] as const;
 
 export type TokenRefusal = (typeof TOKEN_REFUSALS)[number];
