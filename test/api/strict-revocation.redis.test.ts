@@ -81,7 +81,10 @@ function useSlowInstance(revocation: Record<string, unknown>, trusted = false) {
     t.a = t.fx.gw;
     if (trusted) await waitUntilTrusted(t.a);
     t.relay = await startTcpRelay(t.fx.redis.port, { delayMs: ONE_WAY_DELAY_MS });
-    t.slow = await startBehind(t.fx, t.relay);
+    // A far but healthy instance: its link's 400 ms round trip, not a starved test
+    // worker's relay, is the subject, so its commands may take longer than the 1 s default
+    // (CI once saw a logout on it answer 503 with the machine loaded).
+    t.slow = await startGatewayBehind(t.fx, t.relay, { redis: { commandTimeoutMs: 3000 } });
   }, 60_000);
   afterAll(async () => {
     await t.slow?.close();
