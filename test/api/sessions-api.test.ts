@@ -7,25 +7,18 @@
  * refused.
  */
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { basic, bearer } from '../support/gateway.js';
 import { expectError } from '../support/expect-error.js';
 import { clientToken, makeClient } from '../support/machine-client.js';
-import {
-  ALICE,
-  BOB,
-  startMemoryIdentityFixture,
-  type IdentityFixture,
-} from '../support/identity-fixture.js';
+import { ALICE, BOB } from '../support/identity-fixture.js';
+import { fixtureSuite } from '../support/fixture-suite.js';
 
-let fx: IdentityFixture;
+const s = fixtureSuite({}, () => ({ tokens: { refresh: { enabled: true } } }));
 let url: string;
-
-beforeAll(async () => {
-  fx = await startMemoryIdentityFixture({ tokens: { refresh: { enabled: true } } });
-  url = fx.gw.url;
+beforeAll(() => {
+  url = s.gw.url;
 });
-afterAll(() => fx.close());
 
 interface Login {
   access_token: string;
@@ -134,7 +127,7 @@ describe('GET /1/sessions with a bearer token', () => {
   it('refuses no credential, a bad token, and a machine client', async () => {
     await expectError(await fetch(`${url}/1/sessions`), 401, 'invalid_token');
     await expectError(await list('x.y.z'), 401, 'invalid_token');
-    const machine = await makeClient(fx.gw.gateway.store, 'acme', []);
+    const machine = await makeClient(s.gw.gateway.store, 'acme', []);
     const token = await clientToken(url, machine);
     await expectError(await list(token), 403, 'forbidden');
     await expectError(await end(token, 'aaaaaaaaaaaaaaaaaaaaaaaaaa'), 403, 'forbidden');

@@ -321,30 +321,6 @@ describe('the steady state', () => {
     }
   });
 
-  it('a last use the store does not take changes no verdict, and is logged without the secret', async () => {
-    const failing: Store = {
-      ...w.store,
-      browserSessions: {
-        ...w.store.browserSessions,
-        touchBrowserSession: () => Promise.reject(new Error('the store is down')),
-      },
-    };
-    const sink = lineSink();
-    const c = instance(w, failing, sink.stream);
-    try {
-      const { cookieValue, session } = await start();
-      advance(61);
-      expect(await refusal(cookieValue, c)).toBe('accepted');
-      await settled();
-      expect(await refusal(cookieValue, c)).toBe('accepted');
-      const warned = sink.lines.filter((l) => String(l.msg).includes('last use not written'));
-      expect(warned).toMatchObject([{ sessionId: session.sessionId }]);
-      expect(JSON.stringify(sink.lines)).not.toContain(cookieValue.split('.')[1]);
-    } finally {
-      await c.guard.close();
-    }
-  });
-
   it("takes the role's scopes of the live config (a reload)", async () => {
     const { cookieValue } = await start(w.bob);
     expect((await principal(cookieValue)).scopes).toEqual(['orders:read']);
