@@ -24,14 +24,12 @@ import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserSessionRecord } from '../../src/store/browser-sessions.js';
 import type { Store } from '../../src/store/types.js';
-import { bearerJson } from '../support/gateway.js';
 import { fixtureSuite } from '../support/fixture-suite.js';
-import { ALICE, BOB, tokenFor } from '../support/identity-fixture.js';
 import type { TestIdp } from '../support/oidc-idp.js';
 import { callback, throughIdp } from '../support/sso-sign-in.js';
 import { loopbackSso, useTestIdps } from '../support/test-idps.js';
 import { ACME_CLIENT, GLOBEX_CLIENT } from '../support/token-exchange.js';
-import { verifyDomains } from '../support/verified-domains.js';
+import { setCompanyIdps } from '../support/company-idps.js';
 
 const LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 const COOKIE = 'tg_session';
@@ -76,21 +74,7 @@ beforeAll(async () => {
     idp.allowRedirectUri(`${s.gw.url}/1/sso/callback`);
     idp.setBackchannelLogoutUri(`${s.gw.url}/1/sso/backchannel-logout`);
   }
-  await verifyDomains(store(), 'acme', ['acme.test']);
-  await verifyDomains(store(), 'globex', ['globex.test']);
-  for (const [tenant, who, idp, client, domain] of [
-    ['acme', ALICE, idps.acme, ACME_CLIENT, 'acme.test'],
-    ['globex', BOB, idps.globex, GLOBEX_CLIENT, 'globex.test'],
-  ] as const) {
-    const admin = await tokenFor(s.gw.url, who, tenant);
-    const put = await bearerJson(s.gw.url, 'PUT', `/1/tenants/${tenant}/idp`, admin.access_token, {
-      issuer: idp.issuer,
-      client_id: client.clientId,
-      client_secret: client.clientSecret,
-      domains: [domain],
-    });
-    expect(put.status).toBe(201);
-  }
+  await setCompanyIdps(s.gw.url, store(), idps);
 }, 60_000);
 
 const signInUrl = (query: Record<string, string>) =>
@@ -197,7 +181,6 @@ describe('sign-in with the company IdP into a browser session', () => {
       }
       expect(idps.globex.requests.get('/auth') ?? 0).toBe(before);
     } finally {
-      await verifyDomains(store(), 'globex', ['globex.test']);
     }
   });
 });

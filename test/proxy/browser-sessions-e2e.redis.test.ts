@@ -26,15 +26,15 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBrowser, startPageOrigin, type PageOrigin } from '../support/browser.js';
-import { basic, bearerJson, type TestGateway } from '../support/gateway.js';
-import { ALICE, BOB, tokenFor } from '../support/identity-fixture.js';
+import { basic, type TestGateway } from '../support/gateway.js';
+import { ALICE, BOB } from '../support/identity-fixture.js';
 import type { TestIdp } from '../support/oidc-idp.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 import { loopbackSso, useTestIdps } from '../support/test-idps.js';
 import { ACME_CLIENT, GLOBEX_CLIENT } from '../support/token-exchange.js';
 import { useTwoInstances } from '../support/two-instances.js';
 import { startUpstream, type Upstream } from '../support/upstream.js';
-import { verifyDomains } from '../support/verified-domains.js';
+import { setCompanyIdps } from '../support/company-idps.js';
 
 const COOKIE = 'tg_session';
 
@@ -109,25 +109,11 @@ const t = useTwoInstances(
 /** acme's and globex's admins set their IdPs; the IdPs know both instances' callbacks. */
 beforeAll(async () => {
   const store = t.a.gateway.store;
-  await verifyDomains(store, 'acme', ['acme.test']);
-  await verifyDomains(store, 'globex', ['globex.test']);
   for (const idp of [idps.acme, idps.globex]) {
     for (const gw of [t.a, t.b]) idp.allowRedirectUri(`${gw.url}/1/sso/callback`);
     idp.setBackchannelLogoutUri(`${t.a.url}/1/sso/backchannel-logout`);
   }
-  for (const [tenant, admin, idp, client, domain] of [
-    ['acme', ALICE, idps.acme, ACME_CLIENT, 'acme.test'],
-    ['globex', BOB, idps.globex, GLOBEX_CLIENT, 'globex.test'],
-  ] as const) {
-    const { access_token } = await tokenFor(t.a.url, admin, tenant);
-    const put = await bearerJson(t.a.url, 'PUT', `/1/tenants/${tenant}/idp`, access_token, {
-      issuer: idp.issuer,
-      client_id: client.clientId,
-      client_secret: client.clientSecret,
-      domains: [domain],
-    });
-    expect(put.status).toBe(201);
-  }
+  await setCompanyIdps(t.a.url, store, idps);
 }, 60_000);
 
 async function withBrowser<T>(
