@@ -17,6 +17,8 @@ import { cors } from './schema/cors.js';
 import { demo } from './schema/demo.js';
 import { identityHeaders, stripHeaders, trustedProxies } from './schema/headers.js';
 import { passwords, revocation, seed, signup, tokens } from './schema/identity.js';
+import { checkMail, mail } from './schema/mail.js';
+import { checkMfa, mfa } from './schema/mfa.js';
 import { publicUrl } from './schema/public-url.js';
 import { limits, rateLimits, upstreamPool } from './schema/limits.js';
 import { admin, checkListeners, forwardAuth, listen } from './schema/listeners.js';
@@ -43,6 +45,8 @@ export const configSchema = z
     tokens,
     revocation,
     signup,
+    mail,
+    mfa,
     passwords,
     limits,
     audit,
@@ -75,6 +79,8 @@ export const configSchema = z
       checkApiKeyHeader(config, ctx);
       checkListeners(config, ctx);
       checkTimeouts(config.server, config.limits, ctx);
+      checkMail(config, ctx);
+      checkMfa(config, ctx);
     },
     { when: () => true },
   );

@@ -43,6 +43,7 @@ import {
 import type { KeyRing } from '../auth/tokens/tokens.js';
 import { createTokenVerifier, type TokenVerifier } from '../auth/tokens/verified-tokens.js';
 import type { GatewayConfig } from '../config/index.js';
+import { createMailer, type Mailer, type MailKind, type MailOutcome } from '../mail/mailer.js';
 import { timeStore, type StoreCallObserver, type TraceStep } from '../ops/timed-store.js';
 import { createMemoryStore, createRedisStore, redisForDisplay } from '../store/index.js';
 import type { Store } from '../store/types.js';
@@ -82,6 +83,11 @@ export interface Core {
   idpSecrets: SecretSealer | undefined;
   /** TXT records for tenants' domain verification, through `sso.dnsServers` (else the system's). */
   lookupTxt: TxtLookup;
+  /**
+   * A serving gateway's outgoing mail (`mail`); undefined without `mail` or
+   * in a CLI command (no command sends mail).
+   */
+  mailer: Mailer | undefined;
   /** Stops the session watch, the password pool and the store. */
   close(): Promise<void>;
 }
@@ -96,6 +102,8 @@ export interface CoreObservers {
   revocationConfirmed?: ConfirmationObserver;
   /** An audit event the store did not take. */
   auditWriteFailure?: () => void;
+  /** A mail sent or given up. */
+  mail?: (kind: MailKind, outcome: MailOutcome) => void;
 }
 
 /** How the core is built besides its config. */
@@ -158,6 +166,7 @@ export async function createCore(
         : undefined;
     if (apiKeys !== undefined) closers.push(() => apiKeys.close());
     const authenticateRequest = createRequestAuthenticator(authenticate, apiKeys);
+    const mailer = serving ? mailerOf(config, log, observers, closers) : undefined;
     const browserSessions = browserSessionsOf(
       config,
       { store, guard: sessions, roleScopes, audit, log },
@@ -180,12 +189,26 @@ export async function createCore(
       audit,
       idpSecrets,
       lookupTxt: txtLookupOf(config),
+      mailer,
       close,
     };
   } catch (err) {
     await close();
     throw err;
   }
+}
+
+/** The mailer of `mail`; undefined without it. */
+function mailerOf(
+  config: GatewayConfig,
+  log: Logger,
+  observers: CoreObservers | undefined,
+  closers: (() => unknown)[],
+): Mailer | undefined {
+  if (config.mail === undefined) return undefined;
+  const mailer = createMailer({ config: config.mail, log, onOutcome: observers?.mail });
+  closers.push(() => mailer.close());
+  return mailer;
 }
 
 /** The bcrypt pool of `passwords` (started at once when serving, else at its first use). */

@@ -25,6 +25,7 @@ export async function buildCore(
     step: tracing?.step,
     revocationConfirmed: (seconds, fenced) => metrics.revocationConfirmed(seconds, fenced),
     auditWriteFailure: () => metrics.auditWriteFailure(),
+    mail: (kind, outcome) => metrics.mail(kind, outcome),
   };
   const core = await createCore(config, log, observers, { serving: true });
   core.sessions.watch({ onEvent: (event) => metrics.sessionEvent(event.kind), onLive: () => {} });

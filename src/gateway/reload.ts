@@ -34,6 +34,10 @@ export const ON_RELOAD: Readonly<Record<keyof GatewayConfig, 'live' | 'restart'>
   tokens: 'restart',
   revocation: 'restart',
   signup: 'restart',
+  // The mailer (its SMTP connection pool) is built at start.
+  mail: 'restart',
+  // The second-factor routes and checks are built at start.
+  mfa: 'restart',
   passwords: 'restart',
   limits: 'restart',
   audit: 'restart',

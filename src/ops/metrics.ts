@@ -13,6 +13,7 @@ import { TOKEN_REFUSALS, type TokenRefusal } from '../auth/tokens/token-refusals
 import { BatchedHistogram, type Series } from './batched-histogram.js';
 import { registerMemoryLimits } from './memory-limits.js';
 import { SIGN_IN_OUTCOMES, type SignInOutcome } from './sign-in-outcomes.js';
+import { MAIL_KINDS, type MailKind, type MailOutcome } from '../mail/mailer.js';
 import { createRequestMetrics, DURATION_BUCKETS, type RequestRecord } from './request-metrics.js';
 
 export type { RequestRecord } from './request-metrics.js';
@@ -75,6 +76,8 @@ export interface Metrics {
   auditWriteFailure(): void;
   /** A rate-limit reconcile that reached no bucket's store (limits held in process meanwhile). */
   rateLimitReconcileFailed(): void;
+  /** A mail's end: sent, or given up after its last attempt (`mail/mailer.ts`). */
+  mail(kind: MailKind, outcome: MailOutcome): void;
 }
 
 /** How long the store may take to answer the scrape's ping before it counts as down. */
@@ -133,6 +136,7 @@ export function createMetrics(sources: MetricSources): Metrics {
     revocationConfirmed: (seconds, fenced) =>
       confirmations.observe({ fenced: fenced ? 'true' : 'false' }, seconds),
     auditWriteFailure: () => counters.auditWriteFailures.inc(),
+    mail: (kind, outcome) => counters.mails.inc({ kind, outcome }),
     rateLimitReconcileFailed: () => counters.reconcileFailures.inc(),
   };
 }
@@ -210,6 +214,48 @@ function registerCounters(registry: Registry) {
     registers: [registry],
   });
   for (const outcome of REFRESH_OUTCOMES) refreshes.inc({ outcome }, 0);
+  const logins = registerLoginCounters(registry);
+  const tokenRefusals = new Counter({
+    name: 'tenant_gateway_token_refusals_total',
+    help: 'Requests refused invalid_token (proxy, WebSocket upgrade, forward-auth, api) by why: missing, not_bearer, malformed, bad_signature, unknown_kid, wrong_alg, wrong_issuer, wrong_audience, wrong_type, expired, not_yet_valid, issued_in_future, claims, revoked, session_ended, membership_ended, unknown_user.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  // Every reason exported from the start: a series that first appears at 1 shows no increase.
+  for (const reason of TOKEN_REFUSALS) tokenRefusals.inc({ reason }, 0);
+  const auditWriteFailures = new Counter({
+    name: 'tenant_gateway_audit_write_failures_total',
+    help: 'Audit events the store did not take (each is still in the log, with the reason).',
+    registers: [registry],
+  });
+  const reconcileFailures = new Counter({
+    name: 'tenant_gateway_rate_limit_reconcile_failures_total',
+    help: 'Rate-limit reconciles that could not reach the store; meanwhile each instance limits alone at its last known share.',
+    registers: [registry],
+  });
+  reconcileFailures.inc(0);
+  const mails = registerMailCounter(registry);
+  const sessionEvents = new Counter({
+    name: 'tenant_gateway_session_events_total',
+    help: 'Session events this instance received, by kind (session-ended, token-revoked, membership-removed, membership-added).',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
+  return {
+    upgrades,
+    tokens,
+    refreshes,
+    ...logins,
+    tokenRefusals,
+    auditWriteFailures,
+    reconcileFailures,
+    mails,
+    sessionEvents,
+  };
+}
+
+/** Sign-ins and logins by outcome: the IdP exchanges, the sign-in page, refused Basic logins. */
+function registerLoginCounters(registry: Registry) {
   const federatedSignIns = new Counter({
     name: 'tenant_gateway_federated_sign_ins_total',
     help: "Token exchanges of a tenant's identity provider's ID token, by outcome: signed_in, user_created, member_joined, unavailable (the provider, or the store, unreachable: 503), or why it was refused (no_provider, foreign_issuer, unknown_issuer, malformed, algorithm, unknown_key, bad_signature, expired, audience, claims, email_not_verified, domain_not_allowed, user_disabled, not_linked).",
@@ -230,43 +276,20 @@ function registerCounters(registry: Registry) {
     labelNames: ['reason'] as const,
     registers: [registry],
   });
-  const tokenRefusals = new Counter({
-    name: 'tenant_gateway_token_refusals_total',
-    help: 'Requests refused invalid_token (proxy, WebSocket upgrade, forward-auth, api) by why: missing, not_bearer, malformed, bad_signature, unknown_kid, wrong_alg, wrong_issuer, wrong_audience, wrong_type, expired, not_yet_valid, issued_in_future, claims, revoked, session_ended, membership_ended, unknown_user.',
-    labelNames: ['reason'] as const,
+  return { federatedSignIns, signIns, loginFailures };
+}
+
+/** Mails sent or given up, by kind; every pair exported from the start at 0. */
+function registerMailCounter(registry: Registry) {
+  const mails = new Counter({
+    name: 'tenant_gateway_mails_total',
+    help: 'Mails the gateway sent (outcome sent) or gave up after its last attempt (failed, each logged), by kind: email_verification, password_reset, invitation.',
+    labelNames: ['kind', 'outcome'] as const,
     registers: [registry],
   });
-  // Every reason exported from the start: a series that first appears at 1 shows no increase.
-  for (const reason of TOKEN_REFUSALS) tokenRefusals.inc({ reason }, 0);
-  const auditWriteFailures = new Counter({
-    name: 'tenant_gateway_audit_write_failures_total',
-    help: 'Audit events the store did not take (each is still in the log, with the reason).',
-    registers: [registry],
-  });
-  const reconcileFailures = new Counter({
-    name: 'tenant_gateway_rate_limit_reconcile_failures_total',
-    help: 'Rate-limit reconciles that could not reach the store; meanwhile each instance limits alone at its last known share.',
-    registers: [registry],
-  });
-  reconcileFailures.inc(0);
-  const sessionEvents = new Counter({
-    name: 'tenant_gateway_session_events_total',
-    help: 'Session events this instance received, by kind (session-ended, token-revoked, membership-removed, membership-added).',
-    labelNames: ['kind'] as const,
-    registers: [registry],
-  });
-  return {
-    upgrades,
-    tokens,
-    refreshes,
-    federatedSignIns,
-    signIns,
-    loginFailures,
-    tokenRefusals,
-    auditWriteFailures,
-    reconcileFailures,
-    sessionEvents,
-  };
+  for (const kind of MAIL_KINDS)
+    for (const outcome of ['sent', 'failed']) mails.inc({ kind, outcome }, 0);
+  return mails;
 }
 
 /** Store errors, and each store call's duration by operation and result. */

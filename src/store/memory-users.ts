@@ -52,6 +52,13 @@ export function memoryUsers(state: MemoryState): UserStore {
       ensureOpen(state);
       return users.get(userId)?.sessionVersion ?? null;
     },
+    markEmailVerified: async (userId, at) => {
+      ensureOpen(state);
+      const user = state.users.get(userId);
+      if (user === undefined) return false;
+      user.emailVerifiedAt ??= at;
+      return true;
+    },
     removeUser: async (userId) => removeUser(state, userId),
   };
 }
@@ -75,6 +82,7 @@ function createUser(state: MemoryState, user: NewUser): UserRecord {
     personalTenantId: tenant.tenantId,
     createdAt: user.createdAt,
     ...(user.createdByIdp === undefined ? {} : { createdByIdp: { ...user.createdByIdp } }),
+    ...(user.emailVerifiedAt === undefined ? {} : { emailVerifiedAt: user.emailVerifiedAt }),
   };
   state.users.set(record.id, record);
   state.userIdsByEmail.set(email, record.id);

@@ -30,6 +30,7 @@ export function userHashArguments(user: UserRecord): string[] {
     createdAt: user.createdAt,
     idpTenantId: user.createdByIdp?.tenantId,
     idpIssuer: user.createdByIdp?.issuer,
+    emailVerifiedAt: user.emailVerifiedAt,
   });
 }
 
@@ -82,6 +83,8 @@ export function userFromHash(hash: RedisHash): UserRecord | null {
   const idpIssuer = hash['idpIssuer'];
   if (idpTenantId !== undefined && idpIssuer !== undefined)
     user.createdByIdp = { tenantId: idpTenantId, issuer: idpIssuer };
+  if (hash['emailVerifiedAt'] !== undefined)
+    user.emailVerifiedAt = number(hash, 'emailVerifiedAt', 'user');
   return user;
 }
 

@@ -120,6 +120,19 @@ return 1
   },
 
   /**
+   * KEYS: user. ARGV: verifiedAt. Sets \`emailVerifiedAt\` unless set; 0 when
+   * the user does not exist.
+   */
+  markEmailVerified: {
+    numberOfKeys: 1,
+    lua: `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSETNX', KEYS[1], 'emailVerifiedAt', ARGV[1])
+return 1
+`,
+  },
+
+  /**
    * KEYS: tenant, tenants. ARGV: now, tenantId, then the settable fields as
    * field, value, … (tenantId included).
    * Creates with createdAt = modifiedAt = now; on update keeps createdAt and

@@ -50,6 +50,12 @@ export function redisUsers(context: RedisStoreContext): UserStore {
       );
       return replaced === 1;
     },
+    markEmailVerified: async (userId, at) => {
+      const marked = await attempt(() => redis.markEmailVerified(keys.user(userId), String(at)));
+      if (marked !== 1) return false;
+      await context.replicated(keys.users);
+      return true;
+    },
     getSessionVersion: async (userId) => {
       const version = await attempt(() => redis.hget(keys.user(userId), 'sessionVersion'));
       return version === null ? null : numberFromField(version, 'user');
@@ -77,6 +83,7 @@ async function createUser(context: RedisStoreContext, user: NewUser): Promise<Us
     personalTenantId: user.personalTenant.tenantId,
     createdAt: user.createdAt,
     ...(user.createdByIdp === undefined ? {} : { createdByIdp: { ...user.createdByIdp } }),
+    ...(user.emailVerifiedAt === undefined ? {} : { emailVerifiedAt: user.emailVerifiedAt }),
   };
   const tenantId = record.personalTenantId;
   const userArgs = userHashArguments(record);

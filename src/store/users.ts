@@ -28,6 +28,14 @@ export interface UserRecord {
    * (`auth/passwords/no-password.ts`) until one is set.
    */
   createdByIdp?: IdpOrigin;
+  /**
+   * When the user proved they receive mail at `email` (Unix seconds): a mailed
+   * link followed, an identity provider's verified e-mail, or the operator's
+   * word (`user add --verified`, the seed's `email_verified`). Absent: never
+   * proven — such an address is never linked by an IdP, and with
+   * `signup.verifyEmail` its password does not sign in (`email_not_verified`).
+   */
+  emailVerifiedAt?: number;
 }
 
 /** A tenant's identity provider, as it was when it created a user. */
@@ -43,6 +51,8 @@ export interface NewUser {
   passwordHash: string;
   createdAt: number;
   createdByIdp?: IdpOrigin;
+  /** Unix seconds; absent: the address is not verified yet. */
+  emailVerifiedAt?: number;
   /** Created in the same atomic write as the user, with the user as its only member. */
   personalTenant: TenantRecord;
 }
@@ -68,6 +78,12 @@ export interface UserStore {
    * successful login). Only applies if the stored hash is still `expectedHash`.
    */
   replacePasswordHash(userId: string, expectedHash: string, passwordHash: string): Promise<boolean>;
+  /**
+   * Marks the user's e-mail verified at `at` (Unix seconds) unless it already
+   * is (the first time is kept).
+   * @returns false when the user does not exist.
+   */
+  markEmailVerified(userId: string, at: number): Promise<boolean>;
   /** null when the user does not exist (any token of theirs is then invalid). */
   getSessionVersion(userId: string): Promise<number | null>;
   /**

@@ -428,6 +428,11 @@ describe('defaults', () => {
       },
       revocation: { mode: 'lease', leaseMs: 2000 },
       signup: { enabled: false, cloudRegion: 'local' },
+      mfa: {
+        totp: { enabled: false },
+        passkeys: { enabled: false, rpName: 'tenant-gateway' },
+        requiredForAdmins: false,
+      },
       passwords: { bcryptCost: 10 },
       rateLimits: { reconcileIntervalMs: 500 },
       limits: {
@@ -441,6 +446,8 @@ describe('defaults', () => {
         signup: { perIp: 20, windowSeconds: 3600 },
         ssoLogin: { perIp: 60, windowSeconds: 600 },
         exchange: { perIp: 60, windowSeconds: 60 },
+        passwordReset: { perEmail: 3, perIp: 30, windowSeconds: 3600 },
+        secondFactor: { perUser: 5, windowSeconds: 900 },
         bodyBytes: 16384,
         requestTimeoutMs: 0,
       },

@@ -5,11 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { configSchema } from '../../src/config/index.js';
+import { configSchema, parseConfigText } from '../../src/config/index.js';
 import { STRIP_HEADERS_DEFAULTS } from '../../src/config/schema/headers.js';
 import { UPSTREAM_POOL_DEFAULTS } from '../../src/config/schema/limits.js';
 import { REDIS_DEFAULTS } from '../../src/config/schema/store.js';
-import { configErrorOf } from '../support/config-problems.js';
+import { CONFIG_SOURCE, configErrorOf } from '../support/config-problems.js';
 
 /**
  * Key paths of the objects whose default is written out (`.default({...})`)
@@ -89,5 +89,51 @@ describe('rules beside their sections', () => {
       'routes[1].prefix: is a path the gateway answers itself with listen.opsEndpoints (/healthz, /readyz, /metrics, in any letter case): the upstream would not see it; serve them on admin instead, or move the route',
       'admin.port: is listen.port too (9090): each listener needs a port of its own',
     ]);
+  });
+});
+
+describe('mail and second factors (issue 45)', () => {
+  it('mail needs publicUrl; verifyEmail needs mail; a bad SMTP URL or From is named', () => {
+    expect(
+      problemsOf('mail: { smtp: "smtp://mail.internal:587", from: "no-reply@example.com" }'),
+    ).toEqual([
+      "mail: needs publicUrl: every mailed link is built from it, never from a request's Host",
+    ]);
+    expect(problemsOf('signup: { enabled: true, verifyEmail: true }')).toEqual([
+      'signup.verifyEmail: needs mail: the verification link is mailed',
+    ]);
+    const bad = problemsOf(
+      'publicUrl: https://gw.example.com\nmail: { smtp: "http://mail.internal", from: "a <b" }',
+    );
+    expect(bad).toEqual([
+      expect.stringMatching(/^mail\.smtp: must be an smtp:\/\/ or smtps:\/\/ URL/),
+      expect.stringMatching(/^mail\.from: must be an address/),
+    ]);
+    const ok = parseConfigText(
+      'publicUrl: https://gw.example.com\nmail: { smtp: "smtps://u:p@mail.internal", from: "Gateway <no-reply@example.com>" }',
+      CONFIG_SOURCE,
+      {},
+    );
+    expect(ok.mail).toMatchObject({ sendTimeoutMs: 30_000, attempts: 5 });
+    expect(ok.signup.verifyEmail).toBeUndefined();
+  });
+
+  it('passkeys need sessions and publicUrl, and an rpId publicUrl is under', () => {
+    expect(problemsOf('mfa: { passkeys: { enabled: true } }')).toEqual([
+      'mfa.passkeys.enabled: needs sessions.enabled: true (a passkey signs in on the sign-in page)',
+      'mfa.passkeys.enabled: needs publicUrl: the origin passkeys are bound to',
+    ]);
+    expect(
+      problemsOf(
+        'publicUrl: https://gw.example.com\nsessions: { enabled: true }\nmfa: { passkeys: { enabled: true, rpId: other.example } }',
+      ),
+    ).toEqual(['mfa.passkeys.rpId: must be gw.example.com or a domain it is under']);
+    const ok = parseConfigText(
+      'publicUrl: https://gw.example.com\nsessions: { enabled: true }\nmfa: { passkeys: { enabled: true, rpId: example.com }, requiredForAdmins: true }',
+      CONFIG_SOURCE,
+      {},
+    );
+    expect(ok.mfa).toMatchObject({ totp: { enabled: false }, requiredForAdmins: true });
+    expect(ok.limits.secondFactor).toEqual({ perUser: 5, windowSeconds: 900 });
   });
 });

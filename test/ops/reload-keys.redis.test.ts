@@ -159,6 +159,11 @@ function cases(): Record<string, Case> {
     apiKeys: { change: { enabled: true } },
     sso: { change: { redirectUris: ['https://app.example.com/signed-in'] } },
     sessions: { change: { idleTimeoutSeconds: 600 } },
+    mail: {
+      change: { smtp: 'smtp://127.0.0.1:9', from: 'gw@example.com' },
+      base: { publicUrl: 'https://gw.example.com' },
+    },
+    mfa: { change: { totp: { enabled: true } } },
     log: { change: { level: 'warn' } },
     tracing: { change: { enabled: true } },
     readiness: {

@@ -46,6 +46,7 @@ const CALLS: {
       const user = await s.users.getUser(w.member);
       return s.users.replacePasswordHash(w.member, user?.passwordHash ?? '', '$2b$05$rehashed');
     },
+    markEmailVerified: (s, w) => s.users.markEmailVerified(w.member, NOW),
     getSessionVersion: (s, w) => s.users.getSessionVersion(w.member),
     removeUser: (s, w) => s.users.removeUser(w.member),
   },

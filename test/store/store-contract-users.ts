@@ -161,5 +161,25 @@ export function describeUserContract(current: () => Store): void {
       expect(await store.users.replacePasswordHash('u-nobody', '', '$2b$12$x')).toBe(false);
       expect(await store.users.getUser('u-nobody')).toBeNull();
     });
+
+    it('markEmailVerified keeps the first time, survives a read and is false for nobody', async () => {
+      const user = await store.users.createUser(newUser());
+      expect(user.emailVerifiedAt).toBeUndefined();
+      expect(await store.users.markEmailVerified(user.id, 1_700_000_000)).toBe(true);
+      expect(await store.users.markEmailVerified(user.id, 1_800_000_000)).toBe(true);
+      expect(await store.users.getUser(user.id)).toEqual({
+        ...user,
+        emailVerifiedAt: 1_700_000_000,
+      });
+      expect((await store.users.findUserByEmail(user.email))?.emailVerifiedAt).toBe(1_700_000_000);
+      expect(await store.users.markEmailVerified('u-nobody', 1)).toBe(false);
+      expect(await store.users.getUser('u-nobody')).toBeNull();
+    });
+
+    it('a user created verified reads back verified', async () => {
+      const user = await store.users.createUser({ ...newUser(), emailVerifiedAt: 1_650_000_000 });
+      expect(user.emailVerifiedAt).toBe(1_650_000_000);
+      expect((await store.users.getUser(user.id))?.emailVerifiedAt).toBe(1_650_000_000);
+    });
   });
 }

@@ -101,6 +101,11 @@ export const revocation = z
 export const signup = z
   .strictObject({
     enabled: boolean().default(false).describe('allow `POST /1/users`'),
+    verifyEmail: boolean()
+      .optional()
+      .describe(
+        'a new user proves their address by a mailed link (`/1/email-verifications/{token}`) before their password signs in (403 `email_not_verified`); omitted: on when `mail` is set. Needs `mail`',
+      ),
     cloudRegion: z
       .string()
       .min(1)

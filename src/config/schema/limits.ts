@@ -68,6 +68,35 @@ export const limits = z
       })
       .prefault({})
       .describe("requests that may reach tenants' identity providers, throttled (`sso.enabled`)"),
+    passwordReset: z
+      .strictObject({
+        perEmail: integer(1, 1_000_000)
+          .default(3)
+          .describe(
+            'reset mails sent to one address per window; past it the request is still answered 202 and nothing is sent',
+          ),
+        perIp: integer(1, 1_000_000)
+          .default(30)
+          .describe('password-reset requests per client IP per window; past it 429'),
+        windowSeconds: integer(1, 86_400).default(3600).describe('the window of both'),
+      })
+      .prefault({})
+      .describe(
+        'password-reset throttling (`POST /1/password-resets`), and of verification mails sent again',
+      ),
+    secondFactor: z
+      .strictObject({
+        perUser: integer(1, 1_000)
+          .default(5)
+          .describe(
+            'wrong second-factor codes (TOTP or recovery) one user may give per window; past it 429, however right the next code',
+          ),
+        windowSeconds: integer(1, 86_400).default(900).describe('the window of `perUser`'),
+      })
+      .prefault({})
+      .describe(
+        'brute force of TOTP and recovery codes, bounded per user on every instance together',
+      ),
     bodyBytes: integer(256, 10 * 1024 * 1024)
       .default(16 * 1024)
       .describe(
