@@ -5,11 +5,11 @@
  *
  * Vitest's own order reads the durations of the last run from its cache in
  * node_modules/.vite, which a fresh clone (CI) does not have; without it,
- * it puts the largest files first,
- * which ranks a 30-line suite of slow processes after a 900-line one of
- * fast cases. Here the order comes from test/file-seconds.json: what each
- * file took in a whole run on the 2-core machine (written from vitest's JSON
- * report by scripts/file-seconds.ts). A file it does not list (a new suite)
+ * it puts the largest files first, which ranks a short file of slow
+ * processes (cli/tenants.redis.test.ts, 17 lines) after a long one of fast
+ * cases. Here the order comes from test/file-seconds.json: what each file
+ * took in a whole run on the 2-core machine (written from vitest's results
+ * cache by scripts/file-seconds.ts). A file it does not list (a new suite)
  * is estimated from its size at the median seconds per KB of the listed
  * ones, so it takes a place on the same scale without an entry. Ties keep
  * vitest's path order.
