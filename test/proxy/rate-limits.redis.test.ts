@@ -213,32 +213,87 @@ describe('one gateway', () => {
   });
 });
 
-describe('a client that obeys Retry-After', () => {
-  for (const store of ['memory', 'redis'] as const) {
-    it(`is admitted at its next try, though the refill takes longer than a reconcile (${store} store)`, async () => {
-      // The memory store: buckets refilling in process; Redis: leased from the shared bucket.
-      const gw =
-        store === 'redis' ? s.fx.gw : await startTestGateway({ ...s.fx.config, store: undefined });
+/**
+ * Tests that mostly wait out a refill or a forgotten bucket, side by side: each on a
+ * route of its own (`/obey`, `/sparse`), the memory one on a gateway of its own, the
+ * sparse one behind a relay of its own; none counts the store's commands or pauses it.
+ */
+describe.concurrent('waiting out refills', () => {
+  describe('a client that obeys Retry-After', () => {
+    for (const store of ['memory', 'redis'] as const) {
+      it(`is admitted at its next try, though the refill takes longer than a reconcile (${store} store)`, async () => {
+        // The memory store: buckets refilling in process; Redis: leased from the shared bucket.
+        const gw =
+          store === 'redis'
+            ? s.fx.gw
+            : await startTestGateway({ ...s.fx.config, store: undefined });
+        try {
+          const token = (await tokenFor(gw.url, ALICE, 'acme')).access_token;
+          const first = await get(gw, '/obey/x', token);
+          await first.arrayBuffer();
+          expect(first.status).toBe(200);
+          const refused = await get(gw, '/obey/x', token);
+          await expectError(refused, 429, 'too_many_requests');
+          // The bucket's one token comes back 4 s after it was taken: as the policy says.
+          expect(refused.headers.get('ratelimit-policy')).toBe('"tenant";q=1;w=4');
+          expect(refused.headers.get('retry-after')).toBe('4');
+          expect(refused.headers.get('ratelimit')).toBe('"tenant";r=0;t=4');
+          await delay(4000);
+          const next = await get(gw, '/obey/x', token);
+          await next.arrayBuffer();
+          expect(next.status).toBe(200);
+        } finally {
+          if (gw !== s.fx.gw) await gw.close();
+        }
+      }, 30_000);
+    }
+  });
+
+  describe('a tenant sending less than one request per interval', () => {
+    it('has each request decided at once, without waiting for the store, though its bucket was forgotten in between', async () => {
+      // The gateway's Redis link is slow (half a second each way): a request that waited for
+      // a grant would take a second. Plain revocation: in lease mode the lease could not be renewed
+      // in time over this link, and the session cache would not be trusted.
+      const relay = await startTcpRelay(s.fx.redis.port);
+      relay.setDelay(500);
+      const gw = await startGatewayBehind(s.fx, relay, {
+        config: { revocation: { mode: 'plain' } },
+        redis: { commandTimeoutMs: 10_000 },
+      });
       try {
-        const token = (await tokenFor(gw.url, ALICE, 'acme')).access_token;
-        const first = await get(gw, '/obey/x', token);
-        await first.arrayBuffer();
-        expect(first.status).toBe(200);
-        const refused = await get(gw, '/obey/x', token);
-        await expectError(refused, 429, 'too_many_requests');
-        // The bucket's one token comes back 4 s after it was taken: as the policy says.
-        expect(refused.headers.get('ratelimit-policy')).toBe('"tenant";q=1;w=4');
-        expect(refused.headers.get('retry-after')).toBe('4');
-        expect(refused.headers.get('ratelimit')).toBe('"tenant";r=0;t=4');
-        await delay(4000);
-        const next = await get(gw, '/obey/x', token);
-        await next.arrayBuffer();
-        expect(next.status).toBe(200);
+        // The session's first check crosses the link; later ones come from the cache.
+        expect((await get(gw, '/', aliceAcme)).status).toBe(200);
+        const took: number[] = [];
+        for (let i = 0; i < 4; i++) {
+          // The last request's first lease is back (1 s), then idle for a reconcile: forgotten.
+          if (i > 0) await delay(2500);
+          const sent = performance.now();
+          const res = await get(gw, '/sparse/x', aliceAcme);
+          await res.arrayBuffer();
+          took.push(performance.now() - sent);
+          expect(res.status).toBe(200);
+        }
+        console.log(
+          `sparse requests over a 1 s store round trip took ${took.map((ms) => ms.toFixed(0)).join(', ')} ms`,
+        );
+        // Well under one store round trip each, and none waited for a lease.
+        for (const ms of took) expect(ms).toBeLessThan(1000);
+        const samples = parseSamples(await (await fetch(`${adminUrlOf(gw)}/metrics`)).text());
+        const sparse = { route: '/sparse', limit: 'tenant' };
+        expect(
+          total(samples, 'tenant_gateway_rate_limit_decisions_total', {
+            ...sparse,
+            outcome: 'admitted',
+          }),
+        ).toBe(4);
+        expect(total(samples, 'tenant_gateway_rate_limit_lease_waits_total', sparse)).toBe(0);
+        expect(relay.links.length).toBeGreaterThan(0);
       } finally {
-        if (gw !== s.fx.gw) await gw.close();
+        await gw.close();
+        await relay.close();
       }
-    }, 30_000);
-  }
+    }, 60_000);
+  });
 });
 
 describe('a config reload', () => {
@@ -362,52 +417,6 @@ describe('ten gateways on one Redis', () => {
     expect(s.up.echo.counts.received - received).toBe(admitted);
     expect(admitted).toBeLessThanOrEqual(bound);
     expect(admitted).toBeGreaterThanOrEqual(0.5 * SPACED.requestsPerSecond * seconds);
-  }, 60_000);
-});
-
-describe('a tenant sending less than one request per interval', () => {
-  it('has each request decided at once, without waiting for the store, though its bucket was forgotten in between', async () => {
-    // The gateway's Redis link is slow (half a second each way): a request that waited for
-    // a grant would take a second. Plain revocation: in lease mode the lease could not be renewed
-    // in time over this link, and the session cache would not be trusted.
-    const relay = await startTcpRelay(s.fx.redis.port);
-    relay.setDelay(500);
-    const gw = await startGatewayBehind(s.fx, relay, {
-      config: { revocation: { mode: 'plain' } },
-      redis: { commandTimeoutMs: 10_000 },
-    });
-    try {
-      // The session's first check crosses the link; later ones come from the cache.
-      expect((await get(gw, '/', aliceAcme)).status).toBe(200);
-      const took: number[] = [];
-      for (let i = 0; i < 4; i++) {
-        // The last request's first lease is back (1 s), then idle for a reconcile: forgotten.
-        if (i > 0) await delay(2500);
-        const sent = performance.now();
-        const res = await get(gw, '/sparse/x', aliceAcme);
-        await res.arrayBuffer();
-        took.push(performance.now() - sent);
-        expect(res.status).toBe(200);
-      }
-      console.log(
-        `sparse requests over a 1 s store round trip took ${took.map((ms) => ms.toFixed(0)).join(', ')} ms`,
-      );
-      // Well under one store round trip each, and none waited for a lease.
-      for (const ms of took) expect(ms).toBeLessThan(1000);
-      const samples = parseSamples(await (await fetch(`${adminUrlOf(gw)}/metrics`)).text());
-      const sparse = { route: '/sparse', limit: 'tenant' };
-      expect(
-        total(samples, 'tenant_gateway_rate_limit_decisions_total', {
-          ...sparse,
-          outcome: 'admitted',
-        }),
-      ).toBe(4);
-      expect(total(samples, 'tenant_gateway_rate_limit_lease_waits_total', sparse)).toBe(0);
-      expect(relay.links.length).toBeGreaterThan(0);
-    } finally {
-      await gw.close();
-      await relay.close();
-    }
   }, 60_000);
 });
 
