@@ -186,6 +186,15 @@ describe('signing in with a passkey on the sign-in page', () => {
     const replay = await postPasskeySignIn(base, ceremony, credential, { tenant_id: 'acme' });
     expect(replay.status).toBe(401);
     expect(replay.headers.get('set-cookie') ?? '').not.toContain('tg_session=');
+    // A program asking for JSON gets the code the page puts in words.
+    const asJson = await postForm(
+      base,
+      '/1/sign-in',
+      { csrf_token: ceremony.token, step: 'passkey', credential: JSON.stringify(credential) },
+      { cookie: ceremony.preSession, headers: { accept: 'application/json' } },
+    );
+    expect(asJson.status).toBe(401);
+    expect(await errorOf(asJson)).toBe('invalid_credentials');
 
     const mine = await passkeyChallenge(base);
     const theirs = await passkeyChallenge(base);
