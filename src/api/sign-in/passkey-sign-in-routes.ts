@@ -18,20 +18,16 @@ import { param, readForm } from '../identity/oauth-form.js';
 import { checkSignInPost } from './form-token.js';
 import { PASSKEY_SCRIPT, PASSKEY_SCRIPT_ETAG, PASSKEY_SCRIPT_ROUTE } from './passkey-script.js';
 import { requestOrigin } from './request-origin.js';
+import { addStaticAsset } from './static-asset.js';
 
 export function addPasskeySignInRoutes(router: Router<ApiState>, deps: IdentityRouterDeps): void {
   const { passkeys, signIn } = deps;
   if (passkeys === undefined || signIn === undefined) return;
-  router.get(PASSKEY_SCRIPT_ROUTE, (ctx) => {
-    ctx.set('cache-control', 'public, max-age=31536000, immutable');
-    ctx.set('x-content-type-options', 'nosniff');
-    ctx.set('etag', PASSKEY_SCRIPT_ETAG);
-    if (ctx.get('if-none-match') === PASSKEY_SCRIPT_ETAG) {
-      ctx.status = 304;
-      return;
-    }
-    ctx.type = 'text/javascript; charset=utf-8';
-    ctx.body = PASSKEY_SCRIPT;
+  addStaticAsset(router, {
+    route: PASSKEY_SCRIPT_ROUTE,
+    bytes: PASSKEY_SCRIPT,
+    etag: PASSKEY_SCRIPT_ETAG,
+    type: 'text/javascript; charset=utf-8',
   });
   router.post('/sign-in/passkey/options', async (ctx) => {
     const form = await readForm(ctx, deps.bodyLimit);

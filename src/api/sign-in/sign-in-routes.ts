@@ -30,6 +30,7 @@ import { passkeyStep } from './passkey-step.js';
 import { addPasskeySignInRoutes } from './passkey-sign-in-routes.js';
 import { passwordStep, tenantStep, type SignInPost } from './sign-in-steps.js';
 import { emptyEcho, refuseAsPage, renderSignIn } from './sign-in-view.js';
+import { addStaticAsset } from './static-asset.js';
 import { STYLESHEET, STYLESHEET_ETAG, STYLESHEET_ROUTE } from './stylesheet.js';
 
 export function addSignInRoutes(router: Router<ApiState>, deps: IdentityRouterDeps): void {
@@ -37,16 +38,11 @@ export function addSignInRoutes(router: Router<ApiState>, deps: IdentityRouterDe
   if (signIn === undefined) return;
   router.get('/sign-in', (ctx) => showSignIn(signIn, ctx));
   router.post('/sign-in', (ctx) => postSignIn(deps, signIn, ctx));
-  router.get(STYLESHEET_ROUTE, (ctx) => {
-    ctx.set('cache-control', 'public, max-age=31536000, immutable');
-    ctx.set('x-content-type-options', 'nosniff');
-    ctx.set('etag', STYLESHEET_ETAG);
-    if (ctx.get('if-none-match') === STYLESHEET_ETAG) {
-      ctx.status = 304;
-      return;
-    }
-    ctx.type = 'text/css; charset=utf-8';
-    ctx.body = STYLESHEET;
+  addStaticAsset(router, {
+    route: STYLESHEET_ROUTE,
+    bytes: STYLESHEET,
+    etag: STYLESHEET_ETAG,
+    type: 'text/css; charset=utf-8',
   });
   addPasskeySignInRoutes(router, deps);
 }
