@@ -8,7 +8,8 @@
  * the order that sets each path's `Allow` header. The tenant admins' machine
  * clients are `identity/client-routes.ts`, their identity provider
  * `identity/idp-routes.ts` and its e-mail domains `identity/domain-routes.ts`;
- * a user's own sessions `identity/session-routes.ts`.
+ * a user's own sessions `identity/session-routes.ts`, their passkeys
+ * `identity/passkey-routes.ts`.
  */
 import { Router } from '@koa/router';
 import type { ApiState } from './state.js';
@@ -22,6 +23,7 @@ import { addLogoutRoute } from './identity/logout-route.js';
 import { addOAuthRevokeRoute } from './identity/oauth-revoke-route.js';
 import { addOAuthTokenRoute } from './identity/oauth-token-route.js';
 import type { ServedGrants } from './identity/grants.js';
+import { addPasskeyRoutes } from './identity/passkey-routes.js';
 import { addPasswordRoute } from './identity/password-route.js';
 import { addSessionRoutes } from './identity/session-routes.js';
 import { addSignupRoute } from './identity/signup-route.js';
@@ -48,6 +50,7 @@ export function createIdentityRouter(
   addSignupRoute(router, deps);
   addPasswordRoute(router, deps);
   addSessionRoutes(router, deps);
+  addPasskeyRoutes(router, deps);
   addClientRoutes(router, deps);
   addIdpRoutes(router, deps);
   addDomainRoutes(router, deps);

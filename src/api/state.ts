@@ -12,6 +12,12 @@ export interface ApiState {
    * `renderErrors` as a page instead of the JSON body.
    */
   page?: (error: GatewayError) => string;
+  /**
+   * Set by a page that loads the gateway's own script (the sign-in page with
+   * passkeys on): its CSP then allows `script-src 'self'` and
+   * `connect-src 'self'` (`sign-in/page-headers.ts`); never inline script.
+   */
+  pageScript?: boolean;
 }
 
 export type ApiContext = Context & { state: ApiState };

@@ -47,7 +47,9 @@ export type AuditEventKind =
   | 'domain_removed'
   | 'revoked_credential_used'
   | 'session_started'
-  | 'session_ended';
+  | 'session_ended'
+  | 'passkey_added'
+  | 'passkey_removed';
 
 /** Who made a change, and through what. */
 export interface AuditActor {
@@ -109,6 +111,10 @@ export interface AuditSubject {
   domain?: string;
   /** backchannel_logout: how many browser sessions ended. */
   sessions_ended?: number;
+  /** login_succeeded, login_failed: how the user signed in, when not with a password (`passkey`). */
+  method?: 'passkey';
+  /** passkey_added, passkey_removed, a passkey's login_*: the passkey's id (`pk_…`; never its key). */
+  passkey_id?: string;
 }
 
 export type AuditEvent = {

@@ -15,6 +15,7 @@ import type { ExchangeToken } from '../auth/federation/exchange.js';
 import type { GatewayConfig } from '../config/index.js';
 import type { Core } from '../core/create-core.js';
 import { sessionCookieName } from '../config/schema/sessions.js';
+import { passkeyDepsOf } from './passkeys.js';
 import { createAdminRequestHandler, createRequestHandler, scopeOf } from '../http/dispatch.js';
 import type { Metrics } from '../ops/metrics.js';
 import { createOpsHandler } from '../ops/ops-endpoints.js';
@@ -160,6 +161,7 @@ function sessionApiDeps(deps: HandlerDeps) {
   return {
     signIn: signInOf(config, core, metrics, deps),
     sessionCookieName: sessionCookieName(config.sessions),
+    passkeys: passkeyDepsOf(config, core),
     ...(config.sessions.enabled
       ? { browserSessions: core.browserSessions, sessionsConfig: config.sessions }
       : {}),
@@ -202,6 +204,7 @@ function signInOf(
     config: config.sessions,
     browserSessions: core.browserSessions,
     company: config.sso.enabled,
+    passkeys: passkeyDepsOf(config, core) !== undefined,
     onSignIn: (outcome) => metrics.signIn(outcome),
     // RP-initiated logout reads the session's record (its IdP) before the sign-out ends it.
     ...(endAtIdp === undefined

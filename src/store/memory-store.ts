@@ -13,6 +13,7 @@ import { memoryClients } from './memory-clients.js';
 import { memoryDomains } from './memory-domains.js';
 import { memoryIdps } from './memory-idps.js';
 import { memorySso } from './memory-sso.js';
+import { memoryPasskeys } from './memory-passkeys.js';
 import { memoryMemberships } from './memory-memberships.js';
 import { memoryRefreshFamilies } from './memory-refresh.js';
 import { memoryRevocations } from './memory-revocations.js';
@@ -36,6 +37,7 @@ export function createMemoryStore(): Store {
     domains: memoryDomains(state),
     revocations: memoryRevocations(state),
     browserSessions: memoryBrowserSessions(state),
+    passkeys: memoryPasskeys(state),
 
     loginCounter: memoryLoginCounters(),
 

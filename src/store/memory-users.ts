@@ -1,6 +1,7 @@
 /** The in-memory store's users (see `memory-state.ts`). */
 import { GatewayError } from '../errors.js';
 import { removeTenantClients } from './memory-clients.js';
+import { removeUserPasskeys } from './memory-passkeys.js';
 import {
   addToSet,
   ensureOpen,
@@ -112,6 +113,7 @@ function removeUser(state: MemoryState, userId: string): string[] | null {
   state.membersOfTenant.delete(user.personalTenantId);
   removeTenantClients(state, user.personalTenantId);
   if (state.userIdsByEmail.get(user.email) === userId) state.userIdsByEmail.delete(user.email);
+  removeUserPasskeys(state, userId);
   state.users.delete(userId);
   return tenantIds;
 }

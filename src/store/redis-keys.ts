@@ -17,6 +17,8 @@
  * - `tg:{dir}:api-key:<keyId>`          hash: an API key (its digest only)
  * - `tg:{dir}:client-keys:<clientId>`   set: key ids of the client
  * - `tg:{dir}:idp:<tenantId>`           hash: the tenant's identity provider (its secret sealed)
+ * - `tg:{dir}:passkey:<credentialId>`   hash: a passkey (`record` JSON, `counter`, `lastUsedAt`)
+ * - `tg:{dir}:user-passkeys:<userId>`   set: credential ids of the user's passkeys
  * - `tg:{dir}:idp-clients`              hash: issuer + client id → the tenant whose identity provider has them
  *   (`idp-issuers`, issuer → tenant, before issue 42: rebuilt into it and deleted at start, `redis-idp-index.ts`)
  *
@@ -116,6 +118,9 @@ export interface RedisKeys {
   /** The issuer → tenant index of versions before issue 42: deleted at start. */
   readonly idpIssuersBefore: string;
   tenantDomains(tenantId: string): string;
+  /** A passkey by its credential id (base64url: never a `:` or a brace). */
+  passkey(credentialId: string): string;
+  passkeysOf(userId: string): string;
   readonly verifiedDomains: string;
   readonly users: string;
   readonly tenants: string;
@@ -161,6 +166,8 @@ export function createRedisKeys(prefix: string): RedisKeys {
     idpIssuersBefore: `${dir}idp-issuers`,
     tenantDomains: (tenantId) => `${dir}tenant-domains:${tenantId}`,
     verifiedDomains: `${dir}verified-domains`,
+    passkey: (credentialId) => `${dir}passkey:${credentialId}`,
+    passkeysOf: (userId) => `${dir}user-passkeys:${userId}`,
     users: `${dir}users`,
     tenants: `${dir}tenants`,
     revoked: (jti) => `${prefix}revoked:{${jti}}`,

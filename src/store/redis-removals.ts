@@ -24,7 +24,7 @@ export interface Removed {
 }
 
 /**
- * Removes the user, their e-mail, personal tenant and memberships.
+ * Removes the user, their e-mail, personal tenant, memberships and passkeys.
  * @returns the ids of the tenants they were a member of; null when there is
  * no such user.
  * @throws GatewayError `unavailable` when every round went stale; Redis errors as they come.
@@ -40,6 +40,7 @@ export function removeUserRecords(
       return null;
     }
     const tenantIds = (await redis.smembers(keys.userTenants(userId))).sort(compareIds);
+    const credentialIds = await redis.smembers(keys.passkeysOf(userId));
     const removalKeys = [
       keys.user(userId),
       keys.email(email),
@@ -51,6 +52,8 @@ export function removeUserRecords(
       keys.generation,
       ...tenantIds.map((id) => keys.tenantMembers(id)),
       ...tenantIds.map((id) => keys.membership(id, userId)),
+      keys.passkeysOf(userId),
+      ...credentialIds.map((id) => keys.passkey(id)),
     ];
     const reply = await redis.removeUser(
       removalKeys.length,
@@ -59,7 +62,9 @@ export function removeUserRecords(
       email,
       personal,
       keys.sessionChannel,
+      tenantIds.length,
       ...tenantIds,
+      ...credentialIds,
     );
     return settled(reply, tenantIds);
   });

@@ -16,6 +16,7 @@ import { CLIENT_SCRIPTS } from './redis-client-scripts.js';
 import { REFRESH_SCRIPTS } from './redis-refresh-scripts.js';
 import { IDP_SCRIPTS } from './redis-idp-scripts.js';
 import { DOMAIN_SCRIPTS } from './redis-domain-scripts.js';
+import { PASSKEY_SCRIPTS } from './redis-passkey-scripts.js';
 import { BROWSER_SESSION_SCRIPTS } from './redis-browser-session-scripts.js';
 import type { ScriptDefinition } from './redis-script-definition.js';
 
@@ -251,11 +252,13 @@ return generation
   /**
    * KEYS: user, email, users, tenants, user-tenants, personal tenant,
    * personal tenant-members, generation, then tenant-members of each tenant
-   * in ARGV, then the membership of each.
-   * ARGV: userId, email, personal tenant id, session channel, then the ids of
-   * the user's tenants as the caller read them.
+   * in ARGV, then the membership of each, then user-passkeys and the passkey
+   * of each credential id in ARGV.
+   * ARGV: userId, email, personal tenant id, session channel, the number of
+   * the user's tenants, their ids, then the credential ids of the user's
+   * passkeys — all as the caller read them.
    * Returns 0 when the user does not exist, ${REMOVAL_STALE} when the record or
-   * the tenant list is no longer what the caller read (read again and retry),
+   * the tenant or passkey list is no longer what the caller read (read again and retry),
    * else the generation the removal took. Publishes `membership-removed` for
    * every membership in the same step: every token of the user dies with it.
    */
@@ -265,17 +268,24 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 local userId, personal, channel = ARGV[1], ARGV[3], ARGV[4]
 local record = redis.call('HMGET', KEYS[1], 'email', 'personalTenantId')
 if record[1] ~= ARGV[2] or record[2] ~= personal then return ${REMOVAL_STALE} end
-local n = #ARGV - 4
+local n = tonumber(ARGV[5])
 if redis.call('SCARD', KEYS[5]) ~= n then return ${REMOVAL_STALE} end
-for i = 5, #ARGV do
+for i = 6, 5 + n do
   if redis.call('SISMEMBER', KEYS[5], ARGV[i]) == 0 then return ${REMOVAL_STALE} end
+end
+local passkeys, m = KEYS[9 + 2 * n], #ARGV - 5 - n
+if redis.call('SCARD', passkeys) ~= m then return ${REMOVAL_STALE} end
+for j = 1, m do
+  if redis.call('SISMEMBER', passkeys, ARGV[5 + n + j]) == 0 then return ${REMOVAL_STALE} end
 end
 local generation = redis.call('INCR', KEYS[8])
 for i = 1, n do
   redis.call('SREM', KEYS[8 + i], userId)
   redis.call('DEL', KEYS[8 + n + i])
-  redis.call('PUBLISH', channel, cjson.encode({ kind = 'membership-removed', userId = userId, tenantId = ARGV[4 + i], generation = generation }))
+  redis.call('PUBLISH', channel, cjson.encode({ kind = 'membership-removed', userId = userId, tenantId = ARGV[5 + i], generation = generation }))
 end
+for j = 1, m do redis.call('DEL', KEYS[9 + 2 * n + j]) end
+redis.call('DEL', passkeys)
 if redis.call('GET', KEYS[2]) == userId then redis.call('DEL', KEYS[2]) end
 redis.call('DEL', KEYS[1], KEYS[5], KEYS[6], KEYS[7])
 redis.call('SREM', KEYS[3], userId)
@@ -391,6 +401,7 @@ type ScriptName =
   | keyof typeof REFRESH_SCRIPTS
   | keyof typeof IDP_SCRIPTS
   | keyof typeof DOMAIN_SCRIPTS
+  | keyof typeof PASSKEY_SCRIPTS
   | keyof typeof BROWSER_SESSION_SCRIPTS;
 
 /**
@@ -408,6 +419,7 @@ export function defineStoreScripts(redis: Redis): ScriptedRedis {
     ...REFRESH_SCRIPTS,
     ...IDP_SCRIPTS,
     ...DOMAIN_SCRIPTS,
+    ...PASSKEY_SCRIPTS,
     ...BROWSER_SESSION_SCRIPTS,
   })) {
     redis.defineCommand(name, definition);

@@ -3,7 +3,7 @@
  * of its own (`redis-users.ts`, `redis-tenants.ts`, `redis-memberships.ts`,
  * `redis-revocations.ts`, `redis-clients.ts`, `redis-api-keys.ts`,
  * `redis-refresh.ts`, `redis-idps.ts`, `redis-sso.ts`, `redis-domains.ts`,
- * `redis-browser-sessions.ts`); this connects, brings the IdP index of
+ * `redis-browser-sessions.ts`, `redis-passkeys.ts`); this connects, brings the IdP index of
  * earlier versions up to date (`redis-idp-index.ts`), and assembles them over
  * one context (`redis-context.ts`).
  */
@@ -19,6 +19,7 @@ import { redisDomains } from './redis-domains.js';
 import { indexStoredIdps } from './redis-idp-index.js';
 import { redisIdps } from './redis-idps.js';
 import { redisMemberships } from './redis-memberships.js';
+import { redisPasskeys } from './redis-passkeys.js';
 import { redisRateLeases } from './redis-rate-leases.js';
 import { redisRefreshFamilies } from './redis-refresh.js';
 import { createRedisKeys } from './redis-keys.js';
@@ -80,6 +81,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     domains: redisDomains(context),
     revocations: redisRevocations(context, topology, watchers),
     browserSessions: redisBrowserSessions(context),
+    passkeys: redisPasskeys(context),
 
     loginCounter: redisLoginCounters(redis, options.keyPrefix),
 

@@ -10,10 +10,20 @@
  * (`sign-in-pending`, `api/sign-in/pending.ts`); a back-channel logout
  * token's `jti` seen (`logout-jti`, kept against replay); the user an IdP's
  * `sub` or `sid` names (`idp-subject`, `idp-sid`), written when a browser
- * session begins at the IdP and kept as long as the session may live.
+ * session begins at the IdP and kept as long as the session may live; a
+ * WebAuthn challenge (`passkey-registration` under the browser session,
+ * `passkey-sign-in` under the sign-in page's pre-session cookie:
+ * `identity/passkey-challenges.ts`), taken once.
  */
 export type SsoRecordKind =
-  'sign-in' | 'code' | 'sign-in-pending' | 'logout-jti' | 'idp-subject' | 'idp-sid';
+  | 'sign-in'
+  | 'code'
+  | 'sign-in-pending'
+  | 'logout-jti'
+  | 'idp-subject'
+  | 'idp-sid'
+  | 'passkey-registration'
+  | 'passkey-sign-in';
 
 /**
  * The browser sign-in's short-lived, single-use records (`auth/federation/browser-sign-in.ts`):

@@ -16,6 +16,7 @@ import type { DomainStore } from './domains.js';
 import type { IdpStore } from './idps.js';
 import type { LoginCounter, LoginCounterSpec } from './login-counters.js';
 import type { MembershipStore } from './memberships.js';
+import type { PasskeyStore } from './passkeys.js';
 import type { RefreshStore } from './refresh.js';
 import type { RevocationStore } from './revocations.js';
 import type { SsoStore } from './sso.js';
@@ -27,6 +28,7 @@ export type { BrowserSessionRecord, BrowserSessionStore } from './browser-sessio
 export type { ClientMaker, ClientRecord, ClientStore, NewClient } from './clients.js';
 export type { DomainStore, TenantDomain } from './domains.js';
 export type { IdpStore, TenantIdp } from './idps.js';
+export type { PasskeyAdded, PasskeyRecord, PasskeyStore, PasskeyUse } from './passkeys.js';
 export type { MemberRole, Membership, MembershipState, MembershipStore } from './memberships.js';
 export {
   REFRESH_RECORD_MARGIN_SECONDS,
@@ -97,6 +99,7 @@ export interface StoreSlices {
   readonly domains: DomainStore;
   readonly revocations: RevocationStore;
   readonly browserSessions: BrowserSessionStore;
+  readonly passkeys: PasskeyStore;
 }
 
 /** The slices' names. */

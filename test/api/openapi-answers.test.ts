@@ -27,6 +27,17 @@ import {
 } from '../support/openapi-answers.js';
 import { verifyDomains } from '../support/verified-domains.js';
 import { SESSIONS, hiddenField } from '../support/sign-in-page.js';
+import {
+  PASSKEY_CONFIG,
+  passkeyChallenge,
+  registerSoftPasskey,
+  sessionOf,
+} from '../support/passkey-requests.js';
+import {
+  assertPasskey,
+  createPasskey,
+  type CreationOptions,
+} from '../support/soft-authenticator.js';
 
 const APP = 'https://app.example.test/signed-in';
 const IDP_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
@@ -91,9 +102,12 @@ function expectDeclared(operationId: string, status: number, body: unknown): voi
     expect(refused.codes, where).toContain((body as { error: string }).error);
 }
 
+/** Passkeys (issue 45) on a gateway of their own: they need `publicUrl`, which would change the others' answers. */
+const p = fixtureSuite({}, () => PASSKEY_CONFIG);
+
 /** Sends the request, then holds the answer against the document and the declaration. */
-async function call(method: string, target: string, init: DocumentedRequest = {}) {
-  const answer = await documentedCall(s.gw.url, method, target, init);
+async function call(method: string, target: string, init: DocumentedRequest = {}, base = s.gw.url) {
+  const answer = await documentedCall(base, method, target, init);
   expectDeclared(answer.operationId, answer.status, answer.body);
   seen.add(`${answer.operationId} ${answer.status}`);
   return answer as typeof answer & { body: Record<string, string> };
@@ -295,6 +309,65 @@ describe('real answers hold to the document and the declarations', () => {
       body: 'return_to=%2Fbye',
     });
     await call('POST', '/1/sign-out', { headers: { ...FORM, 'sec-fetch-site': 'cross-site' } });
+  });
+
+  it("a user's passkeys, and the sign-in page's passkey options and step", async () => {
+    const base = p.gw.url;
+    const session = await sessionOf(base, ALICE, 'acme');
+    const same = { cookie: session, 'sec-fetch-site': 'same-origin' };
+    const passkeys = '/1/users/current/passkeys';
+    const created = await call('POST', `${passkeys}/options`, { headers: same }, base);
+    await call('POST', `${passkeys}/options`, {}, base);
+    const origin = p.fx.config.publicUrl as string;
+    const { response } = createPasskey(created.body as unknown as CreationOptions, origin);
+    const registered = await call(
+      'POST',
+      passkeys,
+      { headers: same, body: JSON.stringify({ response }) },
+      base,
+    );
+    const id = registered.body.passkey_id as string;
+    await call('POST', passkeys, { headers: same, body: '{"response": {}}' }, base);
+    await call('GET', passkeys, { headers: same }, base);
+    await call('GET', '/1/users/someone-else/passkeys', { headers: same }, base);
+    await call('DELETE', `${passkeys}/${id}`, { headers: same }, base);
+    await call('DELETE', `${passkeys}/${id}`, { headers: same }, base);
+
+    const page = await call('GET', '/1/sign-in?return_to=%2Fapp', {}, base);
+    const cookie = (page.headers.get('set-cookie') as string).split(';')[0] as string;
+    const token = hiddenField(page.body as unknown as string, 'csrf_token') as string;
+    const options = await call(
+      'POST',
+      '/1/sign-in/passkey/options',
+      {
+        headers: { ...FORM, cookie, 'sec-fetch-site': 'same-origin' },
+        body: `csrf_token=${token}`,
+      },
+      base,
+    );
+    expect(options.body.challenge).toBeTruthy();
+    await call('POST', '/1/sign-in/passkey/options', { ...form({ csrf_token: token }) }, base);
+    const { passkey } = await registerSoftPasskey(base, session);
+    const ceremony = await passkeyChallenge(base);
+    const credential = assertPasskey(passkey, ceremony.challenge, origin);
+    const fields = {
+      csrf_token: ceremony.token,
+      step: 'passkey',
+      tenant_id: 'acme',
+      credential: JSON.stringify(credential),
+    };
+    const post = (body: Record<string, string>) =>
+      call(
+        'POST',
+        '/1/sign-in',
+        {
+          headers: { ...FORM, cookie: ceremony.preSession, 'sec-fetch-site': 'same-origin' },
+          body: new URLSearchParams(body).toString(),
+        },
+        base,
+      );
+    expect((await post(fields)).status).toBe(303);
+    expect((await post(fields)).status).toBe(401);
   });
 
   it('the well-known documents', async () => {

@@ -28,6 +28,8 @@ import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
 import { DOC, documentedCall, type DocumentedRequest } from '../support/openapi-answers.js';
 import { verifyDomains } from '../support/verified-domains.js';
+import { PASSKEY_CONFIG } from '../support/passkey-requests.js';
+import { createPasskey, type CreationOptions } from '../support/soft-authenticator.js';
 import { SESSIONS, hiddenField } from '../support/sign-in-page.js';
 
 /** `operationId status` of every answer seen. */
@@ -43,6 +45,8 @@ let prefix: string;
 let machine: MachineClient;
 /** `sso.enabled`, acme's identity provider an `oidc-provider` of its own: the browser sign-in. */
 let sso: TestGateway;
+/** Passkeys on (`publicUrl` and `mfa.passkeys`, issue 45), on the same store. */
+let pk: TestGateway;
 let ca: TestCa;
 let idp: TestIdp;
 let dns: TestDnsServer;
@@ -88,10 +92,11 @@ beforeAll(async () => {
       exchange: { perIp: 9, windowSeconds: 600 },
     },
   });
+  pk = await startTestGateway({ ...fx.config, ...PASSKEY_CONFIG });
 }, 60_000);
 afterAll(async () => {
   redis.disconnect();
-  await Promise.all([closed.close(), strict.close(), sso?.close()]);
+  await Promise.all([closed.close(), strict.close(), sso?.close(), pk?.close()]);
   await idp?.close();
   ca?.close();
   await fx.close();
@@ -182,6 +187,16 @@ const formOf = (fields: Record<string, string>) => ({
   body: new URLSearchParams(fields).toString(),
 });
 const TOO_LARGE = JSON.stringify({ password: 'x'.repeat(20_000) });
+/** A registration answer of the right shape (the store is asked before it is verified). */
+const PASSKEY_ANSWER = {
+  response: {
+    id: 'AAAA',
+    rawId: 'AAAA',
+    type: 'public-key',
+    response: { clientDataJSON: 'AAAA', attestationObject: 'AAAA' },
+    clientExtensionResults: {},
+  },
+};
 
 /** The sign-in page of `gw` (its 200 recorded): its pre-session cookie and form token. */
 async function signInForm(gw: TestGateway): Promise<{ cookie: string; token: string }> {
@@ -655,6 +670,50 @@ describe('every operation, every status', () => {
     });
   });
 
+  it("a user's passkeys and the sign-in page's passkey options: every status", async () => {
+    const form = await signInForm(pk);
+    const session = sessionOf(await signInPost(pk, form, { ...BOB, tenant_id: 'acme' }));
+    const same = { cookie: session, 'sec-fetch-site': 'same-origin' };
+    const crossSite = { cookie: session, 'sec-fetch-site': 'cross-site' };
+    const passkeys = '/1/users/current/passkeys';
+    const options = await call(pk, 'POST', `${passkeys}/options`, { headers: same });
+    await call(pk, 'POST', `${passkeys}/options`); // 401
+    await call(pk, 'POST', `${passkeys}/options`, { headers: crossSite }); // 403
+    const origin = PASSKEY_CONFIG.publicUrl;
+    const { response } = createPasskey(options.body as CreationOptions, origin);
+    const registered = await call(pk, 'POST', passkeys, {
+      headers: same,
+      body: JSON.stringify({ response }),
+    });
+    await call(pk, 'POST', passkeys, { headers: same, body: JSON.stringify({ response }) }); // 400
+    await call(pk, 'POST', passkeys, { body: JSON.stringify({ response }) }); // 401
+    await call(pk, 'POST', passkeys, { headers: crossSite, body: '{}' }); // 403
+    await call(pk, 'POST', passkeys, { headers: same, body: TOO_LARGE }); // 413
+    await call(pk, 'GET', passkeys, { headers: same });
+    await call(pk, 'GET', passkeys); // 401
+    await call(pk, 'GET', '/1/users/someone-else/passkeys', { headers: same }); // 403
+    const one = `${passkeys}/${(registered.body as { passkey_id: string }).passkey_id}`;
+    await call(pk, 'DELETE', one); // 401
+    await call(pk, 'DELETE', one, { headers: crossSite }); // 403
+    await call(pk, 'DELETE', one, { headers: same });
+    await call(pk, 'DELETE', one, { headers: same }); // 404
+
+    const page = await signInForm(pk);
+    const signInOptions = '/1/sign-in/passkey/options';
+    const fromPage = {
+      'content-type': 'application/x-www-form-urlencoded',
+      cookie: page.cookie,
+      'sec-fetch-site': 'same-origin',
+    };
+    await call(pk, 'POST', signInOptions, { headers: fromPage, body: `csrf_token=${page.token}` });
+    await call(pk, 'POST', signInOptions, { headers: fromPage, body: 'csrf_token=a&csrf_token=b' }); // 400
+    await call(pk, 'POST', signInOptions, formOf({ csrf_token: page.token })); // 403
+    await call(pk, 'POST', signInOptions, {
+      headers: fromPage,
+      body: `csrf_token=${'x'.repeat(20_000)}`,
+    }); // 413
+  });
+
   it('answers 503 everywhere the store is needed once it is gone', async () => {
     const { access_token: token, refresh_token: refreshToken } = (await tokenFor(
       fx.gw.url,
@@ -663,8 +722,24 @@ describe('every operation, every status', () => {
     )) as { access_token: string; refresh_token: string };
     const form = await signInForm(fx.gw);
     const session = sessionOf(await signInPost(fx.gw, form, { ...BOB, tenant_id: 'acme' }));
+    const pkForm = await signInForm(pk);
+    const pkSession = sessionOf(await signInPost(pk, pkForm, { ...BOB, tenant_id: 'acme' }));
     await fx.redis.kill();
     await signInPost(fx.gw, form, { ...BOB, tenant_id: 'acme' });
+    const pkSame = { cookie: pkSession, 'sec-fetch-site': 'same-origin' };
+    const passkeys = '/1/users/current/passkeys';
+    await call(pk, 'POST', `${passkeys}/options`, { headers: pkSame });
+    await call(pk, 'POST', passkeys, { headers: pkSame, body: JSON.stringify(PASSKEY_ANSWER) });
+    await call(pk, 'GET', passkeys, { headers: pkSame });
+    await call(pk, 'DELETE', `${passkeys}/pk_none`, { headers: pkSame });
+    await call(pk, 'POST', '/1/sign-in/passkey/options', {
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        cookie: pkForm.cookie,
+        'sec-fetch-site': 'same-origin',
+      },
+      body: `csrf_token=${pkForm.token}`,
+    });
     await signOutPost(fx.gw, session);
     await call(fx.gw, 'POST', '/1/oauth/revoke', formOf({ token: refreshToken }));
     const bearerOf = { authorization: bearer(token) };

@@ -17,7 +17,15 @@ import type {
   StoreSliceName,
   StoreSlices,
 } from '../../src/store/types.js';
-import { idp, newBrowserSession, newFamily, newUser, NOW, orgTenant } from './store-fixtures.js';
+import {
+  idp,
+  newBrowserSession,
+  newFamily,
+  newPasskey,
+  newUser,
+  NOW,
+  orgTenant,
+} from './store-fixtures.js';
 
 /** What the calls work on: ids in a store holding one of everything. */
 interface World {
@@ -25,6 +33,8 @@ interface World {
   member: string;
   familyId: string;
   sessionId: string;
+  credentialId: string;
+  passkeyId: string;
 }
 
 type Call = (store: Store, world: World) => unknown;
@@ -139,6 +149,13 @@ const CALLS: {
       s.browserSessions.touchBrowserSession(w.sessionId, Math.floor(Date.now() / 1000) + 60),
     removeBrowserSession: (s, w) => s.browserSessions.removeBrowserSession(w.sessionId),
   },
+  passkeys: {
+    addPasskey: (s, w) => s.passkeys.addPasskey(newPasskey(w.member)),
+    listPasskeys: (s, w) => s.passkeys.listPasskeys(w.member),
+    getPasskey: (s, w) => s.passkeys.getPasskey(w.credentialId),
+    usePasskey: (s, w) => s.passkeys.usePasskey(w.credentialId, 1, NOW + 1),
+    removePasskey: (s, w) => s.passkeys.removePasskey(w.member, w.passkeyId),
+  },
 };
 
 const client = (clientId: string) => ({
@@ -166,7 +183,7 @@ const domain = (name: string) => ({
 
 /**
  * A store holding a tenant with two members, a client and its key, a family,
- * an IdP, a domain, a one-time record, a browser session.
+ * an IdP, a domain, a one-time record, a browser session, a passkey.
  */
 async function world(store: Store): Promise<World> {
   const admin = await store.users.createUser(newUser());
@@ -183,7 +200,11 @@ async function world(store: Store): Promise<World> {
   await store.sso.putSsoRecord('code', 'one', 'value', 60);
   const session = newBrowserSession({ userId: member.id });
   await store.browserSessions.createBrowserSession(session);
+  const passkey = newPasskey(member.id);
+  await store.passkeys.addPasskey(passkey);
   return {
+    credentialId: passkey.credentialId,
+    passkeyId: passkey.passkeyId,
     admin: admin.id,
     member: member.id,
     familyId: family.familyId,

@@ -11,6 +11,7 @@ import { describeBrowserSessionContract } from './store-contract-browser-session
 import { describeClientContract } from './store-contract-clients.js';
 import { describeRefreshContract } from './store-contract-refresh.js';
 import { describeDomainContract } from './store-contract-domains.js';
+import { describePasskeyContract } from './store-contract-passkeys.js';
 import { describeIdpContract } from './store-contract-idps.js';
 import { describeSsoContract } from './store-contract-sso.js';
 import { describeUserContract } from './store-contract-users.js';
@@ -73,6 +74,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
     describeDomainContract(() => store);
     describeSsoContract(() => store);
     describeBrowserSessionContract(() => store);
+    describePasskeyContract(() => store);
 
     describe('lifecycle', () => {
       it('answers ping while open, refuses with unavailable once closed', async () => {

@@ -10,6 +10,7 @@ import type {
   NewApiKey,
   NewClient,
   NewUser,
+  PasskeyRecord,
   RefreshFamily,
   SessionEvent,
   Store,
@@ -217,6 +218,22 @@ export function newBrowserSession(
     absoluteExpiresAt: now + 86_400,
     userAgent: 'Mozilla/5.0 (X11; Linux x86_64) — test',
     ip: '203.0.113.7',
+    ...overrides,
+  };
+}
+
+/** A passkey of `userId`; its ids unique unless given. */
+export function newPasskey(userId: string, overrides: Partial<PasskeyRecord> = {}): PasskeyRecord {
+  const unique = randomUUID().replaceAll('-', '');
+  return {
+    passkeyId: `pk_${unique.slice(0, 16)}`,
+    credentialId: `cred-${unique}`,
+    userId,
+    publicKey: 'pQECAyYgASFYIA',
+    counter: 0,
+    transports: ['internal', 'hybrid'],
+    name: 'Laptop',
+    createdAt: NOW,
     ...overrides,
   };
 }

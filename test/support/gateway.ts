@@ -22,16 +22,16 @@ export interface TestGateway {
 
 /**
  * `raw`'s `listen` and `admin` (when it has one) are moved to free ports on
- * 127.0.0.1; `listen.opsEndpoints` and the other `admin` keys are kept.
+ * 127.0.0.1 (`listen` to `options.port` when given: a `publicUrl` names it); `listen.opsEndpoints` and the other `admin` keys are kept.
  */
 export async function startTestGateway(
   raw: Record<string, unknown>,
-  options: { logTo?: NodeJS.WritableStream } = {},
+  options: { logTo?: NodeJS.WritableStream; port?: number } = {},
 ): Promise<TestGateway> {
   const onFreePort = (key: string) => ({
     ...(raw[key] as Record<string, unknown> | undefined),
     host: '127.0.0.1',
-    port: 0,
+    port: key === 'listen' ? (options.port ?? 0) : 0,
   });
   const config = validateConfig(
     {

@@ -45,10 +45,12 @@ export interface RedisIdentityFixture extends IdentityFixture {
 }
 
 /** The fixture on the embedded in-memory store: no redis-server is started. */
+/** @param options.port the main listener's port (when `publicUrl` names it); default a free one */
 export async function startMemoryIdentityFixture(
   overrides: Record<string, unknown> = {},
+  options: { port?: number } = {},
 ): Promise<IdentityFixture> {
-  return startFixture({}, overrides, async () => {});
+  return startFixture({}, overrides, async () => {}, options.port);
 }
 
 /** The fixture on a private redis-server, under a key prefix of its own. */
@@ -83,6 +85,7 @@ async function startFixture(
   store: { store?: unknown },
   overrides: Record<string, unknown>,
   stopStore: () => Promise<void>,
+  port?: number,
 ): Promise<IdentityFixture> {
   const keys = await makeKeysDir();
   const seedDir = mkdtempSync(join(tmpdir(), 'tg-seed-'));
@@ -100,7 +103,9 @@ async function startFixture(
     // Merged, so that every instance keeps the fixture's one key directory.
     tokens: { keys: keys.dir, ttlSeconds: 600, ...(overrides.tokens as object | undefined) },
   };
-  const gateways: TestGateway[] = [await startTestGateway(config)];
+  const gateways: TestGateway[] = [
+    await startTestGateway(config, port === undefined ? {} : { port }),
+  ];
   return {
     keys,
     config,

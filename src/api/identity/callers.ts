@@ -172,6 +172,38 @@ export async function sessionOrBearer(
   }
   const values = cookieValues(ctx.req.headers.cookie, cookieName);
   if (values.length === 0) return bearer(deps, ctx);
+  return cookieSession(deps, sessions, ctx, values);
+}
+
+/**
+ * The caller of an endpoint only a browser session reaches (a passkey's
+ * registration: a WebAuthn ceremony on the gateway's own origin): the
+ * session cookie, by the rules of {@link sessionOrBearer}'s cookie; a bearer
+ * token does not count (without the cookie: 401 `invalid_token`).
+ * @throws GatewayError `invalid_token`, `csrf_refused`
+ */
+export async function sessionOnly(
+  deps: IdentityRouterDeps,
+  ctx: ApiContext,
+): Promise<SessionPrincipal> {
+  const sessions = deps.browserSessions;
+  const cookieName = deps.sessionCookieName;
+  const values =
+    sessions === undefined || cookieName === undefined
+      ? []
+      : cookieValues(ctx.req.headers.cookie, cookieName);
+  if (sessions === undefined || values.length === 0)
+    throw new GatewayError('invalid_token', 'Sign in first: this takes a browser session.');
+  return cookieSession(deps, sessions, ctx, values);
+}
+
+/** The session of the cookie's `values`: sent once, and same-origin for an unsafe method. */
+async function cookieSession(
+  deps: IdentityRouterDeps,
+  sessions: NonNullable<IdentityRouterDeps['browserSessions']>,
+  ctx: ApiContext,
+  values: string[],
+): Promise<SessionPrincipal> {
   if (values.length > 1)
     throw new GatewayError('invalid_token', 'The session cookie was sent more than once.');
   if (!isSafeMethod(ctx.method) && !isSameOrigin(ctx.req.headers, requestOrigin(deps, ctx))) {

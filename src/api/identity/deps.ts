@@ -16,6 +16,7 @@ import type { FederationOutcome } from '../../auth/federation/refusals.js';
 import type { SecretSealer } from '../../auth/federation/sealed-secrets.js';
 import type { SessionGuard } from '../../auth/revocation/sessions.js';
 import type { ClientDeps } from '../../identity/client-deps.js';
+import type { PasskeyDeps } from '../../identity/passkey-deps.js';
 import type { Store } from '../../store/types.js';
 import type { PublicOrigin } from '../public-origin.js';
 import type { SignInDeps } from '../sign-in/deps.js';
@@ -79,4 +80,10 @@ export interface IdentityRouterDeps {
   signIn?: SignInDeps | undefined;
   /** The session cookie's name: `sessionCookieName(config.sessions)`. */
   sessionCookieName?: string | undefined;
+  /**
+   * Passkeys (`mfa.passkeys.enabled`, with `sessions.enabled` and
+   * `publicUrl`): registered in a session (`passkey-routes.ts`), signing in on
+   * the sign-in page; absent: neither is routed.
+   */
+  passkeys?: PasskeyDeps | undefined;
 }

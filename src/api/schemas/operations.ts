@@ -11,6 +11,7 @@ import type { Operation } from './operation.js';
 import { postSignIn, showSignIn, signOut } from './sign-in-operations.js';
 
 import { endSession, listSessions } from './session-operations.js';
+import * as passkeys from './passkey-operations.js';
 import { ssoCallback, ssoLogin } from './sso-operations.js';
 import { backchannelLogout, companySignIn } from './sso-session-operations.js';
 import { getTenant, listUserTenants } from './tenant-operations.js';
@@ -52,6 +53,11 @@ export const OPERATIONS: readonly Operation[] = [
   changePassword,
   listSessions,
   endSession,
+  passkeys.passkeyOptions,
+  passkeys.listPasskeys,
+  passkeys.registerPasskey,
+  passkeys.removePasskey,
+  passkeys.passkeySignInOptions,
   getJwks,
   getOAuthMetadata,
   getOpenApi,

@@ -74,10 +74,13 @@ export const SignInForm = z
     tenant_id: described(
       'Step 1: the tenant named by the page; step 2 (`step=tenant`): the tenant chosen.',
     ).optional(),
-    step: z
-      .enum(['tenant'])
-      .optional()
-      .meta({ description: '`tenant`: the tenant choice (step 2); omitted: the password.' }),
+    step: z.enum(['tenant', 'passkey']).optional().meta({
+      description:
+        '`tenant`: the tenant choice (step 2); `passkey`: a passkey instead of the password (`mfa.passkeys.enabled`); omitted: the password.',
+    }),
+    credential: described(
+      "Step 1 with `step=passkey`: the browser's `PublicKeyCredential` from `navigator.credentials.get` as JSON (`toJSON()`), answering `POST /1/sign-in/passkey/options`.",
+    ).optional(),
   })
   .register(requestShapes, { id: 'SignInRequest' });
 
@@ -123,7 +126,7 @@ export const postSignIn: Operation = {
       'invalid_request',
     ),
     401: refusal(
-      'E-mail or password wrong (one answer for both, and for a disabled account); the page keeps the e-mail, never the password.',
+      "E-mail or password wrong (one answer for both, and for a disabled account); the page keeps the e-mail, never the password. With `step=passkey`: the passkey not accepted (no live challenge for this browser, an unknown or removed credential, another user's handle, a signature that does not verify, a counter that went backwards, a disabled or removed user: one answer).",
       'invalid_credentials',
     ),
     403: refusal(

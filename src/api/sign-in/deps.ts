@@ -10,6 +10,8 @@ export interface SignInDeps {
   browserSessions: BrowserSessions;
   /** `sso.enabled`: the page offers "sign in with your company". */
   company: boolean;
+  /** `mfa.passkeys.enabled`: the page offers "sign in with a passkey" (and its script). */
+  passkeys?: boolean;
   /** Told of every sign-in post by outcome (metrics). */
   onSignIn?: (outcome: SignInOutcome) => void;
   /**

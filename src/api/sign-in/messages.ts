@@ -22,6 +22,8 @@ export function messageFor(error: GatewayError): string {
   }
   if (error.code === 'invalid_request') return error.message;
   if (error.status >= 500) return 'Signing in is not possible right now. Please try again later.';
+  if (error.code === 'invalid_credentials' && error.detail?.startsWith('passkey') === true)
+    return 'The passkey was not accepted. Try again, or sign in with your password.';
   return WORDS[error.code] ?? 'The sign-in did not succeed. Please try again.';
 }
 

@@ -1,6 +1,7 @@
 /**
  * The headers of every sign-in page, refusals rendered as a page included:
- * no script may run (`default-src 'none'`, nothing inline), the one
+ * no script may run (`default-src 'none'`, nothing inline; with passkeys on,
+ * the password form loads the gateway's one script: {@link SCRIPTED_PAGE_CSP}), the one
  * stylesheet comes from this origin, forms post only here, and no other
  * site may frame the page (clickjacking: `frame-ancestors 'none'` and, for
  * browsers before CSP 2, `X-Frame-Options`). Never cached (it carries a
@@ -19,9 +20,18 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'x-content-type-options': 'nosniff',
 };
 
-/** Answers `html` with `status` and the page headers. */
+/**
+ * The CSP of a page that loads the gateway's own script (the passkey button,
+ * issue 45): scripts and the requests they make from this origin only, still
+ * nothing inline.
+ */
+export const SCRIPTED_PAGE_CSP =
+  "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; form-action 'self' https:; frame-ancestors 'none'; base-uri 'none'";
+
+/** Answers `html` with `status` and the page headers (`ctx.state.pageScript`: the scripted CSP). */
 export function answerPage(ctx: ApiContext, status: number, html: string): void {
   ctx.status = status;
   ctx.set(PAGE_HEADERS);
+  if (ctx.state.pageScript === true) ctx.set('content-security-policy', SCRIPTED_PAGE_CSP);
   ctx.body = html;
 }

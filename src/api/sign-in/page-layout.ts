@@ -5,8 +5,13 @@ import { STYLESHEET_PATH } from './stylesheet.js';
 /** A refusal shown on a page: announced (`role="alert"`) and focused when the page loads. */
 export const ALERT_ID = 'sign-in-alert';
 
-/** @param body markup already escaped */
-export function layout(title: string, body: string): string {
+/**
+ * @param body markup already escaped
+ * @param script the path of the gateway's own script to load (deferred), if any
+ */
+export function layout(title: string, body: string, script?: string): string {
+  const scriptTag =
+    script === undefined ? '' : `<script src="${escapeHtml(script)}" defer></script>\n`;
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -14,7 +19,7 @@ export function layout(title: string, body: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
 <link rel="stylesheet" href="${STYLESHEET_PATH}">
-</head>
+${scriptTag}</head>
 <body>
 <main>
 <h1>${escapeHtml(title)}</h1>

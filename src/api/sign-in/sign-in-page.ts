@@ -1,5 +1,6 @@
 /**
- * The sign-in pages as HTML, server-rendered with no script at all: the
+ * The sign-in pages as HTML, server-rendered, with no script but the
+ * passkey button's (with `mfa.passkeys.enabled`; the page works without it): the
  * password form (and, with `sso.enabled`, "sign in with your company"), and
  * the tenant choice a user of several tenants makes after the password.
  * Everything echoed is escaped (`html.ts`); the password never is echoed.
@@ -8,6 +9,7 @@
  */
 import { escapeHtml } from './html.js';
 import { ALERT_ID, alert, hidden, layout } from './page-layout.js';
+import { PASSKEY_SCRIPT_PATH } from './passkey-script.js';
 
 /** The form posts here; its fields are read by `sign-in-form.ts`. */
 export const SIGN_IN_PATH = '/1/sign-in';
@@ -24,6 +26,8 @@ export interface SignInView {
   formToken: string;
   /** A refusal, in words for a person. */
   error?: string | undefined;
+  /** `mfa.passkeys.enabled`: offer "sign in with a passkey" (the page's one script). */
+  passkeys?: boolean | undefined;
   /** `sso.enabled`: offer the company sign-in. */
   company: boolean;
 }
@@ -46,7 +50,34 @@ ${fields}
 <button type="submit">Sign in</button>
 </form>
 `;
-  return layout('Sign in', `${alert(view.error)}${form}${view.company ? companyForm(view) : ''}`);
+  const company = view.company ? companyForm(view) : '';
+  if (view.passkeys !== true) return layout('Sign in', `${alert(view.error)}${form}${company}`);
+  return layout(
+    'Sign in',
+    `${alert(view.error)}${form}${passkeyForm(fields)}${company}`,
+    PASSKEY_SCRIPT_PATH,
+  );
+}
+
+/** Where the passkey script asks for its options. */
+export const PASSKEY_OPTIONS_PATH = '/1/sign-in/passkey/options';
+
+/**
+ * "Sign in with a passkey": hidden until the script (`passkey-script.ts`)
+ * finds WebAuthn in the browser; it posts the same hidden fields as the
+ * password form, `step=passkey` and the browser's answer as `credential`.
+ */
+function passkeyForm(fields: string): string {
+  return `<form method="post" action="${SIGN_IN_PATH}" id="passkey-form" data-options="${PASSKEY_OPTIONS_PATH}" hidden>
+<hr class="divider">
+<h2>Or use a passkey</h2>
+<p id="passkey-status" class="alert" role="alert" tabindex="-1" hidden></p>
+${fields}
+${hidden('step', 'passkey')}
+${hidden('credential', '')}
+<button type="submit" class="secondary">Sign in with a passkey</button>
+</form>
+`;
 }
 
 function companyForm(view: SignInView): string {

@@ -9,6 +9,8 @@
  *   for a browser (`Accept: text/html`), the JSON error otherwise: one
  *   `GatewayError`, rendered by `renderErrors`.
  * - `GET /1/sign-in/style.<digest>.css`: the pages' stylesheet.
+ * - with passkeys on, `step=passkey` signs in with one (`passkey-step.ts`),
+ *   and the page's script and options (`passkey-sign-in-routes.ts`).
  */
 import type { Router } from '@koa/router';
 import { GatewayError, isGatewayError } from '../../errors.js';
@@ -24,8 +26,11 @@ import { checkSignInPost } from './form-token.js';
 import { answerPage } from './page-headers.js';
 import { requestOrigin } from './request-origin.js';
 import { safeReturnTo } from './return-to.js';
-import { passwordStep, tenantStep } from './sign-in-steps.js';
+import { passkeyStep } from './passkey-step.js';
+import { addPasskeySignInRoutes } from './passkey-sign-in-routes.js';
+import { passwordStep, tenantStep, type SignInPost } from './sign-in-steps.js';
 import { emptyEcho, refuseAsPage, renderSignIn } from './sign-in-view.js';
+import { addStaticAsset } from './static-asset.js';
 import { STYLESHEET, STYLESHEET_ETAG, STYLESHEET_ROUTE } from './stylesheet.js';
 
 export function addSignInRoutes(router: Router<ApiState>, deps: IdentityRouterDeps): void {
@@ -33,17 +38,13 @@ export function addSignInRoutes(router: Router<ApiState>, deps: IdentityRouterDe
   if (signIn === undefined) return;
   router.get('/sign-in', (ctx) => showSignIn(signIn, ctx));
   router.post('/sign-in', (ctx) => postSignIn(deps, signIn, ctx));
-  router.get(STYLESHEET_ROUTE, (ctx) => {
-    ctx.set('cache-control', 'public, max-age=31536000, immutable');
-    ctx.set('x-content-type-options', 'nosniff');
-    ctx.set('etag', STYLESHEET_ETAG);
-    if (ctx.get('if-none-match') === STYLESHEET_ETAG) {
-      ctx.status = 304;
-      return;
-    }
-    ctx.type = 'text/css; charset=utf-8';
-    ctx.body = STYLESHEET;
+  addStaticAsset(router, {
+    route: STYLESHEET_ROUTE,
+    bytes: STYLESHEET,
+    etag: STYLESHEET_ETAG,
+    type: 'text/css; charset=utf-8',
   });
+  addPasskeySignInRoutes(router, deps);
 }
 
 function showSignIn(signIn: SignInDeps, ctx: ApiContext): void {
@@ -76,11 +77,20 @@ async function postSignIn(
       signIn.config,
     );
     const post = { deps, signIn, ctx, form, echo, preSession };
-    await (param(form, 'step') === 'tenant' ? tenantStep(post) : passwordStep(post));
+    await stepOf(post)(post);
   } catch (err) {
     signIn.onSignIn?.(outcomeOf(err));
     throw err;
   }
+}
+
+/** The step the form posts: the tenant choice, a passkey (where they are on), else the password. */
+function stepOf(post: SignInPost): (post: SignInPost) => Promise<void> {
+  const step = param(post.form, 'step');
+  if (step === 'tenant') return tenantStep;
+  const passkeys = post.deps.passkeys;
+  if (step === 'passkey' && passkeys !== undefined) return (p) => passkeyStep(p, passkeys);
+  return passwordStep;
 }
 
 function outcomeOf(err: unknown): SignInOutcome {

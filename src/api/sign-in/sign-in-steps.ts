@@ -1,6 +1,7 @@
 /**
  * The steps of a sign-in on the page, in order: the password (the same
- * check as the Basic login: `identity/callers.ts` `provePassword`), then the
+ * check as the Basic login: `identity/callers.ts` `provePassword`) or a
+ * passkey (`passkey-step.ts`, both factors at once), then the
  * tenant (the one named, the user's only one, or a choice on a second page,
  * with the proven password kept as a pending record, never as a field),
  * then the session. A later step (a second factor, issue TOTP) goes between
@@ -15,6 +16,7 @@ import { sessionCookieName } from '../../config/schema/sessions.js';
 import { namePrincipal, noStore, provePassword } from '../identity/callers.js';
 import type { IdentityRouterDeps } from '../identity/deps.js';
 import { param, requiredParam } from '../identity/oauth-form.js';
+import type { UserRecord } from '../../store/types.js';
 import type { ApiContext } from '../state.js';
 import type { SignInDeps } from './deps.js';
 import { clearedPreSessionCookie, formTokenOf } from './form-token.js';
@@ -37,12 +39,25 @@ export interface SignInPost {
 
 /** Step 1: e-mail and password, then the tenant. */
 export async function passwordStep(post: SignInPost): Promise<void> {
-  const { deps, form, echo } = post;
+  const { deps, form } = post;
   const email = param(form, 'email');
   const password = param(form, 'password');
   if (email === undefined || email.trim() === '' || password === undefined || password === '')
     throw new GatewayError('invalid_request', 'Enter your e-mail and your password.');
   const user = await provePassword(deps, post.ctx, { email, password });
+  return tenantThenSession(post, user);
+}
+
+/**
+ * The user proven (a password, or a passkey: `passkey-step.ts`), the tenant
+ * next: the one the page names, the user's only one, or a choice on a
+ * second page (the pending record), then the session.
+ */
+export async function tenantThenSession(
+  post: SignInPost,
+  user: Pick<UserRecord, 'id' | 'email'>,
+): Promise<void> {
+  const { deps, echo } = post;
   if (echo.tenantId !== undefined && echo.tenantId !== '')
     return startSession(post, user.id, echo.tenantId);
   const tenants = await deps.store.memberships.listUserTenants(user.id);

@@ -33,6 +33,7 @@ export function renderSignIn(
 ): string {
   let preSession = readPreSession(ctx.req.headers, deps.config);
   if (preSession === undefined) preSession = newPreSession();
+  if (deps.passkeys === true) ctx.state.pageScript = true;
   // Set again when kept: its ten minutes start anew with the page.
   ctx.append('set-cookie', preSessionCookie(deps.config, preSession));
   return signInPage({
@@ -42,6 +43,7 @@ export function renderSignIn(
     formToken: formTokenOf(preSession),
     error: isGatewayError(error) ? messageFor(error) : notice,
     company: deps.company,
+    passkeys: deps.passkeys,
   });
 }
 
