@@ -12,6 +12,8 @@ export interface ApiState {
    * `renderErrors` as a page instead of the JSON body.
    */
   page?: (error: GatewayError) => string;
+  /** Headers of that page beyond the sign-in pages' own (the account links' `Referrer-Policy: no-referrer`). */
+  pageHeaders?: Readonly<Record<string, string>>;
 }
 
 export type ApiContext = Context & { state: ApiState };

@@ -10,10 +10,19 @@
  * (`sign-in-pending`, `api/sign-in/pending.ts`); a back-channel logout
  * token's `jti` seen (`logout-jti`, kept against replay); the user an IdP's
  * `sub` or `sid` names (`idp-subject`, `idp-sid`), written when a browser
- * session begins at the IdP and kept as long as the session may live.
+ * session begins at the IdP and kept as long as the session may live; a
+ * mailed one-time link (`email-verification`, `password-reset`: issue 45,
+ * `identity/mailed-links.ts`) under the SHA-256 of its token, taken once.
  */
 export type SsoRecordKind =
-  'sign-in' | 'code' | 'sign-in-pending' | 'logout-jti' | 'idp-subject' | 'idp-sid';
+  | 'sign-in'
+  | 'code'
+  | 'sign-in-pending'
+  | 'logout-jti'
+  | 'idp-subject'
+  | 'idp-sid'
+  | 'email-verification'
+  | 'password-reset';
 
 /**
  * The browser sign-in's short-lived, single-use records (`auth/federation/browser-sign-in.ts`):

@@ -27,6 +27,8 @@ import {
 } from '../support/openapi-answers.js';
 import { verifyDomains } from '../support/verified-domains.js';
 import { SESSIONS, hiddenField } from '../support/sign-in-page.js';
+import { followLink, mailedConfig } from '../support/account-mail.js';
+import { startMailInbox, type MailInbox } from '../support/mail-inbox.js';
 
 const APP = 'https://app.example.test/signed-in';
 const IDP_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
@@ -35,10 +37,12 @@ const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 let dns: TestDnsServer;
 let ca: TestCa;
 let idp: TestIdp;
+let inbox: MailInbox;
 /** `operationId status` of every answer seen. */
 const seen = new Set<string>();
 
 beforeAll(async () => {
+  inbox = await startMailInbox();
   dns = await startDnsServer();
   ca = makeTestCa();
   idp = await startTestIdp({
@@ -52,6 +56,7 @@ afterAll(async () => {
   await idp?.close();
   ca?.close();
   await dns?.stop();
+  await inbox?.close();
 });
 const s = fixtureSuite({}, () => ({
   // The test IdP is on loopback.
@@ -66,6 +71,9 @@ const s = fixtureSuite({}, () => ({
   tokens: { refresh: { enabled: true } },
   sessions: SESSIONS,
 }));
+// Issue 45: e-mail verification (on with mail) and password reset, which need `publicUrl`
+// (with it the metadata is never refused for a bad Host: hence a gateway of their own).
+const mailed = fixtureSuite({}, () => ({ ...mailedConfig(inbox), sessions: SESSIONS }));
 beforeAll(async () => {
   await verifyDomains(s.gw.gateway.store, 'acme', ['acme.test']);
 });
@@ -92,8 +100,13 @@ function expectDeclared(operationId: string, status: number, body: unknown): voi
 }
 
 /** Sends the request, then holds the answer against the document and the declaration. */
-async function call(method: string, target: string, init: DocumentedRequest = {}) {
-  const answer = await documentedCall(s.gw.url, method, target, init);
+function call(method: string, target: string, init: DocumentedRequest = {}) {
+  return callAt(s.gw.url, method, target, init);
+}
+
+/** {@link call} of the gateway at `base`. */
+async function callAt(base: string, method: string, target: string, init: DocumentedRequest = {}) {
+  const answer = await documentedCall(base, method, target, init);
   expectDeclared(answer.operationId, answer.status, answer.body);
   seen.add(`${answer.operationId} ${answer.status}`);
   return answer as typeof answer & { body: Record<string, string> };
@@ -295,6 +308,33 @@ describe('real answers hold to the document and the declarations', () => {
       body: 'return_to=%2Fbye',
     });
     await call('POST', '/1/sign-out', { headers: { ...FORM, 'sec-fetch-site': 'cross-site' } });
+  });
+
+  it('the e-mail verification and the password reset (issue 45)', async () => {
+    const on = (method: string, target: string, init: DocumentedRequest = {}) =>
+      callAt(mailed.gw.url, method, target, init);
+    const dave = { email: 'dave@example.com', password: 'dave-password-1' };
+    await on('POST', '/1/users', { body: JSON.stringify(dave) });
+    const mail = await inbox.next(dave.email);
+    const verify = new URL(followLink(mail, '/1/email-verifications', mailed.gw.url)).pathname;
+    await on('GET', verify);
+    await on('POST', verify);
+    await on('POST', verify);
+    await on('GET', verify);
+
+    await on('GET', '/1/password-resets');
+    const ask = (email: string) =>
+      on('POST', '/1/password-resets', { body: JSON.stringify({ email }) });
+    await ask(dave.email);
+    await ask('not an address');
+    const link = new URL(
+      followLink(await inbox.next(dave.email), '/1/password-resets', mailed.gw.url),
+    ).pathname;
+    await on('GET', link);
+    await on('POST', link, { body: JSON.stringify({ password: 'short' }) });
+    await on('POST', link, { body: JSON.stringify({ password: 'dave-password-2' }) });
+    await on('POST', link, { body: JSON.stringify({ password: 'dave-password-3' }) });
+    await on('GET', link);
   });
 
   it('the well-known documents', async () => {

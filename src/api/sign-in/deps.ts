@@ -10,6 +10,8 @@ export interface SignInDeps {
   browserSessions: BrowserSessions;
   /** `sso.enabled`: the page offers "sign in with your company". */
   company: boolean;
+  /** `mail`: the page links to the password reset ("Forgot your password?"). */
+  passwordReset?: boolean;
   /** Told of every sign-in post by outcome (metrics). */
   onSignIn?: (outcome: SignInOutcome) => void;
   /**

@@ -11,6 +11,8 @@ import { ALERT_ID, alert, hidden, layout } from './page-layout.js';
 
 /** The form posts here; its fields are read by `sign-in-form.ts`. */
 export const SIGN_IN_PATH = '/1/sign-in';
+/** The password reset's page (`account-routes`): asks for the e-mail. */
+export const PASSWORD_RESETS_PATH = '/1/password-resets';
 /** The company sign-in (the SSO routes own it): a GET with `email` and `return_to`. */
 export const SSO_SIGN_IN_PATH = '/1/sign-in/sso';
 
@@ -26,6 +28,8 @@ export interface SignInView {
   error?: string | undefined;
   /** `sso.enabled`: offer the company sign-in. */
   company: boolean;
+  /** `mail`: link to the password reset. */
+  passwordReset?: boolean;
 }
 
 export function signInPage(view: SignInView): string {
@@ -45,7 +49,7 @@ ${fields}
 <input id="password" name="password" type="password" autocomplete="current-password" required${described}${invalid}>
 <button type="submit">Sign in</button>
 </form>
-`;
+${view.passwordReset === true ? `<p><a href="${PASSWORD_RESETS_PATH}">Forgot your password?</a></p>\n` : ''}`;
   return layout('Sign in', `${alert(view.error)}${form}${view.company ? companyForm(view) : ''}`);
 }
 

@@ -42,6 +42,7 @@ export function renderSignIn(
     formToken: formTokenOf(preSession),
     error: isGatewayError(error) ? messageFor(error) : notice,
     company: deps.company,
+    passwordReset: deps.passwordReset === true,
   });
 }
 
