@@ -44,14 +44,18 @@ afterAll(async () => {
 afterEach(() => {
   vi.useRealTimers();
 });
-const s = fixtureSuite({}, () => ({
-  ...mailedConfig(inbox),
-  // Verified at once, so that the subject here is the reset alone.
-  signup: { enabled: true, verifyEmail: false },
-  sessions: SESSIONS,
-  tokens: { refresh: { enabled: true } },
-  limits: { passwordReset: { perEmail: 3, perIp: 1000, windowSeconds: 3600 } },
-}));
+const s = fixtureSuite(
+  {},
+  () => ({
+    ...mailedConfig(inbox),
+    // Verified at once, so that the subject here is the reset alone.
+    signup: { enabled: true, verifyEmail: false },
+    sessions: SESSIONS,
+    tokens: { refresh: { enabled: true } },
+    limits: { passwordReset: { perEmail: 3, perIp: 1000, windowSeconds: 3600 } },
+  }),
+  { logged: true },
+);
 
 interface Person {
   email: string;
@@ -226,6 +230,10 @@ describe('the mailed link', () => {
     );
     await expectError(await fetch(link), 404, 'not_found');
     expect((await logIn({ ...who, password })).status).toBe(200);
+
+    // The access log names the route, never the token.
+    await vi.waitFor(() => expect(s.text).toContain('/1/password-resets/…'));
+    expect(s.text).not.toContain(tokenOf(link));
   });
 
   it('refuses a password outside 8..72 bytes 400, and the link stays good', async () => {
