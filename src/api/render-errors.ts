@@ -32,6 +32,7 @@ export function renderErrors(): ApiMiddleware {
       if (page !== undefined && ctx.accepts('application/json', 'text/html') === 'text/html') {
         ctx.set(pageHeaders(rendered.headers));
         answerPage(ctx, rendered.status, page(error));
+        if (ctx.state.pageHeaders !== undefined) ctx.set(ctx.state.pageHeaders);
         return;
       }
       ctx.set(rendered.headers);

@@ -15,6 +15,7 @@ import type { TenantDomain, TenantDomainList } from './schemas/domains.js';
 import type { TenantIdp } from './schemas/idps.js';
 import type { Tenant, TenantList, TenantSummary } from './schemas/tenants.js';
 import type { SignupResponse } from './schemas/users.js';
+import type { PasswordResetRequested } from './schemas/accounts.js';
 
 /** Tenant summary: `{tenant_id, type, name}`. */
 export function tenantSummary(t: TenantRecord): z.infer<typeof TenantSummary> {
@@ -75,4 +76,11 @@ export function domainView(record: DomainRecord): z.infer<typeof TenantDomain> {
 /** A tenant's e-mail domains. */
 export function domainList(records: readonly DomainRecord[]): z.infer<typeof TenantDomainList> {
   return { domains: records.map(domainView) };
+}
+
+/** The one answer of `POST /1/password-resets`, whatever the address. */
+export function passwordResetRequested(): z.infer<typeof PasswordResetRequested> {
+  return {
+    message: 'If an account has this address, a link to choose a new password is on its way to it.',
+  };
 }

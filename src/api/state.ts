@@ -18,6 +18,8 @@ export interface ApiState {
    * `connect-src 'self'` (`sign-in/page-headers.ts`); never inline script.
    */
   pageScript?: boolean;
+  /** Headers of that page beyond the sign-in pages' own (the account links' `Referrer-Policy: no-referrer`). */
+  pageHeaders?: Readonly<Record<string, string>>;
 }
 
 export type ApiContext = Context & { state: ApiState };

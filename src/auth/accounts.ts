@@ -89,6 +89,11 @@ export interface Accounts {
     createdByIdp?: IdpOrigin;
     /** The operator's CLI or seed: may create an address of any domain. */
     byOperator?: boolean;
+    /**
+     * The address is verified from the start: the operator's word (`user add
+     * --verified`, the seed's `email_verified`) or the provider's `email_verified`.
+     */
+    emailVerified?: boolean;
   }): Promise<UserRecord>;
   /**
    * E-mail and password → user, or `invalid_credentials` (same answer and
@@ -171,6 +176,7 @@ async function signUp(
     passwordHash,
     createdAt,
     ...(input.createdByIdp === undefined ? {} : { createdByIdp: input.createdByIdp }),
+    ...(input.emailVerified === true ? { emailVerifiedAt: createdAt } : {}),
     personalTenant: {
       tenantId: randomUUID(),
       type: 'usertenant',

@@ -43,6 +43,8 @@ const seedUser = z
       .optional(),
     password_hash: z.string().refine(isBcryptHash, 'must be a bcrypt hash').optional(),
     name: z.string().min(1).optional(),
+    /** The operator vouches for the address (issue 45): it signs in and may be linked by an IdP. */
+    email_verified: z.boolean().default(false),
   })
   .refine((u) => (u.password === undefined) !== (u.password_hash === undefined), {
     message: 'needs exactly one of password, password_hash',
@@ -242,6 +244,7 @@ async function applyUser(run: SeedRun, u: SeedUser): Promise<string> {
       ...(u.password === undefined ? {} : { password: u.password }),
       ...(u.password_hash === undefined ? {} : { passwordHash: u.password_hash }),
       ...(u.name === undefined ? {} : { name: u.name }),
+      emailVerified: u.email_verified,
     });
     summary.usersCreated++;
     await run.audit('user_created', SEED, {
@@ -264,6 +267,11 @@ async function applyUser(run: SeedRun, u: SeedUser): Promise<string> {
     await store.users.setPasswordHash(existing.id, disabled ? disabledHash(hash) : hash);
     summary.passwordsChanged++;
     await run.audit('password_changed', SEED, { user_id: existing.id, user_email: email });
+  }
+  // Never unverified by a seed: an address once proven stays so.
+  if (u.email_verified && existing.emailVerifiedAt === undefined) {
+    await store.users.markEmailVerified(existing.id, run.now());
+    await run.audit('email_verified', SEED, { user_id: existing.id, user_email: email });
   }
   return existing.id;
 }

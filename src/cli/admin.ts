@@ -38,7 +38,7 @@ export interface PasswordOptions {
 export async function userAdd(
   loaded: LoadedConfig,
   email: string,
-  options: PasswordOptions & { name?: string },
+  options: PasswordOptions & { name?: string; verified?: boolean },
 ): Promise<void> {
   requireRedis(loaded);
   emailOption('EMAIL', email);
@@ -48,6 +48,8 @@ export async function userAdd(
       email,
       password,
       ...(options.name ? { name: options.name } : {}),
+      // The operator's word that the address is the person's (issue 45).
+      emailVerified: options.verified === true,
     });
     print({ user_id: user.id, user_email: user.email, tenant_id: user.personalTenantId });
   });

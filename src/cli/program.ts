@@ -122,10 +122,17 @@ function addUsers(program: Command): void {
         'create a user and its personal tenant (password from stdin, or --password-env VAR)',
       )
       .option('--name <name>', 'display name')
+      .option(
+        '--verified',
+        'the address is known to be the person’s: their password signs in with `signup.verifyEmail`, and an IdP may link them',
+      )
       .option('--password-env <var>', 'read the password from this environment variable'),
   ).action(
-    async (email: string, options: admin.PasswordOptions & { name?: string }, command: Command) =>
-      admin.userAdd(await configOf(command), email, options),
+    async (
+      email: string,
+      options: admin.PasswordOptions & { name?: string; verified?: boolean },
+      command: Command,
+    ) => admin.userAdd(await configOf(command), email, options),
   );
   configurable(
     user

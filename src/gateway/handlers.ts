@@ -34,6 +34,7 @@ import type { LiveWebSockets } from '../proxy/forward/live-websockets.js';
 import type { LiveSettings } from './proxy-settings.js';
 import type { Reload } from './reload.js';
 import type { Federation } from './federation.js';
+import { buildAccountMail } from './account-mail.js';
 
 export interface HandlerDeps {
   config: GatewayConfig;
@@ -87,6 +88,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     publicOrigin,
     clientIp: (req) => clientIp(req.socket.remoteAddress, req),
     signupEnabled: config.signup.enabled,
+    accountMail: buildAccountMail(config, core, log),
     bodyLimit: config.limits.bodyBytes,
     grantClientToken: createClientCredentials({ ...core, tokens: config.tokens }),
     refreshTokens: createRefreshTokens({ ...core, tokens: config.tokens }),
@@ -205,6 +207,7 @@ function signInOf(
     browserSessions: core.browserSessions,
     company: config.sso.enabled,
     passkeys: passkeyDepsOf(config, core) !== undefined,
+    passwordReset: core.mailer !== undefined,
     onSignIn: (outcome) => metrics.signIn(outcome),
     // RP-initiated logout reads the session's record (its IdP) before the sign-out ends it.
     ...(endAtIdp === undefined

@@ -265,7 +265,7 @@ function registerLoginCounters(registry: Registry) {
   for (const outcome of FEDERATION_OUTCOMES) federatedSignIns.inc({ outcome }, 0);
   const signIns = new Counter({
     name: 'tenant_gateway_sign_ins_total',
-    help: 'Sign-in posts on the sign-in page by outcome: signed_in, wrong_credentials, throttled, csrf_refused, not_member, expired (a tenant choice too late or used), invalid_request, unavailable.',
+    help: 'Sign-in posts on the sign-in page by outcome: signed_in, wrong_credentials, email_not_verified, throttled, csrf_refused, not_member, expired (a tenant choice too late or used), invalid_request, unavailable.',
     labelNames: ['outcome'] as const,
     registers: [registry],
   });

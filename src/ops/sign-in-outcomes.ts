@@ -7,6 +7,8 @@ export const SIGN_IN_OUTCOMES = [
   'signed_in',
   /** Unknown e-mail or wrong password (one outcome: they are one answer). */
   'wrong_credentials',
+  /** The password was right, the address not verified yet (`signup.verifyEmail`): a new link mailed. */
+  'email_not_verified',
   /** The brute-force guard refused (429). */
   'throttled',
   /** The login-CSRF rule refused the post. */

@@ -13,7 +13,9 @@
  * session begins at the IdP and kept as long as the session may live; a
  * WebAuthn challenge (`passkey-registration` under the browser session,
  * `passkey-sign-in` under the sign-in page's pre-session cookie:
- * `identity/passkey-challenges.ts`), taken once.
+ * `identity/passkey-challenges.ts`), taken once; a
+ * mailed one-time link (`email-verification`, `password-reset`: issue 45,
+ * `identity/mailed-links.ts`) under the SHA-256 of its token, taken once.
  */
 export type SsoRecordKind =
   | 'sign-in'
@@ -23,7 +25,9 @@ export type SsoRecordKind =
   | 'idp-subject'
   | 'idp-sid'
   | 'passkey-registration'
-  | 'passkey-sign-in';
+  | 'passkey-sign-in'
+  | 'email-verification'
+  | 'password-reset';
 
 /**
  * The browser sign-in's short-lived, single-use records (`auth/federation/browser-sign-in.ts`):

@@ -120,6 +120,8 @@ describe('signup of an address of a verified domain (issue 42)', () => {
     expect(res.status).toBe(200);
     const user = await s.gw.gateway.store.users.findUserByEmail(`newhire@${ACME_DOMAIN}`);
     expect(user?.createdByIdp).toEqual({ tenantId: 'acme', issuer: idps.acmeIdp.issuer });
+    // Issue 45: the provider vouched `email_verified`.
+    expect(user?.emailVerifiedAt).toEqual(expect.any(Number));
   });
 });
 
@@ -136,6 +138,12 @@ describe('a squatted account linked by the tenant’s provider (link_existing, i
 
     await verifyByDns(LATE_DOMAIN);
     await setAcmeIdp([ACME_DOMAIN, LATE_DOMAIN]);
+    // Issue 45: an address nobody proved is never linked; this one's owner had proved it
+    // (the person before their organisation adopted SSO), so it is, and its password ends.
+    expect((await exchange(await idps.acmeIdp.idToken('boss'))).status).toBe(400);
+    const store = s.gw.gateway.store;
+    const squatter = await store.users.findUserByEmail(SQUATTER.email);
+    await store.users.markEmailVerified(squatter?.id as string, Math.floor(Date.now() / 1000));
     const linked = await exchange(await idps.acmeIdp.idToken('boss'));
     expect(linked.status).toBe(200);
     const { access_token: member } = (await linked.json()) as { access_token: string };

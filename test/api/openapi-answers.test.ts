@@ -38,6 +38,8 @@ import {
   createPasskey,
   type CreationOptions,
 } from '../support/soft-authenticator.js';
+import { followLink, mailedConfig } from '../support/account-mail.js';
+import { startMailInbox, type MailInbox } from '../support/mail-inbox.js';
 
 const APP = 'https://app.example.test/signed-in';
 const IDP_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
@@ -46,10 +48,12 @@ const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 let dns: TestDnsServer;
 let ca: TestCa;
 let idp: TestIdp;
+let inbox: MailInbox;
 /** `operationId status` of every answer seen. */
 const seen = new Set<string>();
 
 beforeAll(async () => {
+  inbox = await startMailInbox();
   dns = await startDnsServer();
   ca = makeTestCa();
   idp = await startTestIdp({
@@ -63,6 +67,7 @@ afterAll(async () => {
   await idp?.close();
   ca?.close();
   await dns?.stop();
+  await inbox?.close();
 });
 const s = fixtureSuite({}, () => ({
   // The test IdP is on loopback.
@@ -77,6 +82,9 @@ const s = fixtureSuite({}, () => ({
   tokens: { refresh: { enabled: true } },
   sessions: SESSIONS,
 }));
+// Issue 45: e-mail verification (on with mail) and password reset, which need `publicUrl`
+// (with it the metadata is never refused for a bad Host: hence a gateway of their own).
+const mailed = fixtureSuite({}, () => ({ ...mailedConfig(inbox), sessions: SESSIONS }));
 beforeAll(async () => {
   await verifyDomains(s.gw.gateway.store, 'acme', ['acme.test']);
 });
@@ -106,7 +114,12 @@ function expectDeclared(operationId: string, status: number, body: unknown): voi
 const p = fixtureSuite({}, () => PASSKEY_CONFIG);
 
 /** Sends the request, then holds the answer against the document and the declaration. */
-async function call(method: string, target: string, init: DocumentedRequest = {}, base = s.gw.url) {
+function call(method: string, target: string, init: DocumentedRequest = {}, base = s.gw.url) {
+  return callAt(base, method, target, init);
+}
+
+/** {@link call} of the gateway at `base`. */
+async function callAt(base: string, method: string, target: string, init: DocumentedRequest = {}) {
   const answer = await documentedCall(base, method, target, init);
   expectDeclared(answer.operationId, answer.status, answer.body);
   seen.add(`${answer.operationId} ${answer.status}`);
@@ -368,6 +381,33 @@ describe('real answers hold to the document and the declarations', () => {
       );
     expect((await post(fields)).status).toBe(303);
     expect((await post(fields)).status).toBe(401);
+  });
+
+  it('the e-mail verification and the password reset (issue 45)', async () => {
+    const on = (method: string, target: string, init: DocumentedRequest = {}) =>
+      callAt(mailed.gw.url, method, target, init);
+    const dave = { email: 'dave@example.com', password: 'dave-password-1' };
+    await on('POST', '/1/users', { body: JSON.stringify(dave) });
+    const mail = await inbox.next(dave.email);
+    const verify = new URL(followLink(mail, '/1/email-verifications', mailed.gw.url)).pathname;
+    await on('GET', verify);
+    await on('POST', verify);
+    await on('POST', verify);
+    await on('GET', verify);
+
+    await on('GET', '/1/password-resets');
+    const ask = (email: string) =>
+      on('POST', '/1/password-resets', { body: JSON.stringify({ email }) });
+    await ask(dave.email);
+    await ask('not an address');
+    const link = new URL(
+      followLink(await inbox.next(dave.email), '/1/password-resets', mailed.gw.url),
+    ).pathname;
+    await on('GET', link);
+    await on('POST', link, { body: JSON.stringify({ password: 'short' }) });
+    await on('POST', link, { body: JSON.stringify({ password: 'dave-password-2' }) });
+    await on('POST', link, { body: JSON.stringify({ password: 'dave-password-3' }) });
+    await on('GET', link);
   });
 
   it('the well-known documents', async () => {

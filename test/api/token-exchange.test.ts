@@ -239,7 +239,7 @@ describe('token exchange with a tenant identity provider', () => {
     expect(gus.tenant_id).toBe('globex');
   });
 
-  it('joins a local user who is not a member only when the record links existing users', async () => {
+  it('joins a local user who is not a member only when the record links existing users, and their address is verified', async () => {
     // Signed up while acme.test was not verified: signup refuses a verified domain's address (issue 42).
     await fx.gw.gateway.store.domains.removeTenantDomain('acme', 'acme.test');
     const signup = await signUp(fx.gw.url, {
@@ -257,6 +257,12 @@ describe('token exchange with a tenant identity provider', () => {
       linkExisting: true,
     });
     try {
+      // Issue 45: anyone may sign up as carl@acme.test; an address nobody proved is never linked.
+      const unverified = await outcomes();
+      await refusedGrant(await exchange(token, 'acme'));
+      expect((await outcomes())('not_linked') - unverified('not_linked')).toBe(1);
+      const { user_id: carlId } = (await signup.json()) as { user_id: string };
+      await store.users.markEmailVerified(carlId, Math.floor(Date.now() / 1000));
       const before = await outcomes();
       await exchanged(token, 'acme');
       expect((await outcomes())('member_joined') - before('member_joined')).toBe(1);

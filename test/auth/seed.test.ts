@@ -333,6 +333,29 @@ describe('applying a seed', () => {
     expect(before.tenants.find((t) => t.tenantId === 'acme')?.modifiedAt).toBe(1000);
   });
 
+  it('email_verified (issue 45): a new user verified at creation, an existing one marked, never unmarked', async () => {
+    const w = world();
+    await w.apply(seedOf(seedText()), 1000);
+    const verifiedAt = async (email: string) =>
+      (await w.store.users.findUserByEmail(email))?.emailVerifiedAt;
+    // Without it, the operator vouches for nothing.
+    expect(await verifiedAt('alice@example.com')).toBeUndefined();
+    const marked = seedText().replace('name: Alice }', 'name: Alice, email_verified: true }');
+    await w.apply(seedOf(marked), 2000);
+    expect(await verifiedAt('alice@example.com')).toBe(2000);
+    expect(await verifiedAt('bob@example.com')).toBeUndefined();
+    await w.apply(seedOf(seedText()), 3000);
+    expect(await verifiedAt('alice@example.com')).toBe(2000);
+    const fresh = world();
+    await fresh.apply(seedOf(marked), 4000);
+    expect((await fresh.store.users.findUserByEmail('alice@example.com'))?.emailVerifiedAt).toEqual(
+      expect.any(Number),
+    );
+    expect((await fresh.store.users.findUserByEmail('bob@example.com'))?.emailVerifiedAt).toBe(
+      undefined,
+    );
+  });
+
   it('a changed password is replaced and ends only that user’s sessions', async () => {
     const w = world();
     await w.apply(seedOf(seedText()), 1000);

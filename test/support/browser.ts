@@ -8,8 +8,9 @@
  * chromium, so a missing one is a broken machine, not an optional feature.
  */
 import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { findExecutable, onPath } from './executables.js';
 
 /** Where Debian puts the browser itself, before the wrapper script on PATH. */
@@ -54,4 +55,34 @@ export async function startPageOrigin(): Promise<PageOrigin> {
         server.close(() => resolve());
       }),
   };
+}
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/** Runs `run` on a new tab of a fresh context (its own cookies) `width` px wide, then closes the context. */
+export async function withBrowserPage<T>(
+  browser: Browser,
+  run: (page: Page, context: BrowserContext) => Promise<T>,
+  options: { bypassCSP?: boolean; width?: number } = {},
+): Promise<T> {
+  const context = await browser.newContext({
+    bypassCSP: options.bypassCSP ?? false,
+    viewport: { width: options.width ?? 1280, height: 900 },
+  });
+  try {
+    return await run(await context.newPage(), context);
+  } finally {
+    await context.close();
+  }
+}
+
+/** Serious and critical axe-core violations of what the page shows now. */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ path: AXE });
+  const result = (await page.evaluate('axe.run(document)')) as {
+    violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
+  };
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }

@@ -17,8 +17,8 @@ export const BOB = { email: 'bob@example.com', password: 'bob-password-1' };
 
 const SEED = `
 users:
-  - { email: ${ALICE.email}, password: "${ALICE.password}", name: Alice }
-  - { email: ${BOB.email}, password: "${BOB.password}" }
+  - { email: ${ALICE.email}, password: "${ALICE.password}", name: Alice, email_verified: true }
+  - { email: ${BOB.email}, password: "${BOB.password}", email_verified: true }
 tenants:
   - { tenant_id: acme, type: orgtenant, name: Acme, cloud_region: eu-west-1, created_by: ${ALICE.email}, members: [${ALICE.email}, ${BOB.email}] }
   - { tenant_id: globex, type: orgtenant, name: Globex, cloud_region: us-east-1, created_by: ${BOB.email}, members: [${BOB.email}] }

@@ -13,6 +13,7 @@ import { isSafeMethod, isSameOrigin, ownOrigin } from '../../http/same-origin.js
 import { cookieValues } from '../../text/cookies.js';
 import { normaliseEmail } from '../../store/normalise.js';
 import type { UserRecord } from '../../store/types.js';
+import { requireVerifiedEmail } from '../../identity/email-verification.js';
 import type { IssuingRequest } from '../../identity/issued.js';
 import type { ApiContext } from '../state.js';
 import type { IdentityRouterDeps } from './deps.js';
@@ -94,7 +95,11 @@ export async function logIn(deps: IdentityRouterDeps, ctx: ApiContext): Promise<
  * The user whose e-mail and password these are: the one password check of
  * the Basic login and the sign-in page (`accounts.logIn`: the same limits,
  * the same work for an unknown e-mail as for a wrong password), with the
- * login audited and counted the same way for both.
+ * login audited and counted the same way for both. With `signup.verifyEmail`,
+ * a user whose address is not verified is refused only now, the password
+ * proven right (a wrong one is `invalid_credentials`, whatever the address),
+ * and mailed a new link (`identity/email-verification.ts`).
+ * @throws GatewayError `invalid_credentials`, `too_many_requests`, `email_not_verified`
  */
 export async function provePassword(
   deps: IdentityRouterDeps,
@@ -104,6 +109,7 @@ export async function provePassword(
   try {
     const user = await deps.accounts.logIn(credentials, deps.clientIp(ctx.req), abandoned(ctx));
     namePrincipal(ctx, 'user', user.id);
+    await requireVerifiedEmail(deps.accountMail, user);
     await deps.audit.record('login_succeeded', actor(deps, ctx, user.email), {
       user_id: user.id,
       user_email: user.email,

@@ -15,6 +15,7 @@ import type { SessionsConfig } from '../../config/schema/sessions.js';
 import type { FederationOutcome } from '../../auth/federation/refusals.js';
 import type { SecretSealer } from '../../auth/federation/sealed-secrets.js';
 import type { SessionGuard } from '../../auth/revocation/sessions.js';
+import type { AccountMailDeps } from '../../identity/account-mail.js';
 import type { ClientDeps } from '../../identity/client-deps.js';
 import type { PasskeyDeps } from '../../identity/passkey-deps.js';
 import type { Store } from '../../store/types.js';
@@ -30,6 +31,12 @@ export interface IdentityRouterDeps {
   /** The client's address (behind trusted proxies, the one they report). */
   clientIp: (req: IncomingMessage) => string;
   signupEnabled: boolean;
+  /**
+   * The mailed account flows (`mail`; issue 45): e-mail verification (and,
+   * with `signup.verifyEmail`, the refusal of an unverified password
+   * sign-in) and password reset; absent: not routed.
+   */
+  accountMail?: AccountMailDeps | undefined;
   /** The OAuth client-credentials grant (`POST /1/oauth/token`). */
   grantClientToken: GrantClientToken;
   /** Refresh tokens (`tokens.refresh`): issued at Basic login when enabled, their grant and revocation. */

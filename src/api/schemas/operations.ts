@@ -3,6 +3,7 @@
  * document's paths: the identity API, the well-known documents and
  * forward-auth's `/auth/verify`. Each is declared in its group's file.
  */
+import * as accounts from './account-operations.js';
 import * as clients from './client-operations.js';
 import * as domains from './domain-operations.js';
 import { verifyOperations } from './forward-auth-operations.js';
@@ -51,6 +52,12 @@ export const OPERATIONS: readonly Operation[] = [
   backchannelLogout,
   signUp,
   changePassword,
+  accounts.showEmailVerification,
+  accounts.confirmEmail,
+  accounts.showPasswordResetRequest,
+  accounts.requestPasswordReset,
+  accounts.showPasswordReset,
+  accounts.resetPassword,
   listSessions,
   endSession,
   passkeys.passkeyOptions,

@@ -36,7 +36,7 @@ const PAGE_HEADERS: Json = {
   'X-Frame-Options': { schema: { const: 'DENY' } },
 };
 
-const page = (description: string): Answer => ({
+export const page = (description: string): Answer => ({
   description,
   schema: SignInPage,
   mediaType: HTML,

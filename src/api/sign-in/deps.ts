@@ -12,6 +12,8 @@ export interface SignInDeps {
   company: boolean;
   /** `mfa.passkeys.enabled`: the page offers "sign in with a passkey" (and its script). */
   passkeys?: boolean;
+  /** `mail`: the page links to the password reset ("Forgot your password?"). */
+  passwordReset?: boolean;
   /** Told of every sign-in post by outcome (metrics). */
   onSignIn?: (outcome: SignInOutcome) => void;
   /**

@@ -11,6 +11,8 @@ const WORDS: Partial<Record<GatewayError['code'], string>> = {
   csrf_refused:
     'This sign-in form has expired or was sent from another site. Please sign in again.',
   tenant_access_denied: 'This account cannot sign in to that organisation.',
+  email_not_verified:
+    'Your e-mail address is not verified yet. We have mailed you a link: open it, confirm your address, then sign in.',
   payload_too_large: 'What was sent is too long.',
 };
 

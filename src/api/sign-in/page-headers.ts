@@ -35,3 +35,18 @@ export function answerPage(ctx: ApiContext, status: number, html: string): void 
   if (ctx.state.pageScript === true) ctx.set('content-security-policy', SCRIPTED_PAGE_CSP);
   ctx.body = html;
 }
+
+/**
+ * What the pages of a mailed link (issue 45) add: their URL holds a one-time
+ * token, so no request they lead to carries it in `Referer`, not even to
+ * this origin (a proxy's or the stylesheet's access log).
+ */
+export const LINK_PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'referrer-policy': 'no-referrer',
+};
+
+/** Answers a mailed link's page: the page headers and {@link LINK_PAGE_HEADERS}. */
+export function answerLinkPage(ctx: ApiContext, status: number, html: string): void {
+  answerPage(ctx, status, html);
+  ctx.set(LINK_PAGE_HEADERS);
+}

@@ -13,6 +13,8 @@ import { PASSKEY_SCRIPT_PATH } from './passkey-script.js';
 
 /** The form posts here; its fields are read by `sign-in-form.ts`. */
 export const SIGN_IN_PATH = '/1/sign-in';
+/** The password reset's page (`account-routes`): asks for the e-mail. */
+export const PASSWORD_RESETS_PATH = '/1/password-resets';
 /** The company sign-in (the SSO routes own it): a GET with `email` and `return_to`. */
 export const SSO_SIGN_IN_PATH = '/1/sign-in/sso';
 
@@ -30,6 +32,8 @@ export interface SignInView {
   passkeys?: boolean | undefined;
   /** `sso.enabled`: offer the company sign-in. */
   company: boolean;
+  /** `mail`: link to the password reset. */
+  passwordReset?: boolean;
 }
 
 export function signInPage(view: SignInView): string {
@@ -49,7 +53,7 @@ ${fields}
 <input id="password" name="password" type="password" autocomplete="current-password" required${described}${invalid}>
 <button type="submit">Sign in</button>
 </form>
-`;
+${view.passwordReset === true ? `<p><a href="${PASSWORD_RESETS_PATH}">Forgot your password?</a></p>\n` : ''}`;
   const company = view.company ? companyForm(view) : '';
   if (view.passkeys !== true) return layout('Sign in', `${alert(view.error)}${form}${company}`);
   return layout(

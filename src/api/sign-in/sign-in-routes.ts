@@ -8,7 +8,8 @@
  *   with the session cookie. A refusal is the page again with its status
  *   for a browser (`Accept: text/html`), the JSON error otherwise: one
  *   `GatewayError`, rendered by `renderErrors`.
- * - `GET /1/sign-in/style.<digest>.css`: the pages' stylesheet.
+ * - `GET /1/sign-in/style.<digest>.css`: the pages' stylesheet (the account
+ *   pages' too: `addStylesheetRoute`).
  * - with passkeys on, `step=passkey` signs in with one (`passkey-step.ts`),
  *   and the page's script and options (`passkey-sign-in-routes.ts`).
  */
@@ -38,13 +39,18 @@ export function addSignInRoutes(router: Router<ApiState>, deps: IdentityRouterDe
   if (signIn === undefined) return;
   router.get('/sign-in', (ctx) => showSignIn(signIn, ctx));
   router.post('/sign-in', (ctx) => postSignIn(deps, signIn, ctx));
+  addPasskeySignInRoutes(router, deps);
+}
+
+/** The pages' stylesheet: with the sign-in page or the account pages (`mail`). */
+export function addStylesheetRoute(router: Router<ApiState>, deps: IdentityRouterDeps): void {
+  if (deps.signIn === undefined && deps.accountMail === undefined) return;
   addStaticAsset(router, {
     route: STYLESHEET_ROUTE,
     bytes: STYLESHEET,
     etag: STYLESHEET_ETAG,
     type: 'text/css; charset=utf-8',
   });
-  addPasskeySignInRoutes(router, deps);
 }
 
 function showSignIn(signIn: SignInDeps, ctx: ApiContext): void {
@@ -100,6 +106,7 @@ function outcomeOf(err: unknown): SignInOutcome {
     too_many_requests: 'throttled',
     csrf_refused: 'csrf_refused',
     tenant_access_denied: 'not_member',
+    email_not_verified: 'email_not_verified',
   };
   if (err.detail === 'expired') return 'expired';
   return byCode[err.code] ?? (err.status >= 500 ? 'unavailable' : 'invalid_request');

@@ -44,6 +44,7 @@ export function renderSignIn(
     error: isGatewayError(error) ? messageFor(error) : notice,
     company: deps.company,
     passkeys: deps.passkeys,
+    passwordReset: deps.passwordReset === true,
   });
 }
 

@@ -12,7 +12,8 @@
  * - a member of the tenant: signed in as they are (their role kept);
  * - not a member: joined with the provider's role only when the record allows
  *   linking local users (`linkExisting`) or this provider created them; else
- *   refused (`not_linked`); a linked user's local password is ended, and with
+ *   refused (`not_linked`), as is a local user whose address is not verified
+ *   (issue 45); a linked user's local password is ended, and with
  *   it every token of theirs (`managed-addresses.ts`);
  * - disabled: refused.
  *
@@ -166,6 +167,9 @@ export async function memberFor(
   const ownUser =
     user.createdByIdp?.tenantId === idp.tenantId && user.createdByIdp.issuer === idp.issuer;
   if (!ownUser && !idp.linkExisting) throw refused('not_linked');
+  // Issue 45: an address nobody proved to receive mail at (anyone may sign up as
+  // `ceo@bigcorp.example`) is never attached to a provider's person.
+  if (!ownUser && user.emailVerifiedAt === undefined) throw refused('not_linked');
   // Issue 42: a linked address's password (a squatter's, maybe) is no way in any more; ended
   // before the membership, so a failure leaves no member reachable by that password.
   let passwordEnded = false;
@@ -191,6 +195,8 @@ async function createFederatedUser(
       email,
       passwordHash: NO_PASSWORD,
       createdByIdp: { tenantId: idp.tenantId, issuer: idp.issuer },
+      // The provider vouched `email_verified` (`verify-id-token.ts`).
+      emailVerified: true,
     });
     return { user, outcome: 'user_created' };
   } catch (err) {
