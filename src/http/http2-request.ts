@@ -10,10 +10,11 @@
  * Node's HTTP/2 layer (nghttp2) has already refused, with RST_STREAM
  * PROTOCOL_ERROR, what §8.2 calls malformed: connection-specific fields
  * (`Connection`, `Keep-Alive`, `Proxy-Connection`, `Transfer-Encoding`,
- * `Upgrade`), `TE` other than `trailers`, upper-case names, CR, LF or NUL in
- * a value, a pseudo-header field after a regular one or twice, and a
- * `Content-Length` the DATA frames do not add up to (§8.1.1): no such
- * request reaches this point (test/http/http2-malformed.test.ts).
+ * `Upgrade`), `TE` other than `trailers`, upper-case names, a pseudo-header
+ * field after a regular one or twice, and a `Content-Length` the DATA frames
+ * do not add up to (§8.1.1). A field with CR, LF or NUL in its value it
+ * drops, silently (nghttp2 without an invalid-header callback): it never
+ * reaches here, nor an upstream (test/http/http2-malformed.test.ts).
  */
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
@@ -79,6 +80,13 @@ export function translateHttp2Request(
   const givenRaw = req.rawHeaders;
   const rawHeaders = rawHeadersOf(givenRaw, authority ?? host);
   if (authority !== undefined) headers.host = authority;
+  // HTTP/2 frames a body by its DATA frames, and most clients send no
+  // Content-Length: one is coming unless END_STREAM closed the HEADERS. To
+  // the pipeline it is then a body of unknown length, as a chunked one is.
+  if (headers['content-length'] === undefined && !req.stream.endAfterHeaders) {
+    headers['transfer-encoding'] = 'chunked';
+    rawHeaders.push('transfer-encoding', 'chunked');
+  }
   own(req, 'method', method);
   own(req, 'url', url);
   own(req, 'headers', headers);

@@ -38,3 +38,12 @@ function withoutConnectionFields(headers: OutgoingHttpHeaders): OutgoingHttpHead
     if (!CONNECTION_SPECIFIC.has(name.toLowerCase())) kept[name] = headers[name];
   return kept;
 }
+
+// What the dispatcher asks of a response before it forwards (`res.destroyed`):
+// the compatibility API has no such property; its stream has.
+Object.defineProperty(GatewayHttp2Response.prototype, 'destroyed', {
+  get(this: GatewayHttp2Response) {
+    return this.stream.destroyed;
+  },
+  configurable: true,
+});

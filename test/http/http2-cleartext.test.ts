@@ -57,6 +57,35 @@ describe('h2c by prior knowledge beside HTTP/1.1 on one port', () => {
     expect(answer.headers['x-request-id']).toMatch(/.+/);
   });
 
+  it('forwards a request body sent without content-length (DATA frames) whole, chunked upstream', async () => {
+    const { fx } = started;
+    const { access_token } = await tokenFor(fx.gw.url, ALICE, 'acme');
+    const session = await http2Session(fx.gw.url);
+    try {
+      const body = 'x'.repeat(100_000);
+      const answer = await http2Request(
+        session,
+        '/orders/tenants/acme/items',
+        { ':method': 'POST', authorization: `Bearer ${access_token}` },
+        body,
+      );
+      expect(answer.status).toBe(200);
+      const echoed = JSON.parse(answer.body) as {
+        bodyLength: number;
+        headers: Record<string, string>;
+      };
+      expect(echoed.bodyLength).toBe(body.length);
+      expect(echoed.headers['transfer-encoding']).toBe('chunked');
+      const empty = await http2Request(session, '/orders/tenants/acme/items', {
+        ':method': 'DELETE',
+        authorization: `Bearer ${access_token}`,
+      });
+      expect(JSON.parse(empty.body).headers['transfer-encoding']).toBeUndefined();
+    } finally {
+      session.close();
+    }
+  });
+
   it('still serves HTTP/1.1 on the same port', async () => {
     const { fx } = started;
     const { access_token } = await tokenFor(fx.gw.url, ALICE, 'acme');
