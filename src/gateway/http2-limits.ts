@@ -23,6 +23,9 @@ import type { Http2Refusal } from '../ops/http2-metrics.js';
 /** Streams a client may reset before their answer began: a burst, then this many a second (CVE-2023-44487). */
 export const RESET_BURST = 100;
 export const RESETS_PER_SECOND = 33;
+/** PING and SETTINGS frames a client may send (each costs an answer): a burst, then this many a second. */
+export const CONTROL_BURST = 50;
+export const CONTROL_PER_SECOND = 10;
 
 /**
  * Node's options: the advertised settings (concurrent streams, header list
@@ -78,13 +81,20 @@ export function hardenHttp2(
     sessions.add(session);
     session.once('close', () => sessions.delete(session));
     session.setTimeout(server.keepAliveTimeoutMs, () => session.close());
-    const resets = new ResetBucket();
+    const resets = new Bucket(RESET_BURST, RESETS_PER_SECOND);
+    // A stream the client reset before its answer began: the work it caused is wasted.
     session.on('stream', (stream: ServerHttp2Stream) =>
-      stream.once('aborted', () => {
-        if (stream.headersSent || resets.take()) return;
-        refuse(deps, session, 'rapid_reset', constants.NGHTTP2_ENHANCE_YOUR_CALM);
+      stream.once('close', () => {
+        if (!stream.aborted || stream.headersSent || resets.take()) return;
+        refuse(deps, session, 'rapid_reset');
       }),
     );
+    const control = new Bucket(CONTROL_BURST, CONTROL_PER_SECOND);
+    const onControl = () => {
+      if (!control.take()) refuse(deps, session, 'flood');
+    };
+    session.on('ping', onControl);
+    session.on('remoteSettings', onControl);
     session.on('error', (err: NodeJS.ErrnoException) => {
       const reason = /flood/i.test(err.message) ? 'flood' : 'protocol_error';
       deps.metrics.http2Refused(reason);
@@ -102,30 +112,36 @@ export function hardenHttp2(
   };
 }
 
+/** Ends the connection with GOAWAY ENHANCE_YOUR_CALM (RFC 9113 §5.4.1), once, counted and logged. */
 function refuse(
   deps: { metrics: Metrics; log: Logger },
   session: ServerHttp2Session,
   reason: Http2Refusal,
-  code: number,
 ): void {
   if (session.destroyed) return;
   deps.metrics.http2Refused(reason);
   deps.log.info({ reason }, 'HTTP/2 connection refused');
-  session.destroy(undefined, code);
+  // GOAWAY first: destroy's own code reaches the client as NO_ERROR.
+  session.goaway(constants.NGHTTP2_ENHANCE_YOUR_CALM);
+  session.destroy();
 }
 
-/** Streams reset before their answer: `RESET_BURST`, refilled at `RESETS_PER_SECOND`. */
-class ResetBucket {
-  #tokens = RESET_BURST;
+/** A token bucket per connection: `burst`, refilled at `perSecond`. */
+class Bucket {
+  #tokens: number;
   #at = performance.now();
+
+  constructor(
+    private readonly burst: number,
+    private readonly perSecond: number,
+  ) {
+    this.#tokens = burst;
+  }
 
   /** Takes one; false when none is left. */
   take(): boolean {
     const now = performance.now();
-    this.#tokens = Math.min(
-      RESET_BURST,
-      this.#tokens + ((now - this.#at) / 1000) * RESETS_PER_SECOND,
-    );
+    this.#tokens = Math.min(this.burst, this.#tokens + ((now - this.#at) / 1000) * this.perSecond);
     this.#at = now;
     if (this.#tokens < 1) return false;
     this.#tokens -= 1;
