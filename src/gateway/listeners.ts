@@ -101,10 +101,13 @@ export function createListeners(
       const onRequest = traced(handler.onRequest);
       main.on('request', onRequest);
       main.on('upgrade', handler.onUpgrade);
-      mainListener.http2?.on('request', (req: Http2ServerRequest, res: Http2ServerResponse) => {
+      const onHttp2Request = (req: Http2ServerRequest, res: Http2ServerResponse) => {
         const translated = translateHttp2Request(req, res);
         onRequest(translated.req, translated.res);
-      });
+      };
+      mainListener.http2?.on('request', onHttp2Request);
+      // CONNECT comes as its own event: the dispatcher refuses it (501) like any other request it cannot serve.
+      mainListener.http2?.on('connect', onHttp2Request);
       forwardAuth?.on('request', traced(handler.onForwardAuthRequest));
       if (adminHandle !== undefined) admin?.on('request', adminHandle);
     },

@@ -86,6 +86,16 @@ describe('h2c by prior knowledge beside HTTP/1.1 on one port', () => {
     }
   });
 
+  it('answers a header list over 16 KiB 431 headers_too_large, as HTTP/1.1 does', async () => {
+    const { fx } = started;
+    const big = { 'x-big': 'x'.repeat(17 * 1024) };
+    const two = await http2Get(fx.gw.url, '/orders/items', big);
+    expect(two.status).toBe(431);
+    expect(JSON.parse(two.body).error).toBe('headers_too_large');
+    const one = await fetch(`${fx.gw.url}/orders/items`, { headers: big });
+    expect(one.status).toBe(431);
+  });
+
   it('still serves HTTP/1.1 on the same port', async () => {
     const { fx } = started;
     const { access_token } = await tokenFor(fx.gw.url, ALICE, 'acme');

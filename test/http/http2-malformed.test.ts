@@ -105,6 +105,22 @@ describe('malformed HTTP/2 requests', () => {
     });
   }
 
+  it('answers CONNECT (no tunnels, no RFC 8441 WebSockets) 501 not_implemented', async () => {
+    const raw = await connectRawHttp2(portOf(started.fx.gw.url));
+    try {
+      const before = started.upstream.requests.length;
+      raw.headers(1, [
+        [':method', 'CONNECT'],
+        [':authority', 'internal.example:443'],
+      ]);
+      const body = await raw.waitFor((f) => f.stream === 1 && f.type === FRAME.DATA);
+      expect(JSON.parse(body.payload.toString()).error).toBe('not_implemented');
+      expect(started.upstream.requests.length).toBe(before);
+    } finally {
+      raw.close();
+    }
+  });
+
   it('refuses a pseudo-header field after a regular one, and one sent twice', async () => {
     const raw = await connectRawHttp2(portOf(started.fx.gw.url));
     try {
