@@ -85,6 +85,7 @@ describe('HTTP/2 floods', () => {
   }
 
   it('ends a header block that never ends (CONTINUATION flood) and keeps serving', async () => {
+    const before = await refusals('protocol_error');
     const raw = await connectRawHttp2(port());
     const frames = [frame(FRAME.HEADERS, 0, 1, headerBlock(requestFields(authority(), '/open/x')))];
     for (let i = 0; i < 5000; i++)
@@ -92,6 +93,7 @@ describe('HTTP/2 floods', () => {
     raw.write(...frames);
     await raw.closed;
     expect(raw.frames.some((f) => f.type === FRAME.HEADERS && f.stream === 1)).toBe(false);
+    expect(await refusals('protocol_error')).toBe(before + 1);
     await othersServed();
   });
 
