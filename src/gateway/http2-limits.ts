@@ -50,8 +50,11 @@ export function http2ServerOptions(server: GatewayConfig['server']): SecureServe
     // Invalid frames and refused streams (over maxConcurrentStreams) before the connection ends.
     maxSessionInvalidFrames: 100,
     maxSessionRejectedStreams: 100,
-    // Node 22.? and 24 (nghttp2's own rapid-reset limit); ignored by Node 20.
-    ...({ streamResetBurst: RESET_BURST, streamResetRate: RESETS_PER_SECOND } as object),
+    // Node 24's (and recent 22's) hold on nghttp2's own rapid-reset limit,
+    // at nghttp2's defaults, which Node 20 keeps without the option: a
+    // backstop behind the gateway's lower, counted limit (`hardenHttp2`),
+    // which must end the connection first, with ENHANCE_YOUR_CALM.
+    ...({ streamResetBurst: 1000, streamResetRate: 33 } as object),
     // Node's typing wants a class generic in its request type; ours answers any.
     Http2ServerResponse: GatewayHttp2Response as SecureServerOptions['Http2ServerResponse'],
   };

@@ -69,7 +69,14 @@ describe('malformed HTTP/2 requests', () => {
           extra,
           body === undefined ? 'GET' : 'POST',
         );
-        const answer = await send(raw, 1, fields, body);
+        const answer = await send(raw, 1, fields, body).catch(() => undefined);
+        if (answer === undefined) {
+          // nghttp2 1.70 (Node 24) ends the whole connection (GOAWAY) for DATA past content-length.
+          expect(raw.goawayCode()).toBeGreaterThan(ERROR.NO_ERROR);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          expect(wholeRequests()).toBe(before);
+          return;
+        }
         expect(answer.type).toBe(FRAME.RST_STREAM);
         expect(rstCode(answer)).toBe(ERROR.PROTOCOL_ERROR);
         // The connection still serves a well-formed request.
