@@ -5,7 +5,7 @@
  * attached once built, sockets bound by `listen`.
  */
 import { createServer, type Server, type ServerOptions } from 'node:http';
-import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { Http2Server, Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/index.js';
@@ -101,13 +101,7 @@ export function createListeners(
       const onRequest = traced(handler.onRequest);
       main.on('request', onRequest);
       main.on('upgrade', handler.onUpgrade);
-      const onHttp2Request = (req: Http2ServerRequest, res: Http2ServerResponse) => {
-        const translated = translateHttp2Request(req, res);
-        onRequest(translated.req, translated.res);
-      };
-      mainListener.http2?.on('request', onHttp2Request);
-      // CONNECT comes as its own event: the dispatcher refuses it (501) like any other request it cannot serve.
-      mainListener.http2?.on('connect', onHttp2Request);
+      if (mainListener.http2 !== undefined) attachHttp2(mainListener.http2, onRequest);
       forwardAuth?.on('request', traced(handler.onForwardAuthRequest));
       if (adminHandle !== undefined) admin?.on('request', adminHandle);
     },
@@ -128,6 +122,17 @@ export function createListeners(
     await closeAll(traffic);
     if (admin !== undefined) await closeAll([admin]);
   });
+}
+
+/** Every HTTP/2 request, read as an HTTP/1.1 one (`http2-request.ts`), goes to the same handler. */
+function attachHttp2(http2: Http2Server, onRequest: Handle): void {
+  const onHttp2Request = (req: Http2ServerRequest, res: Http2ServerResponse) => {
+    const translated = translateHttp2Request(req, res);
+    onRequest(translated.req, translated.res);
+  };
+  http2.on('request', onHttp2Request);
+  // CONNECT comes as its own event: the dispatcher refuses it (501) like any other request it cannot serve.
+  http2.on('connect', onHttp2Request);
 }
 
 /** What Node's HTTP server would answer with a bare status line: the JSON error instead, counted and logged. */
