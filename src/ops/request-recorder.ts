@@ -16,6 +16,7 @@ import { identifyResponse } from '../http/response-request-id.js';
 import type { RequestScope, RequestTrace, UpgradeScope } from '../http/scope.js';
 import { createAccessLog, pathOf, type AccessLog, type OriginalRequest } from './access-log.js';
 import type { Metrics } from './metrics.js';
+import { streamCounters } from '../http/http2-response.js';
 import { CLIENT_CLOSED_STATUS, methodLabel, settle, type Settled } from './outcome.js';
 import { traceOf } from './tracing.js';
 
@@ -67,7 +68,11 @@ class Recorder implements RequestRecorder {
 
   open(req: IncomingMessage, res: ServerResponse): RequestScope {
     this.pending++;
-    const scope = new Scope(this, req, req.socket);
+    const scope = new Scope(
+      this,
+      req,
+      req.httpVersionMajor >= 2 ? streamCounters(res, req.socket.remoteAddress) : req.socket,
+    );
     identifyResponse(res, scope.requestId);
     (res as ServerResponse & Carrying)[SCOPE] = scope;
     res.on('close', responseClosed);
