@@ -18,6 +18,7 @@ import { memoryRefreshFamilies } from './memory-refresh.js';
 import { memoryRevocations } from './memory-revocations.js';
 import { ensureOpen, newMemoryState } from './memory-state.js';
 import { memoryTenants } from './memory-tenants.js';
+import { memoryTotp } from './memory-totp.js';
 import { memoryUsers } from './memory-users.js';
 import { memoryLoginCounters } from './login-counters.js';
 import type { Store } from './types.js';
@@ -36,6 +37,7 @@ export function createMemoryStore(): Store {
     domains: memoryDomains(state),
     revocations: memoryRevocations(state),
     browserSessions: memoryBrowserSessions(state),
+    totp: memoryTotp(state),
 
     loginCounter: memoryLoginCounters(),
 

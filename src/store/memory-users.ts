@@ -113,5 +113,6 @@ function removeUser(state: MemoryState, userId: string): string[] | null {
   removeTenantClients(state, user.personalTenantId);
   if (state.userIdsByEmail.get(user.email) === userId) state.userIdsByEmail.delete(user.email);
   state.users.delete(userId);
+  state.totp.delete(userId);
   return tenantIds;
 }

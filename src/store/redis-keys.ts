@@ -17,6 +17,7 @@
  * - `tg:{dir}:api-key:<keyId>`          hash: an API key (its digest only)
  * - `tg:{dir}:client-keys:<clientId>`   set: key ids of the client
  * - `tg:{dir}:idp:<tenantId>`           hash: the tenant's identity provider (its secret sealed)
+ * - `tg:{dir}:totp:<userId>`          hash: the user's TOTP (its secret sealed; `rc:<digest>` per recovery code)
  * - `tg:{dir}:idp-clients`              hash: issuer + client id → the tenant whose identity provider has them
  *   (`idp-issuers`, issuer → tenant, before issue 42: rebuilt into it and deleted at start, `redis-idp-index.ts`)
  *
@@ -116,6 +117,7 @@ export interface RedisKeys {
   /** The issuer → tenant index of versions before issue 42: deleted at start. */
   readonly idpIssuersBefore: string;
   tenantDomains(tenantId: string): string;
+  totp(userId: string): string;
   readonly verifiedDomains: string;
   readonly users: string;
   readonly tenants: string;
@@ -160,6 +162,7 @@ export function createRedisKeys(prefix: string): RedisKeys {
     idpClients: `${dir}idp-clients`,
     idpIssuersBefore: `${dir}idp-issuers`,
     tenantDomains: (tenantId) => `${dir}tenant-domains:${tenantId}`,
+    totp: (userId) => `${dir}totp:${userId}`,
     verifiedDomains: `${dir}verified-domains`,
     users: `${dir}users`,
     tenants: `${dir}tenants`,

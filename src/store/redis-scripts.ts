@@ -17,6 +17,7 @@ import { REFRESH_SCRIPTS } from './redis-refresh-scripts.js';
 import { IDP_SCRIPTS } from './redis-idp-scripts.js';
 import { DOMAIN_SCRIPTS } from './redis-domain-scripts.js';
 import { BROWSER_SESSION_SCRIPTS } from './redis-browser-session-scripts.js';
+import { TOTP_SCRIPTS } from './redis-totp-scripts.js';
 import type { ScriptDefinition } from './redis-script-definition.js';
 
 /** The reply of `createUser` when the e-mail is already registered. */
@@ -391,7 +392,8 @@ type ScriptName =
   | keyof typeof REFRESH_SCRIPTS
   | keyof typeof IDP_SCRIPTS
   | keyof typeof DOMAIN_SCRIPTS
-  | keyof typeof BROWSER_SESSION_SCRIPTS;
+  | keyof typeof BROWSER_SESSION_SCRIPTS
+  | keyof typeof TOTP_SCRIPTS;
 
 /**
  * A client with the store's scripts as methods: keys first, then arguments
@@ -409,6 +411,7 @@ export function defineStoreScripts(redis: Redis): ScriptedRedis {
     ...IDP_SCRIPTS,
     ...DOMAIN_SCRIPTS,
     ...BROWSER_SESSION_SCRIPTS,
+    ...TOTP_SCRIPTS,
   })) {
     redis.defineCommand(name, definition);
   }

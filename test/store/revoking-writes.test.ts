@@ -139,6 +139,16 @@ const CALLS: {
       s.browserSessions.touchBrowserSession(w.sessionId, Math.floor(Date.now() / 1000) + 60),
     removeBrowserSession: (s, w) => s.browserSessions.removeBrowserSession(w.sessionId),
   },
+  totp: {
+    putPendingTotp: (s, w) =>
+      s.totp.putPendingTotp(w.member, { secretSealed: 'sealed-new', createdAt: NOW }),
+    getTotp: (s, w) => s.totp.getTotp(w.member),
+    confirmTotp: (s, w) =>
+      s.totp.confirmTotp(w.member, 'sealed-new', { step: 1, recoveryDigests: ['d1'], at: NOW }),
+    acceptTotpStep: (s, w) => s.totp.acceptTotpStep(w.member, 2),
+    takeRecoveryCode: (s, w) => s.totp.takeRecoveryCode(w.member, 'd1'),
+    removeTotp: (s, w) => s.totp.removeTotp(w.member),
+  },
 };
 
 const client = (clientId: string) => ({
@@ -166,7 +176,7 @@ const domain = (name: string) => ({
 
 /**
  * A store holding a tenant with two members, a client and its key, a family,
- * an IdP, a domain, a one-time record, a browser session.
+ * an IdP, a domain, a one-time record, a browser session, a TOTP factor.
  */
 async function world(store: Store): Promise<World> {
   const admin = await store.users.createUser(newUser());
@@ -183,6 +193,12 @@ async function world(store: Store): Promise<World> {
   await store.sso.putSsoRecord('code', 'one', 'value', 60);
   const session = newBrowserSession({ userId: member.id });
   await store.browserSessions.createBrowserSession(session);
+  await store.totp.putPendingTotp(member.id, { secretSealed: 'sealed-one', createdAt: NOW });
+  await store.totp.confirmTotp(member.id, 'sealed-one', {
+    step: 1,
+    recoveryDigests: ['d0'],
+    at: NOW,
+  });
   return {
     admin: admin.id,
     member: member.id,
