@@ -30,6 +30,7 @@ import { addSignInRoutes } from './sign-in/sign-in-routes.js';
 import { addSignOutRoute } from './sign-in/sign-out-route.js';
 import { addTenantRoute, addUserTenantsRoute } from './identity/tenant-routes.js';
 import { addTokenRoutes } from './identity/token-routes.js';
+import { addTotpRoutes } from './identity/totp-routes.js';
 
 export type { IdentityRouterDeps } from './identity/deps.js';
 
@@ -47,6 +48,7 @@ export function createIdentityRouter(
   addTenantRoute(router, deps);
   addSignupRoute(router, deps);
   addPasswordRoute(router, deps);
+  addTotpRoutes(router, deps);
   addSessionRoutes(router, deps);
   addClientRoutes(router, deps);
   addIdpRoutes(router, deps);

@@ -47,8 +47,14 @@ export interface RedisIdentityFixture extends IdentityFixture {
 /** The fixture on the embedded in-memory store: no redis-server is started. */
 export async function startMemoryIdentityFixture(
   overrides: Record<string, unknown> = {},
+  gatewayOptions: GatewayStartOptions = {},
 ): Promise<IdentityFixture> {
-  return startFixture({}, overrides, async () => {});
+  return startFixture({}, overrides, async () => {}, gatewayOptions);
+}
+
+/** How the fixture's gateways start besides their config: a clock the test moves. */
+export interface GatewayStartOptions {
+  clock?: () => number;
 }
 
 /** The fixture on a private redis-server, under a key prefix of its own. */
@@ -83,6 +89,7 @@ async function startFixture(
   store: { store?: unknown },
   overrides: Record<string, unknown>,
   stopStore: () => Promise<void>,
+  gatewayOptions: GatewayStartOptions = {},
 ): Promise<IdentityFixture> {
   const keys = await makeKeysDir();
   const seedDir = mkdtempSync(join(tmpdir(), 'tg-seed-'));
@@ -100,13 +107,13 @@ async function startFixture(
     // Merged, so that every instance keeps the fixture's one key directory.
     tokens: { keys: keys.dir, ttlSeconds: 600, ...(overrides.tokens as object | undefined) },
   };
-  const gateways: TestGateway[] = [await startTestGateway(config)];
+  const gateways: TestGateway[] = [await startTestGateway(config, gatewayOptions)];
   return {
     keys,
     config,
     gw: gateways[0] as TestGateway,
     async startAnother() {
-      const another = await startTestGateway(config);
+      const another = await startTestGateway(config, gatewayOptions);
       gateways.push(another);
       return another;
     },
