@@ -9,7 +9,11 @@
  * asked. Codes are computed with otplib as an app computes them; the clock
  * is moved through the gateway's seam, never slept.
  */
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAuditRecorder } from '../../../src/audit/recorder.js';
+import { resetTotp, totpFactorOf } from '../../../src/identity/totp.js';
+import type { UserRecord } from '../../../src/store/types.js';
 import { basic, bearer } from '../../support/gateway.js';
 import {
   ALICE,
@@ -323,6 +327,39 @@ describe('changing and removing the factor', () => {
       403,
       'forbidden',
     ]);
+  });
+});
+
+describe("the operator's reset (user mfa reset)", () => {
+  it('removes the factor without a code, audited as reset; user show names the factor, never its secret', async () => {
+    const who = await newUser();
+    const { secret } = await enrolTotp(fx.gw.url, who, clock);
+    const store = fx.gw.gateway.store;
+    const user = (await store.users.findUserByEmail(who.email)) as UserRecord;
+    const shown = await totpFactorOf(store, user.id);
+    expect(shown).toEqual({
+      type: 'totp',
+      confirmed_at: expect.any(Number),
+      recovery_codes_left: 10,
+    });
+    expect(JSON.stringify(shown)).not.toContain(secret);
+    const audit = createAuditRecorder({
+      streams: store.auditLog({ maxEventsPerStream: 10_000 }),
+      log: pino({ level: 'silent' }),
+    });
+    const operator = {
+      kind: 'operator' as const,
+      audit: { source: 'cli' as const, actor: 'cli:test' },
+    };
+    expect(await resetTotp({ store, audit }, operator, user)).toBe(true);
+    expect(await totpFactorOf(store, user.id)).toBeUndefined();
+    expect((await tokenRequest(who)).status).toBe(200);
+    expect(await resetTotp({ store, audit }, operator, user)).toBe(false);
+    expect((await userEvents(store, 'mfa_removed')).at(-1)).toMatchObject({
+      user_email: who.email,
+      reason: 'reset',
+      source: 'cli',
+    });
   });
 });
 
