@@ -24,6 +24,7 @@ import { checkSignInPost } from './form-token.js';
 import { answerPage } from './page-headers.js';
 import { requestOrigin } from './request-origin.js';
 import { safeReturnTo } from './return-to.js';
+import { codeStep } from './code-step.js';
 import { passwordStep, tenantStep } from './sign-in-steps.js';
 import { emptyEcho, refuseAsPage, renderSignIn } from './sign-in-view.js';
 import { STYLESHEET, STYLESHEET_ETAG, STYLESHEET_ROUTE } from './stylesheet.js';
@@ -76,7 +77,12 @@ async function postSignIn(
       signIn.config,
     );
     const post = { deps, signIn, ctx, form, echo, preSession };
-    await (param(form, 'step') === 'tenant' ? tenantStep(post) : passwordStep(post));
+    const step = param(form, 'step');
+    await (step === 'tenant'
+      ? tenantStep(post)
+      : step === 'code'
+        ? codeStep(post)
+        : passwordStep(post));
   } catch (err) {
     signIn.onSignIn?.(outcomeOf(err));
     throw err;
@@ -87,6 +93,7 @@ function outcomeOf(err: unknown): SignInOutcome {
   if (!isGatewayError(err)) return 'unavailable';
   const byCode: Partial<Record<GatewayError['code'], SignInOutcome>> = {
     invalid_credentials: 'wrong_credentials',
+    mfa_required: 'wrong_code',
     too_many_requests: 'throttled',
     csrf_refused: 'csrf_refused',
     tenant_access_denied: 'not_member',

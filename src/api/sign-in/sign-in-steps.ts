@@ -5,7 +5,7 @@
  * with the proven password kept as a pending record, never as a field),
  * then the session. A later step (a second factor, issue TOTP) goes between
  * the tenant and the session: it reads and writes the pending record as
- * the tenant choice does.
+ * the tenant choice does (`code-step.ts`).
  */
 import type { SessionPrincipal } from '../../auth/sessions/browser-sessions.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
@@ -22,6 +22,7 @@ import { answerPage } from './page-headers.js';
 import { putPending, takePending } from './pending.js';
 import type { SignInEcho } from './sign-in-view.js';
 import { tenantChoicePage } from './sign-in-page.js';
+import { askForCode } from './code-step.js';
 
 /** One sign-in post, once its login-CSRF check passed. */
 export interface SignInPost {
@@ -37,12 +38,22 @@ export interface SignInPost {
 
 /** Step 1: e-mail and password, then the tenant. */
 export async function passwordStep(post: SignInPost): Promise<void> {
-  const { deps, form, echo } = post;
+  const { deps, form } = post;
   const email = param(form, 'email');
   const password = param(form, 'password');
   if (email === undefined || email.trim() === '' || password === undefined || password === '')
     throw new GatewayError('invalid_request', 'Enter your e-mail and your password.');
   const user = await provePassword(deps, post.ctx, { email, password });
+  if (await askForCode(post, user)) return;
+  return chooseTenant(post, user);
+}
+
+/** After the password (and the code, when the user has a second factor): the tenant, then the session. */
+export async function chooseTenant(
+  post: SignInPost,
+  user: { id: string; email: string },
+): Promise<void> {
+  const { deps, echo } = post;
   if (echo.tenantId !== undefined && echo.tenantId !== '')
     return startSession(post, user.id, echo.tenantId);
   const tenants = await deps.store.memberships.listUserTenants(user.id);
@@ -68,7 +79,8 @@ export async function passwordStep(post: SignInPost): Promise<void> {
 /** Step 2, when the user has several tenants: the one chosen. */
 export async function tenantStep(post: SignInPost): Promise<void> {
   const pending = await takePending(post.deps.store.sso, post.preSession);
-  if (pending === undefined)
+  // A record still waiting for its code is no proof: the tenant step never skips the code.
+  if (pending === undefined || pending.codeNeeded === true)
     throw new GatewayError('invalid_request', 'This sign-in has expired. Please sign in again.', {
       detail: 'expired',
     });
