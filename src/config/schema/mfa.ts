@@ -52,7 +52,9 @@ export const mfa = z
   })
   .meta({
     description: 'Second factors: TOTP and passkeys.',
-    examples: [{ totp: { enabled: true }, requiredForAdmins: true }],
+    examples: [
+      { totp: { enabled: true, secretsKeyFile: './totp-secrets.key' }, requiredForAdmins: true },
+    ],
   })
   .prefault({});
 
