@@ -6,6 +6,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { generateSecret, generateURI, verify } from 'otplib';
+import { base32 } from '../clients/secrets.js';
 
 /** How many recovery codes a confirmation hands out. */
 export const RECOVERY_CODE_COUNT = 10;
@@ -13,7 +14,6 @@ export const RECOVERY_CODE_COUNT = 10;
 /** A code's time step may be one step before or after the clock's (RFC 6238 §5.2: clock drift). */
 const TOLERANCE_SECONDS = 30;
 
-const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 /** A recovery code as typed: 16 base32 letters, in groups of 4 or not, any case. */
 const RECOVERY_CODE = /^[a-z2-7]{16}$/;
 const TOTP_CODE = /^[0-9]{6}$/;
@@ -65,6 +65,7 @@ export async function totpStepOf(
 /** Ten new recovery codes, as shown to the person: `abcd-efgh-ijkl-mnop`. */
 export function newRecoveryCodes(): string[] {
   return Array.from({ length: RECOVERY_CODE_COUNT }, () => {
+    // 10 bytes: 16 base32 letters exactly.
     const letters = base32(randomBytes(10));
     return (letters.match(/.{4}/g) as string[]).join('-');
   });
@@ -74,20 +75,4 @@ export function newRecoveryCodes(): string[] {
 export function recoveryDigest(userId: string, code: string): string {
   const normalised = code.toLowerCase().replace(/[\s-]/g, '');
   return createHash('sha256').update(`${userId}\n${normalised}`).digest('hex');
-}
-
-/** RFC 4648 base32 of whole 5-byte groups, lower-case, unpadded. */
-function base32(bytes: Buffer): string {
-  let bits = 0;
-  let value = 0;
-  let out = '';
-  for (const byte of bytes) {
-    value = (value << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      out += BASE32[(value >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  return out;
 }
