@@ -19,6 +19,11 @@ const STATUS = {
   invalid_token: 401,
   /** OAuth token endpoint: unknown client, wrong secret, expired client. */
   invalid_client: 401,
+  /**
+   * A password login of a user with a second factor (TOTP) without `X-OTP`,
+   * or with a wrong, replayed or expired code (issue 45).
+   */
+  mfa_required: 401,
   tenant_access_denied: 403,
   tenant_mismatch: 403,
   insufficient_scope: 403,
@@ -128,7 +133,8 @@ export function errorResponse(err: unknown): ErrorResponse {
 }
 
 function challengeFor(code: ErrorCode): Record<string, string> {
-  if (code === 'invalid_credentials' || code === 'invalid_client') {
+  // mfa_required: the Basic scheme is what `X-OTP` goes with (RFC 9110 §15.5.2: a 401 names a scheme).
+  if (code === 'invalid_credentials' || code === 'invalid_client' || code === 'mfa_required') {
     return { 'www-authenticate': `Basic realm="${BASIC_REALM}"` };
   }
   if (code === 'invalid_token') {

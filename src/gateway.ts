@@ -61,6 +61,8 @@ export interface GatewayOptions {
   reloadConfig?: () => Promise<GatewayConfig>;
   /** Called before each named step of the start; throwing fails the start there (tests). */
   beforeStep?: BeforeStep;
+  /** Unix milliseconds for browser sessions' timeouts and TOTP codes; the system clock when omitted (tests move it). */
+  clock?: () => number;
 }
 
 export async function createGateway(
@@ -76,7 +78,7 @@ export async function createGateway(
   const tracing = await step('tracing', () =>
     buildTracing(config.tracing, () => live.trusted, log),
   );
-  const core = await step('core', () => buildCore(config, log, metrics, tracing));
+  const core = await step('core', () => buildCore(config, log, metrics, tracing, options.clock));
   scraped.core = core;
   await step('seed', () => seedStore(config, core, log));
   const readiness = await step('readiness', () => buildReadiness(core, live));

@@ -34,6 +34,7 @@ import { addSignInRoutes, addStylesheetRoute } from './sign-in/sign-in-routes.js
 import { addSignOutRoute } from './sign-in/sign-out-route.js';
 import { addTenantRoute, addUserTenantsRoute } from './identity/tenant-routes.js';
 import { addTokenRoutes } from './identity/token-routes.js';
+import { addTotpRoutes } from './identity/totp-routes.js';
 
 export type { IdentityRouterDeps } from './identity/deps.js';
 
@@ -53,6 +54,7 @@ export function createIdentityRouter(
   addPasswordRoute(router, deps);
   addEmailVerificationRoutes(router, deps);
   addPasswordResetRoutes(router, deps);
+  addTotpRoutes(router, deps);
   addSessionRoutes(router, deps);
   addPasskeyRoutes(router, deps);
   addClientRoutes(router, deps);

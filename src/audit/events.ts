@@ -52,7 +52,11 @@ export type AuditEventKind =
   | 'session_started'
   | 'session_ended'
   | 'passkey_added'
-  | 'passkey_removed';
+  | 'passkey_removed'
+  | 'mfa_enrolled'
+  | 'mfa_removed'
+  | 'recovery_code_used'
+  | 'mfa_failed';
 
 /** Who made a change, and through what. */
 export interface AuditActor {
@@ -86,7 +90,9 @@ export interface AuditSubject {
   /**
    * federated_sign_in_refused: why (`auth/federation/refusals.ts`);
    * session_ended: why the session ended (`SessionEndReason`);
-   * backchannel_logout_refused: why (`auth/federation/logout-token.ts`).
+   * backchannel_logout_refused: why (`auth/federation/logout-token.ts`);
+   * mfa_failed: `wrong_code`, `replayed` or `throttled`;
+   * mfa_removed: `removed` (the user, with a code) or `reset` (the operator).
    */
   reason?: string;
   /** session_started, session_ended: the browser session's id (public; never its cookie). */

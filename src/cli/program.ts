@@ -15,6 +15,7 @@ import * as idps from './idps.js';
 import * as members from './members.js';
 import { sessionEndCommand, sessionListCommand } from './sessions.js';
 import { userShow } from './user-show.js';
+import { addUserMfa } from './user-mfa.js';
 import { auditTail, type TailOptions } from './audit.js';
 import { resolveConfig } from './config-option.js';
 import { health } from './health.js';
@@ -176,6 +177,7 @@ function addUsers(program: Command): void {
   ).action(async (email: string, _options: ConfigOptions, command: Command) =>
     userShow(await configOf(command), email),
   );
+  addUserMfa(user, configurable, (command) => configOf(command));
 }
 
 /** `session list` and `session end`: users' browser sessions and refresh-token logins. */

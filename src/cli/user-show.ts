@@ -3,8 +3,8 @@
  * account (id, e-mail, disabled, created), the tenants they belong to with
  * their role in each, their live sessions (`session list`'s), and how they
  * can sign in (their factors: a password, and the tenant IdP that created
- * them; a later issue adds TOTP and passkeys). Never a secret: a factor is
- * named, never shown.
+ * them; a confirmed TOTP authenticator with its recovery codes left; passkeys
+ * next). Never a secret: a factor is named, never shown.
  */
 import { hasNoPassword } from '../auth/passwords/no-password.js';
 import { enabledHash, isDisabledHash } from '../auth/revocation/disabled.js';
@@ -12,19 +12,24 @@ import { sessionList } from '../api/session-representations.js';
 import type { LoadedConfig } from '../config/index.js';
 import type { Core } from '../core/create-core.js';
 import { listSessions } from '../identity/sessions.js';
+import { totpFactorOf } from '../identity/totp.js';
 import type { UserRecord } from '../store/types.js';
 import { sessionDeps, userOf } from './sessions.js';
 import { print, withCore } from './store-command.js';
 
 /** A way the user can prove who they are, named (never its secret). */
-type Factor = { type: 'password' } | { type: 'idp'; tenant_id: string; issuer: string };
+type Factor =
+  | { type: 'password' }
+  | { type: 'idp'; tenant_id: string; issuer: string }
+  | NonNullable<Awaited<ReturnType<typeof totpFactorOf>>>;
 
 export async function userShow(loaded: LoadedConfig, email: string): Promise<void> {
   await withCore(loaded, async (core) => {
     const user = await userOf(core, email);
-    const [memberships, sessions] = await Promise.all([
+    const [memberships, sessions, totp] = await Promise.all([
       membershipsOf(core, user),
       listSessions(sessionDeps(loaded, core), user.id),
+      totpFactorOf(core.store, user.id),
     ]);
     print({
       user_id: user.id,
@@ -35,7 +40,7 @@ export async function userShow(loaded: LoadedConfig, email: string): Promise<voi
       personal_tenant_id: user.personalTenantId,
       memberships,
       ...sessionList(sessions),
-      factors: factorsOf(user),
+      factors: [...factorsOf(user), ...(totp === undefined ? [] : [totp])],
     });
   });
 }

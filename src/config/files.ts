@@ -56,7 +56,8 @@ export function tlsFileProblems(raw: unknown, checks: FileChecks): string[] {
 /**
  * The `tokens.keys` folder (missing, every replica would mint a key of its
  * own and refuse the others' tokens; `tenant-gateway keys add` creates it;
- * omitted, the key is ephemeral: the demo), the `sso.secretsKeyFile` (its
+ * omitted, the key is ephemeral: the demo), the `sso.secretsKeyFile` and
+ * `mfa.totp.secretsKeyFile` (their
  * content is checked when the core loads it) and the seed file.
  */
 export async function servingFileProblems(
@@ -75,6 +76,12 @@ export async function servingFileProblems(
   if (sealingKey !== undefined && !readable(sealingKey)) {
     problems.push(
       `sso.secretsKeyFile: cannot read ${sealingKey} (every instance must share it; openssl rand -base64 32 makes one)`,
+    );
+  }
+  const totpKey = fileAt(raw, ['mfa', 'totp', 'secretsKeyFile'], checks);
+  if (totpKey !== undefined && !readable(totpKey)) {
+    problems.push(
+      `mfa.totp.secretsKeyFile: cannot read ${totpKey} (every instance must share it; openssl rand -base64 32 makes one)`,
     );
   }
   const seed = fileAt(raw, ['seed'], checks);

@@ -207,6 +207,8 @@ function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {
   if (config.tokens.keys !== undefined) config.tokens.keys = at(config.tokens.keys);
   if (config.sso.secretsKeyFile !== undefined)
     config.sso.secretsKeyFile = at(config.sso.secretsKeyFile);
+  if (config.mfa.totp.secretsKeyFile !== undefined)
+    config.mfa.totp.secretsKeyFile = at(config.mfa.totp.secretsKeyFile);
   for (const route of config.routes) {
     const tls = route.tls;
     if (tls === undefined) continue;

@@ -43,6 +43,12 @@ import {
 import type { KeyRing } from '../auth/tokens/tokens.js';
 import { createTokenVerifier, type TokenVerifier } from '../auth/tokens/verified-tokens.js';
 import type { GatewayConfig } from '../config/index.js';
+import { totpKeyFile } from '../config/schema/mfa.js';
+import {
+  createSecondFactors,
+  type SecondFactorDeps,
+  type SecondFactors,
+} from '../auth/factors/second-factor.js';
 import { createMailer, type Mailer, type MailKind, type MailOutcome } from '../mail/mailer.js';
 import { timeStore, type StoreCallObserver, type TraceStep } from '../ops/timed-store.js';
 import { createMemoryStore, createRedisStore, redisForDisplay } from '../store/index.js';
@@ -81,6 +87,11 @@ export interface Core {
    * undefined when no key is configured (a secret is then refused).
    */
   idpSecrets: SecretSealer | undefined;
+  /**
+   * Users' second factors at login (`mfa.totp.enabled`): `X-OTP` and the
+   * sign-in page's code step; undefined when TOTP is off (no code is asked).
+   */
+  secondFactors: SecondFactors | undefined;
   /** TXT records for tenants' domain verification, through `sso.dnsServers` (else the system's). */
   lookupTxt: TxtLookup;
   /**
@@ -136,12 +147,11 @@ export async function createCore(
   };
   try {
     const keyring = await keyringOf(config, log);
-    const secretsKeyFile = config.sso.secretsKeyFile;
-    const idpSecrets =
-      secretsKeyFile === undefined ? undefined : await loadSecretSealer(secretsKeyFile);
+    const idpSecrets = await idpSecretsOf(config);
     const passwords = await passwordsOf(config, log, observers, serving);
     closers.push(() => passwords.close());
     const audit = auditOf(config, store, log, observers);
+    const secondFactors = await secondFactorsOf(config, { store, audit }, clock);
     const sessions = createSessionGuard(store, {
       ...config.tokens,
       leaseMs: lease && serving ? config.revocation.leaseMs : undefined,
@@ -188,6 +198,7 @@ export async function createCore(
       bruteForce,
       audit,
       idpSecrets,
+      secondFactors,
       lookupTxt: txtLookupOf(config),
       mailer,
       close,
@@ -196,6 +207,30 @@ export async function createCore(
     await close();
     throw err;
   }
+}
+
+/** The sealer of `sso.secretsKeyFile`; undefined without one. */
+async function idpSecretsOf(config: GatewayConfig): Promise<SecretSealer | undefined> {
+  const file = config.sso.secretsKeyFile;
+  return file === undefined ? undefined : loadSecretSealer(file);
+}
+
+/** The TOTP check of `mfa.totp` (its key: `mfa.totp.secretsKeyFile`, else `sso.secretsKeyFile`); undefined when off. */
+async function secondFactorsOf(
+  config: GatewayConfig,
+  parts: Pick<SecondFactorDeps, 'store' | 'audit'>,
+  clock: (() => number) | undefined,
+): Promise<SecondFactors | undefined> {
+  const key = totpKeyFile(config);
+  if (!config.mfa.totp.enabled || key === undefined) return undefined;
+  return createSecondFactors({
+    ...parts,
+    sealer: await loadSecretSealer(key.file, key.setting),
+    setting: key.setting,
+    limits: config.limits.secondFactor,
+    clock: clock ?? Date.now,
+    issuer: config.tokens.issuer,
+  });
 }
 
 /** The mailer of `mail`; undefined without it. */

@@ -18,6 +18,7 @@ export async function buildCore(
   log: Logger,
   metrics: Metrics,
   tracing: Tracing | undefined,
+  clock?: () => number,
 ): Promise<Built<Core>> {
   const observers: CoreObservers = {
     storeCall: (operation, seconds, ok) => metrics.storeCall(operation, seconds, ok),
@@ -27,7 +28,10 @@ export async function buildCore(
     auditWriteFailure: () => metrics.auditWriteFailure(),
     mail: (kind, outcome) => metrics.mail(kind, outcome),
   };
-  const core = await createCore(config, log, observers, { serving: true });
+  const core = await createCore(config, log, observers, {
+    serving: true,
+    ...(clock === undefined ? {} : { clock }),
+  });
   core.sessions.watch({ onEvent: (event) => metrics.sessionEvent(event.kind), onLive: () => {} });
   return built(core, () => core.close());
 }

@@ -107,6 +107,8 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
       roles: core.roleScopes,
     },
     idpSecrets: core.idpSecrets,
+    secondFactors: core.secondFactors,
+    mfaRequiredForAdmins: config.mfa.requiredForAdmins,
     allowPrivateIssuers: config.sso.allowPrivateIssuers,
     lookupTxt: core.lookupTxt,
     ...sessionApiDeps(deps),

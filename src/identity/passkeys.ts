@@ -20,7 +20,7 @@ import {
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { GatewayError } from '../errors.js';
-import type { PasskeyRecord, Store, UserRecord } from '../store/types.js';
+import type { PasskeyRecord, UserRecord } from '../store/types.js';
 import type { Actor } from './actor.js';
 import { CHALLENGE_SECONDS, keepChallenge, takeChallenge } from './passkey-challenges.js';
 import { nowOf, type PasskeyDeps } from './passkey-deps.js';
@@ -39,11 +39,6 @@ export interface PasskeyView {
 export const DEFAULT_PASSKEY_NAME = 'Passkey';
 /** The longest name a passkey may have (characters). */
 export const MAX_PASSKEY_NAME = 64;
-
-/** Whether the user has a passkey: a second factor (`auth/factors/admin-factor.ts`). */
-export async function hasPasskey(store: Pick<Store, 'passkeys'>, userId: string): Promise<boolean> {
-  return (await store.passkeys.listPasskeys(userId)).length > 0;
-}
 
 /** The user handle of a user's passkeys: their id's bytes (the sign-in reads it back). */
 export function userHandleOf(userId: string): Uint8Array<ArrayBuffer> {

@@ -9,6 +9,10 @@ export const SIGN_IN_OUTCOMES = [
   'wrong_credentials',
   /** The password was right, the address not verified yet (`signup.verifyEmail`): a new link mailed. */
   'email_not_verified',
+  /** The password was right and the user has a second factor: the code step was shown. */
+  'code_needed',
+  /** The code step refused a wrong, replayed or expired code (or a used recovery code). */
+  'wrong_code',
   /** The brute-force guard refused (429). */
   'throttled',
   /** The login-CSRF rule refused the post. */

@@ -2,7 +2,7 @@
  * The in-memory store's state and the helpers its parts share
  * (`memory-users.ts`, `memory-tenants.ts`, `memory-memberships.ts`,
  * `memory-revocations.ts`, `memory-clients.ts`, `memory-api-keys.ts`, `memory-refresh.ts`,
- * `memory-idps.ts`, `memory-sso.ts`, `memory-domains.ts`, `memory-browser-sessions.ts`, `memory-passkeys.ts`; assembled
+ * `memory-idps.ts`, `memory-sso.ts`, `memory-domains.ts`, `memory-browser-sessions.ts`, `memory-passkeys.ts`, `memory-totp.ts`; assembled
  * by `memory-store.ts`).
  * Records are copied in and out so a caller mutating an object it passed or
  * received cannot change the store behind its back (Redis gives that for free).
@@ -12,6 +12,7 @@ import { compareIds } from './normalise.js';
 import type { BrowserSessionRecord } from './browser-sessions.js';
 import type { TenantDomain } from './domains.js';
 import type { PasskeyRecord } from './passkeys.js';
+import type { MemoryTotp } from './memory-totp.js';
 import type { StoredRefreshFamily } from './refresh-records.js';
 import type {
   ApiKeyRecord,
@@ -68,6 +69,8 @@ export interface MemoryState {
   passkeys: Map<string, PasskeyRecord>;
   /** userId → the credential ids of the user's passkeys. */
   passkeysOfUser: Map<string, Set<string>>;
+  /** userId → the user's TOTP (`memory-totp.ts`). */
+  totp: Map<string, MemoryTotp>;
   closed: boolean;
   /** In one process, delivery is never interrupted. */
   listeners: Set<SessionEventListener>;
@@ -98,6 +101,7 @@ export function newMemoryState(): MemoryState {
     browserSessionsOfUser: new Map(),
     passkeys: new Map(),
     passkeysOfUser: new Map(),
+    totp: new Map(),
     closed: false,
     listeners: new Set(),
   };

@@ -19,6 +19,7 @@ import { memoryRefreshFamilies } from './memory-refresh.js';
 import { memoryRevocations } from './memory-revocations.js';
 import { ensureOpen, newMemoryState } from './memory-state.js';
 import { memoryTenants } from './memory-tenants.js';
+import { memoryTotp } from './memory-totp.js';
 import { memoryUsers } from './memory-users.js';
 import { memoryLoginCounters } from './login-counters.js';
 import type { Store } from './types.js';
@@ -38,6 +39,7 @@ export function createMemoryStore(): Store {
     revocations: memoryRevocations(state),
     browserSessions: memoryBrowserSessions(state),
     passkeys: memoryPasskeys(state),
+    totp: memoryTotp(state),
 
     loginCounter: memoryLoginCounters(),
 

@@ -115,5 +115,6 @@ function removeUser(state: MemoryState, userId: string): string[] | null {
   if (state.userIdsByEmail.get(user.email) === userId) state.userIdsByEmail.delete(user.email);
   removeUserPasskeys(state, userId);
   state.users.delete(userId);
+  state.totp.delete(userId);
   return tenantIds;
 }

@@ -19,6 +19,7 @@
  * - `tg:{dir}:idp:<tenantId>`           hash: the tenant's identity provider (its secret sealed)
  * - `tg:{dir}:passkey:<credentialId>`   hash: a passkey (`record` JSON, `counter`, `lastUsedAt`)
  * - `tg:{dir}:user-passkeys:<userId>`   set: credential ids of the user's passkeys
+ * - `tg:{dir}:totp:<userId>`          hash: the user's TOTP (its secret sealed; `rc:<digest>` per recovery code)
  * - `tg:{dir}:idp-clients`              hash: issuer + client id → the tenant whose identity provider has them
  *   (`idp-issuers`, issuer → tenant, before issue 42: rebuilt into it and deleted at start, `redis-idp-index.ts`)
  *
@@ -121,6 +122,7 @@ export interface RedisKeys {
   /** A passkey by its credential id (base64url: never a `:` or a brace). */
   passkey(credentialId: string): string;
   passkeysOf(userId: string): string;
+  totp(userId: string): string;
   readonly verifiedDomains: string;
   readonly users: string;
   readonly tenants: string;
@@ -165,6 +167,7 @@ export function createRedisKeys(prefix: string): RedisKeys {
     idpClients: `${dir}idp-clients`,
     idpIssuersBefore: `${dir}idp-issuers`,
     tenantDomains: (tenantId) => `${dir}tenant-domains:${tenantId}`,
+    totp: (userId) => `${dir}totp:${userId}`,
     verifiedDomains: `${dir}verified-domains`,
     passkey: (credentialId) => `${dir}passkey:${credentialId}`,
     passkeysOf: (userId) => `${dir}user-passkeys:${userId}`,

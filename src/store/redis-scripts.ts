@@ -18,6 +18,7 @@ import { IDP_SCRIPTS } from './redis-idp-scripts.js';
 import { DOMAIN_SCRIPTS } from './redis-domain-scripts.js';
 import { PASSKEY_SCRIPTS } from './redis-passkey-scripts.js';
 import { BROWSER_SESSION_SCRIPTS } from './redis-browser-session-scripts.js';
+import { TOTP_SCRIPTS } from './redis-totp-scripts.js';
 import type { ScriptDefinition } from './redis-script-definition.js';
 
 /** The reply of `createUser` when the e-mail is already registered. */
@@ -402,7 +403,8 @@ type ScriptName =
   | keyof typeof IDP_SCRIPTS
   | keyof typeof DOMAIN_SCRIPTS
   | keyof typeof PASSKEY_SCRIPTS
-  | keyof typeof BROWSER_SESSION_SCRIPTS;
+  | keyof typeof BROWSER_SESSION_SCRIPTS
+  | keyof typeof TOTP_SCRIPTS;
 
 /**
  * A client with the store's scripts as methods: keys first, then arguments
@@ -421,6 +423,7 @@ export function defineStoreScripts(redis: Redis): ScriptedRedis {
     ...DOMAIN_SCRIPTS,
     ...PASSKEY_SCRIPTS,
     ...BROWSER_SESSION_SCRIPTS,
+    ...TOTP_SCRIPTS,
   })) {
     redis.defineCommand(name, definition);
   }

@@ -3,7 +3,7 @@
  * of its own (`redis-users.ts`, `redis-tenants.ts`, `redis-memberships.ts`,
  * `redis-revocations.ts`, `redis-clients.ts`, `redis-api-keys.ts`,
  * `redis-refresh.ts`, `redis-idps.ts`, `redis-sso.ts`, `redis-domains.ts`,
- * `redis-browser-sessions.ts`, `redis-passkeys.ts`); this connects, brings the IdP index of
+ * `redis-browser-sessions.ts`, `redis-passkeys.ts`, `redis-totp.ts`); this connects, brings the IdP index of
  * earlier versions up to date (`redis-idp-index.ts`), and assembles them over
  * one context (`redis-context.ts`).
  */
@@ -26,6 +26,7 @@ import { createRedisKeys } from './redis-keys.js';
 import { redisRevocations } from './redis-revocations.js';
 import { redisTenants } from './redis-tenants.js';
 import { redisTopology } from './redis-topology.js';
+import { redisTotp } from './redis-totp.js';
 import { redisUsers } from './redis-users.js';
 import { redisSso } from './redis-sso.js';
 import { replicatedWrites } from './redis-write-acks.js';
@@ -82,6 +83,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     revocations: redisRevocations(context, topology, watchers),
     browserSessions: redisBrowserSessions(context),
     passkeys: redisPasskeys(context),
+    totp: redisTotp(context),
 
     loginCounter: redisLoginCounters(redis, options.keyPrefix),
 

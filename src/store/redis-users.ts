@@ -64,6 +64,8 @@ export function redisUsers(context: RedisStoreContext): UserStore {
       const removed = await attempt(() => removeUserRecords(redis, keys, userId));
       if (removed === null) return null;
       const { generation } = removed;
+      // The user's TOTP record goes after them (a user id is never reused: none can open it).
+      await attempt(() => redis.del(keys.totp(userId)));
       for (const tenantId of removed.ended)
         context.tellWatchers({ kind: 'membership-removed', userId, tenantId, generation });
       await acknowledged(context, keys.users);

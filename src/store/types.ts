@@ -21,6 +21,7 @@ import type { RefreshStore } from './refresh.js';
 import type { RevocationStore } from './revocations.js';
 import type { SsoStore } from './sso.js';
 import type { TenantStore } from './tenants.js';
+import type { TotpStore } from './totp.js';
 import type { UserStore } from './users.js';
 
 export type { ApiKeyRecord, ApiKeyStore, NewApiKey } from './api-keys.js';
@@ -48,6 +49,7 @@ export type {
 } from './revocations.js';
 export type { SsoRecordKind, SsoStore } from './sso.js';
 export type { TenantInput, TenantRecord, TenantStore, TenantType } from './tenants.js';
+export type { PendingTotp, TotpRecord, TotpStore } from './totp.js';
 export type { IdpOrigin, NewUser, UserRecord, UserStore } from './users.js';
 
 /** One rate-limit bucket's turn in a reconcile (see `redis-rate-leases.ts`). */
@@ -100,6 +102,7 @@ export interface StoreSlices {
   readonly revocations: RevocationStore;
   readonly browserSessions: BrowserSessionStore;
   readonly passkeys: PasskeyStore;
+  readonly totp: TotpStore;
 }
 
 /** The slices' names. */

@@ -40,6 +40,7 @@ import {
 } from '../support/soft-authenticator.js';
 import { followLink, mailedConfig } from '../support/account-mail.js';
 import { startMailInbox, type MailInbox } from '../support/mail-inbox.js';
+import { codeAt, totpConfig } from '../support/totp.js';
 
 const APP = 'https://app.example.test/signed-in';
 const IDP_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
@@ -81,6 +82,7 @@ const s = fixtureSuite({}, () => ({
   routes: [{ prefix: '/orders', tenant: { path: '/orders/:tenant_id' } }],
   tokens: { refresh: { enabled: true } },
   sessions: SESSIONS,
+  mfa: totpConfig(),
 }));
 // Issue 45: e-mail verification (on with mail) and password reset, which need `publicUrl`
 // (with it the metadata is never refused for a bad Host: hence a gateway of their own).
@@ -196,6 +198,26 @@ describe('real answers hold to the document and the declarations', () => {
     const fid = decodeJwt(other.access_token).fid as string;
     await call('DELETE', `/1/sessions/${fid}`, { headers: asBearer(mine.access_token) });
     await call('DELETE', `/1/sessions/${fid}`, { headers: asBearer(mine.access_token) });
+  });
+
+  it("a user's own TOTP factor", async () => {
+    const who = { email: 'tia@example.com', password: 'tia-password-1' };
+    await call('POST', '/1/users', { body: JSON.stringify(who) });
+    const headers = auth(who);
+    const begun = await call('POST', '/1/users/current/mfa/totp', { headers });
+    await call('POST', '/1/users/current/mfa/totp', { headers: auth({ ...who, password: 'x' }) });
+    const confirm = (code: string) =>
+      call('POST', '/1/users/current/mfa/totp/confirm', {
+        headers,
+        body: JSON.stringify({ code }),
+      });
+    await confirm('000000');
+    const confirmed = await confirm(await codeAt(begun.body.secret as string));
+    const codes = (confirmed.body as unknown as { recovery_codes: string[] }).recovery_codes;
+    await call('DELETE', '/1/users/current/mfa/totp', { headers });
+    await call('DELETE', '/1/users/current/mfa/totp', {
+      headers: { ...headers, 'x-otp': codes[0] as string },
+    });
   });
 
   it("a tenant's machine clients and keys", async () => {

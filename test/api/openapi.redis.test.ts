@@ -31,6 +31,7 @@ import { verifyDomains } from '../support/verified-domains.js';
 import { PASSKEY_CONFIG } from '../support/passkey-requests.js';
 import { createPasskey, type CreationOptions } from '../support/soft-authenticator.js';
 import { SESSIONS, hiddenField } from '../support/sign-in-page.js';
+import { codeAt, enrolTotp, totpConfig } from '../support/totp.js';
 
 /** `operationId status` of every answer seen. */
 const seen = new Set<string>();
@@ -65,6 +66,7 @@ beforeAll(async () => {
     // The admin's role holds what their machine client is given below.
     authorization: { roles: { admin: ['catalog:read'] } },
     sessions: SESSIONS,
+    mfa: totpConfig(),
   });
   closed = await startTestGateway({ ...fx.config, signup: { enabled: false } });
   strict = await startTestGateway({
@@ -72,6 +74,7 @@ beforeAll(async () => {
     limits: {
       login: { perEmail: 1, windowSeconds: 600 },
       signup: { perIp: 1, windowSeconds: 3600 },
+      secondFactor: { perUser: 1, windowSeconds: 600 },
     },
   });
   prefix = (fx.config.store as { redis: { keyPrefix: string } }).redis.keyPrefix;
@@ -653,6 +656,48 @@ describe('every operation, every status', () => {
     await sso.gateway.store.idps.removeTenantIdp('acme');
   });
 
+  it("manages a user's TOTP factor as documented (mfa.totp.enabled)", async () => {
+    const who = { email: 'tom@example.com', password: 'tom-password-1' };
+    await call(fx.gw, 'POST', '/1/users', { body: JSON.stringify(who) });
+    const headers = auth(who);
+    const wrongPassword = auth({ ...who, password: 'tom-password-x' });
+    const totp = '/1/users/current/mfa/totp';
+    const confirmPath = `${totp}/confirm`;
+    const code = (value: string) => JSON.stringify({ code: value });
+    // 404 (nothing to remove), 401, 403
+    await call(fx.gw, 'DELETE', totp, { headers });
+    await call(fx.gw, 'DELETE', totp, { headers: wrongPassword });
+    await call(fx.gw, 'DELETE', '/1/users/u-someone-else/mfa/totp', { headers });
+    await call(fx.gw, 'POST', totp, { headers: wrongPassword });
+    await call(fx.gw, 'POST', '/1/users/u-someone-else/mfa/totp', { headers });
+    const begun = await call(fx.gw, 'POST', totp, { headers });
+    const secret = (begun.body as { secret: string }).secret;
+    await call(fx.gw, 'POST', confirmPath, { headers, body: code('000000') });
+    await call(fx.gw, 'POST', confirmPath, { headers: wrongPassword, body: code('000000') });
+    await call(fx.gw, 'POST', '/1/users/u-someone-else/mfa/totp/confirm', {
+      headers,
+      body: code('000000'),
+    });
+    await call(fx.gw, 'POST', confirmPath, { headers, body: TOO_LARGE });
+    const confirmed = await call(fx.gw, 'POST', confirmPath, {
+      headers,
+      body: code(await codeAt(secret)),
+    });
+    const codes = (confirmed.body as { recovery_codes: string[] }).recovery_codes;
+    // 401 mfa_required, then 204 with a recovery code.
+    await call(fx.gw, 'DELETE', totp, { headers });
+    await call(fx.gw, 'DELETE', totp, { headers: { ...headers, 'x-otp': codes[0] as string } });
+    // 429: one wrong code per user on `strict`, then every route refuses, however right.
+    const tess = { email: 'tess@example.com', password: 'tess-password-1' };
+    await call(fx.gw, 'POST', '/1/users', { body: JSON.stringify(tess) });
+    await enrolTotp(fx.gw.url, tess);
+    const tessWrong = { ...auth(tess), 'x-otp': '000000' };
+    await call(strict, 'POST', totp, { headers: tessWrong });
+    await call(strict, 'POST', totp, { headers: tessWrong });
+    await call(strict, 'POST', confirmPath, { headers: tessWrong, body: code('000000') });
+    await call(strict, 'DELETE', totp, { headers: tessWrong });
+  });
+
   it('answers 500 for a corrupt record and 404 for a removed tenant', async () => {
     const acme = `${prefix}{dir}:tenant:acme`;
     const token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
@@ -758,6 +803,12 @@ describe('every operation, every status', () => {
       headers: auth(BOB),
       body: JSON.stringify({ password: 'bob-password-2' }),
     });
+    await call(fx.gw, 'POST', '/1/users/current/mfa/totp', { headers: auth(ALICE) });
+    await call(fx.gw, 'POST', '/1/users/current/mfa/totp/confirm', {
+      headers: auth(ALICE),
+      body: JSON.stringify({ code: '000000' }),
+    });
+    await call(fx.gw, 'DELETE', '/1/users/current/mfa/totp', { headers: auth(ALICE) });
     for (const method of VERIFY_METHODS)
       await call(fx.gw, method, '/auth/verify', {
         headers: { ...bearerOf, 'x-original-uri': '/orders/acme/1' },

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema, validateConfig } from '../../src/config/index.js';
+import { totpKeyFile } from '../support/totp.js';
 import { signUp, type Credentials } from '../support/account-requests.js';
 import { basic, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
@@ -163,7 +164,7 @@ function cases(): Record<string, Case> {
       change: { smtp: 'smtp://127.0.0.1:9', from: 'gw@example.com' },
       base: { publicUrl: 'https://gw.example.com' },
     },
-    mfa: { change: { totp: { enabled: true } } },
+    mfa: { change: { totp: { enabled: true, secretsKeyFile: totpKeyFile() } } },
     log: { change: { level: 'warn' } },
     tracing: { change: { enabled: true } },
     readiness: {

@@ -156,6 +156,16 @@ const CALLS: {
     usePasskey: (s, w) => s.passkeys.usePasskey(w.credentialId, 1, NOW + 1),
     removePasskey: (s, w) => s.passkeys.removePasskey(w.member, w.passkeyId),
   },
+  totp: {
+    putPendingTotp: (s, w) =>
+      s.totp.putPendingTotp(w.member, { secretSealed: 'sealed-new', createdAt: NOW }),
+    getTotp: (s, w) => s.totp.getTotp(w.member),
+    confirmTotp: (s, w) =>
+      s.totp.confirmTotp(w.member, 'sealed-new', { step: 1, recoveryDigests: ['d1'], at: NOW }),
+    acceptTotpStep: (s, w) => s.totp.acceptTotpStep(w.member, 2),
+    takeRecoveryCode: (s, w) => s.totp.takeRecoveryCode(w.member, 'd1'),
+    removeTotp: (s, w) => s.totp.removeTotp(w.member),
+  },
 };
 
 const client = (clientId: string) => ({
@@ -183,7 +193,7 @@ const domain = (name: string) => ({
 
 /**
  * A store holding a tenant with two members, a client and its key, a family,
- * an IdP, a domain, a one-time record, a browser session, a passkey.
+ * an IdP, a domain, a one-time record, a browser session, a passkey, a TOTP factor.
  */
 async function world(store: Store): Promise<World> {
   const admin = await store.users.createUser(newUser());
@@ -202,6 +212,12 @@ async function world(store: Store): Promise<World> {
   await store.browserSessions.createBrowserSession(session);
   const passkey = newPasskey(member.id);
   await store.passkeys.addPasskey(passkey);
+  await store.totp.putPendingTotp(member.id, { secretSealed: 'sealed-one', createdAt: NOW });
+  await store.totp.confirmTotp(member.id, 'sealed-one', {
+    step: 1,
+    recoveryDigests: ['d0'],
+    at: NOW,
+  });
   return {
     credentialId: passkey.credentialId,
     passkeyId: passkey.passkeyId,

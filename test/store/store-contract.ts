@@ -16,6 +16,7 @@ import { describeIdpContract } from './store-contract-idps.js';
 import { describeSsoContract } from './store-contract-sso.js';
 import { describeUserContract } from './store-contract-users.js';
 import { describeTenantContract } from './store-contract-tenants.js';
+import { describeTotpContract } from './store-contract-totp.js';
 import { describeMembershipContract } from './store-contract-memberships.js';
 import { describeRevocationContract } from './store-contract-revocations.js';
 import { describeApiKeyContract } from './store-contract-api-keys.js';
@@ -75,6 +76,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
     describeSsoContract(() => store);
     describeBrowserSessionContract(() => store);
     describePasskeyContract(() => store);
+    describeTotpContract(() => store);
 
     describe('lifecycle', () => {
       it('answers ping while open, refuses with unavailable once closed', async () => {

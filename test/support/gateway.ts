@@ -26,7 +26,7 @@ export interface TestGateway {
  */
 export async function startTestGateway(
   raw: Record<string, unknown>,
-  options: { logTo?: NodeJS.WritableStream; port?: number } = {},
+  options: { logTo?: NodeJS.WritableStream; port?: number; clock?: () => number } = {},
 ): Promise<TestGateway> {
   const onFreePort = (key: string) => ({
     ...(raw[key] as Record<string, unknown> | undefined),
@@ -47,7 +47,11 @@ export async function startTestGateway(
     options.logTo === undefined
       ? pino({ level: 'silent' })
       : createLogger({ level: 'debug', destination: options.logTo });
-  const gateway = await createGateway(config, log);
+  const gateway = await createGateway(
+    config,
+    log,
+    options.clock === undefined ? {} : { clock: options.clock },
+  );
   const { main, admin } = await gateway.listen();
   return {
     url: `http://127.0.0.1:${main.port}`,

@@ -45,12 +45,20 @@ export interface RedisIdentityFixture extends IdentityFixture {
 }
 
 /** The fixture on the embedded in-memory store: no redis-server is started. */
-/** @param options.port the main listener's port (when `publicUrl` names it); default a free one */
 export async function startMemoryIdentityFixture(
   overrides: Record<string, unknown> = {},
-  options: { port?: number } = {},
+  gatewayOptions: GatewayStartOptions = {},
 ): Promise<IdentityFixture> {
-  return startFixture({}, overrides, async () => {}, options.port);
+  return startFixture({}, overrides, async () => {}, gatewayOptions);
+}
+
+/**
+ * How the fixture's gateways start besides their config: a clock the test
+ * moves; the first one's port (a `publicUrl` names it).
+ */
+export interface GatewayStartOptions {
+  clock?: () => number;
+  port?: number;
 }
 
 /** The fixture on a private redis-server, under a key prefix of its own. */
@@ -85,7 +93,7 @@ async function startFixture(
   store: { store?: unknown },
   overrides: Record<string, unknown>,
   stopStore: () => Promise<void>,
-  port?: number,
+  gatewayOptions: GatewayStartOptions = {},
 ): Promise<IdentityFixture> {
   const keys = await makeKeysDir();
   const seedDir = mkdtempSync(join(tmpdir(), 'tg-seed-'));
@@ -103,15 +111,13 @@ async function startFixture(
     // Merged, so that every instance keeps the fixture's one key directory.
     tokens: { keys: keys.dir, ttlSeconds: 600, ...(overrides.tokens as object | undefined) },
   };
-  const gateways: TestGateway[] = [
-    await startTestGateway(config, port === undefined ? {} : { port }),
-  ];
+  const gateways: TestGateway[] = [await startTestGateway(config, gatewayOptions)];
   return {
     keys,
     config,
     gw: gateways[0] as TestGateway,
     async startAnother() {
-      const another = await startTestGateway(config);
+      const another = await startTestGateway(config, { ...gatewayOptions, port: undefined });
       gateways.push(another);
       return another;
     },

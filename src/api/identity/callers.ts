@@ -17,6 +17,7 @@ import { requireVerifiedEmail } from '../../identity/email-verification.js';
 import type { IssuingRequest } from '../../identity/issued.js';
 import type { ApiContext } from '../state.js';
 import type { IdentityRouterDeps } from './deps.js';
+import { proveLoginFactor } from './second-factor-header.js';
 
 /** The audit actor of a request acting as `email`. */
 export function actor(deps: IdentityRouterDeps, ctx: ApiContext, email: string): AuditActor {
@@ -78,7 +79,7 @@ export function tokenHolder(
   };
 }
 
-/** The Basic-authenticated user. */
+/** The Basic-authenticated user (with `X-OTP` when they have a second factor). */
 export async function logIn(deps: IdentityRouterDeps, ctx: ApiContext): Promise<UserRecord> {
   let credentials: BasicCredentials;
   try {
@@ -88,7 +89,12 @@ export async function logIn(deps: IdentityRouterDeps, ctx: ApiContext): Promise<
     deps.onLoginRefused?.('invalid_credentials');
     throw err;
   }
-  return provePassword(deps, ctx, { email: credentials.id, password: credentials.secret });
+  const user = await provePassword(deps, ctx, {
+    email: credentials.id,
+    password: credentials.secret,
+  });
+  await proveLoginFactor(deps, ctx, user, actor(deps, ctx, user.email));
+  return user;
 }
 
 /**

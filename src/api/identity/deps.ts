@@ -16,6 +16,7 @@ import type { FederationOutcome } from '../../auth/federation/refusals.js';
 import type { SecretSealer } from '../../auth/federation/sealed-secrets.js';
 import type { SessionGuard } from '../../auth/revocation/sessions.js';
 import type { AccountMailDeps } from '../../identity/account-mail.js';
+import type { SecondFactors } from '../../auth/factors/second-factor.js';
 import type { ClientDeps } from '../../identity/client-deps.js';
 import type { PasskeyDeps } from '../../identity/passkey-deps.js';
 import type { Store } from '../../store/types.js';
@@ -85,6 +86,13 @@ export interface IdentityRouterDeps {
   lookupTxt: TxtLookup;
   /** The sign-in page and the sign-out (`api/sign-in/`); absent unless `sessions.enabled`. */
   signIn?: SignInDeps | undefined;
+  /**
+   * Users' second factors (`mfa.totp.enabled`): `X-OTP` on every Basic login,
+   * the TOTP routes, the sign-in page's code step; absent: TOTP is off.
+   */
+  secondFactors?: SecondFactors | undefined;
+  /** `mfa.requiredForAdmins`: an admin without a second factor is refused what needs the role. */
+  mfaRequiredForAdmins?: boolean;
   /** The session cookie's name: `sessionCookieName(config.sessions)`. */
   sessionCookieName?: string | undefined;
   /**

@@ -7,6 +7,7 @@
  * refused (403 `forbidden`).
  */
 import type { TokenPrincipal } from '../../auth/credentials/authenticate.js';
+import { requireAdminSecondFactor } from '../../auth/factors/admin-factor.js';
 import { GatewayError } from '../../errors.js';
 import type { MemberActor } from '../../identity/actor.js';
 import type { ApiContext } from '../state.js';
@@ -56,6 +57,7 @@ export async function tenantAdmin(
   if ((await deps.store.memberships.getMemberRole(tenantId, principal.userId)) !== 'admin') {
     throw new GatewayError('forbidden', `Only the tenant's admins manage ${managed.what}.`);
   }
+  await requireAdminSecondFactor(deps.store, deps.mfaRequiredForAdmins === true, principal.userId);
   const audit = actor(deps, ctx, principal.email);
   return { principal, tenantId, actor: { kind: 'member', role: 'admin', audit } };
 }

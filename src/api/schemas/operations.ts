@@ -18,6 +18,7 @@ import { backchannelLogout, companySignIn } from './sso-session-operations.js';
 import { getTenant, listUserTenants } from './tenant-operations.js';
 import * as tokens from './token-operations.js';
 import { changePassword, signUp } from './user-operations.js';
+import { confirmTotp, enrolTotp, removeTotp } from './totp-operations.js';
 import { getJwks, getOAuthMetadata, getOpenApi } from './well-known-operations.js';
 
 export const OPERATIONS: readonly Operation[] = [
@@ -58,6 +59,9 @@ export const OPERATIONS: readonly Operation[] = [
   accounts.requestPasswordReset,
   accounts.showPasswordReset,
   accounts.resetPassword,
+  enrolTotp,
+  confirmTotp,
+  removeTotp,
   listSessions,
   endSession,
   passkeys.passkeyOptions,

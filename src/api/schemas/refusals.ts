@@ -15,15 +15,16 @@ export const BUG = refusal(
   'internal_error',
 );
 export const BASIC_REFUSED = refusal(
-  'Basic credentials missing, malformed or wrong, or the account disabled (one answer for all).',
+  'Basic credentials missing, malformed or wrong, or the account disabled (one answer for all); or (`mfa_required`) the user has a second factor and `X-OTP` is missing, wrong, replayed or expired.',
   'invalid_credentials',
+  'mfa_required',
 );
 export const BEARER_REFUSED = refusal(
   'The bearer token is missing, malformed, expired, revoked or its session ended.',
   'invalid_token',
 );
 export const THROTTLED = refusal(
-  'Too many login attempts: see `Retry-After`.',
+  'Too many login attempts (wrong passwords, or wrong second-factor codes): see `Retry-After`.',
   'too_many_requests',
 );
 export const TOO_LARGE = refusal(

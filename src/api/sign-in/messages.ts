@@ -8,6 +8,7 @@ import type { GatewayError } from '../../errors.js';
 
 const WORDS: Partial<Record<GatewayError['code'], string>> = {
   invalid_credentials: 'E-mail or password is wrong.',
+  mfa_required: 'That code is wrong, expired or used already. Enter the current code.',
   csrf_refused:
     'This sign-in form has expired or was sent from another site. Please sign in again.',
   tenant_access_denied: 'This account cannot sign in to that organisation.',

@@ -17,6 +17,13 @@ export interface PendingSignIn {
   email: string;
   /** Checked already (`return-to.ts`). */
   returnTo: string;
+  /** The tenant the sign-in named (`tenant_id`), when it named one. */
+  tenantId?: string | undefined;
+  /**
+   * The second factor is still to be proven (the code step): until it is,
+   * no other step takes this record.
+   */
+  codeNeeded?: true;
 }
 
 function keyOf(preSession: string): string {

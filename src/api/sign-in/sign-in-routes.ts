@@ -27,6 +27,7 @@ import { checkSignInPost } from './form-token.js';
 import { answerPage } from './page-headers.js';
 import { requestOrigin } from './request-origin.js';
 import { safeReturnTo } from './return-to.js';
+import { codeStep } from './code-step.js';
 import { passkeyStep } from './passkey-step.js';
 import { addPasskeySignInRoutes } from './passkey-sign-in-routes.js';
 import { passwordStep, tenantStep, type SignInPost } from './sign-in-steps.js';
@@ -90,10 +91,11 @@ async function postSignIn(
   }
 }
 
-/** The step the form posts: the tenant choice, a passkey (where they are on), else the password. */
+/** The step the form posts: the tenant choice, the code, a passkey (where they are on), else the password. */
 function stepOf(post: SignInPost): (post: SignInPost) => Promise<void> {
   const step = param(post.form, 'step');
   if (step === 'tenant') return tenantStep;
+  if (step === 'code') return codeStep;
   const passkeys = post.deps.passkeys;
   if (step === 'passkey' && passkeys !== undefined) return (p) => passkeyStep(p, passkeys);
   return passwordStep;
@@ -103,6 +105,7 @@ function outcomeOf(err: unknown): SignInOutcome {
   if (!isGatewayError(err)) return 'unavailable';
   const byCode: Partial<Record<GatewayError['code'], SignInOutcome>> = {
     invalid_credentials: 'wrong_credentials',
+    mfa_required: 'wrong_code',
     too_many_requests: 'throttled',
     csrf_refused: 'csrf_refused',
     tenant_access_denied: 'not_member',

@@ -6,7 +6,7 @@
  * with the proven password kept as a pending record, never as a field),
  * then the session. A later step (a second factor, issue TOTP) goes between
  * the tenant and the session: it reads and writes the pending record as
- * the tenant choice does.
+ * the tenant choice does (`code-step.ts`).
  */
 import type { SessionPrincipal } from '../../auth/sessions/browser-sessions.js';
 import { GatewayError, isGatewayError } from '../../errors.js';
@@ -24,6 +24,7 @@ import { answerPage } from './page-headers.js';
 import { putPending, takePending } from './pending.js';
 import type { SignInEcho } from './sign-in-view.js';
 import { tenantChoicePage } from './sign-in-page.js';
+import { askForCode } from './code-step.js';
 
 /** One sign-in post, once its login-CSRF check passed. */
 export interface SignInPost {
@@ -45,13 +46,15 @@ export async function passwordStep(post: SignInPost): Promise<void> {
   if (email === undefined || email.trim() === '' || password === undefined || password === '')
     throw new GatewayError('invalid_request', 'Enter your e-mail and your password.');
   const user = await provePassword(deps, post.ctx, { email, password });
+  if (await askForCode(post, user)) return;
   return tenantThenSession(post, user);
 }
 
 /**
- * The user proven (a password, or a passkey: `passkey-step.ts`), the tenant
- * next: the one the page names, the user's only one, or a choice on a
- * second page (the pending record), then the session.
+ * The user proven (a password and, when they have one, the code: `code-step.ts`;
+ * or a passkey, both factors: `passkey-step.ts`), the tenant next: the one the
+ * page names, the user's only one, or a choice on a second page (the pending
+ * record), then the session.
  */
 export async function tenantThenSession(
   post: SignInPost,
@@ -83,7 +86,8 @@ export async function tenantThenSession(
 /** Step 2, when the user has several tenants: the one chosen. */
 export async function tenantStep(post: SignInPost): Promise<void> {
   const pending = await takePending(post.deps.store.sso, post.preSession);
-  if (pending === undefined)
+  // A record still waiting for its code is no proof: the tenant step never skips the code.
+  if (pending === undefined || pending.codeNeeded === true)
     throw new GatewayError('invalid_request', 'This sign-in has expired. Please sign in again.', {
       detail: 'expired',
     });

@@ -71,23 +71,26 @@ export function createSecretSealer(key: Uint8Array): SecretSealer {
 }
 
 /**
- * The sealer of `sso.secretsKeyFile`: the file holds 32 random bytes, base64
+ * The sealer of `sso.secretsKeyFile` (or of `setting`, e.g. `mfa.totp.secretsKeyFile`): the file holds 32 random bytes, base64
  * (`openssl rand -base64 32`), surrounding whitespace ignored.
  * @throws KeyLoadError when the file cannot be read or holds no such key.
  */
-export async function loadSecretSealer(file: string): Promise<SecretSealer> {
+export async function loadSecretSealer(
+  file: string,
+  setting = 'sso.secretsKeyFile',
+): Promise<SecretSealer> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
     throw new KeyLoadError(
-      `sso.secretsKeyFile: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      `${setting}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
     );
   }
-  return createSecretSealer(keyFromText(text, file));
+  return createSecretSealer(keyFromText(text, file, setting));
 }
 
-function keyFromText(text: string, file: string): Buffer {
+function keyFromText(text: string, file: string, setting: string): Buffer {
   const encoded = text.trim();
   const key = Buffer.from(encoded, 'base64');
   // Buffer.from skips what is not base64: re-encoding shows whether it was all key.
@@ -97,7 +100,7 @@ function keyFromText(text: string, file: string): Buffer {
       encoded.replace(/=+$/, '').replace(/-/g, '+').replace(/_/g, '/');
   if (!exact || key.length !== KEY_BYTES) {
     throw new KeyLoadError(
-      `sso.secretsKeyFile: ${file} must hold ${KEY_BYTES} random bytes in base64 (openssl rand -base64 ${KEY_BYTES} > ${file})`,
+      `${setting}: ${file} must hold ${KEY_BYTES} random bytes in base64 (openssl rand -base64 ${KEY_BYTES} > ${file})`,
     );
   }
   return key;

@@ -12,7 +12,14 @@ export const mfa = z
         enabled: boolean()
           .default(false)
           .describe(
-            'users may enrol a TOTP authenticator (`/1/users/current/mfa/totp`); once enrolled, a password login needs `X-OTP` (or the sign-in page asks for the code)',
+            'users may enrol a TOTP authenticator (`/1/users/current/mfa/totp`); once enrolled, a password login needs `X-OTP` (or the sign-in page asks for the code). Needs a sealing key: `secretsKeyFile`, else `sso.secretsKeyFile`',
+          ),
+        secretsKeyFile: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            "file of 32 random bytes in base64 (`openssl rand -base64 32`), relative to the config file: the key that seals users' TOTP secrets in the store (AES-256-GCM, bound to the user). Every instance and the CLI must read the same file; replacing it strands every enrolled authenticator. Omitted: `sso.secretsKeyFile`'s key",
           ),
       })
       .prefault({})
@@ -45,14 +52,21 @@ export const mfa = z
   })
   .meta({
     description: 'Second factors: TOTP and passkeys.',
-    examples: [{ totp: { enabled: true }, requiredForAdmins: true }],
+    examples: [
+      { totp: { enabled: true, secretsKeyFile: './totp-secrets.key' }, requiredForAdmins: true },
+    ],
   })
   .prefault({});
 
 export type MfaConfig = z.output<typeof mfa>;
 
-/** Passkeys need browser sessions and `publicUrl` (their origin), and an rpId `publicUrl`'s host is under. */
+/**
+ * TOTP needs a sealing key; passkeys need browser sessions and `publicUrl`
+ * (their origin), and an rpId `publicUrl`'s host is under.
+ */
 export function checkMfa(config: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  checkTotpKey(config, ctx);
+  checkRequiredForAdmins(config, ctx);
   const passkeys = (
     config['mfa'] as { passkeys?: { enabled?: unknown; rpId?: unknown } } | undefined
   )?.passkeys;
@@ -101,4 +115,49 @@ export function passkeyRpId(
     mfaConfig.passkeys.rpId?.toLowerCase() ??
     (publicUrl === undefined ? undefined : new URL(publicUrl).hostname)
   );
+}
+
+/** `mfa.totp.enabled` with no key to seal secrets with (its own, or `sso.secretsKeyFile`) is a config error. */
+function checkTotpKey(config: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const totp = (config['mfa'] as { totp?: { enabled?: unknown; secretsKeyFile?: unknown } })?.totp;
+  if (totp?.enabled !== true || totp.secretsKeyFile !== undefined) return;
+  const sso = config['sso'] as { secretsKeyFile?: unknown } | undefined;
+  if (sso?.secretsKeyFile !== undefined) return;
+  ctx.addIssue({
+    code: 'custom',
+    path: ['mfa', 'totp', 'secretsKeyFile'],
+    message:
+      "needed with mfa.totp.enabled (or sso.secretsKeyFile): the key that seals users' TOTP secrets (openssl rand -base64 32)",
+  });
+}
+
+/** The file of the key that seals TOTP secrets: `mfa.totp.secretsKeyFile`, else `sso.secretsKeyFile`, with the key path to name. */
+export function totpKeyFile(config: {
+  mfa: MfaConfig;
+  sso: { secretsKeyFile?: string | undefined };
+}): { file: string; setting: string } | undefined {
+  if (config.mfa.totp.secretsKeyFile !== undefined)
+    return { file: config.mfa.totp.secretsKeyFile, setting: 'mfa.totp.secretsKeyFile' };
+  if (config.sso.secretsKeyFile !== undefined)
+    return { file: config.sso.secretsKeyFile, setting: 'sso.secretsKeyFile' };
+  return undefined;
+}
+
+/** Requiring a second factor of admins with no factor to enrol would lock every admin out. */
+function checkRequiredForAdmins(config: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const mfaConfig = config['mfa'] as
+    | {
+        requiredForAdmins?: unknown;
+        totp?: { enabled?: unknown };
+        passkeys?: { enabled?: unknown };
+      }
+    | undefined;
+  if (mfaConfig?.requiredForAdmins !== true) return;
+  if (mfaConfig.totp?.enabled === true || mfaConfig.passkeys?.enabled === true) return;
+  ctx.addIssue({
+    code: 'custom',
+    path: ['mfa', 'requiredForAdmins'],
+    message:
+      'needs mfa.totp.enabled or mfa.passkeys.enabled: without a factor to enrol, no admin could act',
+  });
 }

@@ -1,0 +1,85 @@
+/**
+ * The code step of the sign-in page (issue 45), between the password and
+ * the tenant: a user with a second factor (`mfa.totp.enabled`) gets the code
+ * page after the password, the proven password kept only as the pending
+ * record (`pending.ts`, marked `codeNeeded`: the tenant step refuses it).
+ * The code is checked by the one second-factor check the Basic login uses
+ * (once per code, bounded per user, audited); a wrong one shows the step
+ * again with a sentence (401, or 429 past `limits.secondFactor`), the record
+ * put back; a right one goes on to the tenant and the session.
+ */
+import { GatewayError, isGatewayError } from '../../errors.js';
+import { hasSecondFactor } from '../../auth/factors/admin-factor.js';
+import { actor, namePrincipal } from '../identity/callers.js';
+import { param } from '../identity/oauth-form.js';
+import { codePage } from './code-page.js';
+import { formTokenOf } from './form-token.js';
+import { messageFor } from './messages.js';
+import { answerPage } from './page-headers.js';
+import { putPending, takePending, type PendingSignIn } from './pending.js';
+import { tenantThenSession, type SignInPost } from './sign-in-steps.js';
+
+/**
+ * After the password: when the user has a second factor, keeps the sign-in
+ * pending and shows the code page.
+ * @returns whether the code page was shown (the sign-in waits for it)
+ */
+export async function askForCode(
+  post: SignInPost,
+  user: { id: string; email: string },
+): Promise<boolean> {
+  const { deps, echo } = post;
+  if (deps.secondFactors === undefined || !(await hasSecondFactor(deps.store, user.id)))
+    return false;
+  await putPending(deps.store.sso, post.preSession, {
+    userId: user.id,
+    email: user.email,
+    returnTo: echo.returnTo,
+    ...(echo.tenantId === undefined || echo.tenantId === '' ? {} : { tenantId: echo.tenantId }),
+    codeNeeded: true,
+  });
+  post.signIn.onSignIn?.('code_needed');
+  answerPage(post.ctx, 200, codePage({ formToken: formTokenOf(post.preSession) }));
+  return true;
+}
+
+/** The code step's post: the code, then the tenant and the session. */
+export async function codeStep(post: SignInPost): Promise<void> {
+  const { deps, ctx } = post;
+  const pending = await takePending(deps.store.sso, post.preSession);
+  if (pending?.codeNeeded !== true || deps.secondFactors === undefined)
+    throw new GatewayError('invalid_request', 'This sign-in has expired. Please sign in again.', {
+      detail: 'expired',
+    });
+  post.echo.returnTo = pending.returnTo;
+  post.echo.email = pending.email;
+  post.echo.tenantId = pending.tenantId;
+  namePrincipal(ctx, 'user', pending.userId);
+  const user = { id: pending.userId, email: pending.email };
+  try {
+    await deps.secondFactors.prove(user, param(post.form, 'code'), actor(deps, ctx, user.email));
+  } catch (err) {
+    if (!isGatewayError(err) || (err.code !== 'mfa_required' && err.code !== 'too_many_requests'))
+      throw err;
+    await codeAgain(post, pending, err);
+    return;
+  }
+  await tenantThenSession(post, user);
+}
+
+/** The step again, its record put back, with the refusal in words (401 or 429). */
+async function codeAgain(
+  post: SignInPost,
+  pending: PendingSignIn,
+  refusal: GatewayError,
+): Promise<void> {
+  await putPending(post.deps.store.sso, post.preSession, pending);
+  post.signIn.onSignIn?.(refusal.code === 'mfa_required' ? 'wrong_code' : 'throttled');
+  const retryAfter = refusal.headers['retry-after'];
+  if (retryAfter !== undefined) post.ctx.set('retry-after', retryAfter);
+  answerPage(
+    post.ctx,
+    refusal.status,
+    codePage({ formToken: formTokenOf(post.preSession), error: messageFor(refusal) }),
+  );
+}
