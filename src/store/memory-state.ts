@@ -27,6 +27,8 @@ import type {
 export interface MemoryMembership {
   generation: number;
   role: MemberRole;
+  /** Unix seconds; absent on a personal tenant's membership. */
+  joinedAt?: number;
 }
 
 export interface MemoryState {

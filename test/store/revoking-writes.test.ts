@@ -67,6 +67,7 @@ const CALLS: {
     membershipForToken: (s, w) => s.memberships.membershipForToken('acme', w.member),
     listUserTenants: (s, w) => s.memberships.listUserTenants(w.member),
     listMembers: (s) => s.memberships.listMembers('acme'),
+    listMemberships: (s) => s.memberships.listMemberships('acme'),
     getMemberRole: (s, w) => s.memberships.getMemberRole('acme', w.member),
     setMemberRole: (s, w) => s.memberships.setMemberRole('acme', w.member, 'admin'),
   },
