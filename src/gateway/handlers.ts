@@ -106,6 +106,8 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     idpSecrets: core.idpSecrets,
     allowPrivateIssuers: config.sso.allowPrivateIssuers,
     lookupTxt: core.lookupTxt,
+    mailer: core.mailer,
+    publicUrl: config.publicUrl,
     ...sessionApiDeps(deps),
   });
   const traffic = createRequestHandler({
