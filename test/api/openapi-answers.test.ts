@@ -27,6 +27,7 @@ import {
 } from '../support/openapi-answers.js';
 import { verifyDomains } from '../support/verified-domains.js';
 import { SESSIONS, hiddenField } from '../support/sign-in-page.js';
+import { startMailInbox, type MailInbox } from '../support/mail-inbox.js';
 
 const APP = 'https://app.example.test/signed-in';
 const IDP_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
@@ -69,6 +70,16 @@ const s = fixtureSuite({}, () => ({
 beforeAll(async () => {
   await verifyDomains(s.gw.gateway.store, 'acme', ['acme.test']);
 });
+/** A gateway that mails (issue 45's invitations): `mail` needs `publicUrl`, which the first must not have. */
+let inbox: MailInbox;
+beforeAll(async () => {
+  inbox = await startMailInbox();
+});
+afterAll(() => inbox?.close());
+const mailing = fixtureSuite({}, () => ({
+  publicUrl: 'https://gw.example.test',
+  mail: { smtp: inbox.smtpUrl, from: 'no-reply@example.test' },
+}));
 
 /** The declared operation `operationId` names. */
 function declared(operationId: string): Operation {
@@ -92,8 +103,12 @@ function expectDeclared(operationId: string, status: number, body: unknown): voi
 }
 
 /** Sends the request, then holds the answer against the document and the declaration. */
-async function call(method: string, target: string, init: DocumentedRequest = {}) {
-  const answer = await documentedCall(s.gw.url, method, target, init);
+function call(method: string, target: string, init: DocumentedRequest = {}) {
+  return callAt(s.gw.url, method, target, init);
+}
+
+async function callAt(base: string, method: string, target: string, init: DocumentedRequest) {
+  const answer = await documentedCall(base, method, target, init);
   expectDeclared(answer.operationId, answer.status, answer.body);
   seen.add(`${answer.operationId} ${answer.status}`);
   return answer as typeof answer & { body: Record<string, string> };
@@ -295,6 +310,51 @@ describe('real answers hold to the document and the declarations', () => {
       body: 'return_to=%2Fbye',
     });
     await call('POST', '/1/sign-out', { headers: { ...FORM, 'sec-fetch-site': 'cross-site' } });
+  });
+
+  it("a tenant's members and invitations", async () => {
+    const at = (method: string, target: string, init: DocumentedRequest = {}) =>
+      callAt(mailing.gw.url, method, target, init);
+    const store = mailing.gw.gateway.store;
+    const admin = asBearer((await tokenFor(mailing.gw.url, ALICE, 'acme')).access_token);
+    const member = asBearer((await tokenFor(mailing.gw.url, BOB, 'acme')).access_token);
+    const bob = (await store.users.findUserByEmail(BOB.email))?.id as string;
+    const members = '/1/tenants/acme/members';
+    await at('GET', members, { headers: admin });
+    await at('GET', members, { headers: member });
+    const role = (value: string) => JSON.stringify({ role: value });
+    await at('PUT', `${members}/${bob}`, { headers: admin, body: role('member') });
+    await at('PUT', `${members}/nobody`, { headers: admin, body: role('member') });
+    await at('DELETE', `${members}/nobody`, { headers: admin });
+
+    const invitations = '/1/tenants/acme/invitations';
+    const invite = (email: string) => JSON.stringify({ email, role: 'member' });
+    const made = await at('POST', invitations, { headers: admin, body: invite('ivy@example.com') });
+    await at('POST', invitations, { headers: admin, body: invite('not an address') });
+    await at('GET', invitations, { headers: admin });
+    await at('GET', invitations, { headers: member });
+    await at('DELETE', `${invitations}/${made.body.invitation_id}`, { headers: admin });
+    await at('DELETE', `${invitations}/${made.body.invitation_id}`, { headers: admin });
+
+    const linkOf = async (email: string) => {
+      await at('POST', invitations, { headers: admin, body: invite(email) });
+      return new URL((await inbox.next(email)).links[0] as string).pathname;
+    };
+    const html = { accept: 'text/html' };
+    const page = await linkOf('jo@example.com');
+    await at('GET', page, { headers: html });
+    // A refusal in JSON (a browser asking for HTML gets the page saying it).
+    await at('GET', '/1/invitations/unknown');
+    const signUp = new URLSearchParams({ action: 'sign-up', password: 'jo-password-1' });
+    const post = { headers: { ...FORM, ...html, 'sec-fetch-site': 'same-origin' } };
+    await at('POST', page, { ...post, body: signUp.toString() });
+    await at('POST', page, { headers: FORM, body: signUp.toString() });
+
+    await store.users.markEmailVerified(bob, 1_700_000_000);
+    await at('DELETE', `${members}/${bob}`, { headers: admin });
+    const link = await linkOf(BOB.email);
+    await at('POST', `${link}/accept`, { headers: auth(ALICE) });
+    await at('POST', `${link}/accept`, { headers: auth(BOB) });
   });
 
   it('the well-known documents', async () => {
