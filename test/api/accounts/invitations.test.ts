@@ -15,7 +15,7 @@ import { basic } from '../../support/gateway.js';
 import { fixtureSuite } from '../../support/fixture-suite.js';
 import { ALICE, BOB, tokenFor } from '../../support/identity-fixture.js';
 import { startMailInbox, type MailInbox } from '../../support/mail-inbox.js';
-import { makeClient } from '../../support/machine-client.js';
+import { clientToken, makeClient } from '../../support/machine-client.js';
 import { cookiePair, postForm, SESSIONS, signIn } from '../../support/sign-in-page.js';
 import { adminCall, type Caller } from '../../support/tenant-admin-calls.js';
 import { newUser } from '../../store/store-fixtures.js';
@@ -307,16 +307,7 @@ describe('revoked, expired, and who may not', () => {
       'forbidden',
     );
     const machine = await makeClient(s.gw.gateway.store, 'acme', []);
-    const grant = await fetch(`${s.gw.url}/1/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'client_credentials',
-        client_id: machine.clientId,
-        client_secret: machine.clientSecret,
-      }).toString(),
-    });
-    const token = ((await grant.json()) as { access_token: string }).access_token;
+    const token = await clientToken(s.gw.url, machine);
     await expectError(
       (await call({ token }, 'POST', '/1/tenants/acme/invitations', body)).res,
       403,
