@@ -8,6 +8,7 @@
  * chromium, so a missing one is a broken machine, not an optional feature.
  */
 import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { findExecutable, onPath } from './executables.js';
@@ -54,4 +55,17 @@ export async function startPageOrigin(): Promise<PageOrigin> {
         server.close(() => resolve());
       }),
   };
+}
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+
+/** Serious and critical axe-core violations of what the page shows now. */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ path: AXE });
+  const result = (await page.evaluate('axe.run(document)')) as {
+    violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
+  };
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }

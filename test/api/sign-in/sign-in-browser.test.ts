@@ -7,11 +7,15 @@
  * button ends it. Screenshots at 390 and 1280 px go to `test-results/`.
  */
 import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBrowser, startPageOrigin, type PageOrigin } from '../../support/browser.js';
+import {
+  seriousViolations,
+  startBrowser,
+  startPageOrigin,
+  type PageOrigin,
+} from '../../support/browser.js';
 import {
   ALICE,
   startMemoryIdentityFixture,
@@ -21,7 +25,6 @@ import { SESSIONS } from '../../support/sign-in-page.js';
 import { startUpstream, type Upstream } from '../../support/upstream.js';
 
 const DAVE = { email: 'dave@example.com', password: 'dave-password-1' };
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const SHOTS = join(import.meta.dirname, '../../../test-results/sign-in');
 
 /** The app behind the gateway: a page with the sign-out form an app renders. */
@@ -75,17 +78,6 @@ async function withPage<T>(
   } finally {
     await context.close();
   }
-}
-
-/** Serious and critical axe-core violations of what the page shows now. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE });
-  const result = (await page.evaluate('axe.run(document)')) as {
-    violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
-  };
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
 describe('a person signs in', () => {
