@@ -52,20 +52,8 @@ export function redisMemberships(context: RedisStoreContext): MembershipStore {
       const entries = await Promise.all(ids.map((id) => readMemberEntry(context, tenantId, id)));
       return entries.filter((entry) => entry !== null);
     },
-    getMemberRole: async (tenantId, userId) => {
-      const reply = await attempt(() =>
-        redis.readRole(
-          keys.tenantMembers(tenantId),
-          keys.membership(tenantId, userId),
-          keys.user(userId),
-          keys.tenant(tenantId),
-          userId,
-        ),
-      );
-      if (reply === null) return null;
-      if (reply !== 'admin' && reply !== 'member') throw unexpectedReply();
-      return reply;
-    },
+    getMemberRole: async (tenantId, userId) =>
+      (await readMemberEntry(context, tenantId, userId))?.role ?? null,
   };
 }
 

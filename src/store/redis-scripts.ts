@@ -353,18 +353,6 @@ return generation
 
   /**
    * KEYS: tenant-members, membership, user, tenant. ARGV: userId.
-   * Returns the member's role, or false when the user is not a member.
-   */
-  readRole: {
-    numberOfKeys: 4,
-    lua: `
-if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return false end
-return redis.call('HGET', KEYS[2], 'role') or ${creatorRole('KEYS[3]', 'KEYS[4]')}
-`,
-  },
-
-  /**
-   * KEYS: tenant-members, membership, user, tenant. ARGV: userId.
    * Returns { role, joined_at (false when the membership predates it) }, or
    * false when the user is not a member.
    */
