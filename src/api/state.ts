@@ -18,7 +18,7 @@ export interface ApiState {
    * `connect-src 'self'` (`sign-in/page-headers.ts`); never inline script.
    */
   pageScript?: boolean;
-  /** Headers of that page beyond the sign-in pages' own (the account links' `Referrer-Policy: no-referrer`). */
+  /** Headers a page sets over the sign-in pages' own (`answerPage`), its refusals' too (the mailed links' `Referrer-Policy: no-referrer`). */
   pageHeaders?: Readonly<Record<string, string>>;
 }
 

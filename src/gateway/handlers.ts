@@ -111,6 +111,8 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     mfaRequiredForAdmins: config.mfa.requiredForAdmins,
     allowPrivateIssuers: config.sso.allowPrivateIssuers,
     lookupTxt: core.lookupTxt,
+    mailer: core.mailer,
+    publicUrl: config.publicUrl,
     ...sessionApiDeps(deps),
   });
   const traffic = createRequestHandler({

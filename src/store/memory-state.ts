@@ -2,7 +2,7 @@
  * The in-memory store's state and the helpers its parts share
  * (`memory-users.ts`, `memory-tenants.ts`, `memory-memberships.ts`,
  * `memory-revocations.ts`, `memory-clients.ts`, `memory-api-keys.ts`, `memory-refresh.ts`,
- * `memory-idps.ts`, `memory-sso.ts`, `memory-domains.ts`, `memory-browser-sessions.ts`, `memory-passkeys.ts`, `memory-totp.ts`; assembled
+ * `memory-idps.ts`, `memory-sso.ts`, `memory-domains.ts`, `memory-browser-sessions.ts`, `memory-passkeys.ts`, `memory-totp.ts`, `memory-invitations.ts`; assembled
  * by `memory-store.ts`).
  * Records are copied in and out so a caller mutating an object it passed or
  * received cannot change the store behind its back (Redis gives that for free).
@@ -13,6 +13,7 @@ import type { BrowserSessionRecord } from './browser-sessions.js';
 import type { TenantDomain } from './domains.js';
 import type { PasskeyRecord } from './passkeys.js';
 import type { MemoryTotp } from './memory-totp.js';
+import type { InvitationRecord } from './invitations.js';
 import type { StoredRefreshFamily } from './refresh-records.js';
 import type {
   ApiKeyRecord,
@@ -29,6 +30,8 @@ import type {
 export interface MemoryMembership {
   generation: number;
   role: MemberRole;
+  /** Unix seconds; absent on a personal tenant's membership. */
+  joinedAt?: number;
 }
 
 export interface MemoryState {
@@ -71,6 +74,8 @@ export interface MemoryState {
   passkeysOfUser: Map<string, Set<string>>;
   /** userId → the user's TOTP (`memory-totp.ts`). */
   totp: Map<string, MemoryTotp>;
+  /** token digest → a pending invitation (`memory-invitations.ts`). */
+  invitations: Map<string, InvitationRecord>;
   closed: boolean;
   /** In one process, delivery is never interrupted. */
   listeners: Set<SessionEventListener>;
@@ -102,6 +107,7 @@ export function newMemoryState(): MemoryState {
     passkeys: new Map(),
     passkeysOfUser: new Map(),
     totp: new Map(),
+    invitations: new Map(),
     closed: false,
     listeners: new Set(),
   };

@@ -14,6 +14,7 @@ import type { AuditLog, AuditLogSpec } from './audit-log.js';
 import type { ClientStore } from './clients.js';
 import type { DomainStore } from './domains.js';
 import type { IdpStore } from './idps.js';
+import type { InvitationStore } from './invitations.js';
 import type { LoginCounter, LoginCounterSpec } from './login-counters.js';
 import type { MembershipStore } from './memberships.js';
 import type { PasskeyStore } from './passkeys.js';
@@ -30,6 +31,7 @@ export type { ClientMaker, ClientRecord, ClientStore, NewClient } from './client
 export type { DomainStore, TenantDomain } from './domains.js';
 export type { IdpStore, TenantIdp } from './idps.js';
 export type { PasskeyAdded, PasskeyRecord, PasskeyStore, PasskeyUse } from './passkeys.js';
+export type { InvitationRecord, InvitationStore } from './invitations.js';
 export type { MemberRole, Membership, MembershipState, MembershipStore } from './memberships.js';
 export {
   REFRESH_RECORD_MARGIN_SECONDS,
@@ -103,6 +105,7 @@ export interface StoreSlices {
   readonly browserSessions: BrowserSessionStore;
   readonly passkeys: PasskeyStore;
   readonly totp: TotpStore;
+  readonly invitations: InvitationStore;
 }
 
 /** The slices' names. */

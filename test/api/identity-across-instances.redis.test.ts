@@ -421,3 +421,31 @@ describe('a squatted address an IdP links', () => {
     expect((await tenantWith(t.b, member)).status).toBe(200);
   });
 });
+
+/**
+ * The members API (issue 45) on two instances of one store: a member an
+ * admin removes through one instance is refused by the other at once, before
+ * any cache could expire.
+ */
+describe("a tenant's members, removed through one instance", () => {
+  const t = useTwoInstances(
+    () => server,
+    () => ({}),
+  );
+
+  it("the member's token is refused on the other instance at once", async () => {
+    const admin = (await tokenFor(t.a.url, ALICE, 'acme')).access_token;
+    const member = await tokenFor(t.b.url, BOB, 'acme');
+    const onB = () =>
+      fetch(`${t.b.url}/1/tenants/current`, {
+        headers: { authorization: bearer(member.access_token) },
+      });
+    expect((await onB()).status).toBe(200);
+    const removed = await fetch(`${t.a.url}/1/tenants/acme/members/${member.user_id as string}`, {
+      method: 'DELETE',
+      headers: { authorization: bearer(admin) },
+    });
+    expect(removed.status).toBe(204);
+    await expectError(await onB(), 401, 'invalid_token');
+  });
+});

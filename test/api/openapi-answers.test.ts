@@ -432,6 +432,51 @@ describe('real answers hold to the document and the declarations', () => {
     await on('GET', link);
   });
 
+  it("a tenant's members and invitations", async () => {
+    const at = (method: string, target: string, init: DocumentedRequest = {}) =>
+      callAt(mailed.gw.url, method, target, init);
+    const store = mailed.gw.gateway.store;
+    const admin = asBearer((await tokenFor(mailed.gw.url, ALICE, 'acme')).access_token);
+    const member = asBearer((await tokenFor(mailed.gw.url, BOB, 'acme')).access_token);
+    const bob = (await store.users.findUserByEmail(BOB.email))?.id as string;
+    const members = '/1/tenants/acme/members';
+    await at('GET', members, { headers: admin });
+    await at('GET', members, { headers: member });
+    const role = (value: string) => JSON.stringify({ role: value });
+    await at('PUT', `${members}/${bob}`, { headers: admin, body: role('member') });
+    await at('PUT', `${members}/nobody`, { headers: admin, body: role('member') });
+    await at('DELETE', `${members}/nobody`, { headers: admin });
+
+    const invitations = '/1/tenants/acme/invitations';
+    const invite = (email: string) => JSON.stringify({ email, role: 'member' });
+    const made = await at('POST', invitations, { headers: admin, body: invite('ivy@example.com') });
+    await at('POST', invitations, { headers: admin, body: invite('not an address') });
+    await at('GET', invitations, { headers: admin });
+    await at('GET', invitations, { headers: member });
+    await at('DELETE', `${invitations}/${made.body.invitation_id}`, { headers: admin });
+    await at('DELETE', `${invitations}/${made.body.invitation_id}`, { headers: admin });
+
+    const linkOf = async (email: string) => {
+      await at('POST', invitations, { headers: admin, body: invite(email) });
+      return new URL((await inbox.next(email)).links[0] as string).pathname;
+    };
+    const html = { accept: 'text/html' };
+    const page = await linkOf('jo@example.com');
+    await at('GET', page, { headers: html });
+    // A refusal in JSON (a browser asking for HTML gets the page saying it).
+    await at('GET', '/1/invitations/unknown');
+    const signUp = new URLSearchParams({ action: 'sign-up', password: 'jo-password-1' });
+    const post = { headers: { ...FORM, ...html, 'sec-fetch-site': 'same-origin' } };
+    await at('POST', page, { ...post, body: signUp.toString() });
+    await at('POST', page, { headers: FORM, body: signUp.toString() });
+
+    await store.users.markEmailVerified(bob, 1_700_000_000);
+    await at('DELETE', `${members}/${bob}`, { headers: admin });
+    const link = await linkOf(BOB.email);
+    await at('POST', `${link}/accept`, { headers: auth(ALICE) });
+    await at('POST', `${link}/accept`, { headers: auth(BOB) });
+  });
+
   it('the well-known documents', async () => {
     await call('GET', '/.well-known/jwks.json');
     await call('GET', '/.well-known/openapi.json');

@@ -19,6 +19,7 @@ import type { AccountMailDeps } from '../../identity/account-mail.js';
 import type { SecondFactors } from '../../auth/factors/second-factor.js';
 import type { ClientDeps } from '../../identity/client-deps.js';
 import type { PasskeyDeps } from '../../identity/passkey-deps.js';
+import type { Mailer } from '../../mail/mailer.js';
 import type { Store } from '../../store/types.js';
 import type { PublicOrigin } from '../public-origin.js';
 import type { SignInDeps } from '../sign-in/deps.js';
@@ -93,6 +94,10 @@ export interface IdentityRouterDeps {
   secondFactors?: SecondFactors | undefined;
   /** `mfa.requiredForAdmins`: an admin without a second factor is refused what needs the role. */
   mfaRequiredForAdmins?: boolean;
+  /** Sends the gateway's mail (`mail`); undefined without it: nobody can be invited. */
+  mailer?: Mailer | undefined;
+  /** `publicUrl`: the origin of every mailed link (never a request's Host). */
+  publicUrl?: string | undefined;
   /** The session cookie's name: `sessionCookieName(config.sessions)`. */
   sessionCookieName?: string | undefined;
   /**

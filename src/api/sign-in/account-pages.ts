@@ -6,7 +6,7 @@
  * e-mail form and new-password form, and what each post did. The token is
  * in the path the forms post to, escaped; a page never echoes a password.
  */
-import { escapeHtml } from './html.js';
+import { escapeHtml } from '../../text/html.js';
 import { ALERT_ID, alert, layout } from './page-layout.js';
 import { PASSWORD_RESETS_PATH, SIGN_IN_PATH } from './sign-in-page.js';
 

@@ -28,11 +28,16 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
 export const SCRIPTED_PAGE_CSP =
   "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; form-action 'self' https:; frame-ancestors 'none'; base-uri 'none'";
 
-/** Answers `html` with `status` and the page headers (`ctx.state.pageScript`: the scripted CSP). */
+/**
+ * Answers `html` with `status` and the page headers: the scripted CSP for a
+ * page that loads the gateway's script (`ctx.state.pageScript`), and the
+ * page's own headers (`ctx.state.pageHeaders`).
+ */
 export function answerPage(ctx: ApiContext, status: number, html: string): void {
   ctx.status = status;
   ctx.set(PAGE_HEADERS);
   if (ctx.state.pageScript === true) ctx.set('content-security-policy', SCRIPTED_PAGE_CSP);
+  if (ctx.state.pageHeaders !== undefined) ctx.set(ctx.state.pageHeaders);
   ctx.body = html;
 }
 

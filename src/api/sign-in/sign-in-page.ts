@@ -7,7 +7,7 @@
  * Labels are tied to their inputs, a refusal is an alert the inputs name
  * (`aria-describedby`) and that takes the focus.
  */
-import { escapeHtml } from './html.js';
+import { escapeHtml } from '../../text/html.js';
 import { ALERT_ID, alert, hidden, layout } from './page-layout.js';
 import { PASSKEY_SCRIPT_PATH } from './passkey-script.js';
 
