@@ -24,6 +24,8 @@ import { addOAuthTokenRoute } from './identity/oauth-token-route.js';
 import type { ServedGrants } from './identity/grants.js';
 import { addPasswordRoute } from './identity/password-route.js';
 import { addSessionRoutes } from './identity/session-routes.js';
+import { addAuditRoute } from './identity/audit-route.js';
+import { addCurrentUserRoutes } from './identity/current-user-route.js';
 import { addSignupRoute } from './identity/signup-route.js';
 import { addSsoRoutes } from './identity/sso-routes.js';
 import { addSignInRoutes } from './sign-in/sign-in-routes.js';
@@ -39,6 +41,7 @@ export function createIdentityRouter(
   grants: ServedGrants,
 ): Router<ApiState> {
   const router = new Router<ApiState>({ prefix: '/1' });
+  addCurrentUserRoutes(router, deps);
   addUserTenantsRoute(router, deps);
   addTokenRoutes(router, deps);
   addOAuthTokenRoute(router, grants, deps.bodyLimit);
@@ -51,6 +54,7 @@ export function createIdentityRouter(
   addClientRoutes(router, deps);
   addIdpRoutes(router, deps);
   addDomainRoutes(router, deps);
+  addAuditRoute(router, deps);
   addSsoRoutes(router, deps);
   addSignInRoutes(router, deps);
   addSignOutRoute(router, deps);

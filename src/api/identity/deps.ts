@@ -17,6 +17,7 @@ import type { SecretSealer } from '../../auth/federation/sealed-secrets.js';
 import type { SessionGuard } from '../../auth/revocation/sessions.js';
 import type { ClientDeps } from '../../identity/client-deps.js';
 import type { Store } from '../../store/types.js';
+import type { AuditLog } from '../../store/audit-log.js';
 import type { PublicOrigin } from '../public-origin.js';
 import type { SignInDeps } from '../sign-in/deps.js';
 
@@ -77,6 +78,8 @@ export interface IdentityRouterDeps {
   lookupTxt: TxtLookup;
   /** The sign-in page and the sign-out (`api/sign-in/`); absent unless `sessions.enabled`. */
   signIn?: SignInDeps | undefined;
+  /** The audit streams, read for a tenant's admins (`GET /1/tenants/{t}/audit`). */
+  auditLog?: AuditLog | undefined;
   /** The session cookie's name: `sessionCookieName(config.sessions)`. */
   sessionCookieName?: string | undefined;
 }

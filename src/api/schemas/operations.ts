@@ -4,6 +4,7 @@
  * forward-auth's `/auth/verify`. Each is declared in its group's file.
  */
 import * as clients from './client-operations.js';
+import { getCurrentUser, listTenantAudit, switchSessionTenant } from './console-operations.js';
 import * as domains from './domain-operations.js';
 import { verifyOperations } from './forward-auth-operations.js';
 import * as idps from './idp-operations.js';
@@ -19,6 +20,7 @@ import { changePassword, signUp } from './user-operations.js';
 import { getJwks, getOAuthMetadata, getOpenApi } from './well-known-operations.js';
 
 export const OPERATIONS: readonly Operation[] = [
+  getCurrentUser,
   listUserTenants,
   tokens.issueToken,
   tokens.revokeToken,
@@ -41,6 +43,7 @@ export const OPERATIONS: readonly Operation[] = [
   domains.addTenantDomain,
   domains.removeTenantDomain,
   domains.verifyTenantDomain,
+  listTenantAudit,
   ssoLogin,
   ssoCallback,
   showSignIn,
@@ -51,6 +54,7 @@ export const OPERATIONS: readonly Operation[] = [
   signUp,
   changePassword,
   listSessions,
+  switchSessionTenant,
   endSession,
   getJwks,
   getOAuthMetadata,
