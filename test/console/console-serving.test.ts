@@ -27,7 +27,7 @@ describe('the console shell', () => {
     const res = await fetch(`${url}/console/tenants/acme/members?x=1`, { redirect: 'manual' });
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe(
-      `/1/sign-in?return_to=${encodeURIComponent('/console/tenants/acme/members?x=1')}`,
+      `/1/sign-in?return_to=${encodeURIComponent('/console/tenants/acme/members?x=1')}&tenant_id=acme`,
     );
     const forged = await fetch(`${url}/console/`, {
       redirect: 'manual',

@@ -69,8 +69,12 @@ async function signedIn(deps: IdentityRouterDeps, ctx: ApiContext): Promise<bool
     }
   }
   const back = ctx.url.startsWith('/console') ? ctx.url : '/console/';
+  // A deep link into a tenant signs in to that tenant (no choice page).
+  const tenant = /^\/console\/tenants\/([^/?#]+)\//.exec(ctx.path)?.[1];
+  const tenantQuery =
+    tenant === undefined ? '' : `&tenant_id=${encodeURIComponent(decodeURIComponent(tenant))}`;
   ctx.status = 302;
   ctx.set('cache-control', 'no-store');
-  ctx.redirect(`/1/sign-in?return_to=${encodeURIComponent(back)}`);
+  ctx.redirect(`/1/sign-in?return_to=${encodeURIComponent(back)}${tenantQuery}`);
   return false;
 }

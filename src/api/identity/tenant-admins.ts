@@ -7,16 +7,17 @@
  * refused (403 `forbidden`).
  */
 import type { TokenPrincipal } from '../../auth/credentials/authenticate.js';
+import type { SessionPrincipal } from '../../auth/sessions/browser-sessions.js';
 import { GatewayError } from '../../errors.js';
 import type { MemberActor } from '../../identity/actor.js';
 import type { ApiContext } from '../state.js';
-import { actor, bearer } from './callers.js';
+import { actor, sessionOrBearer } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
 
 /** An admin of the path's tenant, by their token for it. */
 export interface TenantAdmin {
   /** A user's (never a machine client's). */
-  principal: TokenPrincipal;
+  principal: TokenPrincipal | SessionPrincipal;
   tenantId: string;
   /** Who performs the identity operations the request calls (`identity/actor.ts`). */
   actor: MemberActor;
@@ -39,8 +40,8 @@ export async function tenantAdmin(
   ctx: ApiContext,
   managed: Managed,
 ): Promise<TenantAdmin> {
-  const principal = await bearer(deps, ctx);
-  if (principal.kind !== 'user') {
+  const principal = await sessionOrBearer(deps, ctx);
+  if (principal.kind === 'client') {
     throw new GatewayError('forbidden', `Only a tenant's admins (users) manage ${managed.what}.`);
   }
   const inPath = ctx.params.tenant_id as string;
