@@ -63,7 +63,7 @@ const FLOORS: readonly (readonly string[])[] = [
   ['src/audit/'],
   ['src/auth/'],
   ['src/http/'],
-  ['src/ops/'],
+  ['src/ops/', 'src/mail/'],
   ['src/identity/'],
   ['src/api/', 'src/proxy/'],
   ['src/core/'],
