@@ -25,6 +25,8 @@ const STATUS = {
   forbidden: 403,
   /** An unsafe request (or a WebSocket upgrade) admitted by a session cookie, not from the same origin. */
   csrf_refused: 403,
+  /** A password sign-in before the address is verified (`signup.verifyEmail`). */
+  email_not_verified: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,

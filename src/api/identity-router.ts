@@ -8,7 +8,8 @@
  * the order that sets each path's `Allow` header. The tenant admins' machine
  * clients are `identity/client-routes.ts`, their identity provider
  * `identity/idp-routes.ts` and its e-mail domains `identity/domain-routes.ts`;
- * a user's own sessions `identity/session-routes.ts`.
+ * a user's own sessions `identity/session-routes.ts`; a tenant's members
+ * `identity/member-routes.ts` and its invitations `identity/invitation-routes.ts`.
  */
 import { Router } from '@koa/router';
 import type { ApiState } from './state.js';
@@ -18,6 +19,9 @@ import { addCompanySignInRoute } from './identity/company-sign-in-route.js';
 import { addClientRoutes } from './identity/client-routes.js';
 import { addDomainRoutes } from './identity/domain-routes.js';
 import { addIdpRoutes } from './identity/idp-routes.js';
+import { addInvitationRoutes } from './identity/invitation-routes.js';
+import { addInvitationPageRoutes } from './invitation-page/invitation-page-routes.js';
+import { addMemberRoutes } from './identity/member-routes.js';
 import { addLogoutRoute } from './identity/logout-route.js';
 import { addOAuthRevokeRoute } from './identity/oauth-revoke-route.js';
 import { addOAuthTokenRoute } from './identity/oauth-token-route.js';
@@ -55,6 +59,9 @@ export function createIdentityRouter(
   addIdpRoutes(router, deps);
   addDomainRoutes(router, deps);
   addAuditRoute(router, deps);
+  addMemberRoutes(router, deps);
+  addInvitationRoutes(router, deps);
+  addInvitationPageRoutes(router, deps);
   addSsoRoutes(router, deps);
   addSignInRoutes(router, deps);
   addSignOutRoute(router, deps);

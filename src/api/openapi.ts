@@ -36,6 +36,11 @@ export function openApiDocument(): Json {
         name: 'identity-providers',
         description: "A tenant's own identity provider (OIDC sign-in), managed by its admins.",
       },
+      {
+        name: 'members',
+        description:
+          "A tenant's members and invitations, managed by its admins (docs/accounts.md).",
+      },
       { name: 'keys', description: 'What verifies the tokens.' },
       { name: 'forward-auth', description: 'The verdict for an ingress (docs/forward-auth.md).' },
     ],

@@ -12,6 +12,8 @@ export interface ApiState {
    * `renderErrors` as a page instead of the JSON body.
    */
   page?: (error: GatewayError) => string;
+  /** Headers a page sets over the sign-in pages' own (`answerPage`), its refusals' too. */
+  pageHeaders?: Readonly<Record<string, string>>;
 }
 
 export type ApiContext = Context & { state: ApiState };

@@ -35,6 +35,9 @@ export type AuditEventKind =
   | 'member_added'
   | 'member_removed'
   | 'member_role_changed'
+  | 'invitation_created'
+  | 'invitation_revoked'
+  | 'invitation_accepted'
   | 'client_created'
   | 'client_secret_rotated'
   | 'client_removed'
@@ -76,7 +79,9 @@ export interface AuditSubject {
   tenant_ids?: string[];
   /** tenant_removed: the users whose membership ended with the tenant. */
   user_ids?: string[];
-  /** member_role_changed: the member's role from then on. */
+  /** invitation_created, invitation_revoked, invitation_accepted: the invitation's id (never its token). */
+  invitation_id?: string;
+  /** member_role_changed: the member's role from then on; invitation_*: the role invited to. */
   role?: 'admin' | 'member';
   /**
    * federated_sign_in_refused: why (`auth/federation/refusals.ts`);

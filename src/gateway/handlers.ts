@@ -108,6 +108,8 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     allowPrivateIssuers: config.sso.allowPrivateIssuers,
     lookupTxt: core.lookupTxt,
     auditLog: core.store.auditLog({ maxEventsPerStream: config.audit.maxEventsPerStream }),
+    mailer: core.mailer,
+    publicUrl: config.publicUrl,
     ...sessionApiDeps(deps),
   });
   const traffic = createRequestHandler({

@@ -40,10 +40,21 @@ export interface MembershipState {
   asOf: number;
 }
 
+/** A member of a tenant as its admins see them (`listMemberships`). */
+export interface MemberEntry {
+  userId: string;
+  role: MemberRole;
+  /**
+   * When the membership began (Unix seconds); null for one made before the
+   * store kept it (issue 45): the store never guesses a date.
+   */
+  joinedAt: number | null;
+}
+
 export interface MembershipStore {
   /**
-   * Idempotent; a new membership takes a new generation and publishes
-   * `membership-added`. Its role is `role`, by default `admin` for the
+   * Idempotent; a new membership takes a new generation, keeps when it began
+   * (`joinedAt`, now) and publishes `membership-added`. Its role is `role`, by default `admin` for the
    * tenant's creator (`createdBy`) and `member` for anyone else; an existing
    * membership keeps its role (see `setMemberRole`).
    * @returns false when the user or the tenant does not exist.
@@ -70,6 +81,8 @@ export interface MembershipStore {
   listUserTenants(userId: string): Promise<TenantRecord[]>;
   /** User ids, sorted. */
   listMembers(tenantId: string): Promise<string[]>;
+  /** The tenant's members with their roles and when each joined, sorted by user id. */
+  listMemberships(tenantId: string): Promise<MemberEntry[]>;
   /**
    * The member's role; null when the user is not a member of the tenant.
    */

@@ -41,6 +41,17 @@ export function memoryMemberships(state: MemoryState): MembershipStore {
       open();
       return [...(state.membersOfTenant.get(tenantId) ?? [])].sort(compareIds);
     },
+    listMemberships: async (tenantId) => {
+      open();
+      return [...(state.membersOfTenant.get(tenantId) ?? [])].sort(compareIds).map((userId) => {
+        const membership = state.memberships.get(pair(tenantId, userId));
+        return {
+          userId,
+          role: membership?.role ?? 'member',
+          joinedAt: membership?.joinedAt ?? null,
+        };
+      });
+    },
     getMemberRole: async (tenantId, userId) => {
       open();
       if (membershipOf(state, tenantId, userId) === null) return null;
@@ -74,6 +85,7 @@ function addMember(
   state.memberships.set(pair(tenantId, userId), {
     generation: added,
     role: role ?? (normaliseEmail(tenant.createdBy) === user.email ? 'admin' : 'member'),
+    joinedAt: Math.floor(Date.now() / 1000),
   });
   publish(state, { kind: 'membership-added', userId, tenantId, generation: added });
   return true;

@@ -2,7 +2,7 @@
  * The in-memory store's state and the helpers its parts share
  * (`memory-users.ts`, `memory-tenants.ts`, `memory-memberships.ts`,
  * `memory-revocations.ts`, `memory-clients.ts`, `memory-api-keys.ts`, `memory-refresh.ts`,
- * `memory-idps.ts`, `memory-sso.ts`, `memory-domains.ts`, `memory-browser-sessions.ts`; assembled
+ * `memory-idps.ts`, `memory-sso.ts`, `memory-domains.ts`, `memory-browser-sessions.ts`, `memory-invitations.ts`; assembled
  * by `memory-store.ts`).
  * Records are copied in and out so a caller mutating an object it passed or
  * received cannot change the store behind its back (Redis gives that for free).
@@ -11,6 +11,7 @@ import { GatewayError } from '../errors.js';
 import { compareIds } from './normalise.js';
 import type { BrowserSessionRecord } from './browser-sessions.js';
 import type { TenantDomain } from './domains.js';
+import type { InvitationRecord } from './invitations.js';
 import type { StoredRefreshFamily } from './refresh-records.js';
 import type {
   ApiKeyRecord,
@@ -27,6 +28,8 @@ import type {
 export interface MemoryMembership {
   generation: number;
   role: MemberRole;
+  /** Unix seconds; absent on a personal tenant's membership. */
+  joinedAt?: number;
 }
 
 export interface MemoryState {
@@ -63,6 +66,8 @@ export interface MemoryState {
   browserSessions: Map<string, BrowserSessionRecord>;
   /** userId → the ids of the user's browser sessions (gone ones pruned when listed). */
   browserSessionsOfUser: Map<string, Set<string>>;
+  /** token digest → a pending invitation (`memory-invitations.ts`). */
+  invitations: Map<string, InvitationRecord>;
   closed: boolean;
   /** In one process, delivery is never interrupted. */
   listeners: Set<SessionEventListener>;
@@ -91,6 +96,7 @@ export function newMemoryState(): MemoryState {
     refreshFamiliesOfUser: new Map(),
     browserSessions: new Map(),
     browserSessionsOfUser: new Map(),
+    invitations: new Map(),
     closed: false,
     listeners: new Set(),
   };

@@ -11,6 +11,7 @@ import { memoryApiKeys } from './memory-api-keys.js';
 import { memoryBrowserSessions } from './memory-browser-sessions.js';
 import { memoryClients } from './memory-clients.js';
 import { memoryDomains } from './memory-domains.js';
+import { memoryInvitations } from './memory-invitations.js';
 import { memoryIdps } from './memory-idps.js';
 import { memorySso } from './memory-sso.js';
 import { memoryMemberships } from './memory-memberships.js';
@@ -34,6 +35,7 @@ export function createMemoryStore(): Store {
     idps: memoryIdps(state),
     sso: memorySso(state),
     domains: memoryDomains(state),
+    invitations: memoryInvitations(state),
     revocations: memoryRevocations(state),
     browserSessions: memoryBrowserSessions(state),
 

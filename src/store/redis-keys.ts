@@ -20,6 +20,8 @@
  * - `tg:{dir}:idp-clients`              hash: issuer + client id → the tenant whose identity provider has them
  *   (`idp-issuers`, issuer → tenant, before issue 42: rebuilt into it and deleted at start, `redis-idp-index.ts`)
  *
+ * - `tg:{dir}:tenant-invitations:<tenantId>` hash: invitation id → its token's digest (swept when listed)
+ *
  * The two sets say who is a member (and are what versions before
  * generations read and write); the membership hash says under which
  * generation. Every change of a membership takes the next generation from
@@ -74,6 +76,7 @@
  * and by the session version and membership generation it carries.
  *
  * Browser sessions (issue 44; `redis-browser-sessions.ts`):
+ * - `tg:invitation:{<tokenDigest>}`  string: a pending invitation as JSON, expiring with it, taken by GETDEL
  * - `tg:browser-session:{<sessionId>}` string: the session as JSON (its secret as a digest only),
  *                                       expiring at its absolute end
  * - `tg:browser-sessions:{<userId>}`   sorted set: the user's session ids → absolute end,
@@ -127,6 +130,10 @@ export interface RedisKeys {
   refreshFamiliesOf(userId: string): string;
   browserSession(sessionId: string): string;
   browserSessionsOf(userId: string): string;
+  /** An invitation by its token's digest (issue 45). */
+  invitation(tokenDigest: string): string;
+  /** A tenant's pending invitations: id → token digest. */
+  tenantInvitations(tenantId: string): string;
   /** The Redis Stream of an audit stream (`users`, `tenant:<id>`); `audit('')` is their common start. */
   audit(stream: string): string;
   /** Pub/sub channel of session events (a channel, not a key: no slot). */
@@ -171,6 +178,8 @@ export function createRedisKeys(prefix: string): RedisKeys {
     refreshFamiliesOf: (userId) => `${prefix}refresh-user:{${userId}}`,
     browserSession: (sessionId) => `${prefix}browser-session:{${sessionId}}`,
     browserSessionsOf: (userId) => `${prefix}browser-sessions:{${userId}}`,
+    invitation: (tokenDigest) => `${prefix}invitation:{${tokenDigest}}`,
+    tenantInvitations: (tenantId) => `${dir}tenant-invitations:${tenantId}`,
     audit: (stream) => `${prefix}audit:${stream}`,
     sessionChannel: `${prefix}sessions`,
   };

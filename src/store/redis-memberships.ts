@@ -5,7 +5,7 @@ import { acknowledged, unexpectedReply, type RedisStoreContext } from './redis-c
 import { membershipStateFromReply } from './redis-records.js';
 import { readTenants } from './redis-tenants.js';
 import type { MembershipStore } from './memberships.js';
-import type { MemberRole } from './memberships.js';
+import type { MemberEntry, MemberRole } from './memberships.js';
 
 export function redisMemberships(context: RedisStoreContext): MembershipStore {
   const { redis, keys } = context;
@@ -45,6 +45,13 @@ export function redisMemberships(context: RedisStoreContext): MembershipStore {
       const ids = await attempt(() => redis.smembers(keys.tenantMembers(tenantId)));
       return ids.sort(compareIds);
     },
+    listMemberships: async (tenantId) => {
+      const ids = (await attempt(() => redis.smembers(keys.tenantMembers(tenantId)))).sort(
+        compareIds,
+      );
+      const entries = await Promise.all(ids.map((id) => readMemberEntry(context, tenantId, id)));
+      return entries.filter((entry) => entry !== null);
+    },
     getMemberRole: async (tenantId, userId) => {
       const reply = await attempt(() =>
         redis.readRole(
@@ -60,6 +67,30 @@ export function redisMemberships(context: RedisStoreContext): MembershipStore {
       return reply;
     },
   };
+}
+
+/** One member's role and start; null when they left meanwhile. */
+async function readMemberEntry(
+  context: RedisStoreContext,
+  tenantId: string,
+  userId: string,
+): Promise<MemberEntry | null> {
+  const { redis, keys } = context;
+  const reply = await attempt(() =>
+    redis.readMemberEntry(
+      keys.tenantMembers(tenantId),
+      keys.membership(tenantId, userId),
+      keys.user(userId),
+      keys.tenant(tenantId),
+      userId,
+    ),
+  );
+  if (reply === null) return null;
+  const [role, joined] = reply as [unknown, unknown];
+  if (role !== 'admin' && role !== 'member') throw unexpectedReply();
+  const joinedAt = joined === null || joined === undefined ? null : Number(joined);
+  if (joinedAt !== null && !Number.isSafeInteger(joinedAt)) throw unexpectedReply();
+  return { userId, role, joinedAt };
 }
 
 /** The writes: each publishes its membership event in the script that makes it. */
@@ -90,6 +121,7 @@ function membershipChanges(
           tenantId,
           keys.sessionChannel,
           role ?? '',
+          Math.floor(Date.now() / 1000),
         ),
       );
       const generation = Number(reply);

@@ -166,7 +166,7 @@ return redis.call('HGETALL', KEYS[1])
   /**
    * KEYS: user, tenant, user-tenants, tenant-members, membership, generation.
    * ARGV: userId, tenantId, session channel, role ('' for the default: admin
-   * for the tenant's creator, else member).
+   * for the tenant's creator, else member), now (Unix seconds: `joined_at`).
    * Returns 0 when the user or the tenant does not exist, -1 when already a
    * member, else the new membership's generation; then publishes
    * `membership-added` in the same step (instances that refused the user's
@@ -186,7 +186,7 @@ if role == nil or role == '' then
 end
 -- A new record: nothing of one an earlier version left behind (it removed only the sets).
 redis.call('DEL', KEYS[5])
-redis.call('HSET', KEYS[5], 'generation', generation, 'role', role)
+redis.call('HSET', KEYS[5], 'generation', generation, 'role', role, 'joined_at', ARGV[5])
 redis.call('PUBLISH', ARGV[3], cjson.encode({ kind = 'membership-added', userId = ARGV[1], tenantId = ARGV[2], generation = generation }))
 return generation
 `,
@@ -360,6 +360,20 @@ return generation
     lua: `
 if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return false end
 return redis.call('HGET', KEYS[2], 'role') or ${creatorRole('KEYS[3]', 'KEYS[4]')}
+`,
+  },
+
+  /**
+   * KEYS: tenant-members, membership, user, tenant. ARGV: userId.
+   * Returns { role, joined_at (false when the membership predates it) }, or
+   * false when the user is not a member.
+   */
+  readMemberEntry: {
+    numberOfKeys: 4,
+    lua: `
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return false end
+local role = redis.call('HGET', KEYS[2], 'role') or ${creatorRole('KEYS[3]', 'KEYS[4]')}
+return { role, redis.call('HGET', KEYS[2], 'joined_at') }
 `,
   },
 

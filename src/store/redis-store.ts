@@ -3,7 +3,7 @@
  * of its own (`redis-users.ts`, `redis-tenants.ts`, `redis-memberships.ts`,
  * `redis-revocations.ts`, `redis-clients.ts`, `redis-api-keys.ts`,
  * `redis-refresh.ts`, `redis-idps.ts`, `redis-sso.ts`, `redis-domains.ts`,
- * `redis-browser-sessions.ts`); this connects, brings the IdP index of
+ * `redis-browser-sessions.ts`, `redis-invitations.ts`); this connects, brings the IdP index of
  * earlier versions up to date (`redis-idp-index.ts`), and assembles them over
  * one context (`redis-context.ts`).
  */
@@ -16,6 +16,7 @@ import { redisBrowserSessions } from './redis-browser-sessions.js';
 import { redisClients } from './redis-clients.js';
 import type { RedisStoreContext } from './redis-context.js';
 import { redisDomains } from './redis-domains.js';
+import { redisInvitations } from './redis-invitations.js';
 import { indexStoredIdps } from './redis-idp-index.js';
 import { redisIdps } from './redis-idps.js';
 import { redisMemberships } from './redis-memberships.js';
@@ -78,6 +79,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Stor
     idps: redisIdps(context),
     sso: redisSso(context),
     domains: redisDomains(context),
+    invitations: redisInvitations(context),
     revocations: redisRevocations(context, topology, watchers),
     browserSessions: redisBrowserSessions(context),
 

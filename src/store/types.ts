@@ -14,6 +14,7 @@ import type { AuditLog, AuditLogSpec } from './audit-log.js';
 import type { ClientStore } from './clients.js';
 import type { DomainStore } from './domains.js';
 import type { IdpStore } from './idps.js';
+import type { InvitationStore } from './invitations.js';
 import type { LoginCounter, LoginCounterSpec } from './login-counters.js';
 import type { MembershipStore } from './memberships.js';
 import type { RefreshStore } from './refresh.js';
@@ -27,6 +28,7 @@ export type { BrowserSessionRecord, BrowserSessionStore } from './browser-sessio
 export type { ClientMaker, ClientRecord, ClientStore, NewClient } from './clients.js';
 export type { DomainStore, TenantDomain } from './domains.js';
 export type { IdpStore, TenantIdp } from './idps.js';
+export type { InvitationRecord, InvitationStore } from './invitations.js';
 export type { MemberRole, Membership, MembershipState, MembershipStore } from './memberships.js';
 export {
   REFRESH_RECORD_MARGIN_SECONDS,
@@ -97,6 +99,7 @@ export interface StoreSlices {
   readonly domains: DomainStore;
   readonly revocations: RevocationStore;
   readonly browserSessions: BrowserSessionStore;
+  readonly invitations: InvitationStore;
 }
 
 /** The slices' names. */

@@ -242,12 +242,19 @@ describe('Redis store specifics', () => {
       await store.memberships.addMember('acme', other.id, 'admin');
       // What a version before roles wrote: the membership hash without `role`.
       await withClient(async (redis) => {
-        await redis.hdel(keys.membership('acme', creator.id), 'role');
-        await redis.hdel(keys.membership('acme', other.id), 'role');
+        await redis.hdel(keys.membership('acme', creator.id), 'role', 'joined_at');
+        await redis.hdel(keys.membership('acme', other.id), 'role', 'joined_at');
         await redis.hdel(keys.membership(creator.personalTenantId, creator.id), 'role');
       });
       expect(await store.memberships.getMemberRole('acme', creator.id)).toBe('admin');
       expect(await store.memberships.getMemberRole('acme', other.id)).toBe('member');
+      // Nor did it keep when a membership began: the members list says so (null), never a guess.
+      expect(await store.memberships.listMemberships('acme')).toEqual(
+        expect.arrayContaining([
+          { userId: creator.id, role: 'admin', joinedAt: null },
+          { userId: other.id, role: 'member', joinedAt: null },
+        ]),
+      );
       expect(await store.memberships.getMemberRole(creator.personalTenantId, creator.id)).toBe(
         'admin',
       );

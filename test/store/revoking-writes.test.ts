@@ -67,6 +67,7 @@ const CALLS: {
     membershipForToken: (s, w) => s.memberships.membershipForToken('acme', w.member),
     listUserTenants: (s, w) => s.memberships.listUserTenants(w.member),
     listMembers: (s) => s.memberships.listMembers('acme'),
+    listMemberships: (s) => s.memberships.listMemberships('acme'),
     getMemberRole: (s, w) => s.memberships.getMemberRole('acme', w.member),
     setMemberRole: (s, w) => s.memberships.setMemberRole('acme', w.member, 'admin'),
   },
@@ -139,7 +140,27 @@ const CALLS: {
       s.browserSessions.touchBrowserSession(w.sessionId, Math.floor(Date.now() / 1000) + 60),
     removeBrowserSession: (s, w) => s.browserSessions.removeBrowserSession(w.sessionId),
   },
+  invitations: {
+    addInvitation: (s) => s.invitations.addInvitation(invitation('inv_two', 'd'), 10),
+    listInvitations: (s) => s.invitations.listInvitations('acme', nowSeconds()),
+    findInvitation: (s) => s.invitations.findInvitation('c'.repeat(64), nowSeconds()),
+    takeInvitation: (s) => s.invitations.takeInvitation('c'.repeat(64), nowSeconds()),
+    removeInvitation: (s) => s.invitations.removeInvitation('acme', 'inv_one'),
+  },
 };
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+const invitation = (id: string, digit: string) => ({
+  id,
+  tenantId: 'acme',
+  email: `${id}@example.com`,
+  role: 'member' as const,
+  createdAt: nowSeconds(),
+  expiresAt: nowSeconds() + 3600,
+  invitedBy: 'admin@example.com',
+  tokenDigest: digit.repeat(64),
+});
 
 const client = (clientId: string) => ({
   clientId,
@@ -166,7 +187,7 @@ const domain = (name: string) => ({
 
 /**
  * A store holding a tenant with two members, a client and its key, a family,
- * an IdP, a domain, a one-time record, a browser session.
+ * an IdP, a domain, a one-time record, a browser session, an invitation.
  */
 async function world(store: Store): Promise<World> {
   const admin = await store.users.createUser(newUser());
@@ -183,6 +204,7 @@ async function world(store: Store): Promise<World> {
   await store.sso.putSsoRecord('code', 'one', 'value', 60);
   const session = newBrowserSession({ userId: member.id });
   await store.browserSessions.createBrowserSession(session);
+  await store.invitations.addInvitation(invitation('inv_one', 'c'), 10);
   return {
     admin: admin.id,
     member: member.id,

@@ -244,5 +244,34 @@ export function describeMembershipContract(current: () => Store): void {
       await store.memberships.addMember('acme', user.id);
       expect(await store.memberships.getMemberRole('acme', user.id)).toBe('member');
     });
+
+    it('lists the members with their roles and when each joined; a role change keeps the date', async () => {
+      const [ann, bea] = await Promise.all([
+        store.users.createUser(newUser()),
+        store.users.createUser(newUser()),
+      ]);
+      await store.tenants.upsertTenant(orgTenant('acme'), NOW);
+      const before = Math.floor(Date.now() / 1000);
+      await store.memberships.addMember('acme', ann.id, 'admin');
+      await store.memberships.addMember('acme', bea.id, 'member');
+      const after = Math.floor(Date.now() / 1000);
+      const listed = await store.memberships.listMemberships('acme');
+      expect(listed.map((m) => m.userId)).toEqual([ann.id, bea.id].sort());
+      for (const entry of listed) {
+        expect(entry.role).toBe(entry.userId === ann.id ? 'admin' : 'member');
+        expect(entry.joinedAt).toBeGreaterThanOrEqual(before);
+        expect(entry.joinedAt).toBeLessThanOrEqual(after);
+      }
+      await store.memberships.setMemberRole('acme', bea.id, 'admin');
+      await store.memberships.removeMember('acme', ann.id);
+      expect(await store.memberships.listMemberships('acme')).toEqual([
+        {
+          userId: bea.id,
+          role: 'admin',
+          joinedAt: listed.find((m) => m.userId === bea.id)?.joinedAt,
+        },
+      ]);
+      expect(await store.memberships.listMemberships('nope')).toEqual([]);
+    });
   });
 }

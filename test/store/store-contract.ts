@@ -12,6 +12,7 @@ import { describeClientContract } from './store-contract-clients.js';
 import { describeRefreshContract } from './store-contract-refresh.js';
 import { describeDomainContract } from './store-contract-domains.js';
 import { describeIdpContract } from './store-contract-idps.js';
+import { describeInvitationContract } from './store-contract-invitations.js';
 import { describeSsoContract } from './store-contract-sso.js';
 import { describeUserContract } from './store-contract-users.js';
 import { describeTenantContract } from './store-contract-tenants.js';
@@ -71,6 +72,7 @@ export function describeStoreContract(name: string, makeStore: MakeStore): void 
     describeRefreshContract(() => store);
     describeIdpContract(() => store);
     describeDomainContract(() => store);
+    describeInvitationContract(() => store);
     describeSsoContract(() => store);
     describeBrowserSessionContract(() => store);
 

@@ -16,6 +16,7 @@ import type { FederationOutcome } from '../../auth/federation/refusals.js';
 import type { SecretSealer } from '../../auth/federation/sealed-secrets.js';
 import type { SessionGuard } from '../../auth/revocation/sessions.js';
 import type { ClientDeps } from '../../identity/client-deps.js';
+import type { Mailer } from '../../mail/mailer.js';
 import type { Store } from '../../store/types.js';
 import type { AuditLog } from '../../store/audit-log.js';
 import type { PublicOrigin } from '../public-origin.js';
@@ -80,6 +81,10 @@ export interface IdentityRouterDeps {
   signIn?: SignInDeps | undefined;
   /** The audit streams, read for a tenant's admins (`GET /1/tenants/{t}/audit`). */
   auditLog?: AuditLog | undefined;
+  /** Sends the gateway's mail (`mail`); undefined without it: nobody can be invited. */
+  mailer?: Mailer | undefined;
+  /** `publicUrl`: the origin of every mailed link (never a request's Host). */
+  publicUrl?: string | undefined;
   /** The session cookie's name: `sessionCookieName(config.sessions)`. */
   sessionCookieName?: string | undefined;
 }

@@ -1,23 +1,24 @@
 /**
- * Who may manage an org tenant's machine clients (`client-routes.ts`) and its
- * identity provider (`idp-routes.ts`): a user whose bearer token is for the
- * tenant and whose role there is `admin` *now* (read from the store on every
- * request, so a demotion takes effect at once). A machine client's token
- * never manages anything, whatever its scopes; a personal tenant's path is
- * refused (403 `forbidden`).
+ * Who may manage an org tenant's machine clients (`client-routes.ts`), its
+ * identity provider (`idp-routes.ts`), domains, members and invitations: a
+ * user whose bearer token or browser session is for the tenant and whose
+ * role there is `admin` *now* (read from the store on every request, so a
+ * demotion takes effect at once). The credential is read by
+ * `sessionOrBearer` (`callers.ts`): with the session cookie, an unsafe method
+ * must come from the gateway's own origin (403 `csrf_refused`). A machine
+ * client's token never manages anything, whatever its scopes; a personal
+ * tenant's path is refused (403 `forbidden`).
  */
-import type { TokenPrincipal } from '../../auth/credentials/authenticate.js';
-import type { SessionPrincipal } from '../../auth/sessions/browser-sessions.js';
 import { GatewayError } from '../../errors.js';
 import type { MemberActor } from '../../identity/actor.js';
 import type { ApiContext } from '../state.js';
-import { actor, sessionOrBearer } from './callers.js';
+import { actor, sessionOrBearer, type SessionOrBearerCaller } from './callers.js';
 import type { IdentityRouterDeps } from './deps.js';
 
-/** An admin of the path's tenant, by their token for it. */
+/** An admin of the path's tenant, by their token or session for it. */
 export interface TenantAdmin {
-  /** A user's (never a machine client's). */
-  principal: TokenPrincipal | SessionPrincipal;
+  /** A user's token or session (never a machine client's). */
+  principal: Exclude<SessionOrBearerCaller, { kind: 'client' }>;
   tenantId: string;
   /** Who performs the identity operations the request calls (`identity/actor.ts`). */
   actor: MemberActor;
@@ -33,7 +34,7 @@ export interface Managed {
 
 /**
  * The caller, when they may manage the path's tenant's `managed`.
- * @throws `invalid_token` (401), `tenant_mismatch`, `forbidden` (403), `not_found`
+ * @throws `invalid_token` (401), `tenant_mismatch`, `forbidden`, `csrf_refused` (403), `not_found`
  */
 export async function tenantAdmin(
   deps: IdentityRouterDeps,

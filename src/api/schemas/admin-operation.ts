@@ -1,15 +1,16 @@
 /**
  * What the tenant admins' operations share (machine clients, identity
- * provider, e-mail domains): a bearer of an admin of the path's tenant, and
- * the refusals every one of them gives.
+ * provider, e-mail domains, members, invitations): a bearer token or the
+ * browser session of an admin of the path's tenant, and the refusals every
+ * one of them gives.
  */
-import { BEARER, NO_STORE, refusal, type Operation, type Refusal } from './operation.js';
-import { BEARER_REFUSED, BUG, STORE_DOWN } from './refusals.js';
+import { NO_STORE, refusal, SESSION_OR_BEARER, type Operation, type Refusal } from './operation.js';
+import { BUG, CALLER_REFUSED, STORE_DOWN } from './refusals.js';
 
 export { NO_STORE };
 
 const NOT_ADMIN =
-  "The path names a tenant other than the token's (`tenant_mismatch`); or the caller is not, now, an admin of the tenant, is not a user, or the tenant is a personal one (`forbidden`)";
+  "The path names a tenant other than the token's or session's (`tenant_mismatch`); the caller is not, now, an admin of the tenant, is not a user, or the tenant is a personal one (`forbidden`); with the session cookie, an unsafe method not from the gateway's own origin (`csrf_refused`)";
 
 export const TENANT_GONE = 'The tenant was removed after the token was issued.';
 
@@ -30,13 +31,14 @@ export function adminOperation({
 }: AdminOperation): Operation {
   return {
     ...op,
-    security: BEARER,
+    security: SESSION_OR_BEARER,
     refusals: {
-      401: BEARER_REFUSED,
+      401: CALLER_REFUSED,
       403: refusal(
         forbiddenToo === undefined ? `${NOT_ADMIN}.` : `${NOT_ADMIN}; ${forbiddenToo}`,
         'tenant_mismatch',
         'forbidden',
+        'csrf_refused',
       ),
       404: refusal(notFound, 'not_found'),
       500: BUG,

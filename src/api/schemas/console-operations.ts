@@ -6,9 +6,8 @@
 import { adminOperation, NO_STORE, TENANT_GONE } from './admin-operation.js';
 import { AuditEventPage, AuditQuery } from './audit.js';
 import { CurrentUser, SessionTenant } from './current-user.js';
-import { answer, refusal, type Operation } from './operation.js';
+import { answer, refusal, SESSION_OR_BEARER, type Operation } from './operation.js';
 import { BAD_INPUT, STORE_DOWN, tenantIdParam, TOO_LARGE } from './refusals.js';
-import { SESSION_OR_BEARER } from './session-operations.js';
 
 const CALLER_REFUSED = refusal(
   'No bearer token and no session cookie; either one malformed, unknown, expired or ended; or the cookie sent twice.',

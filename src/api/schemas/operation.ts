@@ -55,6 +55,8 @@ export interface Operation {
 
 export const BASIC = [{ basic: [] }];
 export const BEARER = [{ bearer: [] }];
+/** A bearer token, or the session cookie (`sessions.cookie.name`). */
+export const SESSION_OR_BEARER = [{ bearer: [] }, { session: [] }];
 /** No credential asked for (the document's `[{}]`: anonymous allowed). */
 export const ANONYMOUS = [{}];
 /** No security requirement at all. */

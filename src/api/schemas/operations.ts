@@ -8,6 +8,7 @@ import { getCurrentUser, listTenantAudit, switchSessionTenant } from './console-
 import * as domains from './domain-operations.js';
 import { verifyOperations } from './forward-auth-operations.js';
 import * as idps from './idp-operations.js';
+import * as members from './member-operations.js';
 import type { Operation } from './operation.js';
 import { postSignIn, showSignIn, signOut } from './sign-in-operations.js';
 
@@ -44,6 +45,15 @@ export const OPERATIONS: readonly Operation[] = [
   domains.removeTenantDomain,
   domains.verifyTenantDomain,
   listTenantAudit,
+  members.listTenantMembers,
+  members.setTenantMemberRole,
+  members.removeTenantMember,
+  members.listInvitations,
+  members.createInvitation,
+  members.revokeInvitation,
+  members.acceptInvitation,
+  members.showInvitation,
+  members.postInvitation,
   ssoLogin,
   ssoCallback,
   showSignIn,

@@ -22,6 +22,11 @@ export const BEARER_REFUSED = refusal(
   'The bearer token is missing, malformed, expired, revoked or its session ended.',
   'invalid_token',
 );
+/** Where a bearer token or the session cookie is taken (`sessionOrBearer`). */
+export const CALLER_REFUSED = refusal(
+  'No bearer token and no session cookie; either one malformed, unknown, expired or ended; or the cookie sent twice (one set by another host).',
+  'invalid_token',
+);
 export const THROTTLED = refusal(
   'Too many login attempts: see `Retry-After`.',
   'too_many_requests',

@@ -4,17 +4,10 @@
  * must come from the gateway's own origin (Fetch Metadata, else `Origin`).
  */
 import { z } from 'zod';
-import { answer, NO_STORE, refusal, type Operation } from './operation.js';
-import { STORE_DOWN } from './refusals.js';
+import { answer, NO_STORE, refusal, SESSION_OR_BEARER, type Operation } from './operation.js';
+import { CALLER_REFUSED, STORE_DOWN } from './refusals.js';
 import { SessionList } from './sessions.js';
 
-/** A bearer token, or the session cookie (`sessions.cookie.name`). */
-export const SESSION_OR_BEARER = [{ bearer: [] }, { session: [] }];
-
-const CALLER_REFUSED = refusal(
-  'No bearer token and no session cookie; either one malformed, unknown, expired or ended; or the cookie sent twice (one set by another host).',
-  'invalid_token',
-);
 const CLIENT_REFUSED = refusal('A machine client has no sessions.', 'forbidden');
 
 export const listSessions: Operation = {

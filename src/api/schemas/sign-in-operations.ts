@@ -18,7 +18,7 @@ import {
 import { answerShapes, requestShapes } from './registry.js';
 import { BAD_INPUT, STORE_DOWN, THROTTLED, TOO_LARGE } from './refusals.js';
 
-const FORM = 'application/x-www-form-urlencoded';
+export const FORM = 'application/x-www-form-urlencoded';
 const HTML = 'text/html';
 const described = (description: string) => z.string().meta({ description });
 
@@ -36,7 +36,7 @@ const PAGE_HEADERS: Json = {
   'X-Frame-Options': { schema: { const: 'DENY' } },
 };
 
-const page = (description: string): Answer => ({
+export const page = (description: string): Answer => ({
   description,
   schema: SignInPage,
   mediaType: HTML,

@@ -19,9 +19,10 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'x-content-type-options': 'nosniff',
 };
 
-/** Answers `html` with `status` and the page headers. */
+/** Answers `html` with `status` and the page headers (and the page's own, `ctx.state.pageHeaders`). */
 export function answerPage(ctx: ApiContext, status: number, html: string): void {
   ctx.status = status;
   ctx.set(PAGE_HEADERS);
+  if (ctx.state.pageHeaders !== undefined) ctx.set(ctx.state.pageHeaders);
   ctx.body = html;
 }

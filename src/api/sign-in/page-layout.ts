@@ -1,5 +1,5 @@
 /** The frame every sign-in page shares: language, viewport, title, the stylesheet, one `main` with its `h1`. */
-import { escapeHtml } from './html.js';
+import { escapeHtml } from '../../text/html.js';
 import { STYLESHEET_PATH } from './stylesheet.js';
 
 /** A refusal shown on a page: announced (`role="alert"`) and focused when the page loads. */

@@ -6,7 +6,7 @@
  * Labels are tied to their inputs, a refusal is an alert the inputs name
  * (`aria-describedby`) and that takes the focus.
  */
-import { escapeHtml } from './html.js';
+import { escapeHtml } from '../../text/html.js';
 import { ALERT_ID, alert, hidden, layout } from './page-layout.js';
 
 /** The form posts here; its fields are read by `sign-in-form.ts`. */

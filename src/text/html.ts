@@ -1,5 +1,5 @@
 /**
- * Text into HTML: every value a sign-in page echoes (the e-mail typed,
+ * Text into HTML: every value a page or a mail echoes (the e-mail typed,
  * `return_to`, a tenant's name) passes here, in text and in attribute values
  * alike, so nothing a request carries can become markup (OWASP XSS
  * Prevention, rules 1 and 2).
