@@ -14,6 +14,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBrowser } from '../support/browser.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
+import { startMailInbox, type MailInbox } from '../support/mail-inbox.js';
 import { fixtureSuite } from '../support/fixture-suite.js';
 import { ALICE, BOB } from '../support/identity-fixture.js';
 import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
@@ -23,12 +24,15 @@ import { SESSIONS } from '../support/sign-in-page.js';
 const run = promisify(execFile);
 const IDP_CLIENT = { clientId: 'gateway-acme', clientSecret: 'acme-secret-0123456789abcdef' };
 
+const PUBLIC_URL = 'https://gw.example.test';
 let dns: TestDnsServer;
+let inbox: MailInbox;
 let ca: TestCa;
 let idp: TestIdp;
 let browser: Browser;
 beforeAll(async () => {
   dns = await startDnsServer();
+  inbox = await startMailInbox();
   ca = makeTestCa();
   idp = await startTestIdp({ ca, alg: 'ES256', clients: [IDP_CLIENT], accounts: {} });
   browser = await startBrowser();
@@ -38,6 +42,7 @@ afterAll(async () => {
   await idp?.close();
   ca?.close();
   await dns?.stop();
+  await inbox?.close();
 });
 
 const s = fixtureSuite(
@@ -45,6 +50,8 @@ const s = fixtureSuite(
   () => ({
     sessions: SESSIONS,
     console: { enabled: true },
+    publicUrl: PUBLIC_URL,
+    mail: { smtp: inbox.smtpUrl, from: 'Gateway <no-reply@example.test>' },
     sso: {
       enabled: true,
       ca: ca.caFile,
@@ -200,6 +207,73 @@ describe("a tenant's admin in the console", () => {
       expect.stringMatching(/^\/console\/assets\//),
     );
     expect(requests.length).toBeLessThanOrEqual(5);
+  });
+});
+
+describe("a tenant's admin and the members", () => {
+  it('invites a person by keyboard alone; they follow the mailed link, choose a password and are a member', async () => {
+    const { page } = admin;
+    await page.goto(`${s.gw.url}/console/tenants/acme/members`);
+    await checkPage(page, 'Members of Acme', 'members');
+    // From the top of the page, by Tab alone, to the invitation's e-mail field.
+    await page.keyboard.press('Tab');
+    for (let i = 0; i < 40; i++) {
+      if ((await page.evaluate('document.activeElement?.id')) === 'invite-email') break;
+      await page.keyboard.press('Tab');
+    }
+    expect(await page.evaluate('document.activeElement?.id')).toBe('invite-email');
+    await page.keyboard.type('erin@example.test');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement?.id')).toBe('invite-role');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.getByText(/^Invitation mailed to erin@example\.test/).waitFor();
+    await page.getByText(/^erin@example\.test as member, expires/).waitFor();
+
+    const mail = await inbox.next('erin@example.test');
+    const link = mail.links.find((l) => l.startsWith(`${PUBLIC_URL}/1/invitations/`)) as string;
+    const invitee = await browser.newContext();
+    try {
+      const page2 = await invitee.newPage();
+      await page2.goto(`${s.gw.url}${new URL(link).pathname}`);
+      await page2.getByLabel(/Choose a password/).fill('erin-password-1');
+      await page2.getByRole('button', { name: 'Create the account and join' }).click();
+      await page2.getByText(/You are now a member of Acme as member/).waitFor();
+    } finally {
+      await invitee.close();
+    }
+
+    await page.reload();
+    const row = page.getByRole('row', { name: /erin@example\.test/ });
+    await row.waitFor();
+    expect(await page.getByText('No pending invitations.').count()).toBe(1);
+  });
+
+  it("changes a member's role, and removes them after confirming", async () => {
+    const { page } = admin;
+    await page.getByLabel('Role of erin@example.test').selectOption('admin');
+    await page.getByText('erin@example.test is now admin.').waitFor();
+    await page.getByRole('button', { name: 'Remove erin@example.test' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Remove erin@example.test?' });
+    await dialog.waitFor();
+    await screenshotsAtBothWidths(page, 'console', 'members-remove-confirm');
+    await dialog.getByRole('button', { name: 'Remove member' }).click();
+    await page.getByText('erin@example.test is no longer a member.').waitFor();
+    await expect.poll(() => page.getByRole('row', { name: /erin@example\.test/ }).count()).toBe(0);
+
+    await page.getByRole('link', { name: 'Audit' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Audit events of Acme' }).waitFor();
+    const kinds = page.locator('tbody tr td:nth-child(2)');
+    await expect
+      .poll(() => kinds.allTextContents())
+      .toEqual(
+        expect.arrayContaining([
+          'invitation_created',
+          'invitation_accepted',
+          'member_role_changed',
+          'member_removed',
+        ]),
+      );
   });
 });
 
