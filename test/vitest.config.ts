@@ -15,7 +15,7 @@ export default defineConfig({
     root: new URL('..', import.meta.url).pathname,
     include: ['test/**/*.test.ts'],
     exclude: ['bench/**', 'node_modules/**'],
-    globalSetup: ['test/temp-root.ts'],
+    globalSetup: ['test/temp-root.ts', 'test/console-assets.ts'],
     pool: 'forks',
     maxWorkers: 3,
     isolate: false,

@@ -9,6 +9,8 @@ import {
   type OAuthMetadataDeps,
 } from './identity/oauth-metadata-route.js';
 import { createJwksRouter } from './jwks-router.js';
+import type { ConsoleAssets } from './console/console-assets.js';
+import { createConsoleRouter } from './console/console-routes.js';
 import { createOpenApiRouter } from './openapi-router.js';
 import { renderErrors } from './render-errors.js';
 import type { ApiState } from './state.js';
@@ -23,6 +25,8 @@ export interface ApiDeps extends IdentityRouterDeps {
   oauthMetadata: OAuthMetadataDeps;
   /** The scope the gateway's dispatcher opened for this request. */
   scopeOf: (req: IncomingMessage) => RequestScope;
+  /** The console's built assets (`console.enabled`); absent: no `/console/` here. */
+  consoleAssets?: ConsoleAssets | undefined;
 }
 
 export function createApiApp(deps: ApiDeps): Koa<ApiState> {
@@ -48,5 +52,10 @@ export function createApiApp(deps: ApiDeps): Koa<ApiState> {
   app.use(oauthMetadata.allowedMethods());
   app.use(openApi.routes());
   app.use(openApi.allowedMethods());
+  if (deps.consoleAssets !== undefined) {
+    const console = createConsoleRouter(deps, deps.consoleAssets);
+    app.use(console.routes());
+    app.use(console.allowedMethods());
+  }
   return app;
 }

@@ -32,6 +32,8 @@ import { addPasswordRoute } from './identity/password-route.js';
 import { addEmailVerificationRoutes } from './identity/email-verification-routes.js';
 import { addPasswordResetRoutes } from './identity/password-reset-routes.js';
 import { addSessionRoutes } from './identity/session-routes.js';
+import { addAuditRoute } from './identity/audit-route.js';
+import { addCurrentUserRoutes } from './identity/current-user-route.js';
 import { addSignupRoute } from './identity/signup-route.js';
 import { addSsoRoutes } from './identity/sso-routes.js';
 import { addSignInRoutes, addStylesheetRoute } from './sign-in/sign-in-routes.js';
@@ -48,6 +50,7 @@ export function createIdentityRouter(
   grants: ServedGrants,
 ): Router<ApiState> {
   const router = new Router<ApiState>({ prefix: '/1' });
+  addCurrentUserRoutes(router, deps);
   addUserTenantsRoute(router, deps);
   addTokenRoutes(router, deps);
   addOAuthTokenRoute(router, grants, deps.bodyLimit);
@@ -64,6 +67,7 @@ export function createIdentityRouter(
   addClientRoutes(router, deps);
   addIdpRoutes(router, deps);
   addDomainRoutes(router, deps);
+  addAuditRoute(router, deps);
   addMemberRoutes(router, deps);
   addInvitationRoutes(router, deps);
   addInvitationPageRoutes(router, deps);

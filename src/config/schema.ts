@@ -13,6 +13,7 @@
  */
 import { z } from 'zod';
 import { apiKeys, authorization, checkApiKeyHeader } from './schema/authorization.js';
+import { checkConsole, consoleSection } from './schema/console.js';
 import { cors } from './schema/cors.js';
 import { demo } from './schema/demo.js';
 import { identityHeaders, stripHeaders, trustedProxies } from './schema/headers.js';
@@ -61,6 +62,7 @@ export const configSchema = z
     apiKeys,
     sso,
     sessions,
+    console: consoleSection,
     cors,
     log,
     tracing,
@@ -81,6 +83,7 @@ export const configSchema = z
       checkTimeouts(config.server, config.limits, ctx);
       checkMail(config, ctx);
       checkMfa(config, ctx);
+      checkConsole(config, ctx);
     },
     { when: () => true },
   );

@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { createApiApp } from '../api/app.js';
+import { loadConsoleAssets } from '../api/console/console-assets.js';
 import { createPublicOrigin } from '../api/public-origin.js';
 import type { SignInDeps } from '../api/sign-in/deps.js';
 import { createClientCredentials } from '../auth/clients/client-credentials.js';
@@ -111,6 +112,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     mfaRequiredForAdmins: config.mfa.requiredForAdmins,
     allowPrivateIssuers: config.sso.allowPrivateIssuers,
     lookupTxt: core.lookupTxt,
+    auditLog: core.store.auditLog({ maxEventsPerStream: config.audit.maxEventsPerStream }),
     mailer: core.mailer,
     publicUrl: config.publicUrl,
     ...sessionApiDeps(deps),
@@ -118,6 +120,7 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
   const traffic = createRequestHandler({
     recorder,
     api: api.callback(),
+    console: config.console.enabled,
     // Never on the public listener unless asked for (`listen.opsEndpoints`).
     ...(config.listen.opsEndpoints
       ? { ops: createOpsHandler({ metrics, readiness, listener: 'listen' }) }
@@ -166,6 +169,7 @@ function sessionApiDeps(deps: HandlerDeps) {
   const backchannelLogout = deps.idpLogouts?.backchannelLogout;
   return {
     signIn: signInOf(config, core, metrics, deps),
+    consoleAssets: config.console.enabled ? loadConsoleAssets() : undefined,
     sessionCookieName: sessionCookieName(config.sessions),
     passkeys: passkeyDepsOf(config, core),
     ...(config.sessions.enabled

@@ -60,6 +60,8 @@ export const ON_RELOAD: Readonly<Record<keyof GatewayConfig, 'live' | 'restart'>
   sso: 'restart',
   // The cookie, the timeouts and the sign-in routes are built at start.
   sessions: 'restart',
+  // The console's routes and assets are loaded at start.
+  console: 'restart',
   cors: 'live',
   log: 'restart',
   tracing: 'restart',

@@ -61,6 +61,8 @@ export interface DispatchDeps {
   bodyIdleMs: number;
   /** The Koa api's request handler. */
   api: Handler;
+  /** `/console` and below go to the api too (`console.enabled`). */
+  console?: boolean;
   /** The probe endpoints when `listen.opsEndpoints` puts them on this listener; answers false for other paths. */
   ops?: (path: string, req: IncomingMessage, res: ServerResponse, scope: RequestScope) => boolean;
   admit: Admit;
@@ -112,7 +114,8 @@ function onRequest(deps: DispatchDeps, req: IncomingMessage, res: ServerResponse
   if (begun === undefined) return;
   const { scope, fail, target } = begun;
   if (deps.ops?.(target.path, req, res, scope)) return;
-  if (isApiPath(target.path)) return api(deps, req, res, scope, fail, target);
+  if (isApiPath(target.path) || (deps.console === true && isConsolePath(target.path)))
+    return api(deps, req, res, scope, fail, target);
   if (deps.forwardAuthHere && isForwardAuthPath(target.path)) {
     scope.route = 'forward-auth';
     return void verifyRequest(deps, req, res, scope, target).catch(fail);
@@ -254,6 +257,10 @@ export function asksForH2c(req: IncomingMessage): boolean {
 /** HTTP/1.0, or a line Node read as HTTP/0.9. */
 function below11(req: IncomingMessage): boolean {
   return req.httpVersionMajor < 1 || (req.httpVersionMajor === 1 && req.httpVersionMinor === 0);
+}
+
+function isConsolePath(path: string): boolean {
+  return path === '/console' || path.startsWith('/console/');
 }
 
 function isApiPath(path: string): boolean {

@@ -477,6 +477,25 @@ describe('real answers hold to the document and the declarations', () => {
     await at('POST', `${link}/accept`, { headers: auth(BOB) });
   });
 
+  it("the console's own calls: who I am, the tenant switch, a tenant's audit", async () => {
+    const page = await call('GET', '/1/sign-in?return_to=%2Fconsole%2F');
+    const cookie = (page.headers.get('set-cookie') as string).split(';')[0] as string;
+    const token = hiddenField(page.body as unknown as string, 'csrf_token') as string;
+    const signedIn = await call('POST', '/1/sign-in', {
+      headers: { ...FORM, cookie, 'sec-fetch-site': 'same-origin' },
+      body: new URLSearchParams({ csrf_token: token, ...BOB, tenant_id: 'acme' }).toString(),
+    });
+    const session = (signedIn.headers.get('set-cookie') as string).split(';')[0] as string;
+    const same = { cookie: session, 'sec-fetch-site': 'same-origin' };
+    await call('GET', '/1/users/current', { headers: same });
+    await call('GET', '/1/users/current', {});
+    await call('POST', '/1/sessions', { headers: same, body: '{"tenant_id": "globex"}' });
+    await call('POST', '/1/sessions', { headers: same, body: '{}' });
+    const admin = asBearer((await tokenFor(s.gw.url, ALICE, 'acme')).access_token);
+    await call('GET', '/1/tenants/acme/audit?limit=5', { headers: admin });
+    await call('GET', '/1/tenants/acme/audit?limit=0', { headers: admin });
+  });
+
   it('the well-known documents', async () => {
     await call('GET', '/.well-known/jwks.json');
     await call('GET', '/.well-known/openapi.json');

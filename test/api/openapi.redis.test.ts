@@ -698,6 +698,30 @@ describe('every operation, every status', () => {
     await call(strict, 'DELETE', totp, { headers: tessWrong });
   });
 
+  it("answers the console's own calls as documented (issue 46)", async () => {
+    const session = sessionOf(
+      await signInPost(fx.gw, await signInForm(fx.gw), { ...BOB, tenant_id: 'acme' }),
+    );
+    const same = { cookie: session, 'sec-fetch-site': 'same-origin' };
+    const admin = {
+      authorization: bearer((await tokenFor(fx.gw.url, ALICE, 'acme')).access_token),
+    };
+    const member = { authorization: bearer((await tokenFor(fx.gw.url, BOB, 'acme')).access_token) };
+    const machineToken = { authorization: bearer(await clientToken(fx.gw.url, machine)) };
+    await call(fx.gw, 'GET', '/1/users/current', { headers: same });
+    await call(fx.gw, 'GET', '/1/users/current', {});
+    await call(fx.gw, 'GET', '/1/users/current', { headers: machineToken });
+    await call(fx.gw, 'GET', '/1/tenants/acme/audit?type=client_created', { headers: admin });
+    await call(fx.gw, 'GET', '/1/tenants/acme/audit?limit=0', { headers: admin });
+    await call(fx.gw, 'GET', '/1/tenants/acme/audit', {});
+    await call(fx.gw, 'GET', '/1/tenants/acme/audit', { headers: member });
+    await call(fx.gw, 'POST', '/1/sessions', { headers: same, body: '{"tenant_id": 1}' });
+    await call(fx.gw, 'POST', '/1/sessions', { headers: same, body: TOO_LARGE });
+    await call(fx.gw, 'POST', '/1/sessions', { body: '{"tenant_id": "globex"}' });
+    await call(fx.gw, 'POST', '/1/sessions', { headers: admin, body: '{"tenant_id": "globex"}' });
+    await call(fx.gw, 'POST', '/1/sessions', { headers: same, body: '{"tenant_id": "globex"}' });
+  });
+
   it('answers 500 for a corrupt record and 404 for a removed tenant', async () => {
     const acme = `${prefix}{dir}:tenant:acme`;
     const token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
@@ -707,10 +731,16 @@ describe('every operation, every status', () => {
     await call(fx.gw, 'GET', '/1/token?tenant_id=acme', { headers: auth(ALICE) });
     await call(fx.gw, 'GET', '/1/oauth/token?tenant_id=acme', { headers: auth(ALICE) });
     await call(fx.gw, 'GET', '/1/tenants/current', { headers: { authorization: bearer(token) } });
+    await call(fx.gw, 'GET', '/1/tenants/acme/audit', {
+      headers: { authorization: bearer(token) },
+    });
     await redis.hset(acme, 'type', 'orgtenant');
 
     await redis.del(`${prefix}{dir}:tenant:globex`);
     await call(fx.gw, 'GET', '/1/tenants/current', {
+      headers: { authorization: bearer(bobGlobex) },
+    });
+    await call(fx.gw, 'GET', '/1/tenants/globex/audit', {
       headers: { authorization: bearer(bobGlobex) },
     });
   });
@@ -769,7 +799,12 @@ describe('every operation, every status', () => {
     const session = sessionOf(await signInPost(fx.gw, form, { ...BOB, tenant_id: 'acme' }));
     const pkForm = await signInForm(pk);
     const pkSession = sessionOf(await signInPost(pk, pkForm, { ...BOB, tenant_id: 'acme' }));
+    const moving = sessionOf(
+      await signInPost(fx.gw, await signInForm(fx.gw), { ...BOB, tenant_id: 'acme' }),
+    );
     await fx.redis.kill();
+    const sameSite = { cookie: moving, 'sec-fetch-site': 'same-origin' };
+    await call(fx.gw, 'POST', '/1/sessions', { headers: sameSite, body: '{"tenant_id":"globex"}' });
     await signInPost(fx.gw, form, { ...BOB, tenant_id: 'acme' });
     const pkSame = { cookie: pkSession, 'sec-fetch-site': 'same-origin' };
     const passkeys = '/1/users/current/passkeys';
@@ -795,6 +830,8 @@ describe('every operation, every status', () => {
     await call(fx.gw, 'DELETE', '/1/token', { headers: bearerOf });
     await call(fx.gw, 'GET', '/1/sessions', { headers: bearerOf });
     await call(fx.gw, 'DELETE', '/1/sessions/aaaaaaaaaaaaaaaaaaaaaaaaaa', { headers: bearerOf });
+    await call(fx.gw, 'GET', '/1/users/current', { headers: bearerOf });
+    await call(fx.gw, 'GET', '/1/tenants/acme/audit', { headers: bearerOf });
     await call(fx.gw, 'POST', '/1/oauth/token', grant(machine));
     await call(fx.gw, 'POST', '/1/users', {
       body: JSON.stringify({ email: 'hank@example.com', password: 'hank-password-1' }),

@@ -487,6 +487,7 @@ describe('defaults', () => {
         absoluteTimeoutSeconds: 604_800,
         returnHosts: [],
       },
+      console: { enabled: false },
       log: { level: 'info', pretty: false, buffer: { bytes: 8192, flushMs: 1000 } },
       tracing: {
         enabled: false,

@@ -91,6 +91,7 @@ describe('docs/configuration.md', () => {
   /** The keys a section's example cannot stand without (each named in its description). */
   const NEEDS: Record<string, Record<string, unknown>> = {
     mail: { publicUrl: 'https://gw.example.com' },
+    console: { sessions: { enabled: true } },
   };
 
   it('has a heading, a description and a valid example for each top-level key', () => {

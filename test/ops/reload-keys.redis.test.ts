@@ -165,6 +165,7 @@ function cases(): Record<string, Case> {
       base: { publicUrl: 'https://gw.example.com' },
     },
     mfa: { change: { totp: { enabled: true, secretsKeyFile: totpKeyFile() } } },
+    console: { change: { enabled: true }, base: { sessions: { enabled: true } } },
     log: { change: { level: 'warn' } },
     tracing: { change: { enabled: true } },
     readiness: {

@@ -21,6 +21,7 @@ import type { ClientDeps } from '../../identity/client-deps.js';
 import type { PasskeyDeps } from '../../identity/passkey-deps.js';
 import type { Mailer } from '../../mail/mailer.js';
 import type { Store } from '../../store/types.js';
+import type { AuditLog } from '../../store/audit-log.js';
 import type { PublicOrigin } from '../public-origin.js';
 import type { SignInDeps } from '../sign-in/deps.js';
 
@@ -94,6 +95,8 @@ export interface IdentityRouterDeps {
   secondFactors?: SecondFactors | undefined;
   /** `mfa.requiredForAdmins`: an admin without a second factor is refused what needs the role. */
   mfaRequiredForAdmins?: boolean;
+  /** The audit streams, read for a tenant's admins (`GET /1/tenants/{t}/audit`). */
+  auditLog?: AuditLog | undefined;
   /** Sends the gateway's mail (`mail`); undefined without it: nobody can be invited. */
   mailer?: Mailer | undefined;
   /** `publicUrl`: the origin of every mailed link (never a request's Host). */

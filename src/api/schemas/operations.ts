@@ -5,6 +5,7 @@
  */
 import * as accounts from './account-operations.js';
 import * as clients from './client-operations.js';
+import { getCurrentUser, listTenantAudit, switchSessionTenant } from './console-operations.js';
 import * as domains from './domain-operations.js';
 import { verifyOperations } from './forward-auth-operations.js';
 import * as idps from './idp-operations.js';
@@ -23,6 +24,7 @@ import { confirmTotp, enrolTotp, removeTotp } from './totp-operations.js';
 import { getJwks, getOAuthMetadata, getOpenApi } from './well-known-operations.js';
 
 export const OPERATIONS: readonly Operation[] = [
+  getCurrentUser,
   listUserTenants,
   tokens.issueToken,
   tokens.revokeToken,
@@ -45,6 +47,7 @@ export const OPERATIONS: readonly Operation[] = [
   domains.addTenantDomain,
   domains.removeTenantDomain,
   domains.verifyTenantDomain,
+  listTenantAudit,
   members.listTenantMembers,
   members.setTenantMemberRole,
   members.removeTenantMember,
@@ -73,6 +76,7 @@ export const OPERATIONS: readonly Operation[] = [
   confirmTotp,
   removeTotp,
   listSessions,
+  switchSessionTenant,
   endSession,
   passkeys.passkeyOptions,
   passkeys.listPasskeys,

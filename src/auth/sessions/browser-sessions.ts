@@ -25,6 +25,7 @@ export type SessionEndReason =
   | 'ended_by_user'
   | 'ended_by_operator'
   | 'backchannel_logout'
+  | 'tenant_switched'
   | 'idle_timeout'
   | 'absolute_timeout';
 

@@ -1,0 +1,25 @@
+/** Who is signed in (`GET /1/users/current`): the user, the session's tenant and role, their tenants. */
+import { get } from './api';
+
+export interface TenantOfMine {
+  tenant_id: string;
+  type: 'usertenant' | 'orgtenant';
+  name: string;
+  role: 'admin' | 'member';
+}
+
+export interface Me {
+  user_id: string;
+  user_email: string;
+  tenant_id: string;
+  tenant_name: string;
+  tenant_type: 'usertenant' | 'orgtenant';
+  role: 'admin' | 'member';
+  scopes: string[];
+  tenants: TenantOfMine[];
+}
+
+export const loadMe = () => get<Me>('/1/users/current');
+
+/** Whether the pages of a tenant's admin are for this user in the session's tenant. */
+export const adminHere = (me: Me) => me.role === 'admin' && me.tenant_type === 'orgtenant';
