@@ -42,7 +42,42 @@ describe('key paths of problems', () => {
         SOURCE,
         {},
       ).forwardAuth,
-    ).toEqual({ host: '0.0.0.0', port: 0 });
+    ).toEqual({ host: '0.0.0.0', port: 0, grpc: false, grpcPort: 8082 });
+  });
+
+  it('gRPC: the ext_authz port is a listener too; a gRPC route keys scopes by gRPC method', () => {
+    expect(problemsOf('listen: { port: 8082 }\nforwardAuth: { port: 8081, grpc: true }')).toEqual([
+      'forwardAuth.grpcPort: is listen.port too (8082): each listener needs a port of its own',
+    ]);
+    // Without grpc: true there is no ext_authz listener to clash.
+    expect(
+      parseConfigText('listen: { port: 8082 }\nforwardAuth: { port: 8081 }', SOURCE, {}).forwardAuth
+        ?.grpc,
+    ).toBe(false);
+    const grpcRoute = (extra: string) =>
+      problemsOf(
+        `routes:\n  - { prefix: /pkg.Svc, upstream: "http://127.0.0.1:9001", protocol: grpc, ${extra} }`,
+      );
+    expect(
+      parseConfigText(
+        'routes:\n  - { prefix: /pkg.Svc, upstream: "http://127.0.0.1:9001", protocol: grpc, scopes: { "/pkg.Svc/Get": [a], "*": [b] } }',
+        SOURCE,
+        {},
+      ).routes[0]?.scopes,
+    ).toEqual({ '/pkg.Svc/Get': ['a'], '*': ['b'] });
+    expect(grpcRoute('scopes: { GET: [a] }')).toEqual([
+      'routes[0].scopes.GET: a gRPC route names gRPC methods (/pkg.Service/Method) or *',
+    ]);
+    expect(grpcRoute('auth: session')).toContain(
+      'routes[0].auth: session does not apply to a gRPC route (bearer or none)',
+    );
+    expect(
+      problemsOf(
+        'routes:\n  - { prefix: /orders, upstream: "http://127.0.0.1:9001", scopes: { "/pkg.Svc/Get": [a] } }',
+      ),
+    ).toEqual([
+      'routes[0].scopes./pkg.Svc/Get: names a gRPC method: only a route with protocol: grpc takes those',
+    ]);
   });
 
   it('names bad tracing settings', () => {
@@ -533,6 +568,7 @@ describe('defaults', () => {
         upstream: 'http://127.0.0.1:9001',
         timeoutMs: 30000,
         bodyIdleTimeoutMs: 300000,
+        protocol: 'http1',
         auth: 'bearer',
         stripAuthorization: true,
         stripPrefix: false,

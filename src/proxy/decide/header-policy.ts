@@ -272,7 +272,10 @@ class Policy implements HeaderPolicy {
     const forwardedHost = clientHost ?? headers.host;
     if (forwardedHost !== undefined) out['x-forwarded-host'] = forwardedHost;
     frame(out, headers, options.upgrade);
-    req.headers = out;
+    // HTTP/2's compatibility request has a getter only: an own property shadows it.
+    if (req.httpVersionMajor >= 2)
+      Object.defineProperty(req, 'headers', { value: out, writable: true, configurable: true });
+    else req.headers = out;
   }
 
   /**
@@ -331,7 +334,12 @@ class Policy implements HeaderPolicy {
     let drop = this.decided.get(name);
     if (drop === undefined) {
       const folded = foldHeaderName(name);
-      drop = this.strip.has(folded) || (this.identityLike(folded) && !this.kept(folded));
+      // gRPC metadata: `x-user-id-bin` is `x-user-id`, base64-encoded.
+      const stem = folded.endsWith('-bin') ? folded.slice(0, -4) : folded;
+      drop =
+        this.strip.has(folded) ||
+        this.strip.has(stem) ||
+        (this.identityLike(stem) && !this.kept(stem));
       if (this.decided.size < DECIDED_NAMES_MAX) this.decided.set(name, drop);
     }
     return drop;

@@ -39,7 +39,8 @@
  *              (`session-origin.ts`, `request-origin.ts`)
  *   scopes     each check's route: the scopes it requires for the method
  *              (forward-auth: each original method, `verify-request.ts`
- *              `originalMethods`) must all be the token's, else 403
+ *              `originalMethods`; a gRPC route: the gRPC method, which is
+ *              the path) must all be the token's, else 403
  *              `insufficient_scope` ({@link demandScopes}, compiled per
  *              route and method in `route-scopes.ts`)
  *   limit      the route's per-tenant and per-user token buckets
@@ -221,7 +222,9 @@ function authorized(
   for (const check of checks) {
     const scopes = check.route?.scopes;
     if (scopes === undefined) continue;
-    if (typeof methods === 'string') demandScopes(scopes, methods, principal.scopes);
+    // A gRPC route's scopes are keyed by gRPC method, which is the path (every call is a POST).
+    if (check.route?.protocol === 'grpc') demandScopes(scopes, check.view.path, principal.scopes);
+    else if (typeof methods === 'string') demandScopes(scopes, methods, principal.scopes);
     else for (const method of methods) demandScopes(scopes, method, principal.scopes);
   }
   const rateLimit = route?.rateLimit;
