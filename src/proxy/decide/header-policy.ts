@@ -127,6 +127,14 @@ export interface HeaderPolicy {
     principal: Principal | undefined,
     options: { requestId: string; stripAuthorization: boolean; upgrade: boolean },
   ): void;
+  /**
+   * The names among `names` (a request's, lower-case) that never reach an
+   * upstream whatever the verdict: identity headers and identity-like ones
+   * (`-bin` variants too), the API-key header, forward-auth's own. Not the
+   * hop-by-hop, framing and forwarding headers a proxy manages itself. For
+   * Envoy's ext_authz `headers_to_remove`.
+   */
+  neverForwarded(names: Iterable<string>): string[];
   /** The names {@link HeaderPolicy.rewrite} sets on every request it may forward, lower-case. */
   readonly setNames: readonly string[];
   /**
@@ -203,6 +211,16 @@ class Policy implements HeaderPolicy {
       clientId: names.clientId.toLowerCase(),
     };
     this.setNames = [...Object.values(this.lower), ...ASSERTED];
+  }
+
+  neverForwarded(names: Iterable<string>): string[] {
+    const managed = new Set([...HOP_BY_HOP, ...FRAMING, ...FORWARDED_HEADERS, REQUEST_ID_HEADER]);
+    const out: string[] = [];
+    for (const name of names) {
+      const lower = name.toLowerCase();
+      if (!managed.has(lower) && !lower.startsWith(':') && this.stripped(lower)) out.push(lower);
+    }
+    return out;
   }
 
   upstreamCookie(cookie: string | undefined): string | undefined {

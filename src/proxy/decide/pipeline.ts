@@ -315,6 +315,42 @@ export function verifiedHeaders(
   return answer;
 }
 
+/** Envoy's ext_authz verdict on the headers of the original request: what to set, what to remove. */
+export interface HeaderMutation {
+  set: Record<string, string>;
+  remove: string[];
+}
+
+/**
+ * Forward-auth's 200 ({@link verifiedHeaders}) as Envoy's gRPC ext_authz
+ * applies it: the identity headers with a value are set (overwriting), and
+ * every other header of the request that must never reach an upstream —
+ * client copies of identity headers (`-bin` variants too), identity-like
+ * ones, the API-key header, `Authorization` when it carried an API key,
+ * the session cookie's `Cookie` when nothing else is left — is removed.
+ */
+export function mutationForEnvoy(
+  headers: HeaderPolicy,
+  principal: Verdict,
+  request: Record<string, string>,
+): HeaderMutation {
+  const verified = verifiedHeaders(headers, principal, request.authorization, request.cookie);
+  const set: Record<string, string> = {};
+  const remove = new Set(headers.neverForwarded(Object.keys(request)));
+  for (const [name, value] of Object.entries(verified)) {
+    const lower = name.toLowerCase();
+    if (lower === 'cache-control' || lower === 'content-length') continue;
+    if (value === '') remove.add(lower);
+    else {
+      set[lower] = value;
+      remove.delete(lower);
+    }
+  }
+  if (request.authorization !== undefined && set.authorization === undefined)
+    remove.add('authorization');
+  return { set, remove: [...remove] };
+}
+
 /** A path and its query as a request target. */
 export function urlOf(path: string, query: string): string {
   return query === '' ? path : `${path}?${query}`;
