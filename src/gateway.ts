@@ -102,6 +102,7 @@ export async function createGateway(
         forwarder,
         metrics,
         log,
+        reloadTls: listeners.mainListener.reloadTls,
         readConfig: options.reloadConfig,
       }),
     ),

@@ -35,6 +35,8 @@ export function tlsFileProblems(raw: unknown, checks: FileChecks): string[] {
   const paths: (string | number)[][] = [
     ['store', 'redis', 'tls', 'ca'],
     ['sso', 'ca'],
+    ['listen', 'tls', 'cert'],
+    ['listen', 'tls', 'key'],
   ];
   const routes = valueAt(raw, ['routes']);
   if (Array.isArray(routes)) {

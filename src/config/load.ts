@@ -215,6 +215,11 @@ function resolvePaths(config: GatewayConfig, baseDir: string): GatewayConfig {
       if (file !== undefined) tls[name] = at(file);
     }
   }
+  const listenTls = config.listen.tls;
+  if (listenTls !== undefined) {
+    listenTls.cert = at(listenTls.cert);
+    listenTls.key = at(listenTls.key);
+  }
   const redisTls = config.store.redis?.tls;
   if (redisTls?.ca !== undefined) redisTls.ca = at(redisTls.ca);
   if (config.sso.ca !== undefined) config.sso.ca = at(config.sso.ca);

@@ -5,7 +5,8 @@
  * attached once built, sockets bound by `listen`.
  */
 import { createServer, type Server, type ServerOptions } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/index.js';
 import type { createRequestHandler } from '../http/dispatch.js';
@@ -14,7 +15,14 @@ import type { Metrics } from '../ops/metrics.js';
 import type { Tracing } from '../ops/tracing.js';
 import { IdentifiedResponse } from '../http/response-request-id.js';
 import { answerClientError, answerExpectation, type ClientErrorAnswer } from '../http/respond.js';
+import { translateHttp2Request } from '../http/http2-request.js';
 import { built, type Built } from './builders.js';
+import { createMainListener, type MainListener } from './main-listener.js';
+
+/** What Node's HTTP/1.1 server reports of a request that did not arrive in time. */
+const REQUEST_TIMEOUT = Object.assign(new Error('the first bytes did not arrive in time'), {
+  code: 'ERR_HTTP_REQUEST_TIMEOUT',
+});
 
 type RequestHandler = ReturnType<typeof createRequestHandler>;
 type Handle = RequestHandler['onRequest'];
@@ -28,7 +36,10 @@ export interface BoundAddresses {
 }
 
 export interface Listeners {
+  /** The main listener's HTTP/1.1 server (with `listen.http2` or `listen.tls`, beside what binds the port). */
   main: Server;
+  /** The main listener's connections: what binds the port, the HTTP/2 server, TLS reloads. */
+  mainListener: MainListener;
   forwardAuth?: Server;
   admin?: Server;
   /** Attaches the handlers; each request's server span is opened, and active, before it is handled. */
@@ -48,6 +59,15 @@ export function createListeners(
   const refused = refusedByServer(metrics, log);
   const main = createServer(options);
   main.on('checkExpectation', (req, res) => refused(answerExpectation(req, res)));
+  const mainListener = createMainListener(main, {
+    config,
+    metrics,
+    log,
+    onStalled(socket) {
+      metrics.http2Refused('preface_timeout');
+      refused(answerClientError(REQUEST_TIMEOUT, socket), REQUEST_TIMEOUT.code);
+    },
+  });
   const forwardAuth = config.forwardAuth === undefined ? undefined : createServer(options);
   const admin =
     config.admin === undefined ? undefined : createServer({ ServerResponse: IdentifiedResponse });
@@ -59,28 +79,41 @@ export function createListeners(
   const traffic = forwardAuth === undefined ? [main] : [main, forwardAuth];
   const closed = new Map<Server, Promise<void>>();
   const stop = (s: Server) => {
-    if (!closed.has(s)) closed.set(s, new Promise((resolve) => s.close(() => resolve())));
+    const close = () =>
+      s === main ? mainListener.stop() : new Promise<void>((resolve) => s.close(() => resolve()));
+    if (!closed.has(s)) closed.set(s, close());
     return closed.get(s) as Promise<void>;
   };
   const closeAll = async (servers: Server[]) => {
     const done = Promise.all(servers.map(stop));
-    for (const s of servers) s.closeAllConnections();
+    for (const s of servers) {
+      if (s === main) mainListener.closeAll();
+      else s.closeAllConnections();
+    }
     await done;
   };
   const listeners: Listeners = {
     main,
+    mainListener,
     ...(forwardAuth === undefined ? {} : { forwardAuth }),
     ...(admin === undefined ? {} : { admin }),
     attach(handler, adminHandle, tracing) {
       const traced = (handle: Handle): Handle =>
         tracing === undefined ? handle : (req, res) => tracing.handle(req, handle, res);
-      main.on('request', traced(handler.onRequest));
+      const onRequest = traced(handler.onRequest);
+      main.on('request', onRequest);
       main.on('upgrade', handler.onUpgrade);
+      mainListener.http2?.on('request', (req: Http2ServerRequest, res: Http2ServerResponse) => {
+        const translated = translateHttp2Request(req, res);
+        onRequest(translated.req, translated.res);
+      });
       forwardAuth?.on('request', traced(handler.onForwardAuthRequest));
       if (adminHandle !== undefined) admin?.on('request', adminHandle);
     },
     async listen() {
-      const bound: BoundAddresses = { main: await listenOn(main, config.listen, 'listen') };
+      const bound: BoundAddresses = {
+        main: await listenOn(mainListener.bound, config.listen, 'listen'),
+      };
       if (forwardAuth !== undefined && config.forwardAuth !== undefined)
         bound.forwardAuth = await listenOn(forwardAuth, config.forwardAuth, 'forwardAuth');
       if (admin !== undefined && config.admin !== undefined)
@@ -144,7 +177,7 @@ function clientTimeouts(
 
 /** Binds `server`; a refusal (port taken, address not local, no permission) names the config key. */
 function listenOn(
-  server: Server,
+  server: NetServer,
   at: { host: string; port: number },
   key: string,
 ): Promise<AddressInfo> {

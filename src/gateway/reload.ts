@@ -105,6 +105,8 @@ export interface ReloadDeps {
   forwarder: Forwarder;
   metrics: Metrics;
   log: Logger;
+  /** Reads `listen.tls`'s files again into the main listener; absent without TLS (`main-listener.ts`). */
+  reloadTls?: (() => void) | undefined;
   /** Reads the config file again; absent when the gateway runs on no file. */
   readConfig?: (() => Promise<GatewayConfig>) | undefined;
 }
@@ -119,6 +121,7 @@ export function createReload(deps: ReloadDeps): Reload {
     const { trusted, proxy } = settingsOf(next);
     if (keyring.reload !== undefined && next.tokens.keys === current.tokens.keys)
       await keyring.reload();
+    if (!needsRestart.includes('listen')) reloadCertificate(deps);
     verifier.clear();
     live.trusted = trusted;
     Object.assign(live.proxy, proxy);
@@ -150,6 +153,27 @@ export function createReload(deps: ReloadDeps): Reload {
     }
   };
   return { apply, fromFile };
+}
+
+/**
+ * The same `listen.tls` files, read again: a renewed certificate serves new
+ * handshakes at once. One that cannot be used (unreadable, not PEM, a key
+ * that does not match) keeps the old pair serving, logged with the reason
+ * and counted; the rest of the reload goes on.
+ */
+function reloadCertificate(deps: Pick<ReloadDeps, 'reloadTls' | 'metrics' | 'log'>): void {
+  if (deps.reloadTls === undefined) return;
+  try {
+    deps.reloadTls();
+    deps.metrics.tlsReload(true);
+    deps.log.info({}, 'listen.tls: certificate and key reloaded');
+  } catch (err) {
+    deps.metrics.tlsReload(false);
+    deps.log.error(
+      { cause: (err as Error).message },
+      'listen.tls: the new certificate or key cannot be used; the old pair keeps serving',
+    );
+  }
 }
 
 /** SIGHUP: re-reads the config file and applies it, as `POST /config/reload` does. */

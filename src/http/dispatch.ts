@@ -36,7 +36,8 @@ import { verifyRequest } from '../proxy/entry-verify.js';
 import type { Forwarder } from '../proxy/forward/forwarder.js';
 import type { LiveWebSockets } from '../proxy/forward/live-websockets.js';
 import { pathOf } from '../ops/access-log.js';
-import { sendError } from './respond.js';
+import { http2RefusalOf } from './http2-request.js';
+import { sendError, sendUpgradeError } from './respond.js';
 import type { RequestScope } from './scope.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -96,8 +97,10 @@ export function scopeOf(req: IncomingMessage): RequestScope {
 export function createRequestHandler(deps: DispatchDeps) {
   return {
     onRequest: ((req, res) => onRequest(deps, req, res)) satisfies Handler,
-    onUpgrade: (req: IncomingMessage, socket: Duplex, head: Buffer): void =>
-      handleUpgrade(deps, req, socket, head),
+    onUpgrade: (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+      if (!asksForH2c(req)) return handleUpgrade(deps, req, socket, head);
+      sendUpgradeError(req, socket, H2C_UPGRADE, deps.recorder.openUpgrade(req, socket));
+    },
     /** The forward-auth listener (config `forwardAuth`): `/auth/verify` and nothing else. */
     onForwardAuthRequest: ((req, res) => onForwardAuthRequest(deps, req, res)) satisfies Handler,
   };
@@ -159,9 +162,11 @@ function api(
  * request was already answered (refused) or must not be.
  */
 function begin(deps: DispatchDeps, req: IncomingMessage, res: ServerResponse) {
+  // An HTTP/2 stream's socket is its connection's, shared by its other streams.
+  const connection = req.httpVersionMajor < 2 ? (req.socket as ClosingSocket | null) : null;
   // Pipelined behind a refusal that ends the connection: its framing is
   // suspect, and its answer would never be read. Never forwarded.
-  if ((req.socket as ClosingSocket)[CLOSING] === true) return undefined;
+  if (connection?.[CLOSING] === true) return undefined;
   const scope = openScope(req, res, deps.recorder);
   if (req.headers['transfer-encoding'] !== undefined && below11(req)) {
     // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 message means faulty
@@ -172,13 +177,14 @@ function begin(deps: DispatchDeps, req: IncomingMessage, res: ServerResponse) {
   }
   const fail = (err: unknown) => {
     if (!isGatewayError(err) || err.status >= 500) scope.log.warn({ err }, 'request failed');
-    const socket = req.socket as ClosingSocket | null;
-    if (socket !== null && isGatewayError(err) && err.headers.connection === 'close')
-      socket[CLOSING] = true;
+    if (connection !== null && isGatewayError(err) && err.headers.connection === 'close')
+      connection[CLOSING] = true;
     if (!res.headersSent) sendError(res, err);
   };
   watchBodyIdle(req, res, deps.bodyIdleMs, () => bodyStalled(deps.forwarder, res, fail));
   try {
+    const refusal = protocolRefusal(req);
+    if (refusal !== undefined) throw refusal;
     return { scope, fail, target: normaliseTarget(req.url) };
   } catch (err) {
     fail(err);
@@ -221,6 +227,28 @@ function openScope(req: IncomingMessage, res: ServerResponse, recorder: RequestR
   const scope = recorder.open(req, res);
   (req as WithScope)[SCOPE] = scope;
   return scope;
+}
+
+const H2C_UPGRADE = new GatewayError(
+  'invalid_request',
+  'Upgrade: h2c is not served (RFC 9113 §3.1 deprecates it): send HTTP/2 by prior knowledge, or over TLS.',
+);
+
+/**
+ * What the edge refuses before any route is looked at: an HTTP/2 request
+ * that cannot be read as an HTTP/1.1 one (`http2-request.ts`), and an
+ * HTTP/1.1 request asking to switch to h2c, which is never switched to and
+ * never passed upstream.
+ */
+function protocolRefusal(req: IncomingMessage): GatewayError | undefined {
+  if (req.httpVersionMajor >= 2) return http2RefusalOf(req);
+  return asksForH2c(req) ? H2C_UPGRADE : undefined;
+}
+
+/** `Upgrade` names h2c (RFC 7540 §3.2, removed by RFC 9113 §3.1). */
+export function asksForH2c(req: IncomingMessage): boolean {
+  const upgrade = req.headers.upgrade;
+  return upgrade !== undefined && /(^|[\s,])h2c\s*(,|$)/i.test(upgrade);
 }
 
 /** HTTP/1.0, or a line Node read as HTTP/0.9. */

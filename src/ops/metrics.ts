@@ -15,6 +15,7 @@ import { registerMemoryLimits } from './memory-limits.js';
 import { SIGN_IN_OUTCOMES, type SignInOutcome } from './sign-in-outcomes.js';
 import { MAIL_KINDS, type MailKind, type MailOutcome } from '../mail/mailer.js';
 import { createRequestMetrics, DURATION_BUCKETS, type RequestRecord } from './request-metrics.js';
+import { registerHttp2Metrics, type Http2Refusal } from './http2-metrics.js';
 
 export type { RequestRecord } from './request-metrics.js';
 
@@ -78,6 +79,10 @@ export interface Metrics {
   rateLimitReconcileFailed(): void;
   /** A mail's end: sent, or given up after its last attempt (`mail/mailer.ts`). */
   mail(kind: MailKind, outcome: MailOutcome): void;
+  /** An HTTP/2 connection or stream refused by the main listener's limits (`http2-metrics.ts`). */
+  http2Refused(reason: Http2Refusal): void;
+  /** A reload of `listen.tls`'s files: applied, or refused (the old pair kept). */
+  tlsReload(ok: boolean): void;
 }
 
 /** How long the store may take to answer the scrape's ping before it counts as down. */
@@ -100,6 +105,7 @@ export function createMetrics(sources: MetricSources): Metrics {
     registry,
   ).series();
   const reloads = registerReloads(registry);
+  const http2 = registerHttp2Metrics(registry);
   const confirmations = new Histogram({
     name: 'tenant_gateway_revocation_confirm_seconds',
     help: 'Time a revocation made here waited for every lease holder (lease mode), by whether a silent holder had to be fenced.',
@@ -138,6 +144,7 @@ export function createMetrics(sources: MetricSources): Metrics {
     auditWriteFailure: () => counters.auditWriteFailures.inc(),
     mail: (kind, outcome) => counters.mails.inc({ kind, outcome }),
     rateLimitReconcileFailed: () => counters.reconcileFailures.inc(),
+    ...http2,
   };
 }
 

@@ -12,7 +12,6 @@ import { fixtureSuite } from '../support/fixture-suite.js';
 import {
   echoClient,
   startEchoUpstream,
-  startH2Front,
   startResettingUpstream,
   unary,
   withToken,
@@ -23,6 +22,8 @@ import {
 const s = fixtureSuite(
   { echo: startEchoUpstream, down: startEchoUpstream, resetting: startResettingUpstream },
   ({ echo, down, resetting }) => ({
+    // The main listener speaks HTTP/2 (h2c by prior knowledge) beside HTTP/1.1.
+    listen: { http2: true },
     routes: [
       {
         prefix: '/test.echo.Echo',
@@ -62,19 +63,16 @@ const s = fixtureSuite(
   { token: true },
 );
 
-let front: Awaited<ReturnType<typeof startH2Front>>;
 let client: ReturnType<typeof echoClient>;
 let echo: EchoUpstream;
 
 beforeAll(async () => {
   echo = s.up.echo;
   await s.up.down.close();
-  front = await startH2Front(s.gw);
-  client = echoClient(front.address);
+  client = echoClient(new URL(s.gw.url).host);
 });
 afterAll(async () => {
   client?.close();
-  await front?.close();
 });
 
 const lastCall = () => echo.calls[echo.calls.length - 1];

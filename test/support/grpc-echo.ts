@@ -1,15 +1,12 @@
 /**
  * A real gRPC upstream (@grpc/grpc-js on 127.0.0.1, h2c) serving
- * `echo.proto`, a client for it, and — until the main listener speaks
- * HTTP/2 — an h2c front that hands each stream to the gateway's own request
- * handler (the dispatch every listener uses), as the HTTP/2 listener does.
+ * `echo.proto`, an upstream that resets its streams, and a client.
  */
-import { constants, createServer, type Http2Server } from 'node:http2';
+import { constants, createServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as loader from '@grpc/proto-loader';
-import type { TestGateway } from './gateway.js';
 
 export interface EchoMsg {
   text?: string;
@@ -147,25 +144,6 @@ export async function startResettingUpstream(): Promise<{ url: string; close(): 
   return {
     url: `http://127.0.0.1:${port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-/** An h2c listener in front of `gw` whose streams go to the gateway's request handler. */
-export async function startH2Front(
-  gw: TestGateway,
-): Promise<{ address: string; close(): Promise<void> }> {
-  const server: Http2Server = createServer();
-  server.on('request', (req, res) => gw.gateway.server.emit('request', req, res));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    address: `127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Sessions still open are the clients'; closing the server waits for them.
-        setTimeout(resolve, 500).unref();
-      }),
   };
 }
 

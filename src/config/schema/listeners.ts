@@ -17,6 +17,30 @@ export const listen = z
       .describe(
         'also answer `/healthz`, `/readyz` and `/metrics` here, for a platform that can probe only the serving port; anyone who reaches this listener then reads the metrics, and a route whose prefix is one of those paths is refused. Off: they are served on `admin` only',
       ),
+    http2: boolean()
+      .default(false)
+      .describe(
+        'also speak HTTP/2 on this port: `h2` by ALPN with `tls`, `h2c` by prior knowledge without; HTTP/1.1 is still served, `Upgrade: h2c` is refused ([HTTP/2](http2.md))',
+      ),
+    tls: z
+      .strictObject({
+        cert: z
+          .string()
+          .min(1)
+          .describe(
+            'PEM file of the certificate chain (relative to the config file); re-read on every reload',
+          ),
+        key: z
+          .string()
+          .min(1)
+          .describe(
+            "PEM file of the certificate's private key (relative to the config file); re-read on every reload",
+          ),
+      })
+      .optional()
+      .describe(
+        'serve this listener over TLS; a reload (SIGHUP) re-reads both files and keeps the old pair when the new one cannot be used. Omitted: cleartext',
+      ),
   })
   .meta({
     description:

@@ -24,9 +24,14 @@ export const server = z
       .describe(
         "a request body (proxied or to the gateway's own endpoints) that receives no byte for this long gets 408, the connection closes and its upstream request is aborted; an upload that keeps moving is never cut",
       ),
+    http2MaxConcurrentStreams: integer(1, 1000)
+      .default(128)
+      .describe(
+        'with `listen.http2`: the streams (requests) one HTTP/2 connection may have open at once; a client asking for more has them refused (RST_STREAM, REFUSED_STREAM) and counted',
+      ),
   })
   .meta({
-    description: 'Timeouts on the client side of the gateway.',
+    description: 'Timeouts and limits on the client side of the gateway.',
     examples: [{ keepAliveTimeoutMs: 620000, headersTimeoutMs: 30000 }],
   })
   .prefault({});

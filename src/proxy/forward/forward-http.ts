@@ -76,6 +76,8 @@ export function forwardHttp(
   exchange.timer = setTimeout(expire, route.timeoutMs, exchange);
   (res as ServerResponse & Carrying)[EXCHANGE] = exchange;
   res.on('close', responseClosed);
+  // An HTTP/2 connection's streams are independent: none waits for another.
+  if (req.httpVersionMajor >= 2) return admit(exchange);
   // Requests a client pipelines on one connection go upstream one after the
   // other, as it sent them: its answers must come back in that order anyway.
   const socket = exchange.socket;
