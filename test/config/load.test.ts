@@ -451,7 +451,7 @@ describe('defaults', () => {
   it('fills every default into an empty file', () => {
     const config = parseConfigText('', SOURCE, {});
     expect(config).toEqual({
-      listen: { host: '0.0.0.0', port: 8080, opsEndpoints: false },
+      listen: { host: '0.0.0.0', port: 8080, opsEndpoints: false, http2: false },
       store: {},
       tokens: {
         issuer: 'tenant-gateway',
@@ -491,6 +491,7 @@ describe('defaults', () => {
         keepAliveTimeoutMs: 65000,
         headersTimeoutMs: 60000,
         requestBodyIdleTimeoutMs: 60000,
+        http2MaxConcurrentStreams: 128,
       },
       trustedProxies: [],
       stripHeaders: { add: [], keep: [] },
@@ -547,7 +548,12 @@ describe('defaults', () => {
       SOURCE,
       {},
     );
-    expect(config.listen).toEqual({ host: '0.0.0.0', port: 8081, opsEndpoints: false });
+    expect(config.listen).toEqual({
+      host: '0.0.0.0',
+      port: 8081,
+      opsEndpoints: false,
+      http2: false,
+    });
     expect(config.admin).toEqual({ host: '0.0.0.0', port: 9091, configReload: false });
     expect(config.store.redis).toEqual({
       url: 'redis://cache:6379/2',
