@@ -28,6 +28,8 @@ WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
+# Envoy's ext_authz protos, loaded at start with forwardAuth.grpc.
+COPY proto ./proto
 # The commented production example, to copy from (`docker run … cat config/production.yaml`);
 # nothing reads it unless GATEWAY_CONFIG names it.
 COPY config/production.yaml ./config/

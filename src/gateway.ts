@@ -15,9 +15,10 @@ import { built, stepsOn, type BeforeStep } from './gateway/builders.js';
 import { createCleanup } from './gateway/cleanup.js';
 import { buildCore, seedStore } from './gateway/build-core.js';
 import { drainThenClose } from './gateway/drain.js';
+import { buildExtAuthz, type ExtAuthz } from './gateway/ext-authz.js';
 import { buildFederation } from './gateway/federation.js';
 import { buildHandlers } from './gateway/handlers.js';
-import { createListeners, type BoundAddresses } from './gateway/listeners.js';
+import { createListeners, type BoundAddresses, type Listeners } from './gateway/listeners.js';
 import { startSettings } from './gateway/proxy-settings.js';
 import { createReload, type Reload, type ReloadResult } from './gateway/reload.js';
 import { buildMetrics, buildTracing, type Scraped } from './gateway/telemetry.js';
@@ -128,6 +129,7 @@ export async function createGateway(
     ),
   );
   scraped.recorder = handlers.recorder;
+  const extAuthz = await step('ext-authz', () => buildExtAuthz(config, handlers.admission, log));
   listeners.attach(handlers.traffic, handlers.admin, tracing);
   const busy = () => handlers.recorder.inFlight() > 0 || forwarder.openWebSockets() > 0;
   return {
@@ -137,9 +139,16 @@ export async function createGateway(
     store: core.store,
     keyring: core.keyring,
     browserSessions: core.browserSessions,
-    listen: () => step('listen', async () => built(await listeners.listen())),
+    listen: () => step('listen', () => listenAll(listeners, extAuthz)),
     reload: reload.apply,
     ...(reload.fromFile === undefined ? {} : { reloadFromFile: reload.fromFile }),
     close: (drainMs = 0) => drainThenClose({ readiness, listeners, busy, cleanup }, drainMs),
   };
+}
+
+/** Binds the listeners, then Envoy's gRPC ext_authz when it is on. */
+async function listenAll(listeners: Listeners, extAuthz: ExtAuthz | undefined) {
+  const bound = await listeners.listen();
+  if (extAuthz !== undefined) bound.extAuthz = await extAuthz.listen();
+  return built(bound);
 }

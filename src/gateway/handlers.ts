@@ -27,6 +27,7 @@ import {
   type AuthenticateSessionRequest,
 } from '../auth/credentials/session-credentials.js';
 import { createAdmit } from '../proxy/decide/admit.js';
+import type { Admission } from '../proxy/decide/pipeline.js';
 import type { RouteRateLimits } from '../proxy/rate-limits/route-rate-limits.js';
 import { clientAddress } from '../proxy/decide/trusted-proxies.js';
 import { originalRequestForLog } from '../proxy/decide/verify-request.js';
@@ -59,6 +60,8 @@ export interface HandlerDeps {
 export interface Handlers {
   /** The main listener's (HTTP and upgrades) and the forward-auth listener's. */
   traffic: ReturnType<typeof createRequestHandler>;
+  /** What admits on the traffic listeners: Envoy's gRPC ext_authz asks the same (`ext-authz.ts`). */
+  admission: Admission;
   /** The admin listener's, when `admin` is configured. */
   admin: ReturnType<typeof createAdminRequestHandler> | undefined;
   /** Records the main listener's requests: `inFlight` is what a drain waits for. */
@@ -117,6 +120,15 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
     publicUrl: config.publicUrl,
     ...sessionApiDeps(deps),
   });
+  const admission: Admission = {
+    admit: createAdmit(
+      core.authenticateRequest,
+      config.apiKeys.enabled ? config.apiKeys.header : undefined,
+      sessionRoutesAuthenticator(config, core),
+    ),
+    rateLimits: deps.rateLimits,
+    settings: deps.live.proxy,
+  };
   const traffic = createRequestHandler({
     recorder,
     api: api.callback(),
@@ -127,17 +139,12 @@ export function buildHandlers(deps: HandlerDeps): Handlers {
       : {}),
     forwardAuthHere: config.forwardAuth === undefined,
     bodyIdleMs: config.server.requestBodyIdleTimeoutMs,
-    admit: createAdmit(
-      core.authenticateRequest,
-      config.apiKeys.enabled ? config.apiKeys.header : undefined,
-      sessionRoutesAuthenticator(config, core),
-    ),
-    rateLimits: deps.rateLimits,
+    ...admission,
+    settings: deps.live.proxy,
     forwarder: deps.forwarder,
     liveWebSockets: deps.liveWebSockets,
-    settings: deps.live.proxy,
   });
-  return { traffic, admin: adminHandlerOf(deps, recording), recorder };
+  return { traffic, admission, admin: adminHandlerOf(deps, recording), recorder };
 }
 
 /** The admin listener's handler (`admin`), at the debug level; undefined without one. */

@@ -31,6 +31,8 @@ export interface BoundAddresses {
   main: AddressInfo;
   admin?: AddressInfo;
   forwardAuth?: AddressInfo;
+  /** Envoy's gRPC ext_authz (`forwardAuth.grpc`), bound by the gateway after these. */
+  extAuthz?: AddressInfo;
 }
 
 export interface Listeners {

@@ -3,7 +3,8 @@
  * was refused (a refused WebSocket gets a real HTTP answer, never a silently
  * dropped socket), and on a socket whose request Node's HTTP parser refused
  * (Node's own answer there is a bare `400 Bad Request` line). All render
- * through `errorResponse`, the one place errors become JSON.
+ * through `errorResponse`, the one place errors become JSON; a gRPC call's
+ * refusal is the same error in gRPC's shape (`grpc-refusal.ts`).
  */
 import { STATUS_CODES, ServerResponse, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
@@ -15,6 +16,7 @@ import {
   type ErrorCode,
   type ErrorResponse,
 } from '../errors.js';
+import { sendGrpcRefusal, wantsGrpc } from './grpc-refusal.js';
 import type { Refusal, UpgradeScope } from './scope.js';
 import { newRequestId, REQUEST_ID_HEADER, takeRequestId } from './request-id.js';
 import { requestIdOf } from './response-request-id.js';
@@ -35,6 +37,8 @@ export function sendError(res: ServerResponse, err: unknown): void {
     code: rendered.code,
     detail: isGatewayError(err) ? err.detail : undefined,
   };
+  // A gRPC client reads no error body: the status comes in its trailers.
+  if (wantsGrpc(res)) return sendGrpcRefusal(res, rendered);
   res.writeHead(rendered.status, rendered.headers).end(rendered.body);
 }
 

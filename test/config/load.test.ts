@@ -42,7 +42,42 @@ describe('key paths of problems', () => {
         SOURCE,
         {},
       ).forwardAuth,
-    ).toEqual({ host: '0.0.0.0', port: 0 });
+    ).toEqual({ host: '0.0.0.0', port: 0, grpc: false, grpcPort: 8082 });
+  });
+
+  it('gRPC: the ext_authz port is a listener too; a gRPC route keys scopes by gRPC method', () => {
+    expect(problemsOf('listen: { port: 8082 }\nforwardAuth: { port: 8081, grpc: true }')).toEqual([
+      'forwardAuth.grpcPort: is listen.port too (8082): each listener needs a port of its own',
+    ]);
+    // Without grpc: true there is no ext_authz listener to clash.
+    expect(
+      parseConfigText('listen: { port: 8082 }\nforwardAuth: { port: 8081 }', SOURCE, {}).forwardAuth
+        ?.grpc,
+    ).toBe(false);
+    const grpcRoute = (extra: string) =>
+      problemsOf(
+        `routes:\n  - { prefix: /pkg.Svc, upstream: "http://127.0.0.1:9001", protocol: grpc, ${extra} }`,
+      );
+    expect(
+      parseConfigText(
+        'routes:\n  - { prefix: /pkg.Svc, upstream: "http://127.0.0.1:9001", protocol: grpc, scopes: { "/pkg.Svc/Get": [a], "*": [b] } }',
+        SOURCE,
+        {},
+      ).routes[0]?.scopes,
+    ).toEqual({ '/pkg.Svc/Get': ['a'], '*': ['b'] });
+    expect(grpcRoute('scopes: { GET: [a] }')).toEqual([
+      'routes[0].scopes.GET: a gRPC route names gRPC methods (/pkg.Service/Method) or *',
+    ]);
+    expect(grpcRoute('auth: session')).toContain(
+      'routes[0].auth: session does not apply to a gRPC route (bearer or none)',
+    );
+    expect(
+      problemsOf(
+        'routes:\n  - { prefix: /orders, upstream: "http://127.0.0.1:9001", scopes: { "/pkg.Svc/Get": [a] } }',
+      ),
+    ).toEqual([
+      'routes[0].scopes./pkg.Svc/Get: names a gRPC method: only a route with protocol: grpc takes those',
+    ]);
   });
 
   it('names bad tracing settings', () => {
@@ -416,7 +451,7 @@ describe('defaults', () => {
   it('fills every default into an empty file', () => {
     const config = parseConfigText('', SOURCE, {});
     expect(config).toEqual({
-      listen: { host: '0.0.0.0', port: 8080, opsEndpoints: false },
+      listen: { host: '0.0.0.0', port: 8080, opsEndpoints: false, http2: false },
       store: {},
       tokens: {
         issuer: 'tenant-gateway',
@@ -456,6 +491,7 @@ describe('defaults', () => {
         keepAliveTimeoutMs: 65000,
         headersTimeoutMs: 60000,
         requestBodyIdleTimeoutMs: 60000,
+        http2MaxConcurrentStreams: 128,
       },
       trustedProxies: [],
       stripHeaders: { add: [], keep: [] },
@@ -513,7 +549,12 @@ describe('defaults', () => {
       SOURCE,
       {},
     );
-    expect(config.listen).toEqual({ host: '0.0.0.0', port: 8081, opsEndpoints: false });
+    expect(config.listen).toEqual({
+      host: '0.0.0.0',
+      port: 8081,
+      opsEndpoints: false,
+      http2: false,
+    });
     expect(config.admin).toEqual({ host: '0.0.0.0', port: 9091, configReload: false });
     expect(config.store.redis).toEqual({
       url: 'redis://cache:6379/2',
@@ -534,6 +575,7 @@ describe('defaults', () => {
         upstream: 'http://127.0.0.1:9001',
         timeoutMs: 30000,
         bodyIdleTimeoutMs: 300000,
+        protocol: 'http1',
         auth: 'bearer',
         stripAuthorization: true,
         stripPrefix: false,

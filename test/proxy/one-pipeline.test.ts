@@ -16,6 +16,7 @@ const ENTRY_WAYS = [
   'src/proxy/entry-http.ts',
   'src/proxy/entry-upgrade.ts',
   'src/proxy/entry-verify.ts',
+  'src/proxy/entry-ext-authz.ts',
 ];
 
 /** What admits: the bearer and tenant checks, the rate limits, the header policy, the routes. */

@@ -13,11 +13,18 @@ import { basic, bearer, type TestGateway } from '../support/gateway.js';
 import { fixtureSuite } from '../support/fixture-suite.js';
 import { BOB, startIdentityFixture, tokenFor } from '../support/identity-fixture.js';
 import { startWebSocketUpstream } from '../support/upstream.js';
+import * as grpc from '@grpc/grpc-js';
+import { echoClient, startEchoUpstream, withToken, type EchoMsg } from '../support/grpc-echo.js';
 
 const s = fixtureSuite(
-  { upstream: startWebSocketUpstream },
-  ({ upstream }) => ({
-    routes: [{ prefix: '/live', upstream: upstream.url }],
+  { upstream: startWebSocketUpstream, grpcEcho: startEchoUpstream },
+  ({ upstream, grpcEcho }) => ({
+    // HTTP/2 beside HTTP/1.1 on the main listener, for the gRPC case (issue 47).
+    listen: { http2: true },
+    routes: [
+      { prefix: '/live', upstream: upstream.url },
+      { prefix: '/test.echo.Echo', upstream: grpcEcho.url, protocol: 'grpc' },
+    ],
   }),
   {
     start: (config) => startIdentityFixture(config),
@@ -83,6 +90,35 @@ async function signUp(email: string, password: string): Promise<string> {
   expect(res.status).toBe(201);
   return ((await res.json()) as { tenant_id: string }).tenant_id;
 }
+
+describe('a live gRPC stream through instance A (issue 47)', () => {
+  it('ends with UNAUTHENTICATED invalid_token when its token is revoked on instance B', async () => {
+    const token = (await tokenFor(a.url, BOB, 'globex')).access_token;
+    const client = echoClient(new URL(a.url).host);
+    const call = client.Bidi(withToken(token)) as grpc.ClientDuplexStream<EchoMsg, EchoMsg>;
+    call.on('error', () => {});
+    const status = new Promise<grpc.StatusObject>((resolve) => call.on('status', resolve));
+    const first = new Promise<EchoMsg>((resolve) => call.once('data', resolve));
+    call.write({ text: 'before' });
+    expect((await first).text).toBe('echo:before');
+
+    const del = await fetch(`${b.url}/1/token`, {
+      method: 'DELETE',
+      headers: { authorization: bearer(token) },
+    });
+    expect(del.status).toBe(204);
+
+    const ended = await Promise.race([
+      status,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('the stream is still open after 5 s')), 5000),
+      ),
+    ]);
+    expect(ended.code).toBe(grpc.status.UNAUTHENTICATED);
+    expect(ended.details).toBe('invalid_token');
+    client.close();
+  });
+});
 
 describe('an open WebSocket through instance A', () => {
   it('closes with 1008 when its token is revoked on instance B; others stay open', async () => {

@@ -10,6 +10,7 @@ import pino from 'pino';
 import { generateKeyFile } from '../../src/auth/tokens/keys.js';
 import { validateConfig } from '../../src/config/index.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
+import type { BoundAddresses } from '../../src/gateway/listeners.js';
 import { createLogger } from '../../src/ops/logger.js';
 
 export interface TestGateway {
@@ -17,6 +18,8 @@ export interface TestGateway {
   /** The admin listener (`/healthz`, `/readyz`, `/metrics`), when `raw` has `admin`. */
   adminUrl: string | undefined;
   gateway: Gateway;
+  /** Every address the gateway bound (forward-auth's and Envoy ext_authz's too, when configured). */
+  bound: BoundAddresses;
   close(): Promise<void>;
 }
 
@@ -52,11 +55,13 @@ export async function startTestGateway(
     log,
     options.clock === undefined ? {} : { clock: options.clock },
   );
-  const { main, admin } = await gateway.listen();
+  const bound = await gateway.listen();
+  const { main, admin } = bound;
   return {
     url: `http://127.0.0.1:${main.port}`,
     adminUrl: admin === undefined ? undefined : `http://127.0.0.1:${admin.port}`,
     gateway,
+    bound,
     close: () => gateway.close(),
   };
 }

@@ -68,6 +68,14 @@ export const forwardAuth = z
   .strictObject({
     host: hostName().default('0.0.0.0').describe('address the forward-auth listener binds to'),
     port: port().default(8081).describe('port of the forward-auth listener'),
+    grpc: boolean()
+      .default(false)
+      .describe(
+        "also answer Envoy's gRPC ext_authz (`envoy.service.auth.v3.Authorization/Check`, h2c) on `grpcPort`, the same verdict as `/auth/verify` ([gRPC](grpc.md#envoys-grpc-ext_authz))",
+      ),
+    grpcPort: port()
+      .default(8082)
+      .describe('port of the gRPC ext_authz listener (on `host`), with `grpc: true`'),
   })
   .meta({
     description:
@@ -85,8 +93,8 @@ const ANY_ADDRESS = new Set(['0.0.0.0', '::', '[::]']);
  */
 export function checkListeners(config: Record<string, unknown>, ctx: z.RefinementCtx): void {
   const seen: { key: string; host: string; port: number }[] = [];
-  for (const key of ['listen', 'admin', 'forwardAuth']) {
-    const { host, port } = (config[key] ?? {}) as { host?: unknown; port?: unknown };
+  for (const key of ['listen', 'admin', 'forwardAuth', 'forwardAuth.grpcPort']) {
+    const { host, port } = listenerAt(config, key);
     if (typeof host !== 'string' || typeof port !== 'number' || port === 0) continue;
     const clash = seen.find(
       (other) =>
@@ -96,10 +104,25 @@ export function checkListeners(config: Record<string, unknown>, ctx: z.Refinemen
     if (clash !== undefined) {
       ctx.addIssue({
         code: 'custom',
-        path: [key, 'port'],
-        message: `is ${clash.key}.port too (${port}): each listener needs a port of its own`,
+        path: key === 'forwardAuth.grpcPort' ? ['forwardAuth', 'grpcPort'] : [key, 'port'],
+        message: `is ${clash.key.includes('.') ? clash.key : `${clash.key}.port`} too (${port}): each listener needs a port of its own`,
       });
     }
     seen.push({ key, host, port });
   }
+}
+
+/** Where a listener binds: `forwardAuth.grpcPort` is the ext_authz listener, when `forwardAuth.grpc`. */
+function listenerAt(
+  config: Record<string, unknown>,
+  key: string,
+): { host?: unknown; port?: unknown } {
+  if (key !== 'forwardAuth.grpcPort')
+    return (config[key] ?? {}) as { host?: unknown; port?: unknown };
+  const auth = (config['forwardAuth'] ?? {}) as {
+    host?: unknown;
+    grpc?: unknown;
+    grpcPort?: unknown;
+  };
+  return auth.grpc === true ? { host: auth.host, port: auth.grpcPort } : {};
 }

@@ -60,6 +60,9 @@ const tenantRules = z
 /** A key of a route's `scopes`: a method as requests spell it (case-sensitive, RFC 9110 §9.1), or `*`. */
 const SCOPE_METHOD = /^(?:[A-Z][A-Z-]*|\*)$/;
 
+/** A key of a gRPC route's `scopes`: a gRPC method as its path (`/pkg.Service/Method`), or `*`. */
+const GRPC_SCOPE_METHOD = /^(?:\/[A-Za-z_][\w.]*\/[A-Za-z_]\w*|\*)$/;
+
 /**
  * The scopes a route requires, per method: every scope listed for the
  * request's method (HEAD: GET's, unless HEAD is listed), else `*`'s; a
@@ -74,11 +77,12 @@ const routeScopes = z
         code: 'custom',
         message: 'must name at least one method or * (omit the key to require none)',
       });
-    for (const name of names.filter((n) => !SCOPE_METHOD.test(n)))
+    for (const name of names.filter((n) => !SCOPE_METHOD.test(n) && !GRPC_SCOPE_METHOD.test(n)))
       ctx.addIssue({
         code: 'custom',
         path: [name],
-        message: 'must be an HTTP method in capitals (GET, POST, …) or *',
+        message:
+          'must be an HTTP method in capitals (GET, POST, …), a gRPC method (/pkg.Service/Method) or *',
       });
   })
   .meta({ typeName: 'map: method or `*` → list of scopes' });
@@ -117,6 +121,12 @@ const route = z
       .optional()
       .describe(
         'where a request names its tenant: at least one of `header`, `path`, `query`, `host` when `tenant` is given',
+      ),
+    protocol: z
+      .enum(['http1', 'grpc'])
+      .default('http1')
+      .describe(
+        "`grpc`: a gRPC service — forwarded over HTTP/2 (h2c to `http://`, h2 to `https://`), its refusals in gRPC's shape, `scopes` keyed by gRPC method; needs `listen.http2` ([gRPC](grpc.md))",
       ),
     auth: z
       .enum(['bearer', 'session', 'none'])
@@ -244,6 +254,7 @@ function checkRoute(value: unknown, ctx: z.RefinementCtx): void {
     string,
     unknown
   >;
+  checkGrpcRoute(value as Record<string, unknown>, ctx);
   if (scopes !== undefined && auth === 'none') {
     ctx.addIssue({
       code: 'custom',
@@ -275,6 +286,39 @@ function checkRoute(value: unknown, ctx: z.RefinementCtx): void {
       code: 'custom',
       path: ['rewrite'],
       message: 'use either stripPrefix or rewrite, not both',
+    });
+  }
+}
+
+/**
+ * A gRPC route's scopes name gRPC methods (an HTTP/1 route's, HTTP methods:
+ * each is POST on the wire); a browser's session and CORS do not apply to it.
+ */
+function checkGrpcRoute(value: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const grpc = value['protocol'] === 'grpc';
+  const scopes = value['scopes'];
+  if (scopes !== null && typeof scopes === 'object') {
+    for (const name of Object.keys(scopes)) {
+      if (name === '*' || GRPC_SCOPE_METHOD.test(name) === grpc) continue;
+      ctx.addIssue({
+        code: 'custom',
+        path: ['scopes', name],
+        message: grpc
+          ? 'a gRPC route names gRPC methods (/pkg.Service/Method) or *'
+          : 'names a gRPC method: only a route with protocol: grpc takes those',
+      });
+    }
+  }
+  if (!grpc) return;
+  for (const key of ['cors', 'auth'] as const) {
+    if (value[key] === undefined || (key === 'auth' && value[key] !== 'session')) continue;
+    ctx.addIssue({
+      code: 'custom',
+      path: [key],
+      message:
+        key === 'cors'
+          ? 'does not apply to a gRPC route (gRPC clients send no CORS requests)'
+          : 'session does not apply to a gRPC route (bearer or none)',
     });
   }
 }

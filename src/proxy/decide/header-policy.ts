@@ -127,6 +127,14 @@ export interface HeaderPolicy {
     principal: Principal | undefined,
     options: { requestId: string; stripAuthorization: boolean; upgrade: boolean },
   ): void;
+  /**
+   * The names among `names` (a request's, lower-case) that never reach an
+   * upstream whatever the verdict: identity headers and identity-like ones
+   * (`-bin` variants too), the API-key header, forward-auth's own. Not the
+   * hop-by-hop, framing and forwarding headers a proxy manages itself. For
+   * Envoy's ext_authz `headers_to_remove`.
+   */
+  neverForwarded(names: Iterable<string>): string[];
   /** The names {@link HeaderPolicy.rewrite} sets on every request it may forward, lower-case. */
   readonly setNames: readonly string[];
   /**
@@ -205,6 +213,16 @@ class Policy implements HeaderPolicy {
     this.setNames = [...Object.values(this.lower), ...ASSERTED];
   }
 
+  neverForwarded(names: Iterable<string>): string[] {
+    const managed = new Set([...HOP_BY_HOP, ...FRAMING, ...FORWARDED_HEADERS, REQUEST_ID_HEADER]);
+    const out: string[] = [];
+    for (const name of names) {
+      const lower = name.toLowerCase();
+      if (!managed.has(lower) && !lower.startsWith(':') && this.stripped(lower)) out.push(lower);
+    }
+    return out;
+  }
+
   upstreamCookie(cookie: string | undefined): string | undefined {
     if (cookie === undefined || this.sessionCookie === undefined) return undefined;
     return (withoutCookie(cookie, this.sessionCookie) as string | undefined) ?? '';
@@ -272,7 +290,10 @@ class Policy implements HeaderPolicy {
     const forwardedHost = clientHost ?? headers.host;
     if (forwardedHost !== undefined) out['x-forwarded-host'] = forwardedHost;
     frame(out, headers, options.upgrade);
-    req.headers = out;
+    // HTTP/2's compatibility request has a getter only: an own property shadows it.
+    if (req.httpVersionMajor >= 2)
+      Object.defineProperty(req, 'headers', { value: out, writable: true, configurable: true });
+    else req.headers = out;
   }
 
   /**
@@ -331,7 +352,12 @@ class Policy implements HeaderPolicy {
     let drop = this.decided.get(name);
     if (drop === undefined) {
       const folded = foldHeaderName(name);
-      drop = this.strip.has(folded) || (this.identityLike(folded) && !this.kept(folded));
+      // gRPC metadata: `x-user-id-bin` is `x-user-id`, base64-encoded.
+      const stem = folded.endsWith('-bin') ? folded.slice(0, -4) : folded;
+      drop =
+        this.strip.has(folded) ||
+        this.strip.has(stem) ||
+        (this.identityLike(stem) && !this.kept(stem));
       if (this.decided.size < DECIDED_NAMES_MAX) this.decided.set(name, drop);
     }
     return drop;

@@ -39,7 +39,8 @@
  *              (`session-origin.ts`, `request-origin.ts`)
  *   scopes     each check's route: the scopes it requires for the method
  *              (forward-auth: each original method, `verify-request.ts`
- *              `originalMethods`) must all be the token's, else 403
+ *              `originalMethods`; a gRPC route: the gRPC method, which is
+ *              the path) must all be the token's, else 403
  *              `insufficient_scope` ({@link demandScopes}, compiled per
  *              route and method in `route-scopes.ts`)
  *   limit      the route's per-tenant and per-user token buckets
@@ -221,7 +222,9 @@ function authorized(
   for (const check of checks) {
     const scopes = check.route?.scopes;
     if (scopes === undefined) continue;
-    if (typeof methods === 'string') demandScopes(scopes, methods, principal.scopes);
+    // A gRPC route's scopes are keyed by gRPC method, which is the path (every call is a POST).
+    if (check.route?.protocol === 'grpc') demandScopes(scopes, check.view.path, principal.scopes);
+    else if (typeof methods === 'string') demandScopes(scopes, methods, principal.scopes);
     else for (const method of methods) demandScopes(scopes, method, principal.scopes);
   }
   const rateLimit = route?.rateLimit;
@@ -310,6 +313,42 @@ export function verifiedHeaders(
   )
     answer.authorization = authorization;
   return answer;
+}
+
+/** Envoy's ext_authz verdict on the headers of the original request: what to set, what to remove. */
+export interface HeaderMutation {
+  set: Record<string, string>;
+  remove: string[];
+}
+
+/**
+ * Forward-auth's 200 ({@link verifiedHeaders}) as Envoy's gRPC ext_authz
+ * applies it: the identity headers with a value are set (overwriting), and
+ * every other header of the request that must never reach an upstream —
+ * client copies of identity headers (`-bin` variants too), identity-like
+ * ones, the API-key header, `Authorization` when it carried an API key,
+ * the session cookie's `Cookie` when nothing else is left — is removed.
+ */
+export function mutationForEnvoy(
+  headers: HeaderPolicy,
+  principal: Verdict,
+  request: Record<string, string>,
+): HeaderMutation {
+  const verified = verifiedHeaders(headers, principal, request.authorization, request.cookie);
+  const set: Record<string, string> = {};
+  const remove = new Set(headers.neverForwarded(Object.keys(request)));
+  for (const [name, value] of Object.entries(verified)) {
+    const lower = name.toLowerCase();
+    if (lower === 'cache-control' || lower === 'content-length') continue;
+    if (value === '') remove.add(lower);
+    else {
+      set[lower] = value;
+      remove.delete(lower);
+    }
+  }
+  if (request.authorization !== undefined && set.authorization === undefined)
+    remove.add('authorization');
+  return { set, remove: [...remove] };
 }
 
 /** A path and its query as a request target. */

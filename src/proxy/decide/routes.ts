@@ -32,6 +32,8 @@ export interface CompiledRoute {
    * cookie admits too (`auth/credentials/session-credentials.ts`).
    */
   auth: 'bearer' | 'session' | 'none';
+  /** `grpc`: forwarded over HTTP/2, refused in gRPC's shape, scopes keyed by gRPC method (the path). */
+  protocol: 'http1' | 'grpc';
   /** @throws GatewayError `tenant_mismatch` */
   checkTenant: TenantRule;
   /** The tenant types this route admits; undefined: any. */
@@ -82,6 +84,7 @@ export function compileRoutes(routes: readonly RouteConfig[]): RouteTable<Compil
         bodyIdleTimeoutMs: r.bodyIdleTimeoutMs,
         stripAuthorization: r.stripAuthorization,
         auth: r.auth,
+        protocol: r.protocol,
         checkTenant: compileTenantRules(r.tenant),
         tenantTypes: r.tenantTypes === undefined ? undefined : new Set(r.tenantTypes),
         scopes: compileRouteScopes(r.scopes),

@@ -6,7 +6,8 @@
  * tenants by its slots (`tenant-slots.ts`): a request waits for a free one
  * within its route's timeout, and a tenant past its share is refused with
  * 429. The route's timeout is a 504, a refused or broken upstream a 502; no
- * upstream failure can reach the process as an unhandled error.
+ * upstream failure can reach the process as an unhandled error. gRPC routes
+ * go over pooled HTTP/2 sessions instead (`grpc-sessions.ts`, `forward-grpc.ts`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -15,7 +16,9 @@ import { GatewayError } from '../../errors.js';
 import { sendUpgradeError } from '../../http/respond.js';
 import type { RequestScope, UpgradeScope } from '../../http/scope.js';
 import { abandonExchange, forwardHttp, type ForwardTarget } from './forward-http.js';
+import { forwardGrpc, type EndCall } from './forward-grpc.js';
 import { forwardUpgrade } from './forward-upgrade.js';
+import { createGrpcSessions } from './grpc-sessions.js';
 import type { SlotLimits } from './tenant-slots.js';
 import { createUpstreamPools, type UpstreamTls } from './upstream-pools.js';
 
@@ -37,6 +40,17 @@ export interface Forwarder {
     scope: UpgradeScope,
     opened?: (upstream: Duplex) => void,
   ): void;
+  /**
+   * Forwards a gRPC call over HTTP/2 (`forward-grpc.ts`); `opened` gets the
+   * handle that ends it while it lives and returns the undo of its watch.
+   */
+  grpc(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: ForwardTarget,
+    scope: RequestScope,
+    opened?: (end: EndCall) => () => void,
+  ): void;
   /** Aborts the upstream request answering `res`, if any (the gateway answers it instead). */
   abandon(res: ServerResponse): void;
   /** Keeps the connections to these upstreams; closes the others' once idle (config reload). */
@@ -53,6 +67,7 @@ export interface Forwarder {
  */
 export function createForwarder(pool: SlotLimits = UPSTREAM_POOL_DEFAULTS): Forwarder {
   const pools = createUpstreamPools({ limits: pool });
+  const grpcSessions = createGrpcSessions();
   /** Client sockets of proxied WebSockets: the HTTP server no longer tracks them. */
   const webSockets = new Set<Duplex>();
 
@@ -80,11 +95,15 @@ export function createForwarder(pool: SlotLimits = UPSTREAM_POOL_DEFAULTS): Forw
         opened ?? noop,
       );
     },
+    grpc(req, res, target, scope, opened) {
+      forwardGrpc(req, res, grpcSessions, target, scope, opened);
+    },
     abandon: abandonExchange,
     retainUpstreams: (upstreams) => pools.retain(upstreams),
     openWebSockets: () => webSockets.size,
     close() {
       for (const socket of webSockets) socket.destroy();
+      grpcSessions.close();
       pools.destroy().catch(() => {});
     },
   };

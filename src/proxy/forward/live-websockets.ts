@@ -23,6 +23,8 @@ import type { Principal } from '../../auth/credentials/authenticate.js';
 import type { SessionGuard } from '../../auth/revocation/sessions.js';
 import { isGatewayError } from '../../errors.js';
 import type { SessionEvent } from '../../store/types.js';
+import { GRPC_STATUS } from '../../http/grpc-refusal.js';
+import type { EndCall } from './forward-grpc.js';
 
 export interface LiveWebSockets {
   /**
@@ -31,7 +33,15 @@ export interface LiveWebSockets {
    * for the next turn of the event loop.
    */
   track(client: Duplex, upstream: Duplex, principal: Principal): void;
-  /** WebSockets being watched. */
+  /**
+   * Watches a live gRPC call the same way: a verdict that would close a
+   * WebSocket with 1008 ends the call with `grpc-status` 16
+   * UNAUTHENTICATED (`grpc-message` `invalid_token`), one that would close
+   * it with 1013 ends it with 14 UNAVAILABLE. Returns the undo, for when
+   * the call ends on its own.
+   */
+  trackCall(end: EndCall, principal: Principal): () => void;
+  /** WebSockets (and gRPC calls) being watched. */
   size(): number;
   /** Stops watching (the sockets themselves are the forwarder's to close). */
   close(): void;
@@ -73,8 +83,10 @@ function closeFrame(code: number, reason: string): Buffer {
 /** One open WebSocket being watched. */
 interface Watched {
   owner: WebSocketWatch;
-  client: Duplex;
-  upstream: Duplex;
+  client: Duplex | undefined;
+  upstream: Duplex | undefined;
+  /** A gRPC call's end, instead of a WebSocket's sockets. */
+  call?: EndCall;
   principal: Principal;
   expiry: NodeJS.Timeout | undefined;
   closing: boolean;
@@ -108,22 +120,26 @@ class WebSocketWatch implements LiveWebSockets {
   }
 
   track(client: Duplex, upstream: Duplex, principal: Principal): void {
-    const w: Watched = {
-      owner: this,
-      client,
-      upstream,
-      principal,
-      expiry: undefined,
-      closing: false,
-    };
+    const w = this.#watch({ client, upstream, principal });
+    client.once('close', () => this.forget(w));
+  }
+
+  trackCall(call: EndCall, principal: Principal): () => void {
+    const w = this.#watch({ client: undefined, upstream: undefined, call, principal });
+    return () => this.forget(w);
+  }
+
+  #watch(what: Pick<Watched, 'client' | 'upstream' | 'call' | 'principal'>): Watched {
+    const { principal } = what;
+    const w: Watched = { owner: this, ...what, expiry: undefined, closing: false };
     this.all.add(w);
     // A client's id for its tokens and keys: `client-changed` names it.
     index(this.byUser, principal.userId, w);
     if (principal.kind !== 'api_key') index(this.byJti, principal.claims.jti, w);
-    client.once('close', () => this.forget(w));
     armExpiry(w);
     // An event may have come between the upgrade's admission and now.
     setImmediate(check, w);
+    return w;
   }
 
   size(): number {
@@ -205,7 +221,16 @@ function close(w: Watched, code: number, reason: string): void {
   if (w.closing) return;
   w.closing = true;
   w.owner.forget(w);
-  const { client, upstream } = w;
+  const { client, upstream, call } = w;
+  if (call !== undefined) {
+    const revoked = code === POLICY_VIOLATION;
+    call(
+      revoked ? GRPC_STATUS.UNAUTHENTICATED : GRPC_STATUS.UNAVAILABLE,
+      revoked ? 'invalid_token' : 'unavailable',
+    );
+    return;
+  }
+  if (client === undefined || upstream === undefined) return;
   upstream.unpipe(client);
   client.unpipe(upstream);
   if (!client.destroyed) {
