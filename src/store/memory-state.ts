@@ -12,7 +12,6 @@ import { compareIds } from './normalise.js';
 import type { BrowserSessionRecord } from './browser-sessions.js';
 import type { TenantDomain } from './domains.js';
 import type { PasskeyRecord } from './passkeys.js';
-import type { MemoryTotp } from './memory-totp.js';
 import type { InvitationRecord } from './invitations.js';
 import type { StoredRefreshFamily } from './refresh-records.js';
 import type {
@@ -32,6 +31,15 @@ export interface MemoryMembership {
   role: MemberRole;
   /** Unix seconds; absent on a personal tenant's membership. */
   joinedAt?: number;
+}
+
+/** A user's TOTP as the memory store holds it (`memory-totp.ts`): the recovery codes' digests beside it. */
+export interface MemoryTotp {
+  secretSealed?: string;
+  confirmedAt?: number;
+  lastStep: number;
+  recoveryDigests: Set<string>;
+  pending?: { secretSealed: string; createdAt: number };
 }
 
 export interface MemoryState {

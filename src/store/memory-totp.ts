@@ -1,15 +1,7 @@
 /** The in-memory store's TOTP records (see `memory-state.ts`, `totp.ts`). */
-import { ensureOpen, type MemoryState } from './memory-state.js';
+import { ensureOpen, type MemoryState, type MemoryTotp } from './memory-state.js';
 import type { TotpRecord, TotpStore } from './totp.js';
 
-/** A record as held: the recovery codes' digests beside it. */
-export interface MemoryTotp {
-  secretSealed?: string;
-  confirmedAt?: number;
-  lastStep: number;
-  recoveryDigests: Set<string>;
-  pending?: { secretSealed: string; createdAt: number };
-}
 
 function recordOf(userId: string, held: MemoryTotp): TotpRecord {
   return {

@@ -406,6 +406,10 @@ describe('a squatted address an IdP links', () => {
       domains: ['acme-late.test'],
       linkExisting: true,
     });
+    // Issue 45: only an address its holder proved is linked (this one had followed its link).
+    const store = t.fx.gw.gateway.store;
+    const squatter = await store.users.findUserByEmail(SQUATTER.email);
+    await store.users.markEmailVerified(squatter?.id as string, Math.floor(Date.now() / 1000));
     const linked = await exchangeAt(t.fx.gw.url, await idps.linking.idToken('boss'), 'acme');
     expect(linked.status).toBe(200);
 

@@ -32,6 +32,8 @@ import { PASSKEY_CONFIG } from '../support/passkey-requests.js';
 import { createPasskey, type CreationOptions } from '../support/soft-authenticator.js';
 import { SESSIONS, hiddenField } from '../support/sign-in-page.js';
 import { codeAt, enrolTotp, totpConfig } from '../support/totp.js';
+import { followLink, PUBLIC_URL } from '../support/account-mail.js';
+import { startMailInbox, type MailInbox } from '../support/mail-inbox.js';
 
 /** `operationId status` of every answer seen. */
 const seen = new Set<string>();
@@ -48,6 +50,9 @@ let machine: MachineClient;
 let sso: TestGateway;
 /** Passkeys on (`publicUrl` and `mfa.passkeys`, issue 45), on the same store. */
 let pk: TestGateway;
+/** Mail on (`publicUrl`, `mail`: invitations, verification, password reset; issue 45), on the same store. */
+let mail: TestGateway;
+let inbox: MailInbox;
 let ca: TestCa;
 let idp: TestIdp;
 let dns: TestDnsServer;
@@ -96,10 +101,18 @@ beforeAll(async () => {
     },
   });
   pk = await startTestGateway({ ...fx.config, ...PASSKEY_CONFIG });
+  inbox = await startMailInbox();
+  mail = await startTestGateway({
+    ...fx.config,
+    publicUrl: PUBLIC_URL,
+    mail: { smtp: inbox.smtpUrl, from: 'gw@example.test', attempts: 1 },
+    limits: { passwordReset: { perEmail: 3, perIp: 8, windowSeconds: 600 } },
+  });
 }, 60_000);
 afterAll(async () => {
   redis.disconnect();
-  await Promise.all([closed.close(), strict.close(), sso?.close(), pk?.close()]);
+  await Promise.all([closed.close(), strict.close(), sso?.close(), pk?.close(), mail?.close()]);
+  await inbox?.close();
   await idp?.close();
   ca?.close();
   await fx.close();
@@ -722,6 +735,159 @@ describe('every operation, every status', () => {
     await call(fx.gw, 'POST', '/1/sessions', { headers: same, body: '{"tenant_id": "globex"}' });
   });
 
+  it("manages members and invitations, and mails the accounts' links, as documented (issue 45)", async () => {
+    const gw = mail;
+    const at = (method: string, target: string, init: DocumentedRequest = {}) =>
+      call(gw, method, target, init);
+    const admin = { authorization: bearer((await tokenFor(gw.url, ALICE, 'acme')).access_token) };
+    const member = { authorization: bearer((await tokenFor(gw.url, BOB, 'acme')).access_token) };
+    const store = gw.gateway.store;
+    const bob = (await store.users.findUserByEmail(BOB.email))?.id as string;
+    const members = '/1/tenants/acme/members';
+    const role = (value: string) => JSON.stringify({ role: value });
+    for (const headers of [admin, {}, member]) await at('GET', members, { headers });
+    await at('PUT', `${members}/${bob}`, { headers: admin, body: role('member') });
+    await at('PUT', `${members}/${bob}`, { headers: admin, body: role('owner') });
+    await at('PUT', `${members}/${bob}`, { body: role('member') });
+    await at('PUT', `${members}/${bob}`, { headers: member, body: role('admin') });
+    await at('PUT', `${members}/u-nobody`, { headers: admin, body: role('member') });
+    await at('PUT', `${members}/${bob}`, { headers: admin, body: TOO_LARGE });
+    for (const headers of [{}, member]) await at('DELETE', `${members}/${bob}`, { headers });
+    const leaving = { email: 'lou@example.com', password: 'lou-password-1' };
+    const lou = await fetch(`${gw.url}/1/users`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(leaving),
+    });
+    const louId = ((await lou.json()) as { user_id: string }).user_id;
+    await store.memberships.addMember('acme', louId, 'member');
+    await at('DELETE', `${members}/${louId}`, { headers: admin });
+    await at('DELETE', `${members}/u-nobody`, { headers: admin });
+
+    const invitations = '/1/tenants/acme/invitations';
+    const invite = (email: string) => JSON.stringify({ email, role: 'member' });
+    const linkTo = async (email: string) => {
+      const received = await inbox.next(email);
+      return new URL(received.links.find((l) => l.includes('/1/invitations/')) as string).pathname;
+    };
+    const made = await at('POST', invitations, {
+      headers: admin,
+      body: invite('iris@example.com'),
+    });
+    await linkTo('iris@example.com');
+    await at('POST', invitations, { headers: admin, body: invite('not an address') });
+    await at('POST', invitations, { body: invite('x@example.com') });
+    await at('POST', invitations, { headers: member, body: invite('x@example.com') });
+    await at('POST', invitations, { headers: admin, body: invite(BOB.email) });
+    await at('POST', invitations, { headers: admin, body: TOO_LARGE });
+    for (const headers of [admin, {}, member]) await at('GET', invitations, { headers });
+    const one = `${invitations}/${(made.body as { invitation_id: string }).invitation_id}`;
+    for (const headers of [admin, {}, member]) await at('DELETE', one, { headers });
+    await at('DELETE', one, { headers: admin });
+
+    // The invitee's side: the page, a sign-up through it, an accept by Basic.
+    await at('POST', invitations, { headers: admin, body: invite('jude@example.com') });
+    const page = await linkTo('jude@example.com');
+    const html = { accept: 'text/html' };
+    await at('GET', page, { headers: html });
+    await at('GET', '/1/invitations/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', {
+      headers: html,
+    });
+    const formPost = (body: Record<string, string>, site = 'same-origin') =>
+      at('POST', page, {
+        headers: {
+          ...html,
+          'content-type': 'application/x-www-form-urlencoded',
+          'sec-fetch-site': site,
+        },
+        body: new URLSearchParams(body).toString(),
+      });
+    await formPost({ action: 'sign-up', password: 'short' });
+    await formPost({ action: 'accept' });
+    await formPost({ action: 'sign-up', password: 'jude-password-1' }, 'cross-site');
+    await formPost({ action: 'sign-up', password: 'jude-password-1' });
+    await formPost({ action: 'sign-up', password: 'jude-password-1' });
+    await at('POST', invitations, { headers: admin, body: invite('kim@example.com') });
+    const kimLink = await linkTo('kim@example.com');
+    const kim = { email: 'kim@example.com', password: 'kim-password-1' };
+    const signedUp = await fetch(`${gw.url}/1/users`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(kim),
+    });
+    await store.users.markEmailVerified(
+      ((await signedUp.json()) as { user_id: string }).user_id,
+      1,
+    );
+    await inbox.next(kim.email);
+    await at('POST', kimLink, {
+      headers: {
+        ...html,
+        'content-type': 'application/x-www-form-urlencoded',
+        'sec-fetch-site': 'same-origin',
+      },
+      body: new URLSearchParams({ action: 'sign-up', password: 'kim-password-1' }).toString(),
+    });
+    await at('POST', `${kimLink}/accept`, {});
+    await at('POST', `${kimLink}/accept`, { headers: auth(ALICE) });
+    await at('POST', `${kimLink}/accept`, { headers: auth(kim) });
+    await at('POST', `${kimLink}/accept`, { headers: auth(kim) });
+  });
+
+  it('verifies addresses and resets passwords by mailed links as documented (issue 45)', async () => {
+    const gw = mail;
+    const at = (method: string, target: string, init: DocumentedRequest = {}) =>
+      call(gw, method, target, init);
+    const pathOf = async (email: string, prefix: string) =>
+      new URL(followLink(await inbox.next(email), prefix, gw.url)).pathname;
+    const none = 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+    const form = (body: Record<string, string>) => ({
+      headers: {
+        accept: 'text/html',
+        'content-type': 'application/x-www-form-urlencoded',
+        'sec-fetch-site': 'same-origin',
+      },
+      body: new URLSearchParams(body).toString(),
+    });
+    const lee = { email: 'lee@example.com', password: 'lee-password-1' };
+    const max = { email: 'max@example.com', password: 'max-password-1' };
+    for (const who of [lee, max])
+      await fetch(`${gw.url}/1/users`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(who),
+      });
+    const leeLink = await pathOf(lee.email, '/1/email-verifications');
+    await at('GET', leeLink);
+    await at('GET', `/1/email-verifications/${none}`);
+    await at('POST', leeLink);
+    await at('POST', leeLink);
+    await at('POST', await pathOf(max.email, '/1/email-verifications'), form({}));
+
+    await at('GET', '/1/password-resets');
+    const ask = (body: string) => at('POST', '/1/password-resets', { body });
+    await ask(JSON.stringify({ email: lee.email }));
+    await ask(JSON.stringify({ email: 'not an address' }));
+    await ask(TOO_LARGE);
+    const reset = await pathOf(lee.email, '/1/password-resets');
+    await at('GET', reset);
+    await at('GET', `/1/password-resets/${none}`);
+    await at('POST', reset, { body: JSON.stringify({ password: 'short' }) });
+    await at('POST', reset, { body: TOO_LARGE });
+    await at('POST', reset, { body: JSON.stringify({ password: 'lee-password-2' }) });
+    await at('POST', reset, { body: JSON.stringify({ password: 'lee-password-3' }) });
+    await ask(JSON.stringify({ email: max.email }));
+    await at(
+      'POST',
+      await pathOf(max.email, '/1/password-resets'),
+      form({ password: 'max-password-2' }),
+    );
+    // Past `limits.passwordReset.perIp` (this gateway's: 8): 429.
+    for (let i = 0; i < 12; i++) {
+      if ((await ask(JSON.stringify({ email: 'nobody@example.com' }))).status === 429) break;
+    }
+  });
+
   it('answers 500 for a corrupt record and 404 for a removed tenant', async () => {
     const acme = `${prefix}{dir}:tenant:acme`;
     const token = (await tokenFor(fx.gw.url, ALICE, 'acme')).access_token;
@@ -734,6 +900,17 @@ describe('every operation, every status', () => {
     await call(fx.gw, 'GET', '/1/tenants/acme/audit', {
       headers: { authorization: bearer(token) },
     });
+    const admin = { headers: { authorization: bearer(token) } };
+    const role = JSON.stringify({ role: 'member' });
+    await call(mail, 'GET', '/1/tenants/acme/members', admin);
+    await call(mail, 'PUT', '/1/tenants/acme/members/u-x', { ...admin, body: role });
+    await call(mail, 'DELETE', '/1/tenants/acme/members/u-x', admin);
+    await call(mail, 'GET', '/1/tenants/acme/invitations', admin);
+    await call(mail, 'POST', '/1/tenants/acme/invitations', {
+      ...admin,
+      body: JSON.stringify({ email: 'x@example.com', role: 'member' }),
+    });
+    await call(mail, 'DELETE', '/1/tenants/acme/invitations/inv_x', admin);
     await redis.hset(acme, 'type', 'orgtenant');
 
     await redis.del(`${prefix}{dir}:tenant:globex`);
@@ -742,6 +919,13 @@ describe('every operation, every status', () => {
     });
     await call(fx.gw, 'GET', '/1/tenants/globex/audit', {
       headers: { authorization: bearer(bobGlobex) },
+    });
+    const gone = { headers: { authorization: bearer(bobGlobex) } };
+    await call(mail, 'GET', '/1/tenants/globex/members', gone);
+    await call(mail, 'GET', '/1/tenants/globex/invitations', gone);
+    await call(mail, 'POST', '/1/tenants/globex/invitations', {
+      ...gone,
+      body: JSON.stringify({ email: 'x@example.com', role: 'member' }),
     });
   });
 
@@ -832,6 +1016,40 @@ describe('every operation, every status', () => {
     await call(fx.gw, 'DELETE', '/1/sessions/aaaaaaaaaaaaaaaaaaaaaaaaaa', { headers: bearerOf });
     await call(fx.gw, 'GET', '/1/users/current', { headers: bearerOf });
     await call(fx.gw, 'GET', '/1/tenants/acme/audit', { headers: bearerOf });
+    const token43 = 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+    const roleBody = JSON.stringify({ role: 'member' });
+    const inviteBody = JSON.stringify({ email: 'x@example.com', role: 'member' });
+    const pageForm = {
+      'content-type': 'application/x-www-form-urlencoded',
+      'sec-fetch-site': 'same-origin',
+    };
+    for (const [method, path, body] of [
+      ['GET', '/1/tenants/acme/members'],
+      ['PUT', '/1/tenants/acme/members/u-x', roleBody],
+      ['DELETE', '/1/tenants/acme/members/u-x'],
+      ['GET', '/1/tenants/acme/invitations'],
+      ['POST', '/1/tenants/acme/invitations', inviteBody],
+      ['DELETE', '/1/tenants/acme/invitations/inv_x'],
+      ['POST', `/1/invitations/${token43}/accept`],
+    ] as Call[])
+      await call(mail, method, path, {
+        headers: bearerOf,
+        ...(body === undefined ? {} : { body }),
+      });
+    await call(mail, 'GET', `/1/invitations/${token43}`);
+    await call(mail, 'POST', `/1/invitations/${token43}`, {
+      headers: pageForm,
+      body: 'action=accept',
+    });
+    await call(mail, 'GET', `/1/email-verifications/${token43}`);
+    await call(mail, 'POST', `/1/email-verifications/${token43}`);
+    await call(mail, 'POST', '/1/password-resets', {
+      body: JSON.stringify({ email: 'x@example.com' }),
+    });
+    await call(mail, 'GET', `/1/password-resets/${token43}`);
+    await call(mail, 'POST', `/1/password-resets/${token43}`, {
+      body: JSON.stringify({ password: 'x-password-1' }),
+    });
     await call(fx.gw, 'POST', '/1/oauth/token', grant(machine));
     await call(fx.gw, 'POST', '/1/users', {
       body: JSON.stringify({ email: 'hank@example.com', password: 'hank-password-1' }),

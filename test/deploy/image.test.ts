@@ -29,8 +29,11 @@ describe('.dockerignore', () => {
     const allowed = ignore.filter((l) => l.startsWith('!')).map((l) => l.slice(1));
     expect(allowed.sort()).toEqual([
       'config/production.yaml',
+      'console/',
       'package-lock.json',
       'package.json',
+      'proto/',
+      'scripts/build-console.mjs',
       'src/',
       'tsconfig.json',
     ]);
@@ -50,9 +53,12 @@ describe('Dockerfile', () => {
   it('copies from the context only what .dockerignore lets in: of config/, the production example only', () => {
     expect(fromContext.sort()).toEqual([
       'config/production.yaml',
+      'console',
       'package-lock.json',
       'package.json',
       'package.json',
+      'proto',
+      'scripts/build-console.mjs',
       'src',
       'tsconfig.json',
     ]);

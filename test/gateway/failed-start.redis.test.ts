@@ -37,6 +37,7 @@ const STEPS = [
   'federation',
   'reload',
   'handlers',
+  'ext-authz',
   'listen',
 ];
 const START_TIMEOUT_MS = 40_000;

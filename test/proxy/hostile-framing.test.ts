@@ -242,7 +242,6 @@ const HOSTILE = [
   'X__Tenant__Id: acme',
   'TE: trailers',
   'Trailer: X-User-Id',
-  'Upgrade: h2c',
   'Keep-Alive: timeout=5',
   'Proxy-Connection: keep-alive',
 ];
@@ -490,6 +489,18 @@ function otherRows(): Row[] {
       name: 'identity-like, hop-by-hop and `_`-spelled headers',
       connections: [{ bytes: () => head('GET', hostile, 'alice', HOSTILE), gets: [OK()] }],
       parses: [{ method: 'GET', url: hostile, user: 'alice', body: '', framing: 'none' }],
+    },
+    {
+      // RFC 9113 §3.1: the h2c upgrade is deprecated; the gateway refuses it outright (issue 47)
+      // rather than strip it, so no upstream ever sees it (test/http/http2-cleartext.test.ts too).
+      name: 'Upgrade: h2c, refused 400 and never parsed upstream',
+      connections: [
+        {
+          bytes: () => head('GET', hop, 'alice', ['Upgrade: h2c']),
+          gets: [{ status: 400, error: 'invalid_request' }],
+        },
+      ],
+      parses: [],
     },
     {
       name: 'a header the client names in Connection (not a protected one)',

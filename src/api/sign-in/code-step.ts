@@ -9,7 +9,6 @@
  * put back; a right one goes on to the tenant and the session.
  */
 import { GatewayError, isGatewayError } from '../../errors.js';
-import { hasSecondFactor } from '../../auth/factors/admin-factor.js';
 import { actor, namePrincipal } from '../identity/callers.js';
 import { param } from '../identity/oauth-form.js';
 import { codePage } from './code-page.js';
@@ -18,30 +17,6 @@ import { messageFor } from './messages.js';
 import { answerPage } from './page-headers.js';
 import { putPending, takePending, type PendingSignIn } from './pending.js';
 import { tenantThenSession, type SignInPost } from './sign-in-steps.js';
-
-/**
- * After the password: when the user has a second factor, keeps the sign-in
- * pending and shows the code page.
- * @returns whether the code page was shown (the sign-in waits for it)
- */
-export async function askForCode(
-  post: SignInPost,
-  user: { id: string; email: string },
-): Promise<boolean> {
-  const { deps, echo } = post;
-  if (deps.secondFactors === undefined || !(await hasSecondFactor(deps.store, user.id)))
-    return false;
-  await putPending(deps.store.sso, post.preSession, {
-    userId: user.id,
-    email: user.email,
-    returnTo: echo.returnTo,
-    ...(echo.tenantId === undefined || echo.tenantId === '' ? {} : { tenantId: echo.tenantId }),
-    codeNeeded: true,
-  });
-  post.signIn.onSignIn?.('code_needed');
-  answerPage(post.ctx, 200, codePage({ formToken: formTokenOf(post.preSession) }));
-  return true;
-}
 
 /** The code step's post: the code, then the tenant and the session. */
 export async function codeStep(post: SignInPost): Promise<void> {

@@ -24,7 +24,8 @@ import { answerPage } from './page-headers.js';
 import { putPending, takePending } from './pending.js';
 import type { SignInEcho } from './sign-in-view.js';
 import { tenantChoicePage } from './sign-in-page.js';
-import { askForCode } from './code-step.js';
+import { hasTotp } from '../../auth/factors/admin-factor.js';
+import { codePage } from './code-page.js';
 
 /** One sign-in post, once its login-CSRF check passed. */
 export interface SignInPost {
@@ -81,6 +82,30 @@ export async function tenantThenSession(
       formToken: formTokenOf(post.preSession),
     }),
   );
+}
+
+/**
+ * After the password: when the user has a TOTP authenticator, keeps the sign-in
+ * pending and shows the code page.
+ * @returns whether the code page was shown (the sign-in waits for it)
+ */
+export async function askForCode(
+  post: SignInPost,
+  user: { id: string; email: string },
+): Promise<boolean> {
+  const { deps, echo } = post;
+  if (deps.secondFactors === undefined || !(await hasTotp(deps.store, user.id)))
+    return false;
+  await putPending(deps.store.sso, post.preSession, {
+    userId: user.id,
+    email: user.email,
+    returnTo: echo.returnTo,
+    ...(echo.tenantId === undefined || echo.tenantId === '' ? {} : { tenantId: echo.tenantId }),
+    codeNeeded: true,
+  });
+  post.signIn.onSignIn?.('code_needed');
+  answerPage(post.ctx, 200, codePage({ formToken: formTokenOf(post.preSession) }));
+  return true;
 }
 
 /** Step 2, when the user has several tenants: the one chosen. */

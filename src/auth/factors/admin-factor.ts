@@ -7,14 +7,22 @@ import { GatewayError } from '../../errors.js';
 import type { Store } from '../../store/types.js';
 
 /**
- * Whether the user has a second factor: a confirmed TOTP authenticator (a
- * pending enrolment is none) or a passkey (which signs in as both factors).
+ * Whether the user has a confirmed TOTP authenticator (a pending enrolment is
+ * none): what a password login must then be followed by.
+ */
+export async function hasTotp(store: Pick<Store, 'totp'>, userId: string): Promise<boolean> {
+  return (await store.totp.getTotp(userId))?.secretSealed !== undefined;
+}
+
+/**
+ * Whether the user has a second factor: a confirmed TOTP authenticator or a
+ * passkey (which signs in as both factors).
  */
 export async function hasSecondFactor(
   store: Pick<Store, 'totp' | 'passkeys'>,
   userId: string,
 ): Promise<boolean> {
-  if ((await store.totp.getTotp(userId))?.secretSealed !== undefined) return true;
+  if (await hasTotp(store, userId)) return true;
   return (await store.passkeys.listPasskeys(userId)).length > 0;
 }
 
