@@ -2,7 +2,6 @@
 import { ensureOpen, type MemoryState, type MemoryTotp } from './memory-state.js';
 import type { TotpRecord, TotpStore } from './totp.js';
 
-
 function recordOf(userId: string, held: MemoryTotp): TotpRecord {
   return {
     userId,

@@ -94,8 +94,7 @@ export async function askForCode(
   user: { id: string; email: string },
 ): Promise<boolean> {
   const { deps, echo } = post;
-  if (deps.secondFactors === undefined || !(await hasTotp(deps.store, user.id)))
-    return false;
+  if (deps.secondFactors === undefined || !(await hasTotp(deps.store, user.id))) return false;
   await putPending(deps.store.sso, post.preSession, {
     userId: user.id,
     email: user.email,
