@@ -223,9 +223,19 @@ beforeAll(async () => {
 }, 240_000);
 
 describe('the Dockerfile, followed step by step', () => {
-  it('yields an image of the build output, production dependencies and the production example config only', () => {
+  it("yields an image of the build output, production dependencies, Envoy's protos and the production example config only", () => {
     const app = join(image.root, image.workdir);
-    expect(readdirSync(app).sort()).toEqual(['config', 'dist', 'node_modules', 'package.json']);
+    expect(readdirSync(app).sort()).toEqual([
+      'config',
+      'dist',
+      'node_modules',
+      'package.json',
+      'proto',
+    ]);
+    expect(existsSync(join(app, 'dist', 'console', 'manifest.json'))).toBe(true);
+    expect(
+      existsSync(join(app, 'proto', 'envoy', 'service', 'auth', 'v3', 'external_auth.proto')),
+    ).toBe(true);
     expect(readdirSync(join(app, 'config'))).toEqual(['production.yaml']);
     expect(existsSync(join(app, 'node_modules', 'vitest'))).toBe(false);
     expect(existsSync(join(app, 'node_modules', 'undici'))).toBe(true);
