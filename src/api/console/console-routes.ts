@@ -14,6 +14,7 @@
 import { Router } from '@koa/router';
 import { GatewayError, isGatewayError } from '../../errors.js';
 import { cookieValues } from '../../text/cookies.js';
+import { addStaticAsset } from '../sign-in/static-asset.js';
 import type { IdentityRouterDeps } from '../identity/deps.js';
 import type { ApiContext, ApiState } from '../state.js';
 import type { ConsoleAssets } from './console-assets.js';
@@ -25,7 +26,16 @@ export function createConsoleRouter(
 ): Router<ApiState> {
   const router = new Router<ApiState>();
   const shell = consoleShell(assets);
-  router.get('/console/assets/:name', (ctx) => serveAsset(ctx, assets));
+  for (const [name, asset] of assets.files)
+    addStaticAsset(router, {
+      route: `/console/assets/${name}`,
+      bytes: asset.body,
+      etag: asset.etag,
+      type: asset.contentType,
+    });
+  router.get('/console/assets/:name', () => {
+    throw new GatewayError('not_found', 'No such console asset.');
+  });
   const page = async (ctx: ApiContext) => {
     if (!(await signedIn(deps, ctx))) return;
     ctx.status = 200;
@@ -35,20 +45,6 @@ export function createConsoleRouter(
   router.get('/console', page);
   router.get('/console/*rest', page);
   return router;
-}
-
-function serveAsset(ctx: ApiContext, assets: ConsoleAssets): void {
-  const asset = assets.files.get(ctx.params.name as string);
-  if (asset === undefined) throw new GatewayError('not_found', 'No such console asset.');
-  ctx.set('cache-control', 'public, max-age=31536000, immutable');
-  ctx.set('x-content-type-options', 'nosniff');
-  ctx.set('etag', asset.etag);
-  if (ctx.get('if-none-match') === asset.etag) {
-    ctx.status = 304;
-    return;
-  }
-  ctx.type = asset.contentType;
-  ctx.body = asset.body;
 }
 
 /** Whether a live session came with the request; else it has been sent to sign in. */
