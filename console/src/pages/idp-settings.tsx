@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { ApiError, call, seg } from '../api';
 import type { Me } from '../me';
 import { Confirm } from '../parts/confirm';
+import { useAction } from '../parts/action';
 import { useLoad } from '../parts/load';
 import { Done, Failure, Loading } from '../parts/status';
 
@@ -29,18 +30,7 @@ async function loadIdp(me: Me): Promise<Idp | null> {
 export function IdpSettings({ me }: { me: Me }) {
   const [loaded, again] = useLoad(() => loadIdp(me), [me.tenant_id]);
   const [removing, setRemoving] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
-  const [done, setDone] = useState<string | undefined>(undefined);
-  const run = async (work: () => Promise<string>) => {
-    setError(undefined);
-    setDone(undefined);
-    try {
-      setDone(await work());
-      again();
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const { run, error, done } = useAction(again);
   const save = (event: SubmitEvent) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);

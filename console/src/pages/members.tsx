@@ -7,6 +7,7 @@ import { useState } from 'preact/hooks';
 import { call, get, seg } from '../api';
 import type { Me } from '../me';
 import { Confirm } from '../parts/confirm';
+import { useAction } from '../parts/action';
 import { useLoad } from '../parts/load';
 import { Done, Empty, Failure, Loading } from '../parts/status';
 import { when } from '../parts/time';
@@ -28,18 +29,7 @@ export function MembersPage({ me }: { me: Me }) {
     [me.tenant_id],
   );
   const [removing, setRemoving] = useState<Member | undefined>(undefined);
-  const [error, setError] = useState<unknown>(undefined);
-  const [done, setDone] = useState<string | undefined>(undefined);
-  const run = async (work: () => Promise<string>) => {
-    setError(undefined);
-    setDone(undefined);
-    try {
-      setDone(await work());
-      again();
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const { run, error, done } = useAction(again);
   const changeRole = (m: Member, role: string) =>
     run(async () => {
       await call('PUT', `${membersPath(me)}/${seg(m.user_id)}`, { body: { role } });
