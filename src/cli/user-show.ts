@@ -1,6 +1,6 @@
 /**
  * `user show EMAIL`: one user as the operator needs to see them — the
- * account (id, e-mail, disabled, created), the tenants they belong to with
+ * account (id, e-mail, disabled, created, when the address was verified), the tenants they belong to with
  * their role in each, their live sessions (`session list`'s), and how they
  * can sign in (their factors: a password, and the tenant IdP that created
  * them; a confirmed TOTP authenticator with its recovery codes left; passkeys
@@ -37,6 +37,8 @@ export async function userShow(loaded: LoadedConfig, email: string): Promise<voi
       ...(user.name === undefined ? {} : { name: user.name }),
       disabled: isDisabledHash(user.passwordHash),
       created_at: user.createdAt,
+      // When the address was proven (a mailed link, an IdP, the operator's `--verified`); null: never.
+      email_verified_at: user.emailVerifiedAt ?? null,
       personal_tenant_id: user.personalTenantId,
       memberships,
       ...sessionList(sessions),
