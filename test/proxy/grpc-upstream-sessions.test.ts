@@ -128,11 +128,11 @@ describe('GOAWAY: later calls on a new session, in-flight streams finish or fail
     let calls = 0;
     while (Date.now() < until) {
       const round = await Promise.all(
-        Array.from({ length: 5 }, (_, i) => call('/aging.Echo', { text: `r${i}` })),
+        Array.from({ length: 10 }, (_, i) => call('/aging.Echo', { text: `r${i}` })),
       );
       calls += round.length;
       for (const { error } of round) if (error !== undefined) failures.push(error.message);
-      await sleep(30);
+      await sleep(10);
     }
     expect(failures).toEqual([]);
     expect(calls).toBeGreaterThan(20);
