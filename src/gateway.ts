@@ -129,7 +129,7 @@ export async function createGateway(
     ),
   );
   scraped.recorder = handlers.recorder;
-  const extAuthz = await step('ext-authz', () => buildExtAuthz(config, handlers.admission, log));
+  const extAuthz = await step('ext-authz', () => buildExtAuthz(config, handlers, log));
   listeners.attach(handlers.traffic, handlers.admin, tracing);
   const busy = () => handlers.recorder.inFlight() > 0 || forwarder.openWebSockets() > 0;
   return {

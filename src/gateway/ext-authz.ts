@@ -5,7 +5,8 @@
  * `/auth/verify` verdict (`proxy/entry-ext-authz.ts`). Its own port, not the
  * forward-auth listener's: a grpc-js server owns its HTTP/2 sessions, and
  * sharing one port would need the first bytes of each connection peeked
- * (docs/grpc.md).
+ * (docs/grpc.md). Each check is recorded as `/auth/verify`'s requests are
+ * (metrics, access log), under the route `ext-authz`.
  */
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -14,8 +15,9 @@ import * as loader from '@grpc/proto-loader';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/index.js';
 import { GatewayError } from '../errors.js';
+import type { RequestRecorder } from '../ops/request-recorder.js';
 import type { Admission } from '../proxy/decide/pipeline.js';
-import { checkRequest, type CheckRequest } from '../proxy/entry-ext-authz.js';
+import { checkedRequest, checkRequest, type CheckRequest } from '../proxy/entry-ext-authz.js';
 import { built, type Built } from './builders.js';
 
 /** `proto/` beside `src/` and `dist/`. */
@@ -30,7 +32,7 @@ export interface ExtAuthz {
 /** Undefined unless `forwardAuth.grpc`; its undo stops the server, cutting open calls. */
 export function buildExtAuthz(
   config: GatewayConfig,
-  admission: Admission,
+  { admission, recorder }: { admission: Admission; recorder: RequestRecorder },
   log: Logger,
 ): Built<ExtAuthz | undefined> {
   const at = config.forwardAuth;
@@ -38,11 +40,18 @@ export function buildExtAuthz(
   const server = new grpc.Server();
   server.addService(authorizationService(), {
     Check(call: grpc.ServerUnaryCall<CheckRequest, unknown>, answer: grpc.sendUnaryData<unknown>) {
-      checkRequest(admission, call.request, {}).then(
-        (response) => answer(null, response),
+      const req = checkedRequest(call.request);
+      const scope = recorder.openCheck(req);
+      checkRequest(admission, req, scope).then(
+        (response) => {
+          scope.end(response.denied_response?.status.code ?? 200);
+          answer(null, response);
+        },
         (err: unknown) => {
           // checkRequest answers every refusal itself: this is a bug, and a denial.
           log.error({ err }, 'ext_authz check failed');
+          scope.refusal = { code: 'internal_error' };
+          scope.end(500);
           answer({ code: grpc.status.INTERNAL, details: 'internal_error' });
         },
       );

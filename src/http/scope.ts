@@ -91,3 +91,14 @@ export interface UpgradeScope extends RequestScope {
   /** The upstream's `101` went to the client: recorded now. */
   switched(): void;
 }
+
+/**
+ * An Envoy gRPC ext_authz check's scope (`gateway/ext-authz.ts`): a check has
+ * no HTTP response of its own, so its record is written by {@link end} with
+ * the HTTP status of its verdict (200, or the denied answer's), settled as
+ * `/auth/verify`'s would be from that status and {@link RequestScope.refusal}.
+ */
+export interface CheckScope extends RequestScope {
+  /** The verdict went to Envoy: recorded now. */
+  end(status: number): void;
+}

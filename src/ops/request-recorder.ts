@@ -6,6 +6,8 @@
  * WebSocket upgrades too: one line shape, one metric path; an upgrade ends
  * when its exchange does (see {@link UpgradeScope}), its line says
  * `"msg":"upgrade"` (accepted) or `"msg":"upgrade refused"` (not).
+ * Envoy's gRPC ext_authz checks too (see {@link CheckScope}): recorded as
+ * `/auth/verify`'s requests are, under the route `ext-authz`.
  */
 import { performance } from 'node:perf_hooks';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -13,11 +15,17 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { takeRequestId } from '../http/request-id.js';
 import { identifyResponse } from '../http/response-request-id.js';
-import type { RequestScope, RequestTrace, UpgradeScope } from '../http/scope.js';
+import type { CheckScope, RequestScope, RequestTrace, UpgradeScope } from '../http/scope.js';
 import { createAccessLog, pathOf, type AccessLog, type OriginalRequest } from './access-log.js';
 import type { Metrics } from './metrics.js';
 import { streamCounters } from '../http/http2-response.js';
-import { CLIENT_CLOSED_STATUS, methodLabel, settle, type Settled } from './outcome.js';
+import {
+  CLIENT_CLOSED_STATUS,
+  methodLabel,
+  settle,
+  settledRefusal,
+  type Settled,
+} from './outcome.js';
 import { traceOf } from './tracing.js';
 
 export interface RecorderDeps {
@@ -42,6 +50,11 @@ export interface RequestRecorder {
   open(req: IncomingMessage, res: ServerResponse): RequestScope;
   /** Opens a WebSocket upgrade's scope; the record is written when its exchange ends. */
   openUpgrade(req: IncomingMessage, socket: Duplex): UpgradeScope;
+  /**
+   * Opens an ext_authz check's scope, `req` the request Envoy asks about as
+   * `/auth/verify` would read it; the record is written by its `end`.
+   */
+  openCheck(req: IncomingMessage): CheckScope;
   /** Requests (upgrades included) whose record has not been written yet. */
   inFlight(): number;
 }
@@ -85,6 +98,11 @@ class Recorder implements RequestRecorder {
     (socket as Duplex & Carrying)[SCOPE] = scope;
     socket.on('close', upgradeSocketClosed);
     return scope;
+  }
+
+  openCheck(req: IncomingMessage): CheckScope {
+    this.pending++;
+    return new CheckRecord(this, req);
   }
 
   /** Writes the request's record; never throws (telemetry must not break a request's other handlers). */
@@ -137,7 +155,7 @@ class Recorder implements RequestRecorder {
       bytesOut,
       clientIp: this.deps.clientIp(scope.socket.remoteAddress, req),
       original:
-        scope.route === 'forward-auth'
+        scope.route === 'forward-auth' || scope.route === CHECK_ROUTE
           ? this.deps.originalRequest(req, pathOf(scope.url))
           : undefined,
       msg: upgrade ? (settled.outcome === 'accepted' ? 'upgrade' : 'upgrade refused') : 'request',
@@ -266,4 +284,27 @@ function answerFinished(this: ServerResponse & Carrying): void {
 function upgradeSocketClosed(this: Duplex & Carrying): void {
   const scope = this[SCOPE] as UpgradeRecord;
   scope.end(scope.answer === undefined ? CLIENT_LEFT : settle(scope, scope.answer));
+}
+
+/** The route label of Envoy's gRPC ext_authz checks (beside `forward-auth`, `/auth/verify`'s). */
+export const CHECK_ROUTE = 'ext-authz';
+
+/** No bytes of the request Envoy asks about pass through the gateway: its counters stay 0. */
+class CheckRecord extends Scope implements CheckScope {
+  #ended = false;
+
+  constructor(recorder: Recorder, req: IncomingMessage) {
+    super(recorder, req, { bytesWritten: 0, remoteAddress: req.socket?.remoteAddress });
+    this.route = CHECK_ROUTE;
+  }
+
+  end(status: number): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const settled: Settled =
+      this.refusal === undefined
+        ? { status, outcome: 'accepted', reason: '' }
+        : settledRefusal(status, this.refusal);
+    this.recorder.ended(this, settled, false);
+  }
 }

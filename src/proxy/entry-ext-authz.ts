@@ -17,8 +17,9 @@
  * and JSON body `/auth/verify` answers.
  */
 import type { IncomingMessage } from 'node:http';
-import { errorResponse } from '../errors.js';
+import { errorResponse, isGatewayError } from '../errors.js';
 import { GRPC_STATUS, grpcStatusOf } from '../http/grpc-refusal.js';
+import type { Refusal } from '../http/scope.js';
 import type { Who } from './decide/admit.js';
 import { normaliseTarget } from './decide/normalise-path.js';
 import { decide, mutationForEnvoy, type Admission } from './decide/pipeline.js';
@@ -55,25 +56,31 @@ export interface CheckResponse {
 /** The body's own framing headers: Envoy frames the denied answer itself. */
 const NOT_ANSWERED = new Set(['content-length']);
 
-/** The verdict on one `CheckRequest`; `who` takes the principal as soon as it is known. */
+/**
+ * The verdict on one `CheckRequest`, `req` its {@link checkedRequest}; `who`
+ * takes the principal as soon as it is known, and the refusal if any (the
+ * check's record: `ops/request-recorder.ts`).
+ */
 export async function checkRequest(
   deps: Admission,
-  check: CheckRequest,
-  who: Who,
+  req: IncomingMessage,
+  who: Who & { refusal?: Refusal },
 ): Promise<CheckResponse> {
-  const http = check.attributes?.request?.http ?? {};
-  const headers = originalHeaders(http);
-  const req = asVerifyRequest(http, headers, check);
   try {
-    const target = normaliseTarget(req.url);
+    const target = normaliseTarget(req.url as string);
     const principal = await decide(deps, req, target, who);
-    const { set, remove } = mutationForEnvoy(deps.settings.headers, principal, headers);
+    const { set, remove } = mutationForEnvoy(
+      deps.settings.headers,
+      principal,
+      req.headers as Record<string, string>,
+    );
     return {
       status: { code: GRPC_STATUS.OK, message: '' },
       ok_response: { headers: options(set), headers_to_remove: remove },
     };
   } catch (err) {
     const rendered = errorResponse(err);
+    who.refusal = { code: rendered.code, detail: isGatewayError(err) ? err.detail : undefined };
     const answered = Object.fromEntries(
       Object.entries(rendered.headers).filter(([name]) => !NOT_ANSWERED.has(name)),
     );
@@ -86,6 +93,12 @@ export async function checkRequest(
       },
     };
   }
+}
+
+/** The check as the request Envoy's HTTP mode sends to `/auth/verify`. */
+export function checkedRequest(check: CheckRequest): IncomingMessage {
+  const http = check.attributes?.request?.http ?? {};
+  return asVerifyRequest(http, originalHeaders(http), check);
 }
 
 /** The original request's headers, lower-cased, without HTTP/2 pseudo-headers; Host is `host`. */

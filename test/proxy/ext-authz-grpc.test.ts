@@ -5,12 +5,16 @@
  * sends (`attributes.request.http`: method, path, host, lower-case headers,
  * scheme). Each verdict is compared with `/auth/verify`'s answer to the same
  * request in Envoy's HTTP mode (the original path appended, the original Host).
+ * Each check is counted and logged as `/auth/verify`'s requests are, under
+ * the route `ext-authz`.
  */
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as loader from '@grpc/proto-loader';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureSuite } from '../support/fixture-suite.js';
+import { adminUrlOf } from '../support/gateway.js';
+import { scrape, total, type Sample } from '../support/prometheus-text.js';
 
 const s = fixtureSuite(
   {},
@@ -18,7 +22,8 @@ const s = fixtureSuite(
     forwardAuth: { host: '127.0.0.1', port: 0, grpc: true, grpcPort: 0 },
     routes: [{ prefix: '/orders', tenant: { header: 'X-Tenant-Id' } }],
   }),
-  { token: true },
+  // Logged: the checks' access-log lines are read.
+  { token: true, logged: true },
 );
 
 interface HeaderOption {
@@ -162,3 +167,74 @@ describe('Envoy gRPC ext_authz: the verdict of /auth/verify', () => {
     expect(JSON.parse(answer.denied_response?.body ?? '{}')).toEqual(await http.json());
   });
 });
+
+describe('each check is counted and logged as /auth/verify requests are (route ext-authz)', () => {
+  const counted = (samples: Sample[], labels: Record<string, string>) =>
+    total(samples, 'tenant_gateway_requests_total', { route: 'ext-authz', ...labels });
+  const timed = (samples: Sample[], outcome: string) =>
+    total(samples, 'tenant_gateway_request_duration_seconds_count', {
+      route: 'ext-authz',
+      outcome,
+    });
+
+  it('an allowed and a refused check: tenant_gateway_requests_total and the duration histogram', async () => {
+    const before = await scrape(adminUrlOf(s.gw));
+    const sent = { authorization: `Bearer ${s.token}`, 'x-tenant-id': 'acme' };
+    expect((await check(envoyCheck('GET', '/orders/items', sent))).status.code).toBe(
+      grpc.status.OK,
+    );
+    expect((await check(envoyCheck('GET', '/orders/items', {}))).status.code).toBe(
+      grpc.status.UNAUTHENTICATED,
+    );
+    const after = await scrape(adminUrlOf(s.gw));
+    const allowed = {
+      method: 'GET',
+      code: '200',
+      outcome: 'accepted',
+      reason: '',
+      principal: 'user',
+    };
+    expect(counted(after, allowed) - counted(before, allowed)).toBe(1);
+    const refused = { method: 'GET', code: '401', outcome: 'refused', reason: 'invalid_token' };
+    expect(counted(after, refused) - counted(before, refused)).toBe(1);
+    expect(timed(after, 'accepted') - timed(before, 'accepted')).toBe(1);
+    expect(timed(after, 'refused') - timed(before, 'refused')).toBe(1);
+    // Not counted a second time under the forward-auth listener's label.
+    expect(total(after, 'tenant_gateway_requests_total', { route: 'forward-auth' })).toBe(
+      total(before, 'tenant_gateway_requests_total', { route: 'forward-auth' }),
+    );
+  });
+
+  it('a refused check: its access-log line with the original request, the reason, never the token', async () => {
+    const sent = { authorization: `Bearer ${s.token}`, 'x-tenant-id': 'globex' };
+    const request = envoyCheck('DELETE', '/orders/7?secret=q', {
+      ...sent,
+      'x-request-id': 'check-line-1',
+    });
+    expect((await check(request)).status.code).toBe(grpc.status.PERMISSION_DENIED);
+    const line = await lineOf('check-line-1');
+    expect(line).toMatchObject({
+      msg: 'request',
+      route: 'ext-authz',
+      method: 'DELETE',
+      status: 403,
+      outcome: 'refused',
+      reason: 'tenant_mismatch',
+      requestedTenant: 'globex',
+      tenantId: 'acme',
+      clientIp: '127.0.0.1',
+      original: { host: 'api.example.com', uri: '/orders/7' },
+    });
+    expect(JSON.stringify(line)).not.toContain(s.token);
+    expect(JSON.stringify(line)).not.toContain('secret=q');
+  });
+});
+
+async function lineOf(requestId: string): Promise<Record<string, unknown>> {
+  for (let i = 0; i < 100; i++) {
+    const line = s.lines.find((l) => l.requestId === requestId);
+    if (line !== undefined) return line;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`no log line of ${requestId}`);
+}

@@ -1,9 +1,10 @@
 /**
- * A real gRPC upstream (@grpc/grpc-js on 127.0.0.1, h2c) serving
- * `echo.proto`, an upstream that resets its streams, and a client.
+ * A real gRPC upstream (@grpc/grpc-js on 127.0.0.1, h2c or h2 over TLS)
+ * serving `echo.proto`, its connections counted; an upstream that resets its
+ * streams, and a client.
  */
 import { constants, createServer } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as loader from '@grpc/proto-loader';
@@ -25,8 +26,28 @@ export interface SeenCall {
   ended: Promise<'cancelled' | 'done'>;
 }
 
+/** How a test's echo upstream differs from the default (h2c on a free port). */
+export interface EchoOptions {
+  /** h2 over TLS (ALPN h2) with this key and certificate, PEM: the URL is `https://`. */
+  tls?: { key: Buffer; cert: Buffer };
+  /** grpc-js server options, e.g. `grpc.max_connection_age_ms` (a GOAWAY after that age). */
+  server?: grpc.ServerOptions;
+  /** This port (an upstream started again where one was), else a free one. */
+  port?: number;
+}
+
+/** The upstream's TCP connections: every one is an HTTP/2 session of the gateway's. */
+export interface Connections {
+  opened: number;
+  open: number;
+  /** The most open at once. */
+  peak: number;
+}
+
 export interface EchoUpstream {
   url: string;
+  port: number;
+  connections: Connections;
   calls: SeenCall[];
   /** Live server-side calls, to cancel from the upstream's side. */
   live: Set<
@@ -65,13 +86,25 @@ function seen(
   });
 }
 
-/** Echoes: metadata `x-echo` comes back as initial metadata and `x-trailer` in the trailers. */
-export async function startEchoUpstream(): Promise<EchoUpstream> {
+/**
+ * Echoes: metadata `x-echo` comes back as initial metadata and `x-trailer` in
+ * the trailers. Its connections are accepted here and handed to the grpc-js
+ * server (its connection injector), so they can be counted.
+ */
+export async function startEchoUpstream(options: EchoOptions = {}): Promise<EchoUpstream> {
   const server = new grpc.Server({
     'grpc.max_receive_message_length': 64 << 20,
     'grpc.max_send_message_length': 64 << 20,
+    ...options.server,
   });
-  const upstream: EchoUpstream = { url: '', calls: [], live: new Set(), close: async () => {} };
+  const upstream: EchoUpstream = {
+    url: '',
+    port: 0,
+    connections: { opened: 0, open: 0, peak: 0 },
+    calls: [],
+    live: new Set(),
+    close: async () => {},
+  };
   const trailer = () => {
     const t = new grpc.Metadata();
     t.set('x-trailer', 'from-upstream');
@@ -118,16 +151,29 @@ export async function startEchoUpstream(): Promise<EchoUpstream> {
       call.on('cancelled', () => upstream.live.delete(call));
     },
   });
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
-      err ? reject(err) : resolve(p),
-    ),
-  );
-  upstream.url = `http://127.0.0.1:${port}`;
+  const credentials =
+    options.tls === undefined
+      ? grpc.ServerCredentials.createInsecure()
+      : grpc.ServerCredentials.createSsl(null, [
+          { private_key: options.tls.key, cert_chain: options.tls.cert },
+        ]);
+  const injector = server.createConnectionInjector(credentials);
+  const counted = upstream.connections;
+  const tcp = createTcpServer((socket) => {
+    counted.opened++;
+    counted.peak = Math.max(counted.peak, ++counted.open);
+    socket.once('close', () => counted.open--);
+    injector.injectConnection(socket);
+  });
+  await new Promise<void>((resolve) => tcp.listen(options.port ?? 0, '127.0.0.1', resolve));
+  upstream.port = (tcp.address() as AddressInfo).port;
+  const scheme = options.tls === undefined ? 'http' : 'https';
+  upstream.url = `${scheme}://127.0.0.1:${upstream.port}`;
   upstream.close = () =>
     new Promise<void>((resolve) => {
+      // Its sessions destroyed at once (a GOAWAY, then the sockets close), the port freed.
       server.forceShutdown();
-      resolve();
+      tcp.close(() => resolve());
     });
   return upstream;
 }

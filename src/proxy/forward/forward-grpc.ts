@@ -23,6 +23,7 @@ import { encodeGrpcMessage, GRPC_STATUS } from '../../http/grpc-refusal.js';
 import { sendError } from '../../http/respond.js';
 import type { RequestScope } from '../../http/scope.js';
 import type { ForwardTarget } from './forward-http.js';
+import { SentBody } from './grpc-replay.js';
 import type { GrpcSessions } from './grpc-sessions.js';
 import { errorCode, upstreamError, upstreamTimeout } from './upstream-error.js';
 
@@ -53,6 +54,10 @@ const NOT_RELAYED = new Set([
 const MAX_DEADLINE_MS = 2 ** 31 - 1;
 
 const DEADLINE = new GatewayError('gateway_timeout', 'The call ran past its grpc-timeout.');
+const UPSTREAM_BROKE = new GatewayError('bad_gateway', "The upstream's connection failed.");
+
+/** Sends of one call, the first included, while the upstream refuses it unprocessed. */
+const MAX_ATTEMPTS = 4;
 
 /** A live call's handle, for revocation: ends it with `grpc-status` 16 (or 14), naming `code`. */
 export type EndCall = (status: number, code: string) => void;
@@ -69,24 +74,14 @@ export function forwardGrpc(
   scope: RequestScope,
   opened?: (end: EndCall) => () => void,
 ): void {
-  const call = new GrpcCall(req, res as ClientResponse, scope);
-  const url = new URL(target.upstream);
-  const { session, done } = sessions.take(url.origin, target.tls);
-  const base = url.pathname.replace(/\/+$/, '');
-  const up = session.request(upstreamHeaders(req, url, base), { endStream: false });
-  call.up = up;
-  up.once('close', done);
+  const call = new GrpcCall(req, res as ClientResponse, scope, sessions, target);
+  call.send();
   call.watch(target.timeoutMs, deadlineMs(req.headers['grpc-timeout']));
   const forget = opened?.((status, code) => call.end(status, code));
   res.once('close', () => {
     forget?.();
     call.clientClosed();
   });
-  up.on('response', (headers, flags) => call.response(headers, flags));
-  up.on('trailers', (trailers) => call.trailers(trailers));
-  up.on('error', (err: Error) => call.failed(err));
-  up.once('close', () => call.upstreamClosed());
-  req.pipe(up);
 }
 
 class GrpcCall {
@@ -97,12 +92,61 @@ class GrpcCall {
   answered = false;
   finished = false;
   trailersSeen = false;
+  /** The upstream's session failed after its head: the client's call ends with 14. */
+  sessionBroke = false;
+  attempts = 0;
+  readonly url: URL;
+  readonly sent: SentBody;
 
   constructor(
     readonly req: IncomingMessage,
     readonly res: ClientResponse,
     readonly scope: RequestScope,
-  ) {}
+    readonly sessions: GrpcSessions,
+    readonly target: ForwardTarget,
+  ) {
+    this.url = new URL(target.upstream);
+    this.sent = new SentBody(req);
+  }
+
+  /**
+   * Opens the upstream stream on a pooled session and sends the request's
+   * bytes: those sent so far (a retry), then the rest as they come. Events
+   * of a stream the call has left (refused, then retried) are ignored.
+   */
+  send(): void {
+    const { session, done } = this.sessions.take(this.url.origin, this.target.tls);
+    const base = this.url.pathname.replace(/\/+$/, '');
+    const up = session.request(upstreamHeaders(this.req, this.url, base), { endStream: false });
+    this.up = up;
+    this.attempts++;
+    up.once('close', done);
+    up.on('response', (headers, flags) => this.up === up && this.response(headers, flags));
+    up.on('trailers', (trailers) => this.up === up && this.trailers(trailers));
+    up.on('error', (err: Error) => this.up === up && this.failed(err));
+    up.once('close', () => this.up === up && this.upstreamClosed());
+    for (const chunk of this.sent.chunks) up.write(chunk);
+    if (this.req.readableEnded) up.end();
+    else this.req.pipe(up);
+  }
+
+  /** Refused unprocessed (RST_STREAM REFUSED_STREAM) before any answer, its bytes kept: sent again. */
+  retried(err: unknown): boolean {
+    const up = this.up as ClientHttp2Stream;
+    const refused =
+      errorCode(err) === 'ERR_HTTP2_STREAM_ERROR' &&
+      up.rstCode === constants.NGHTTP2_REFUSED_STREAM;
+    if (!refused || !this.sent.replayable || this.attempts >= MAX_ATTEMPTS) return false;
+    this.req.unpipe(up);
+    try {
+      this.send();
+    } catch (again) {
+      // The pool handed a session that cannot open streams: answered as any failure.
+      this.up = undefined;
+      this.failed(again);
+    }
+    return true;
+  }
 
   watch(headMs: number, deadlineMs: number | undefined): void {
     this.headTimer = setTimeout(() => this.failed(upstreamTimeout()), headMs);
@@ -116,6 +160,7 @@ class GrpcCall {
   /** The upstream's response head: relayed, or as trailers-only when it ends the stream. */
   response(headers: IncomingHttpHeaders, flags: number): void {
     clearTimeout(this.headTimer);
+    this.sent.stop();
     this.scope.upstreamMs = performance.now() - this.started;
     const status = Number(headers[':status']);
     this.scope.upstreamStatus = status;
@@ -137,12 +182,20 @@ class GrpcCall {
     this.res.addTrailers(relayedFields(trailers));
   }
 
-  /** The upstream failed (refused, reset, timed out) before its head: answered 14 or 4. */
+  /**
+   * The upstream failed (refused, reset, timed out) before its head:
+   * answered 14 or 4, unless it refused the call unprocessed and the call is
+   * sent again. After its head, the stream's close says how it ended
+   * (`upstreamClosed`); a failure of its session, not a reset of its stream,
+   * is noted for that.
+   */
   failed(err: unknown): void {
-    clearTimeout(this.headTimer);
-    // After the head, the stream's close says how it ended (`upstreamClosed`).
+    if (this.answered && errorCode(err) !== 'ERR_HTTP2_STREAM_ERROR') this.sessionBroke = true;
     if (this.finished || this.answered) return;
+    if (this.up !== undefined && this.retried(err)) return;
+    this.clearTimers();
     this.finished = true;
+    this.sent.stop();
     this.scope.upstreamMs ??= performance.now() - this.started;
     this.scope.log.warn({ code: errorCode(err) }, 'gRPC upstream failed');
     this.up?.close(constants.NGHTTP2_CANCEL);
@@ -152,17 +205,23 @@ class GrpcCall {
   /**
    * The upstream stream closed: after its trailers, the client's answer ends
    * with them; reset after its head, the client's stream is reset with the
-   * same code; closed before its head, the call failed.
+   * same code; its session failed after its head (a GOAWAY with an error,
+   * the connection lost), the client's call ends with 14 `bad_gateway`;
+   * closed before its head, the call failed.
    */
   upstreamClosed(): void {
-    this.clearTimers();
-    if (this.finished) return;
+    if (this.finished) return this.clearTimers();
+    if (this.sessionBroke) {
+      this.scope.upstreamBroke = true;
+      return this.end(GRPC_STATUS.UNAVAILABLE, UPSTREAM_BROKE.code);
+    }
     const up = this.up as ClientHttp2Stream;
     // Node reports a reset that comes after our END_STREAM with code 0 (and
     // no 'aborted'): a gRPC answer that closed without trailers was cut all the same.
     const code =
       up.rstCode || (this.trailersSeen ? constants.NGHTTP2_NO_ERROR : constants.NGHTTP2_CANCEL);
     if (!this.answered) return this.failed(Object.assign(new Error('closed'), { code: 'RST' }));
+    this.clearTimers();
     this.finished = true;
     if (code === constants.NGHTTP2_NO_ERROR) {
       this.res.end();
