@@ -45,8 +45,8 @@ export function PasskeysSection() {
     <section aria-labelledby="passkeys-title">
       <h2 id="passkeys-title">Passkeys</h2>
       <p class="muted">
-        A passkey signs you in without a password or a code: your device or password manager
-        keeps it, unlocked by your fingerprint, face or PIN.
+        A passkey signs you in without a password or a code: your device or password manager keeps
+        it, unlocked by your fingerprint, face or PIN.
       </p>
       {done === undefined ? null : <Done>{done}</Done>}
       {error === undefined ? null : <Failure error={error} />}

@@ -91,8 +91,8 @@ function TotpOff({ onBegin }: { onBegin: () => void }) {
   return (
     <>
       <p>
-        <strong>Off.</strong> With an authenticator app, signing in with your password also asks
-        for the six-digit code the app shows.
+        <strong>Off.</strong> With an authenticator app, signing in with your password also asks for
+        the six-digit code the app shows.
       </p>
       <button type="button" onClick={onBegin}>
         Set up an authenticator app
