@@ -35,7 +35,11 @@ export function renderErrors(): ApiMiddleware {
         if (ctx.state.pageHeaders !== undefined) ctx.set(ctx.state.pageHeaders);
         return;
       }
-      ctx.set(rendered.headers);
+      // The browser session authenticated it (the console's call, say a wrong `X-OTP`):
+      // a Basic challenge would open the browser's password dialog over the page.
+      ctx.set(
+        ctx.state.scope.kind === 'session' ? withoutChallenge(rendered.headers) : rendered.headers,
+      );
       ctx.body = rendered.body;
     }
   };
@@ -53,6 +57,12 @@ function pageHeaders(headers: Record<string, string>): Record<string, string> {
     'www-authenticate': _challenge,
     ...kept
   } = headers;
+  return kept;
+}
+
+/** A refusal's headers without `WWW-Authenticate`. */
+function withoutChallenge(headers: Record<string, string>): Record<string, string> {
+  const { 'www-authenticate': _challenge, ...kept } = headers;
   return kept;
 }
 
