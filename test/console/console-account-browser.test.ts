@@ -74,12 +74,16 @@ afterAll(async () => {
   await fx?.close();
 });
 
-/** The account page settled (nothing loading): no serious axe violation, and photographed. */
+/** The account page settled (nothing loading): no serious axe violation, photographed, no wider than a phone. */
 async function checkState(name: string): Promise<void> {
   await page.getByRole('heading', { level: 1, name: 'Your account' }).waitFor();
   await expect.poll(() => page.getByText(/^Loading/).count()).toBe(0);
   expect(await seriousViolations(page), name).toEqual([]);
   await screenshotsAtBothWidths(page, 'console', name);
+  // A phone's width: nothing wider than the screen (a wide table scrolls in its own box).
+  await page.setViewportSize({ width: 390, height: 900 });
+  expect(await page.evaluate('document.documentElement.scrollWidth'), name).toBe(390);
+  await page.setViewportSize({ width: 1280, height: 900 });
 }
 
 /** A Basic login (`GET /1/token`) of Alice, with `X-OTP` when a code is given: its status and error. */
