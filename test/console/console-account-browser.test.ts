@@ -22,7 +22,11 @@ import {
   tokenFor,
   type IdentityFixture,
 } from '../support/identity-fixture.js';
-import { screenshotsAtBothWidths, seriousViolations } from '../support/page-checks.js';
+import {
+  screenshotForDocs,
+  screenshotsAtBothWidths,
+  seriousViolations,
+} from '../support/page-checks.js';
 import { SESSIONS } from '../support/sign-in-page.js';
 import { startOnFreePort } from '../support/start-on-free-port.js';
 import { codeAt, testClock, totpConfig, type TestClock } from '../support/totp.js';
@@ -131,6 +135,12 @@ describe('the authenticator app on the account page', () => {
     const link = page.getByRole('link', { name: /^otpauth:\/\/totp\// });
     expect(await link.getAttribute('href')).toContain(`secret=${secret}`);
     await checkState('account-totp-key');
+    await screenshotForDocs(page, 'console', 'console-account-totp-key-390', {
+      width: 390,
+      part: page.locator('section', {
+        has: page.getByRole('heading', { name: 'Authenticator app' }),
+      }),
+    });
 
     await page.getByLabel('The code your app shows now').fill(await codeAt(secret, clock.now()));
     await page.getByRole('button', { name: 'Turn on' }).click();
@@ -141,6 +151,11 @@ describe('the authenticator app on the account page', () => {
     expect(new Set(recovery).size).toBe(10);
     await page.getByText(/^On\./).first().waitFor();
     await checkState('account-totp-codes');
+    await screenshotForDocs(page, 'console', 'console-account-totp', {
+      part: page.locator('section', {
+        has: page.getByRole('heading', { name: 'Authenticator app' }),
+      }),
+    });
 
     expect(await passwordLogin()).toEqual({ status: 401, error: 'mfa_required' });
     expect(await passwordLogin(await nextCode(secret))).toEqual({ status: 200 });
@@ -201,6 +216,9 @@ describe('passkeys on the account page', () => {
     const item = page.locator('ul.passkeys li', { hasText: 'This laptop' });
     await item.getByText(/last used never/).waitFor();
     await checkState('account-passkey');
+    await screenshotForDocs(page, 'console', 'console-account-passkeys', {
+      part: page.locator('section', { has: page.getByRole('heading', { name: 'Passkeys' }) }),
+    });
 
     const listed = await fetch(`${base}/1/users/current`, {
       headers: { authorization: `Bearer ${(await tokenFor(base, ALICE, 'acme')).access_token}` },

@@ -69,7 +69,11 @@ export function PasskeysSection() {
         </ul>
       ) : null}
       {canMakePasskeys() ? (
-        <AddPasskey onAdd={(name) => void add(name)} />
+        // A new form (its name field empty) once the list has changed.
+        <AddPasskey
+          key={loaded.state === 'ready' ? loaded.value.passkeys.length : -1}
+          onAdd={(name) => void add(name)}
+        />
       ) : (
         <p class="muted">This browser cannot make passkeys.</p>
       )}
