@@ -122,7 +122,7 @@ describe('the authenticator app on the account page', () => {
       .first()
       .waitFor();
     await page.getByText('No passkeys.').waitFor();
-    await checkState('account');
+    await checkState('account-factors-off');
   });
 
   it('is set up with the shown key and a code of it; the ten recovery codes are shown once', async () => {

@@ -291,6 +291,10 @@ describe('a member who is not admin', () => {
       await page.getByRole('link', { name: 'Your account' }).first().click();
       await checkPage(page, 'Your account', 'account');
       await page.getByRole('heading', { name: 'Where you are signed in' }).waitFor();
+      // This gateway offers no second factor (`mfa`): the account page shows none.
+      expect(await page.getByRole('heading', { name: /Authenticator app|Passkeys/ }).count()).toBe(
+        0,
+      );
     } finally {
       await context.close();
     }
