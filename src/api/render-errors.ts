@@ -6,7 +6,7 @@
  */
 import { errorResponse, GatewayError, isGatewayError } from '../errors.js';
 import { answerPage } from './sign-in/page-headers.js';
-import type { ApiMiddleware } from './state.js';
+import type { ApiContext, ApiMiddleware } from './state.js';
 
 export function renderErrors(): ApiMiddleware {
   return async (ctx, next) => {
@@ -35,11 +35,7 @@ export function renderErrors(): ApiMiddleware {
         if (ctx.state.pageHeaders !== undefined) ctx.set(ctx.state.pageHeaders);
         return;
       }
-      // The browser session authenticated it (the console's call, say a wrong `X-OTP`):
-      // a Basic challenge would open the browser's password dialog over the page.
-      ctx.set(
-        ctx.state.scope.kind === 'session' ? withoutChallenge(rendered.headers) : rendered.headers,
-      );
+      ctx.set(byOwnPage(ctx) ? withoutChallenge(rendered.headers) : rendered.headers);
       ctx.body = rendered.body;
     }
   };
@@ -58,6 +54,19 @@ function pageHeaders(headers: Record<string, string>): Record<string, string> {
     ...kept
   } = headers;
   return kept;
+}
+
+/**
+ * Whether the call came from a page of the gateway's own (the console's
+ * script): the browser session authenticated it, or the browser says a
+ * same-origin script sent it (Fetch Metadata). Its refusal names no Basic
+ * challenge, which would open the browser's password dialog over the page
+ * (a wrong current password or `X-OTP` on the account page) and hold the
+ * call until someone answers it.
+ */
+function byOwnPage(ctx: ApiContext): boolean {
+  if (ctx.state.scope.kind === 'session') return true;
+  return ctx.get('sec-fetch-site') === 'same-origin' && ctx.get('sec-fetch-dest') === 'empty';
 }
 
 /** A refusal's headers without `WWW-Authenticate`. */

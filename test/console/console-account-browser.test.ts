@@ -7,9 +7,11 @@
  * passkey with Chromium's virtual authenticator (CDP WebAuthn), sees it
  * listed, removes it after confirming. axe-core finds no serious or critical
  * violation in each state; screenshots at 390 and 1280 px under
- * `test-results/console/`. The gateway runs at `http://localhost:<port>`
- * (`publicUrl`): a secure context for WebAuthn, `localhost` the rpId; its
- * clock is the test's, so that each code is of a step not used before.
+ * `test-results/console/`. A wrong current password or code is said on the
+ * page (no Basic challenge opens the browser's own dialog). The gateway runs
+ * at `http://localhost:<port>` (`publicUrl`): a secure context for WebAuthn,
+ * `localhost` the rpId; its clock is the test's, so that each code is of a
+ * step not used before.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -235,5 +237,15 @@ describe('passkeys on the account page', () => {
     await dialog.getByRole('button', { name: 'Remove passkey' }).click();
     await page.getByText('The passkey “This laptop” is removed.').waitFor();
     await page.getByText('No passkeys.').waitFor();
+  });
+});
+
+describe('the password on the account page', () => {
+  it("a wrong current password is said as a sentence, not met by the browser's password dialog", async () => {
+    await page.getByLabel('Current password').fill('not-the-password');
+    await page.getByLabel('New password (8 to 72 bytes)').fill('another-password-9');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByRole('alert').getByText('The password is not right.').waitFor();
+    expect(await passwordLogin()).toEqual({ status: 200 });
   });
 });
