@@ -43,7 +43,8 @@ export function TotpSection() {
   const confirm = (code: string) =>
     run(async () => {
       const answer = await call<{ recovery_codes: string[] }>('POST', `${TOTP}/confirm`, {
-        body: { code },
+        // "123 456", as some apps show it, is the code 123456.
+        body: { code: code.replace(/\s/g, '') },
       });
       setEnrolment(undefined);
       setCodes(answer.recovery_codes);
