@@ -1,4 +1,7 @@
-/** Who is signed in (`GET /1/users/current`): the user, the session's tenant and role, their tenants. */
+/**
+ * Who is signed in (`GET /1/users/current`): the user, the session's tenant
+ * and role, their tenants, their second factors.
+ */
 import { get } from './api';
 
 export interface TenantOfMine {
@@ -6,6 +9,12 @@ export interface TenantOfMine {
   type: 'usertenant' | 'orgtenant';
   name: string;
   role: 'admin' | 'member';
+}
+
+/** The user's second factors; `null`: the gateway does not offer that one. */
+export interface SecondFactors {
+  totp: { enrolled: boolean; recovery_codes_left: number | null } | null;
+  passkeys: { count: number } | null;
 }
 
 export interface Me {
@@ -17,6 +26,7 @@ export interface Me {
   role: 'admin' | 'member';
   scopes: string[];
   tenants: TenantOfMine[];
+  second_factors: SecondFactors;
 }
 
 export const loadMe = () => get<Me>('/1/users/current');

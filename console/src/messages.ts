@@ -23,6 +23,8 @@ const SENTENCES: Record<string, string> = {
   too_many_requests: 'Too many attempts. Wait a moment, then try again.',
   payload_too_large: 'What was entered is too large.',
   mfa_required: 'Enter a current code from your authenticator app (or a recovery code).',
+  passkey_not_made:
+    'No passkey was made: it was cancelled, or this device holds one for this account already.',
   email_not_verified: 'That e-mail address is not verified yet: follow the link mailed to it.',
   unavailable: 'The gateway cannot reach its store right now. Try again in a minute.',
   bad_gateway: 'The gateway could not reach a service it needs. Try again in a minute.',

@@ -6,7 +6,7 @@
  */
 import { errorResponse, GatewayError, isGatewayError } from '../errors.js';
 import { answerPage } from './sign-in/page-headers.js';
-import type { ApiMiddleware } from './state.js';
+import type { ApiContext, ApiMiddleware } from './state.js';
 
 export function renderErrors(): ApiMiddleware {
   return async (ctx, next) => {
@@ -35,7 +35,7 @@ export function renderErrors(): ApiMiddleware {
         if (ctx.state.pageHeaders !== undefined) ctx.set(ctx.state.pageHeaders);
         return;
       }
-      ctx.set(rendered.headers);
+      ctx.set(byOwnPage(ctx) ? withoutChallenge(rendered.headers) : rendered.headers);
       ctx.body = rendered.body;
     }
   };
@@ -53,6 +53,25 @@ function pageHeaders(headers: Record<string, string>): Record<string, string> {
     'www-authenticate': _challenge,
     ...kept
   } = headers;
+  return kept;
+}
+
+/**
+ * Whether the call came from a page of the gateway's own (the console's
+ * script): the browser session authenticated it, or the browser says a
+ * same-origin script sent it (Fetch Metadata). Its refusal names no Basic
+ * challenge, which would open the browser's password dialog over the page
+ * (a wrong current password or `X-OTP` on the account page) and hold the
+ * call until someone answers it.
+ */
+function byOwnPage(ctx: ApiContext): boolean {
+  if (ctx.state.scope.kind === 'session') return true;
+  return ctx.get('sec-fetch-site') === 'same-origin' && ctx.get('sec-fetch-dest') === 'empty';
+}
+
+/** A refusal's headers without `WWW-Authenticate`. */
+function withoutChallenge(headers: Record<string, string>): Record<string, string> {
+  const { 'www-authenticate': _challenge, ...kept } = headers;
   return kept;
 }
 

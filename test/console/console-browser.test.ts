@@ -18,7 +18,11 @@ import { startMailInbox, type MailInbox } from '../support/mail-inbox.js';
 import { fixtureSuite } from '../support/fixture-suite.js';
 import { ALICE, BOB } from '../support/identity-fixture.js';
 import { makeTestCa, startTestIdp, type TestCa, type TestIdp } from '../support/oidc-idp.js';
-import { screenshotsAtBothWidths, seriousViolations } from '../support/page-checks.js';
+import {
+  screenshotForDocs,
+  screenshotsAtBothWidths,
+  seriousViolations,
+} from '../support/page-checks.js';
 import { SESSIONS } from '../support/sign-in-page.js';
 
 const run = promisify(execFile);
@@ -172,6 +176,7 @@ describe("a tenant's admin in the console", () => {
     const { page } = admin;
     await page.getByRole('link', { name: 'Audit' }).click();
     await checkPage(page, 'Audit events of Acme', 'audit');
+    await screenshotForDocs(page, 'console', 'console-audit', { height: 760 });
     const kinds = await page.locator('tbody tr td:nth-child(2)').allTextContents();
     for (const kind of [
       'idp_set',
@@ -286,6 +291,10 @@ describe('a member who is not admin', () => {
       await page.getByRole('link', { name: 'Your account' }).first().click();
       await checkPage(page, 'Your account', 'account');
       await page.getByRole('heading', { name: 'Where you are signed in' }).waitFor();
+      // This gateway offers no second factor (`mfa`): the account page shows none.
+      expect(await page.getByRole('heading', { name: /Authenticator app|Passkeys/ }).count()).toBe(
+        0,
+      );
     } finally {
       await context.close();
     }

@@ -8,7 +8,6 @@
  * chromium, so a missing one is a broken machine, not an optional feature.
  */
 import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { findExecutable, onPath } from './executables.js';
@@ -57,16 +56,13 @@ export async function startPageOrigin(): Promise<PageOrigin> {
   };
 }
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-
 /** Runs `run` on a new tab of a fresh context (its own cookies) `width` px wide, then closes the context. */
 export async function withBrowserPage<T>(
   browser: Browser,
   run: (page: Page, context: BrowserContext) => Promise<T>,
-  options: { bypassCSP?: boolean; width?: number } = {},
+  options: { width?: number } = {},
 ): Promise<T> {
   const context = await browser.newContext({
-    bypassCSP: options.bypassCSP ?? false,
     viewport: { width: options.width ?? 1280, height: 900 },
   });
   try {
@@ -74,15 +70,4 @@ export async function withBrowserPage<T>(
   } finally {
     await context.close();
   }
-}
-
-/** Serious and critical axe-core violations of what the page shows now. */
-export async function seriousViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE });
-  const result = (await page.evaluate('axe.run(document)')) as {
-    violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
-  };
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }

@@ -10,6 +10,7 @@ import { GatewayError } from '../../errors.js';
 import { sessionCookie } from '../../http/session-cookie.js';
 import { currentUser } from '../../identity/current-user.js';
 import { switchTenant } from '../../identity/tenant-switch.js';
+import { userFactors, type UserFactors } from '../../identity/user-factors.js';
 import { readJsonBody } from '../request-input.js';
 import { SessionTenant } from '../schemas/current-user.js';
 import type { ApiContext, ApiState } from '../state.js';
@@ -22,6 +23,10 @@ export function addCurrentUserRoutes(router: Router<ApiState>, deps: IdentityRou
     if (caller.kind === 'client')
       throw new GatewayError('forbidden', 'A machine client is no user.');
     const me = await currentUser(deps.store, caller);
+    const factors = await userFactors(deps.store, caller.userId, {
+      totp: deps.secondFactors !== undefined,
+      passkeys: deps.passkeys !== undefined,
+    });
     noStore(ctx);
     ctx.body = {
       user_id: me.userId,
@@ -37,9 +42,24 @@ export function addCurrentUserRoutes(router: Router<ApiState>, deps: IdentityRou
         name: t.name,
         role: t.role,
       })),
+      second_factors: factorsAnswer(factors),
     };
   });
   router.post('/sessions', (ctx) => moveSession(deps, ctx));
+}
+
+/** `null`: the factor is off on this gateway. */
+function factorsAnswer(factors: UserFactors) {
+  return {
+    totp:
+      factors.totp === undefined
+        ? null
+        : {
+            enrolled: factors.totp.enrolled,
+            recovery_codes_left: factors.totp.recoveryCodesLeft,
+          },
+    passkeys: factors.passkeys === undefined ? null : { count: factors.passkeys.count },
+  };
 }
 
 async function moveSession(deps: IdentityRouterDeps, ctx: ApiContext): Promise<void> {

@@ -17,6 +17,25 @@ export const CurrentUser = z
     tenants: z
       .array(z.strictObject({ tenant_id: z.string(), type: tenantType, name: z.string(), role }))
       .meta({ description: 'Every tenant of the user, with their role there' }),
+    second_factors: z
+      .strictObject({
+        totp: z
+          .strictObject({
+            enrolled: z.boolean().meta({ description: 'A confirmed TOTP factor' }),
+            recovery_codes_left: z.int().nullable().meta({
+              description: 'Recovery codes not used yet; null without a confirmed factor',
+            }),
+          })
+          .nullable()
+          .meta({ description: 'null: TOTP is off on this gateway (`mfa.totp.enabled`)' }),
+        passkeys: z
+          .strictObject({ count: z.int().meta({ description: "The user's passkeys" }) })
+          .nullable()
+          .meta({
+            description: 'null: passkeys are off on this gateway (`mfa.passkeys.enabled`)',
+          }),
+      })
+      .meta({ description: "The user's second factors, where the gateway offers them" }),
   })
   .register(answerShapes, { id: 'CurrentUser' });
 

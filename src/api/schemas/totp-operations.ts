@@ -14,7 +14,7 @@ const BASIC_BEARER_OR_SESSION = [{ basic: [] }, { bearer: [] }, { session: [] }]
 const X_OTP = 'With a factor confirmed, `X-OTP` must carry its current code or a recovery code.';
 
 const CALLER_REFUSED = refusal(
-  `Basic credentials wrong, or no (valid) bearer token or session cookie; or, ${X_OTP.charAt(0).toLowerCase()}${X_OTP.slice(1, -1)} (\`mfa_required\`: missing, wrong, replayed or expired; \`WWW-Authenticate: Basic\`).`,
+  `Basic credentials wrong, or no (valid) bearer token or session cookie; or, ${X_OTP.charAt(0).toLowerCase()}${X_OTP.slice(1, -1)} (\`mfa_required\`: missing, wrong, replayed or expired; \`WWW-Authenticate: Basic\`, but none to a call the session cookie authenticated or a same-origin script sent: a browser would open its password dialog).`,
   'invalid_credentials',
   'invalid_token',
   'mfa_required',

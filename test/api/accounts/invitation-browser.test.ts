@@ -6,10 +6,11 @@
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seriousViolations, startBrowser } from '../../support/browser.js';
+import { startBrowser } from '../../support/browser.js';
 import { fixtureSuite } from '../../support/fixture-suite.js';
 import { ALICE, tokenFor } from '../../support/identity-fixture.js';
 import { startMailInbox, type MailInbox } from '../../support/mail-inbox.js';
+import { seriousViolations } from '../../support/page-checks.js';
 import { SESSIONS } from '../../support/sign-in-page.js';
 import { adminCall } from '../../support/tenant-admin-calls.js';
 
@@ -39,8 +40,7 @@ describe('the invitee in a browser', () => {
     });
     expect(created.status).toBe(201);
     const link = new URL((await inbox.next(INVITEE.email)).links[0] as string);
-    // axe-core is injected as a script, which the page's CSP refuses (as the sign-in suite does).
-    const context = await browser.newContext({ bypassCSP: true });
+    const context = await browser.newContext();
     try {
       const page = await context.newPage();
       await page.goto(`${s.gw.url}${link.pathname}`);

@@ -10,9 +10,7 @@
  * the page with the button. The gateway runs at `http://localhost:<port>`
  * (`publicUrl`): a secure context for WebAuthn, `localhost` the rpId.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBrowser } from '../../support/browser.js';
 import {
@@ -20,11 +18,10 @@ import {
   startMemoryIdentityFixture,
   type IdentityFixture,
 } from '../../support/identity-fixture.js';
+import { seriousViolations } from '../../support/page-checks.js';
 import { SESSIONS } from '../../support/sign-in-page.js';
 import { startOnFreePort } from '../../support/start-on-free-port.js';
 import { startEchoUpstream, type Upstream } from '../../support/upstream.js';
-
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 let fx: IdentityFixture;
 let echo: Upstream;
@@ -52,18 +49,6 @@ afterAll(async () => {
   await fx?.close();
   await echo?.close();
 });
-
-/** Serious and critical axe-core violations of what the page shows now. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  // Evaluated through CDP: the page's CSP (no inline script) rightly refuses a script tag.
-  await page.evaluate(readFileSync(AXE, 'utf8'));
-  const result = (await page.evaluate('axe.run(document)')) as {
-    violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
-  };
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
 
 /** What the signed-in page's own script does to register a passkey: the answer's status and body. */
 const REGISTER = `(async () => {

@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  seriousViolations,
   startBrowser,
   startPageOrigin,
   withBrowserPage,
@@ -22,6 +21,7 @@ import {
   startMemoryIdentityFixture,
   type IdentityFixture,
 } from '../../support/identity-fixture.js';
+import { seriousViolations } from '../../support/page-checks.js';
 import { SESSIONS } from '../../support/sign-in-page.js';
 import { codeAt, enrolTotp, totpConfig } from '../../support/totp.js';
 import { startUpstream, type Upstream } from '../../support/upstream.js';
@@ -70,7 +70,7 @@ afterAll(async () => {
 
 const withPage = <T>(
   run: (page: Page, context: BrowserContext) => Promise<T>,
-  options: { bypassCSP?: boolean; width?: number } = {},
+  options: { width?: number } = {},
 ): Promise<T> => withBrowserPage(browser, run, options);
 
 describe('a person signs in', () => {
@@ -135,38 +135,35 @@ describe('a person signs in', () => {
 
 describe('accessibility', () => {
   it('axe-core finds no serious violation on the page, its error state and the tenant choice', async () => {
-    await withPage(
-      async (page) => {
-        await page.goto(`${base}/1/sign-in?return_to=%2Fapp`);
-        expect(await seriousViolations(page)).toEqual([]);
+    await withPage(async (page) => {
+      await page.goto(`${base}/1/sign-in?return_to=%2Fapp`);
+      expect(await seriousViolations(page)).toEqual([]);
 
-        await page.getByLabel('E-mail').fill(ALICE.email);
-        await page.getByLabel('Password').fill('not-her-password');
-        await Promise.all([page.waitForLoadState(), page.keyboard.press('Enter')]);
-        await page.getByRole('alert').waitFor();
-        expect(await page.getByRole('alert').textContent()).toBe('E-mail or password is wrong.');
-        // The alert has the focus, and the fields name it.
-        expect(await page.evaluate('document.activeElement?.id')).toBe('sign-in-alert');
-        expect(await page.getByLabel('E-mail').getAttribute('aria-describedby')).toBe(
-          'sign-in-alert',
-        );
-        expect(await page.getByLabel('E-mail').inputValue()).toBe(ALICE.email);
-        expect(await page.getByLabel('Password').inputValue()).toBe('');
-        expect(await seriousViolations(page)).toEqual([]);
+      await page.getByLabel('E-mail').fill(ALICE.email);
+      await page.getByLabel('Password').fill('not-her-password');
+      await Promise.all([page.waitForLoadState(), page.keyboard.press('Enter')]);
+      await page.getByRole('alert').waitFor();
+      expect(await page.getByRole('alert').textContent()).toBe('E-mail or password is wrong.');
+      // The alert has the focus, and the fields name it.
+      expect(await page.evaluate('document.activeElement?.id')).toBe('sign-in-alert');
+      expect(await page.getByLabel('E-mail').getAttribute('aria-describedby')).toBe(
+        'sign-in-alert',
+      );
+      expect(await page.getByLabel('E-mail').inputValue()).toBe(ALICE.email);
+      expect(await page.getByLabel('Password').inputValue()).toBe('');
+      expect(await seriousViolations(page)).toEqual([]);
 
-        await page.getByLabel('Password').fill(ALICE.password);
-        await Promise.all([page.waitForLoadState(), page.keyboard.press('Enter')]);
-        await page.getByRole('radio', { name: 'Acme' }).waitFor();
-        expect(await page.title()).toBe('Choose an organisation');
-        expect(await seriousViolations(page)).toEqual([]);
-        await page.getByRole('radio', { name: 'Acme' }).check();
-        await Promise.all([
-          page.waitForURL(`${base}/app`),
-          page.getByRole('button', { name: 'Continue' }).click(),
-        ]);
-      },
-      { bypassCSP: true },
-    );
+      await page.getByLabel('Password').fill(ALICE.password);
+      await Promise.all([page.waitForLoadState(), page.keyboard.press('Enter')]);
+      await page.getByRole('radio', { name: 'Acme' }).waitFor();
+      expect(await page.title()).toBe('Choose an organisation');
+      expect(await seriousViolations(page)).toEqual([]);
+      await page.getByRole('radio', { name: 'Acme' }).check();
+      await Promise.all([
+        page.waitForURL(`${base}/app`),
+        page.getByRole('button', { name: 'Continue' }).click(),
+      ]);
+    });
   });
 
   it('is readable at 390 and 1280 px wide (screenshots in test-results/sign-in)', async () => {
@@ -204,40 +201,34 @@ describe('a person with an authenticator app signs in (issue 45)', () => {
       await page.getByLabel('Code', { exact: true }).waitFor();
       expect(await page.title()).toBe('Enter your code');
     };
-    await withPage(
-      async (page, context) => {
-        await passwordThenCode(page);
-        expect(await seriousViolations(page)).toEqual([]);
-        // The confirming code's step is used: the next one, as a phone a little ahead shows it.
-        await page
-          .getByLabel('Code', { exact: true })
-          .fill(await codeAt(secret, Date.now() + 30_000));
-        await Promise.all([page.waitForURL(`${base}/app/home`), page.keyboard.press('Enter')]);
-        expect((await context.cookies()).some((c) => c.name === 'tg_session')).toBe(true);
-      },
-      { bypassCSP: true },
-    );
+    await withPage(async (page, context) => {
+      await passwordThenCode(page);
+      expect(await seriousViolations(page)).toEqual([]);
+      // The confirming code's step is used: the next one, as a phone a little ahead shows it.
+      await page
+        .getByLabel('Code', { exact: true })
+        .fill(await codeAt(secret, Date.now() + 30_000));
+      await Promise.all([page.waitForURL(`${base}/app/home`), page.keyboard.press('Enter')]);
+      expect((await context.cookies()).some((c) => c.name === 'tg_session')).toBe(true);
+    });
     for (const expected of ['signed in', 'refused']) {
-      await withPage(
-        async (page) => {
-          await passwordThenCode(page);
-          // By keyboard: the link to the recovery form, then its field.
-          await page.getByRole('link', { name: 'Use a recovery code' }).click();
-          await page.getByLabel('Recovery code').fill(recoveryCodes[0] as string);
-          await Promise.all([
-            page.waitForLoadState(),
-            page.getByLabel('Recovery code').press('Enter'),
-          ]);
-          if (expected === 'signed in') {
-            await page.waitForURL(`${base}/app/home`);
-          } else {
-            await page.getByRole('alert').waitFor();
-            expect(await page.getByRole('alert').textContent()).toContain('wrong, expired or used');
-            expect(await seriousViolations(page)).toEqual([]);
-          }
-        },
-        { bypassCSP: true },
-      );
+      await withPage(async (page) => {
+        await passwordThenCode(page);
+        // By keyboard: the link to the recovery form, then its field.
+        await page.getByRole('link', { name: 'Use a recovery code' }).click();
+        await page.getByLabel('Recovery code').fill(recoveryCodes[0] as string);
+        await Promise.all([
+          page.waitForLoadState(),
+          page.getByLabel('Recovery code').press('Enter'),
+        ]);
+        if (expected === 'signed in') {
+          await page.waitForURL(`${base}/app/home`);
+        } else {
+          await page.getByRole('alert').waitFor();
+          expect(await page.getByRole('alert').textContent()).toContain('wrong, expired or used');
+          expect(await seriousViolations(page)).toEqual([]);
+        }
+      });
     }
   });
 });
