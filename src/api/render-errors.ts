@@ -69,10 +69,15 @@ function byOwnPage(ctx: ApiContext): boolean {
   return ctx.get('sec-fetch-site') === 'same-origin' && ctx.get('sec-fetch-dest') === 'empty';
 }
 
-/** A refusal's headers without `WWW-Authenticate`. */
+/**
+ * A refusal's headers without a Basic challenge (the one that opens the
+ * dialog); a Bearer challenge (RFC 6750), which opens none and tells a script
+ * why, is kept. As Spring Security answers a script's call, a 401 then
+ * names no challenge (RFC 9110 §11.6.1 asks for one): docs/identity-api.md.
+ */
 function withoutChallenge(headers: Record<string, string>): Record<string, string> {
-  const { 'www-authenticate': _challenge, ...kept } = headers;
-  return kept;
+  const { 'www-authenticate': challenge, ...kept } = headers;
+  return challenge === undefined || /^basic\b/i.test(challenge) ? kept : headers;
 }
 
 function toGatewayError(err: unknown): GatewayError {

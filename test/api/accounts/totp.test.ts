@@ -178,6 +178,29 @@ describe('X-OTP on every password login', () => {
     }
   });
 
+  it("a same-origin script's refusal names no Basic challenge (no browser dialog); anyone else's does", async () => {
+    const who = await newUser();
+    await enrolTotp(fx.gw.url, who, clock);
+    const refused = (fetchMetadata: Record<string, string>) =>
+      fetch(`${fx.gw.url}/1/users/current/password`, {
+        method: 'PUT',
+        headers: { authorization: basic(who.email, who.password), ...fetchMetadata },
+        body: JSON.stringify({ password: who.password }),
+      });
+    const script = await refused({ 'sec-fetch-site': 'same-origin', 'sec-fetch-dest': 'empty' });
+    expect(script.status).toBe(401);
+    expect(script.headers.get('www-authenticate')).toBeNull();
+    expect(((await script.json()) as { error: string }).error).toBe('mfa_required');
+    // Another origin's script, a navigation, and a client that sends no Fetch Metadata: the challenge.
+    await expectMfaRequired(
+      await refused({ 'sec-fetch-site': 'cross-site', 'sec-fetch-dest': 'empty' }),
+    );
+    await expectMfaRequired(
+      await refused({ 'sec-fetch-site': 'same-origin', 'sec-fetch-dest': 'document' }),
+    );
+    await expectMfaRequired(await refused({}));
+  });
+
   it('a code is good once: replayed, or older than the last one accepted, it is refused', async () => {
     const who = await newUser();
     const { secret } = await enrolTotp(fx.gw.url, who, clock);
