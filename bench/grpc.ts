@@ -23,7 +23,8 @@
  * Environment: BENCH_GRPC_PARTS (`instructions,throughput`, the default, or
  * one of them), BENCH_GRPC_STREAMS (calls in flight, default 16),
  * BENCH_GRPC_WARMUP (calls before counting, default 10000),
- * BENCH_GRPC_COUNT (calls counted, default 4000), BENCH_GRPC_RUNS (default
+ * BENCH_GRPC_COUNT (calls counted, default 4000), BENCH_GRPC_TARGETS
+ * (`bare http2 proxy`, `gateway` or both, the default), BENCH_GRPC_RUNS (default
  * 3), BENCH_GRPC_SECONDS (per run, default 10), BENCH_INSTRUCTIONS_KEEP (a
  * directory to keep the dumps and V8's perf maps in, for
  * `tsx bench/callgrind-breakdown.ts DIR COUNT 40 bare-http2-proxy gateway`).
@@ -60,6 +61,7 @@ const settings = {
   runs: positiveInt('BENCH_GRPC_RUNS', 3),
   seconds: positiveInt('BENCH_GRPC_SECONDS', 10),
   keep: process.env.BENCH_INSTRUCTIONS_KEEP,
+  targets: process.env.BENCH_GRPC_TARGETS?.split(',').map((name) => name.trim()),
 };
 /** Seconds of calls before a throughput run's measured ones (JIT, pools). */
 const RATE_WARMUP_SECONDS = 3;
@@ -73,7 +75,9 @@ else mkdirSync(dumps, { recursive: true });
 async function main(): Promise<void> {
   if (parts.includes('instructions')) requireCallgrind();
   const backends = await startBackends(teardown, 'grpc-upstream.mjs');
-  const proxies = await grpcProxies(backends);
+  const proxies = (await grpcProxies(backends)).filter(
+    (proxy) => settings.targets === undefined || settings.targets.includes(proxy.name),
+  );
   const header = `one HTTP/2 connection, ${settings.streams} calls in flight; ${MACHINE_CORES} cores, Node ${process.version}`;
   if (parts.includes('instructions')) {
     const counts = new Map<string, Counted>();

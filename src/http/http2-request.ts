@@ -103,19 +103,30 @@ function refusalOf(
   authority: string | undefined,
   host: string | undefined,
 ): GatewayError | undefined {
-  if (listBytes(raw) > HEADER_LIST_BYTES) return HEADERS_TOO_LARGE;
+  if (overListCap(raw)) return HEADERS_TOO_LARGE;
   if (method === 'CONNECT') return CONNECT;
   if (authority === undefined && host === undefined) return NO_AUTHORITY;
   if (authority !== undefined && host !== undefined && host !== authority) return TWO_AUTHORITIES;
   return undefined;
 }
 
-/** The header list's size as SETTINGS_MAX_HEADER_LIST_SIZE counts it (RFC 9113 §6.5.2): name, value and 32 per field. */
-function listBytes(raw: readonly string[]): number {
+/**
+ * Whether the header list is larger than {@link HEADER_LIST_BYTES} as
+ * SETTINGS_MAX_HEADER_LIST_SIZE counts it (RFC 9113 §6.5.2): name, value
+ * and 32 per field. Counted in UTF-8 only when it may matter: a UTF-16 code
+ * unit is at most 3 bytes of UTF-8, so a list whose units, tripled, stay
+ * within the cap is within it (nearly every list).
+ */
+function overListCap(raw: readonly string[]): boolean {
+  let units = 0;
+  for (let i = 0; i < raw.length; i += 2)
+    units += (raw[i] as string).length + (raw[i + 1] as string).length;
+  // 32 per field: 16 per entry of `raw`, which holds a name and a value per field.
+  if (3 * units + 16 * raw.length <= HEADER_LIST_BYTES) return false;
   let bytes = 0;
   for (let i = 0; i < raw.length; i += 2)
     bytes += Buffer.byteLength(raw[i] as string) + Buffer.byteLength(raw[i + 1] as string) + 32;
-  return bytes;
+  return bytes > HEADER_LIST_BYTES;
 }
 
 /** `Host` first, then every regular field as sent, cookies joined into one (RFC 9113 §8.2.3). */
