@@ -21,6 +21,8 @@
  * It counts instructions, not cycles: cache misses and the cost of the
  * kernel's side of a syscall are not in it, so it is not a throughput ratio.
  *
+ * The counting itself (callgrind's options, the dump, GC told apart) is
+ * `callgrind-count.ts`, shared with the gRPC benchmark (`grpc.ts`).
  * Main thread only (callgrind --separate-threads): node runs with
  * `--v8-pool-size=0 --single-threaded-gc` so that garbage collection is
  * counted where it happens, on the main thread; what the optimizing compiler
