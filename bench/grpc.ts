@@ -1,8 +1,8 @@
 /**
  * The gRPC benchmark (`npm run bench:grpc`, issue 47's Performance section):
  * unary calls of the tests' echo service (`test/support/echo.proto`, a
- * 31-byte message) through a bare `node:http2` proxy (`bare-http2-proxy.mjs`)
- * and through the gateway (`protocol: grpc` route, bearer token, tenant
+ * 26-byte message, 31 bytes framed) through a bare `node:http2` proxy
+ * (`bare-http2-proxy.mjs`) and through the gateway (`protocol: grpc` route, bearer token, tenant
  * from metadata, identity injected: `grpc-proxies.ts`), each in front of the
  * same @grpc/grpc-js upstream in a process of its own (`grpc-upstream.mjs`).
  * The driver (`grpc-load.ts`: a raw `node:http2` client, the request frame
