@@ -16,11 +16,7 @@
  * drops, silently (nghttp2 without an invalid-header callback): it never
  * reaches here, nor an upstream (test/http/http2-malformed.test.ts).
  */
-import {
-  Http2ServerRequest,
-  type Http2ServerResponse,
-  type ServerHttp2Stream,
-} from 'node:http2';
+import { Http2ServerRequest, type Http2ServerResponse, type ServerHttp2Stream } from 'node:http2';
 import type { ReadableOptions } from 'node:stream';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';
