@@ -58,14 +58,21 @@ export async function comparedProxies(backends: Backends): Promise<ComparedProxy
   ];
 }
 
-/** Starts them; every process and file is registered with `teardown`. */
-export async function startBackends(teardown: { add(fn: () => unknown): void }): Promise<Backends> {
+/**
+ * Starts them; every process and file is registered with `teardown`. The
+ * upstream is `upstream.mjs` (HTTP/1.1) unless `upstreamScript` names
+ * another helper of this directory taking the same argument, its port.
+ */
+export async function startBackends(
+  teardown: { add(fn: () => unknown): void },
+  upstreamScript = 'upstream.mjs',
+): Promise<Backends> {
   const redis = await startRedisServer();
   teardown.add(() => redis.stop());
   const upstreamPort = await findFreePort();
   const upstream = spawnNode(
     'upstream',
-    [join(BENCH_DIR, 'upstream.mjs'), String(upstreamPort)],
+    [join(BENCH_DIR, upstreamScript), String(upstreamPort)],
     PROJECT_ROOT,
   );
   teardown.add(() => upstream.stop());

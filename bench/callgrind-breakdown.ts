@@ -8,8 +8,11 @@
  * and of each function, gateway − bare undici, largest first.
  *
  * Usage: tsx bench/callgrind-breakdown.ts <dir> [requests counted] [top N]
- * (defaults 4000 and 40). The dir holds `bare-undici.<pid>.1-01` and
- * `gateway.<pid>.1-01` (main thread, first dump) and their `.perf.map`.
+ * [baseline] [subject] (defaults 4000, 40, `bare-undici` and `gateway`; the
+ * gRPC benchmark's baseline is `bare-http2-proxy`). The dir holds
+ * `<baseline>.<pid>.1-01` and `<subject>.<pid>.1-01` (main thread, first
+ * dump) and their `.perf.map`. The columns keep their names: "undici" is
+ * the baseline's.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -58,13 +61,14 @@ function diffTable(
 }
 
 function main(): void {
-  const [dir, countArg, topArg] = process.argv.slice(2);
+  const [dir, countArg, topArg, baseline = 'bare-undici', subject = 'gateway'] =
+    process.argv.slice(2);
   if (dir === undefined)
     throw new Error('usage: tsx bench/callgrind-breakdown.ts <dir> [requests] [top]');
   const per = Number(countArg ?? 4000);
   const top = Number(topArg ?? 40);
-  const gateway = load(dir, 'gateway');
-  const undici = load(dir, 'bare-undici');
+  const gateway = load(dir, subject);
+  const undici = load(dir, baseline);
   const header = `${'Δ/req'.padStart(9)} ${'gateway'.padStart(9)} ${'undici'.padStart(9)}  `;
   const gc = (costs: Costs): number => sumBy(costs, groupOf).get(GC_GROUP) ?? 0;
   const mutator = (costs: Costs): number => Math.round((costs.total - gc(costs)) / per);

@@ -14,7 +14,7 @@ export interface Costs {
 }
 
 /** A perf map: JIT code ranges, sorted by start, each with V8's name for it. */
-interface CodeMap {
+export interface CodeMap {
   starts: bigint[];
   ends: bigint[];
   names: string[];
@@ -45,7 +45,7 @@ export function readCodeMap(file: string): CodeMap {
   };
 }
 
-function nameAt(map: CodeMap, address: bigint): string | undefined {
+export function nameAt(map: CodeMap, address: bigint): string | undefined {
   let lo = 0;
   let hi = map.starts.length - 1;
   let found = -1;

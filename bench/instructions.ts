@@ -21,6 +21,8 @@
  * It counts instructions, not cycles: cache misses and the cost of the
  * kernel's side of a syscall are not in it, so it is not a throughput ratio.
  *
+ * The counting itself (callgrind's options, the dump, GC told apart) is
+ * `callgrind-count.ts`, shared with the gRPC benchmark (`grpc.ts`).
  * Main thread only (callgrind --separate-threads): node runs with
  * `--v8-pool-size=0 --single-threaded-gc` so that garbage collection is
  * counted where it happens, on the main thread; what the optimizing compiler
@@ -43,21 +45,16 @@
  * `bench/instructions-baseline.json`; `-- --write-baseline` records it
  * (`instructions-baseline.ts`).
  */
-import { execFileSync } from 'node:child_process';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse, stringify } from 'yaml';
-import { gcShare } from './callgrind-dump.js';
 import { comparedProxies, startBackends, type ComparedProxy } from './backends.js';
+import {
+  countUnderCallgrind,
+  requireCallgrind,
+  withLongLease,
+  type Counted,
+} from './callgrind-count.js';
 import { REQUEST_PATH } from './gateway-config.js';
 import { sessionProxy } from './session-scenario.js';
 import { positiveInt } from './env.js';
@@ -68,15 +65,7 @@ import {
   writeBaseline,
 } from './instructions-baseline.js';
 import { drive, type LoadTarget } from './load.js';
-import {
-  createTeardown,
-  MACHINE_CORES,
-  PROJECT_ROOT,
-  runMain,
-  spawnProcess,
-  waitForPort,
-  type BenchProcess,
-} from './processes.js';
+import { createTeardown, MACHINE_CORES, runMain, type BenchProcess } from './processes.js';
 
 const settings = {
   warmup: positiveInt('BENCH_INSTRUCTIONS_WARMUP', 10_000),
@@ -85,10 +74,6 @@ const settings = {
   targets: process.env.BENCH_INSTRUCTIONS_TARGETS?.split(',').map((name) => name.trim()),
   keep: process.env.BENCH_INSTRUCTIONS_KEEP,
 };
-/** Everything runs ~50× slower under valgrind: minutes to start, not seconds. */
-const START_TIMEOUT_MS = 300_000;
-const NODE_FLAGS = ['--v8-pool-size=0', '--single-threaded-gc'];
-
 const teardown = createTeardown();
 const dumps = settings.keep ?? mkdtempSync(join(tmpdir(), 'tg-bench-callgrind-'));
 if (settings.keep === undefined)
@@ -135,50 +120,10 @@ async function main(): Promise<void> {
 }
 
 /**
- * The gateway with its revocation lease at the longest (60 s): under
- * callgrind a renewal (four per lease, 2 s by default) can come too late and
- * the gateway then refuses, failing closed, and every renewal is background
- * work counted as the requests'. Nothing per request changes.
- */
-function withLongLease(proxy: ComparedProxy): ComparedProxy {
-  const at = proxy.nodeArgs.indexOf('--config');
-  if (at < 0) return proxy;
-  const file = proxy.nodeArgs[at + 1] as string;
-  const config = parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-  const longLease = file.replace(/\.yaml$/, '-long-lease.yaml');
-  writeFileSync(longLease, stringify({ ...config, revocation: { leaseMs: 60_000 } }));
-  const nodeArgs = [...proxy.nodeArgs];
-  nodeArgs[at + 1] = longLease;
-  return { ...proxy, nodeArgs };
-}
-
-/**
  * Starts `subject` under callgrind, warms it up, counts `settings.count`
- * requests; per request, in all and without V8's GC (`callgrind-dump.ts`).
+ * requests; per request, in all and without V8's GC (`callgrind-count.ts`).
  */
-async function countOne(
-  subject: ComparedProxy,
-  headers: Record<string, string>,
-): Promise<{ all: number; withoutGc: number }> {
-  const out = join(dumps, subject.name.replace(/\W+/g, '-'));
-  progress(`${subject.name}: starting under callgrind`);
-  const proc = spawnProcess(
-    subject.name,
-    'valgrind',
-    [
-      '--tool=callgrind',
-      '--instr-atstart=no',
-      '--separate-threads=yes',
-      `--callgrind-out-file=${out}.%p`,
-      process.execPath,
-      ...NODE_FLAGS,
-      ...(settings.keep === undefined ? [] : ['--perf-basic-prof']),
-      ...subject.nodeArgs,
-    ],
-    PROJECT_ROOT,
-  );
-  teardown.add(() => proc.stop());
-  await waitForPort(proc, subject.port, START_TIMEOUT_MS);
+async function countOne(subject: ComparedProxy, headers: Record<string, string>): Promise<Counted> {
   const target: LoadTarget = {
     name: subject.name,
     url: `http://127.0.0.1:${subject.port}${subject.path ?? REQUEST_PATH}`,
@@ -187,27 +132,32 @@ async function countOne(
     // A loaded machine under callgrind: an answer may take far longer than autocannon's 10 s.
     timeoutSeconds: 300,
   };
-  progress(`${subject.name}: ${settings.warmup} requests to warm up, on two sets of connections`);
-  // Two sets of connections: when the first closes and the next opens, V8
-  // throws away the optimized code of Node's socket, stream and http
-  // functions once ("wrong map" on the new sockets; bare undici as the
-  // gateway, `--trace-deopt`) and runs them in its baseline tier until it has
-  // optimized them again. That happens once in a process's life: in the
-  // warm-up, not in the counted window (issue 35: it was ~5k a request of
-  // the gateway's count, more or less by run).
-  const first = Math.ceil(settings.warmup / 2);
-  await load(target, first);
-  await load(target, settings.warmup - first);
-  callgrindControl(proc, '--instr=on');
-  progress(`${subject.name}: ${settings.count} requests counted`);
-  await load(target, settings.count, proc);
-  callgrindControl(proc, '--dump');
-  callgrindControl(proc, '--instr=off');
-  await proc.stop();
-  keepPerfMap(out, proc.pid);
-  const { total, gc } = gcShare(`${out}.${proc.pid}.1-01`);
-  if (total !== mainThreadInstructions(out, proc.pid)) throw new Error('the dump does not add up');
-  return { all: total / settings.count, withoutGc: (total - gc) / settings.count };
+  return countUnderCallgrind(subject, {
+    dumps,
+    keep: settings.keep !== undefined,
+    count: settings.count,
+    progress,
+    onStarted: (proc) => teardown.add(() => proc.stop()),
+    async warmUp() {
+      progress(
+        `${subject.name}: ${settings.warmup} requests to warm up, on two sets of connections`,
+      );
+      // Two sets of connections: when the first closes and the next opens, V8
+      // throws away the optimized code of Node's socket, stream and http
+      // functions once ("wrong map" on the new sockets; bare undici as the
+      // gateway, `--trace-deopt`) and runs them in its baseline tier until it has
+      // optimized them again. That happens once in a process's life: in the
+      // warm-up, not in the counted window (issue 35: it was ~5k a request of
+      // the gateway's count, more or less by run).
+      const first = Math.ceil(settings.warmup / 2);
+      await load(target, first);
+      await load(target, settings.warmup - first);
+    },
+    async counted(proc) {
+      progress(`${subject.name}: ${settings.count} requests counted`);
+      await load(target, settings.count, proc);
+    },
+  });
 }
 
 /**
@@ -229,26 +179,6 @@ async function load(target: LoadTarget, amount: number, counted?: BenchProcess):
     .filter((line) => /"level":[4-6]0/.test(line))
     .slice(-3);
   progress(`${summary}; kept. The last warnings:\n${warnings.join('\n')}`);
-}
-
-/** Next to the kept dumps: V8's map of JIT code addresses to names (`/tmp/perf-<pid>.map`). */
-function keepPerfMap(out: string, pid: number): void {
-  const map = `/tmp/perf-${pid}.map`;
-  if (settings.keep === undefined || !existsSync(map)) return;
-  copyFileSync(map, `${out}.${pid}.perf.map`);
-  rmSync(map, { force: true });
-}
-
-function callgrindControl(proc: BenchProcess, command: string): void {
-  execFileSync('callgrind_control', [command, String(proc.pid)], { stdio: 'ignore' });
-}
-
-/** The `summary:` (instructions) of the main thread's dump, which callgrind names `<out>.<pid>.1-01` (dump 1, thread 1). */
-function mainThreadInstructions(out: string, pid: number): number {
-  const file = `${out}.${pid}.1-01`;
-  const match = /^summary: (\d+)$/m.exec(readFileSync(file, 'utf8'));
-  if (match === null) throw new Error(`no summary line in ${file}`);
-  return Number(match[1]);
 }
 
 /** The figure to compare two builds by: a full GC in the window or not moves the totals by ±50k. */
@@ -287,14 +217,6 @@ function formatTable(counts: Map<string, number>): string {
     ...rows,
     `the gateway's own work on the same core (auth, tenant match, header policy, slots, metrics, access log): +${Math.round(gatewayCost).toLocaleString('en')}`,
   ].join('\n');
-}
-
-function requireCallgrind(): void {
-  try {
-    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
-  } catch {
-    throw new Error('valgrind is not installed (Debian: apt-get install valgrind)');
-  }
 }
 
 function progress(message: string): void {

@@ -15,7 +15,7 @@ import {
 } from 'node:http2';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/index.js';
-import { HEADER_LIST_BYTES } from '../http/http2-request.js';
+import { GatewayHttp2Request, HEADER_LIST_BYTES } from '../http/http2-request.js';
 import { GatewayHttp2Response } from '../http/http2-response.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Http2Refusal } from '../ops/http2-metrics.js';
@@ -55,6 +55,7 @@ export function http2ServerOptions(server: GatewayConfig['server']): SecureServe
     // backstop behind the gateway's lower, counted limit (`hardenHttp2`),
     // which must end the connection first, with ENHANCE_YOUR_CALM.
     ...({ streamResetBurst: 1000, streamResetRate: 33 } as object),
+    Http2ServerRequest: GatewayHttp2Request,
     // Node's typing wants a class generic in its request type; ours answers any.
     Http2ServerResponse: GatewayHttp2Response as SecureServerOptions['Http2ServerResponse'],
   };

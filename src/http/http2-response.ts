@@ -14,16 +14,18 @@ export class GatewayHttp2Response extends Http2ServerResponse {
   /** The answer's body bytes written so far (the access log's `bytesOut`). */
   bodyBytes = 0;
 
-  override write(chunk: string | Uint8Array, ...rest: unknown[]): boolean {
+  // Three parameters passed on as they came (the compatibility API's own
+  // `(chunk, encoding, cb)`, which reads an absent one as undefined): no rest
+  // array and spread call on every write of every answer.
+  override write(chunk: string | Uint8Array, encoding?: unknown, cb?: unknown): boolean {
     this.bodyBytes += byteLength(chunk);
-    return (super.write as (...args: unknown[]) => boolean)(chunk, ...rest);
+    return (super.write as (...args: unknown[]) => boolean)(chunk, encoding, cb);
   }
 
-  override end(...args: unknown[]): this {
-    const chunk = args[0];
+  override end(chunk?: unknown, encoding?: unknown, cb?: unknown): this {
     if (typeof chunk === 'string' || chunk instanceof Uint8Array)
       this.bodyBytes += byteLength(chunk);
-    return (super.end as (...args: unknown[]) => this)(...args);
+    return (super.end as (...args: unknown[]) => this)(chunk, encoding, cb);
   }
 
   override setHeader(name: string, value: number | string | readonly string[]): void {

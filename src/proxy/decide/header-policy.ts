@@ -290,8 +290,9 @@ class Policy implements HeaderPolicy {
     const forwardedHost = clientHost ?? headers.host;
     if (forwardedHost !== undefined) out['x-forwarded-host'] = forwardedHost;
     frame(out, headers, options.upgrade);
-    // HTTP/2's compatibility request has a getter only: an own property shadows it.
-    if (req.httpVersionMajor >= 2)
+    // HTTP/2's compatibility request has a getter only: an own property shadows
+    // it (`translateHttp2Request` made one, which an assignment then fills).
+    if (req.httpVersionMajor >= 2 && !Object.hasOwn(req, 'headers'))
       Object.defineProperty(req, 'headers', { value: out, writable: true, configurable: true });
     else req.headers = out;
   }

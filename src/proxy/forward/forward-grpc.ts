@@ -30,7 +30,10 @@ import { errorCode, upstreamError, upstreamTimeout } from './upstream-error.js';
 /** What the client's side of a call is, under Node's HTTP/2 compatibility API. */
 type ClientResponse = ServerResponse & {
   stream?: {
-    respond(headers: Record<string, string | number>, options?: { endStream?: boolean }): void;
+    respond(
+      headers: Record<string, string | number>,
+      options?: { endStream?: boolean; waitForTrailers?: boolean },
+    ): void;
     close(code?: number): void;
     destroyed: boolean;
   };
@@ -49,6 +52,9 @@ const NOT_RELAYED = new Set([
   'content-length',
   'http2-settings',
 ]);
+
+/** Upstream URLs whose reading is kept ({@link upstreamOf}): far more than any config names. */
+const MAX_KNOWN_UPSTREAMS = 1024;
 
 /** The longest `grpc-timeout` honoured: its 8 digits of hours are far past any timer. */
 const MAX_DEADLINE_MS = 2 ** 31 - 1;
@@ -84,6 +90,34 @@ export function forwardGrpc(
   });
 }
 
+/** What a call needs of its route's upstream URL, read once per URL rather than once per call. */
+interface Upstream {
+  origin: string;
+  host: string;
+  scheme: 'http' | 'https';
+  /** The URL's path without its trailing slashes: the call's path goes under it. */
+  base: string;
+}
+
+const upstreams = new Map<string, Upstream>();
+
+function upstreamOf(upstream: string): Upstream {
+  let known = upstreams.get(upstream);
+  if (known === undefined) {
+    const url = new URL(upstream);
+    known = {
+      origin: url.origin,
+      host: url.host,
+      scheme: url.protocol === 'https:' ? 'https' : 'http',
+      base: url.pathname.replace(/\/+$/, ''),
+    };
+    // A config reload may name other upstreams: the map is bounded, never a leak.
+    if (upstreams.size >= MAX_KNOWN_UPSTREAMS) upstreams.clear();
+    upstreams.set(upstream, known);
+  }
+  return known;
+}
+
 class GrpcCall {
   up: ClientHttp2Stream | undefined;
   headTimer: NodeJS.Timeout | undefined;
@@ -95,7 +129,7 @@ class GrpcCall {
   /** The upstream's session failed after its head: the client's call ends with 14. */
   sessionBroke = false;
   attempts = 0;
-  readonly url: URL;
+  readonly upstream: Upstream;
   readonly sent: SentBody;
 
   constructor(
@@ -105,7 +139,7 @@ class GrpcCall {
     readonly sessions: GrpcSessions,
     readonly target: ForwardTarget,
   ) {
-    this.url = new URL(target.upstream);
+    this.upstream = upstreamOf(target.upstream);
     this.sent = new SentBody(req);
   }
 
@@ -115,9 +149,8 @@ class GrpcCall {
    * of a stream the call has left (refused, then retried) are ignored.
    */
   send(): void {
-    const { session, done } = this.sessions.take(this.url.origin, this.target.tls);
-    const base = this.url.pathname.replace(/\/+$/, '');
-    const up = session.request(upstreamHeaders(this.req, this.url, base), { endStream: false });
+    const { session, done } = this.sessions.take(this.upstream.origin, this.target.tls);
+    const up = session.request(upstreamHeaders(this.req, this.upstream), { endStream: false });
     this.up = up;
     this.attempts++;
     up.once('close', done);
@@ -164,22 +197,30 @@ class GrpcCall {
     this.scope.upstreamMs = performance.now() - this.started;
     const status = Number(headers[':status']);
     this.scope.upstreamStatus = status;
-    const relayed = relayedFields(headers);
+    const head = relayInto({ ':status': status }, headers);
     this.answered = true;
     const stream = this.res.stream;
     if ((flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0 && stream !== undefined) {
       this.finished = true;
-      if (!stream.destroyed) stream.respond({ ':status': status, ...relayed }, { endStream: true });
+      if (!stream.destroyed) stream.respond(head, { endStream: true });
       return;
     }
-    this.res.writeHead(status, relayed);
+    if (stream === undefined) {
+      this.res.writeHead(status, relayInto({}, headers));
+    } else {
+      // Straight on the stream, as the compatibility API's `writeHead` would
+      // (waiting for the trailers `addTrailers` gives it), without checking
+      // each field again: nghttp2 did as it read them.
+      this.res.statusCode = status;
+      if (!stream.destroyed) stream.respond(head, { waitForTrailers: true });
+    }
     // Ended by `upstreamClosed`, once it is known whether the upstream finished or reset.
     (this.up as ClientHttp2Stream).pipe(this.res, { end: false });
   }
 
   trailers(trailers: IncomingHttpHeaders): void {
     this.trailersSeen = true;
-    this.res.addTrailers(relayedFields(trailers));
+    this.res.addTrailers(relayInto({}, trailers));
   }
 
   /**
@@ -270,31 +311,40 @@ class GrpcCall {
   }
 }
 
-/** The upstream request's header block: the pipeline's rewritten headers, lower-case, HTTP/2's own pseudo-headers. */
-function upstreamHeaders(req: IncomingMessage, url: URL, base: string): Record<string, string> {
-  const out: Record<string, string> = {
-    ':method': 'POST',
-    ':path': base + (req.url ?? '/'),
-    ':authority': url.host,
-    ':scheme': url.protocol === 'https:' ? 'https' : 'http',
-  };
-  Object.assign(out, relayedFields(req.headers));
+/** The upstream request's header block: the pipeline's rewritten headers, HTTP/2's own pseudo-headers. */
+function upstreamHeaders(req: IncomingMessage, upstream: Upstream): Record<string, string> {
+  const out = relayInto(
+    {
+      ':method': 'POST',
+      ':path': upstream.base + (req.url ?? '/'),
+      ':authority': upstream.host,
+      ':scheme': upstream.scheme,
+    },
+    req.headers,
+  );
   // gRPC requires it (and it is the only TE HTTP/2 allows).
   out.te = 'trailers';
   return out;
 }
 
-/** Every field but the pseudo-headers and the connection-specific ones, names lower-cased. */
-function relayedFields(headers: IncomingHttpHeaders): Record<string, string> {
-  const out: Record<string, string> = {};
+/**
+ * Every field of `headers` but the pseudo-headers and the connection-specific
+ * ones, added to `out`. Names are lower-case already, both ways: nghttp2
+ * refuses an upper-case name in HTTP/2 (RFC 9113 §8.2.1), and the header
+ * policy writes its own lower-case.
+ */
+function relayInto(
+  out: Record<string, string | number>,
+  headers: IncomingHttpHeaders,
+): Record<string, string> {
   for (const name in headers) {
-    const lower = name.toLowerCase();
-    if (lower.startsWith(':') || NOT_RELAYED.has(lower)) continue;
+    if (name.charCodeAt(0) === 0x3a || NOT_RELAYED.has(name)) continue;
     const value = headers[name];
     if (value === undefined) continue;
-    out[lower] = Array.isArray(value) ? value.join(', ') : String(value);
+    out[name] =
+      typeof value === 'string' ? value : Array.isArray(value) ? value.join(', ') : String(value);
   }
-  return out;
+  return out as Record<string, string>;
 }
 
 /** `grpc-timeout` (gRPC over HTTP/2: 1–8 digits and a unit H M S m u n) in ms; undefined when absent or malformed. */
