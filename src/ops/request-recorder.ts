@@ -18,7 +18,7 @@ import { createAccessLog, pathOf, type AccessLog, type OriginalRequest } from '.
 import type { Metrics } from './metrics.js';
 import { streamCounters } from '../http/http2-response.js';
 import { CLIENT_CLOSED_STATUS, methodLabel, settle, type Settled } from './outcome.js';
-import { traceOf } from './tracing.js';
+import { traceOf } from './trace-of.js';
 
 export interface RecorderDeps {
   log: Logger;
