@@ -18,6 +18,7 @@ import { drainThenClose } from './gateway/drain.js';
 import { buildExtAuthz, type ExtAuthz } from './gateway/ext-authz.js';
 import { buildFederation } from './gateway/federation.js';
 import { buildHandlers } from './gateway/handlers.js';
+import { loadPasskeyDeps } from './gateway/passkeys.js';
 import { createListeners, type BoundAddresses, type Listeners } from './gateway/listeners.js';
 import { startSettings } from './gateway/proxy-settings.js';
 import { createReload, type Reload, type ReloadResult } from './gateway/reload.js';
@@ -109,7 +110,7 @@ export async function createGateway(
       }),
     ),
   );
-  const handlers = await step('handlers', () =>
+  const handlers = await step('handlers', async () =>
     built(
       buildHandlers({
         config,
@@ -125,6 +126,7 @@ export async function createGateway(
         exchangeToken: federation?.exchangeToken,
         browserSignIn: federation?.browserSignIn,
         idpLogouts: federation,
+        passkeys: await loadPasskeyDeps(config, core),
       }),
     ),
   );

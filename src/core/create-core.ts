@@ -51,7 +51,8 @@ import {
 } from '../auth/factors/second-factor.js';
 import { createMailer, type Mailer, type MailKind, type MailOutcome } from '../mail/mailer.js';
 import { timeStore, type StoreCallObserver, type TraceStep } from '../ops/timed-store.js';
-import { createMemoryStore, createRedisStore, redisForDisplay } from '../store/index.js';
+import { createMemoryStore } from '../store/memory-store.js';
+import { redisForDisplay } from '../store/redis-display.js';
 import type { Store } from '../store/types.js';
 
 /** The parts shared by `serve` and the CLI's admin commands. */
@@ -176,7 +177,7 @@ export async function createCore(
         : undefined;
     if (apiKeys !== undefined) closers.push(() => apiKeys.close());
     const authenticateRequest = createRequestAuthenticator(authenticate, apiKeys);
-    const mailer = serving ? mailerOf(config, log, observers, closers) : undefined;
+    const mailer = serving ? await mailerOf(config, log, observers, closers) : undefined;
     const browserSessions = browserSessionsOf(
       config,
       { store, guard: sessions, roleScopes, audit, log },
@@ -233,15 +234,17 @@ async function secondFactorsOf(
   });
 }
 
-/** The mailer of `mail`; undefined without it. */
-function mailerOf(
+/** The mailer of `mail`; undefined without it (nodemailer is then not loaded). */
+async function mailerOf(
   config: GatewayConfig,
   log: Logger,
   observers: CoreObservers | undefined,
   closers: (() => unknown)[],
-): Mailer | undefined {
+): Promise<Mailer | undefined> {
   if (config.mail === undefined) return undefined;
-  const mailer = createMailer({ config: config.mail, log, onOutcome: observers?.mail });
+  const { createSmtpTransport } = await import('../mail/smtp-transport.js');
+  const transport = createSmtpTransport(config.mail);
+  const mailer = createMailer({ config: config.mail, log, onOutcome: observers?.mail, transport });
   closers.push(() => mailer.close());
   return mailer;
 }
@@ -357,6 +360,8 @@ async function openStore(config: GatewayConfig, log: Logger): Promise<Store> {
     );
     return createMemoryStore();
   }
+  // ioredis and the Redis store's modules (~0.3 s of CPU) load only for a Redis store.
+  const { createRedisStore } = await import('../store/redis-store.js');
   const store = await createRedisStore(redis);
   log.info({ redis: redisForDisplay(redis), keyPrefix: redis.keyPrefix }, 'store connected');
   return store;

@@ -15,8 +15,8 @@ import { createRefreshTokens } from '../auth/refresh/refresh-grant.js';
 import type { ExchangeToken } from '../auth/federation/exchange.js';
 import type { GatewayConfig } from '../config/index.js';
 import type { Core } from '../core/create-core.js';
+import type { PasskeyDeps } from '../identity/passkey-deps.js';
 import { sessionCookieName } from '../config/schema/sessions.js';
-import { passkeyDepsOf } from './passkeys.js';
 import { createAdminRequestHandler, createRequestHandler, scopeOf } from '../http/dispatch.js';
 import type { Metrics } from '../ops/metrics.js';
 import { createOpsHandler } from '../ops/ops-endpoints.js';
@@ -55,6 +55,8 @@ export interface HandlerDeps {
   browserSignIn?: BrowserSignIn | undefined;
   /** The IdP-side logouts (`sso.enabled`; back-channel with `sessions.enabled`). */
   idpLogouts?: Pick<Federation, 'endAtIdp' | 'backchannelLogout'> | undefined;
+  /** Passkeys' deps (`mfa.passkeys.enabled`: `loadPasskeyDeps`). */
+  passkeys?: PasskeyDeps | undefined;
 }
 
 export interface Handlers {
@@ -178,7 +180,7 @@ function sessionApiDeps(deps: HandlerDeps) {
     signIn: signInOf(config, core, metrics, deps),
     consoleAssets: config.console.enabled ? loadConsoleAssets() : undefined,
     sessionCookieName: sessionCookieName(config.sessions),
-    passkeys: passkeyDepsOf(config, core),
+    passkeys: deps.passkeys,
     ...(config.sessions.enabled
       ? { browserSessions: core.browserSessions, sessionsConfig: config.sessions }
       : {}),
@@ -221,7 +223,7 @@ function signInOf(
     config: config.sessions,
     browserSessions: core.browserSessions,
     company: config.sso.enabled,
-    passkeys: passkeyDepsOf(config, core) !== undefined,
+    passkeys: deps.passkeys !== undefined,
     passwordReset: core.mailer !== undefined,
     onSignIn: (outcome) => metrics.signIn(outcome),
     // RP-initiated logout reads the session's record (its IdP) before the sign-out ends it.

@@ -7,9 +7,14 @@ import type { PasskeyDeps } from '../identity/passkey-deps.js';
 /**
  * The relying party is the gateway at `publicUrl` (its origin, the rpId
  * configured or its host); undefined unless passkeys are on (the config's
- * validation made sure sessions and `publicUrl` are there then).
+ * validation made sure sessions and `publicUrl` are there then). The WebAuthn
+ * library is loaded here, and only then: a start without passkeys does not
+ * pay its ~0.4 s of CPU.
  */
-export function passkeyDepsOf(config: GatewayConfig, core: Core): PasskeyDeps | undefined {
+export async function loadPasskeyDeps(
+  config: GatewayConfig,
+  core: Core,
+): Promise<PasskeyDeps | undefined> {
   const { publicUrl } = config;
   if (!config.mfa.passkeys.enabled || !config.sessions.enabled || publicUrl === undefined)
     return undefined;
@@ -19,5 +24,6 @@ export function passkeyDepsOf(config: GatewayConfig, core: Core): PasskeyDeps | 
     store: core.store,
     audit: core.audit,
     relyingParty: { id, name: config.mfa.passkeys.rpName, origin: new URL(publicUrl).origin },
+    webauthn: await import('@simplewebauthn/server'),
   };
 }

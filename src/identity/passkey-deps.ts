@@ -1,4 +1,5 @@
 /** What the passkey operations (`passkeys.ts`, `passkey-sign-in.ts`) are built from. */
+import type * as SimpleWebAuthn from '@simplewebauthn/server';
 import type { AuditRecorder } from '../audit/recorder.js';
 import type { Store } from '../store/types.js';
 
@@ -12,10 +13,24 @@ export interface RelyingParty {
   origin: string;
 }
 
+/**
+ * The WebAuthn ceremonies of `@simplewebauthn/server`. Handed in, not
+ * imported: the package takes ~0.4 s of CPU to load, so the composition root
+ * loads it only when passkeys are on (`gateway/passkeys.ts`).
+ */
+export type WebAuthn = Pick<
+  typeof SimpleWebAuthn,
+  | 'generateRegistrationOptions'
+  | 'verifyRegistrationResponse'
+  | 'generateAuthenticationOptions'
+  | 'verifyAuthenticationResponse'
+>;
+
 export interface PasskeyDeps {
   store: Pick<Store, 'passkeys' | 'sso' | 'users'>;
   audit: AuditRecorder;
   relyingParty: RelyingParty;
+  webauthn: WebAuthn;
   /** Unix seconds (tests move it). */
   now?: () => number;
 }

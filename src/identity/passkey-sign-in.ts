@@ -17,11 +17,9 @@
  * - its signature counter moves forwards (`PasskeyStore.usePasskey`);
  * - the user exists and is not disabled.
  */
-import {
-  generateAuthenticationOptions,
-  verifyAuthenticationResponse,
-  type AuthenticationResponseJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialRequestOptionsJSON,
 } from '@simplewebauthn/server';
 import { isDisabledHash } from '../auth/revocation/disabled.js';
 import { GatewayError } from '../errors.js';
@@ -34,7 +32,7 @@ export async function signInOptions(
   deps: PasskeyDeps,
   preSession: string,
 ): Promise<PublicKeyCredentialRequestOptionsJSON> {
-  const options = await generateAuthenticationOptions({
+  const options = await deps.webauthn.generateAuthenticationOptions({
     rpID: deps.relyingParty.id,
     timeout: CHALLENGE_SECONDS * 1000,
     userVerification: 'required',
@@ -85,7 +83,7 @@ async function verifyAssertion(
   passkey: PasskeyRecord,
 ): Promise<number> {
   try {
-    const verified = await verifyAuthenticationResponse({
+    const verified = await deps.webauthn.verifyAuthenticationResponse({
       response,
       expectedChallenge: challenge,
       expectedOrigin: deps.relyingParty.origin,

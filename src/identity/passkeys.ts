@@ -13,11 +13,9 @@
  * their presence). Attestation `none`: the gateway trusts no vendor list.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  generateRegistrationOptions,
-  verifyRegistrationResponse,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  PublicKeyCredentialCreationOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { GatewayError } from '../errors.js';
 import type { PasskeyRecord, UserRecord } from '../store/types.js';
@@ -25,7 +23,7 @@ import type { Actor } from './actor.js';
 import { CHALLENGE_SECONDS, keepChallenge, takeChallenge } from './passkey-challenges.js';
 import { nowOf, type PasskeyDeps } from './passkey-deps.js';
 
-export type { PasskeyDeps, RelyingParty } from './passkey-deps.js';
+export type { PasskeyDeps, RelyingParty, WebAuthn } from './passkey-deps.js';
 
 /** A passkey as its user sees it: never its public key or credential id. */
 export interface PasskeyView {
@@ -55,7 +53,7 @@ export async function registrationOptions(
   sessionId: string,
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const existing = await deps.store.passkeys.listPasskeys(user.id);
-  const options = await generateRegistrationOptions({
+  const options = await deps.webauthn.generateRegistrationOptions({
     rpName: deps.relyingParty.name,
     rpID: deps.relyingParty.id,
     userName: user.email,
@@ -126,7 +124,7 @@ async function verifyRegistration(
   challenge: string,
 ) {
   try {
-    const verified = await verifyRegistrationResponse({
+    const verified = await deps.webauthn.verifyRegistrationResponse({
       response,
       expectedChallenge: challenge,
       expectedOrigin: deps.relyingParty.origin,

@@ -5,9 +5,9 @@
  * `mail.attempts` times with a growing pause, then logs and counts it as
  * failed: never lost silently. The log names the kind and the recipient's
  * domain only; a message's text (its one-time link) reaches the SMTP server
- * and nothing else.
+ * and nothing else. The SMTP side is handed in (`smtp-transport.ts`, which
+ * loads nodemailer: only a gateway with `mail` set loads it).
  */
-import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 import type { MailConfig } from '../config/schema/mail.js';
 
@@ -37,27 +37,27 @@ export interface Mailer {
   close(graceMs?: number): Promise<void>;
 }
 
-/** How a send is done: nodemailer's transport in the gateway; a unit test passes its own. */
-export type MailTransport = (
-  message: MailMessage,
-  envelope: { from: string; timeoutMs: number },
-) => Promise<void>;
+/** How a send is done: SMTP in the gateway (`createSmtpTransport`); a unit test may pass its own. */
+export interface MailTransport {
+  send(message: MailMessage, envelope: { from: string; timeoutMs: number }): Promise<void>;
+  /** Closes its connections (the mailer's `close`, once the queue is done). */
+  close(): void;
+}
 
 export interface MailerOptions {
   config: MailConfig;
   log: Logger;
   /** Each mail's end, for the metrics. */
   onOutcome?: (kind: MailKind, outcome: MailOutcome) => void;
-  /** Replaces the SMTP transport (unit tests of the queue). */
-  transport?: MailTransport;
+  /** How each mail is sent (`createSmtpTransport(config)`). */
+  transport: MailTransport;
   /** The pause before attempt n+1 (ms); 1 s, 2 s, 4 s, … by default. */
   backoffMs?: (attempt: number) => number;
 }
 
 export function createMailer(options: MailerOptions): Mailer {
   const { config, log } = options;
-  const smtp = options.transport === undefined ? smtpTransport(config) : undefined;
-  const transport = options.transport ?? smtp!.send;
+  const { transport } = options;
   const backoff = options.backoffMs ?? ((attempt) => Math.min(1000 * 2 ** (attempt - 1), 60_000));
   const pending = new Set<Promise<void>>();
   let closed = false;
@@ -66,7 +66,7 @@ export function createMailer(options: MailerOptions): Mailer {
     const fields = { kind: message.kind, domain: message.to.split('@').pop() };
     for (let attempt = 1; ; attempt++) {
       try {
-        await transport(message, { from: config.from, timeoutMs: config.sendTimeoutMs });
+        await transport.send(message, { from: config.from, timeoutMs: config.sendTimeoutMs });
         log.info({ mail: fields, attempt }, 'mail sent');
         options.onOutcome?.(message.kind, 'sent');
         return;
@@ -99,39 +99,7 @@ export function createMailer(options: MailerOptions): Mailer {
         new Promise((resolve) => (timer = setTimeout(resolve, graceMs).unref())),
       ]);
       clearTimeout(timer);
-      smtp?.close();
+      transport.close();
     },
-  };
-}
-
-/** nodemailer's SMTP transport for `mail.smtp`, pooled; the login read from the URL's userinfo. */
-function smtpTransport(config: MailConfig): { send: MailTransport; close(): void } {
-  const url = new URL(config.smtp);
-  const secure = url.protocol === 'smtps:';
-  const user = decodeURIComponent(url.username);
-  const transporter = nodemailer.createTransport({
-    pool: true,
-    maxConnections: 2,
-    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
-    port: url.port === '' ? (secure ? 465 : 587) : Number(url.port),
-    secure,
-    ...(user === '' ? {} : { auth: { user, pass: decodeURIComponent(url.password) } }),
-    connectionTimeout: config.sendTimeoutMs,
-    greetingTimeout: config.sendTimeoutMs,
-    socketTimeout: config.sendTimeoutMs,
-    disableFileAccess: true,
-    disableUrlAccess: true,
-  });
-  return {
-    send: async (message, { from }) => {
-      await transporter.sendMail({
-        from,
-        to: message.to,
-        subject: message.subject,
-        text: message.text,
-        html: message.html,
-      });
-    },
-    close: () => transporter.close(),
   };
 }

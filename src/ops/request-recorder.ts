@@ -26,7 +26,7 @@ import {
   settledRefusal,
   type Settled,
 } from './outcome.js';
-import { traceOf } from './tracing.js';
+import { traceOf } from './trace-of.js';
 
 export interface RecorderDeps {
   log: Logger;

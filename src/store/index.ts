@@ -9,7 +9,7 @@ export type {
 } from './types.js';
 export { createMemoryStore } from './memory-store.js';
 export { createRedisStore, type RedisStoreOptions } from './redis-store.js';
-export { redisForDisplay, redisUrlForDisplay } from './redis-connection.js';
+export { redisForDisplay, redisUrlForDisplay } from './redis-display.js';
 export { normaliseEmail } from './normalise.js';
 export type { LoginCounter, LoginCounterSpec } from './login-counters.js';
 export {

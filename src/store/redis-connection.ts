@@ -10,6 +10,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { REDIS_DEFAULTS } from '../config/schema/store.js';
 import { GatewayError, isGatewayError } from '../errors.js';
+import { redisForDisplay } from './redis-display.js';
 
 /** Options of {@link connectRedis}: the `store.redis` config. */
 export interface RedisConnectionOptions {
@@ -136,31 +137,6 @@ function hostAndPort(node: string): { host: string; port: number } {
     host: node.slice(0, colon).replace(/^\[|\]$/g, ''),
     port: Number(node.slice(colon + 1)),
   };
-}
-
-/** Where the store is, without any password: safe for logs and error messages. */
-export function redisForDisplay(options: RedisConnectionOptions): string {
-  if (options.url !== undefined) return redisUrlForDisplay(options.url);
-  if (options.sentinel !== undefined)
-    return `sentinel master "${options.sentinel.name}" via ${options.sentinel.nodes.join(', ')}`;
-  return `cluster via ${options.cluster?.nodes.join(', ') ?? '(no nodes)'}`;
-}
-
-/**
- * The URL with its password (and query, which ioredis also reads options such
- * as `password` from) removed: safe for logs and error messages.
- */
-export function redisUrlForDisplay(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.password = '';
-    parsed.search = '';
-    parsed.hash = '';
-    return parsed.toString();
-  } catch {
-    // An unparsable URL may still hold a secret: show none of it.
-    return '(unparsable Redis URL)';
-  }
 }
 
 function waitUntilReady(redis: Redis, timeoutMs: number): Promise<void> {

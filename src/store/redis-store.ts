@@ -34,7 +34,7 @@ import { replicatedWrites } from './redis-write-acks.js';
 import { defineStoreScripts } from './redis-scripts.js';
 import type { SessionEvent, SessionEventListener, Store } from './types.js';
 
-export { redisUrlForDisplay } from './redis-connection.js';
+export { redisUrlForDisplay } from './redis-display.js';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions extends RedisConnectionOptions {

@@ -10,7 +10,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGatewayProcess, stopGatewayProcesses } from '../support/gateway-process.js';
 import { findFreePort } from '../support/ports.js';
+import { openSignIn, postForm } from '../support/sign-in-page.js';
 import { startCliHarness, type CliHarness } from './harness.js';
 
 /**
@@ -899,4 +901,80 @@ describe('startup', () => {
     ).toHaveLength(2);
     expect(loaded.filter((url) => SERVING.test(url))).toEqual([]);
   });
+
+  /**
+   * The optional parts' packages, each 0.1–0.4 s of CPU to load: `serve`
+   * loads one only when the config turns its feature on
+   * (docs/architecture.md, "Start-up cost").
+   */
+  const OPTIONAL: Record<string, RegExp> = {
+    tracing: /\/node_modules\/@opentelemetry\/(sdk-trace-base|exporter-trace-otlp-http)\//,
+    passkeys: /\/node_modules\/@simplewebauthn\/server\//,
+    extAuthz: /\/node_modules\/@grpc\/(grpc-js|proto-loader)\//,
+    mail: /\/node_modules\/nodemailer\//,
+    redis: /\/node_modules\/ioredis\//,
+  };
+  /** The optional parts whose packages a serve recorded in `list` loaded. */
+  function partsLoaded(list: string): string[] {
+    const loaded = readFileSync(list, 'utf8').split('\n');
+    // The record is whole: the composition root the start ran is in it.
+    expect(loaded.filter((url) => /\/dist\/gateway\.js$/.test(url))).toHaveLength(1);
+    return Object.entries(OPTIONAL).flatMap(([part, pattern]) =>
+      loaded.some((url) => pattern.test(url)) ? [part] : [],
+    );
+  }
+
+  it(
+    'serve without the optional parts loads none of them',
+    async () => {
+      const list = join(mkdtempSync(join(h.root, 'modules-')), 'loaded-modules.txt');
+      try {
+        await startGatewayProcess(
+          'listen: { host: 127.0.0.1, port: 0 }\nroutes: [{ prefix: /a, upstream: "http://127.0.0.1:9" }]\n',
+          { env: { NODE_OPTIONS: `--import=${HOOK}`, TG_LOADED_MODULES: list } },
+        );
+        expect(partsLoaded(list)).toEqual([]);
+      } finally {
+        await stopGatewayProcesses();
+      }
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'serve with all of them loads each, and answers a passkey sign-in from the library it loaded',
+    async () => {
+      const closed = await findFreePort();
+      const kase = h.newCase(
+        [
+          'forwardAuth: { host: 127.0.0.1, port: 0, grpc: true, grpcPort: 0 }',
+          `tracing: { enabled: true, otlpEndpoint: "http://127.0.0.1:${closed}/v1/traces" }`,
+          `mail: { smtp: "smtp://127.0.0.1:${closed}", from: "Gateway <no-reply@gw.example>" }`,
+          'publicUrl: http://localhost:8080',
+          'sessions: { enabled: true, cookie: { secure: false } }',
+          'mfa: { passkeys: { enabled: true } }',
+        ].join('\n'),
+      );
+      await h.addKey(kase);
+      const list = join(kase.dir, 'loaded-modules.txt');
+      const { base, stop } = await h.serve(kase, {
+        env: { NODE_OPTIONS: `--import=${HOOK}`, TG_LOADED_MODULES: list },
+      });
+      try {
+        expect(partsLoaded(list)).toEqual(Object.keys(OPTIONAL));
+        const page = await openSignIn(base);
+        const res = await postForm(
+          base,
+          '/1/sign-in/passkey/options',
+          { csrf_token: page.token },
+          { cookie: page.preSession, headers: { accept: 'application/json' } },
+        );
+        expect(res.status).toBe(200);
+        expect(await res.json()).toMatchObject({ rpId: 'localhost', userVerification: 'required' });
+      } finally {
+        expect(await stop()).toBe(0);
+      }
+    },
+    TIMEOUT,
+  );
 });

@@ -88,8 +88,8 @@ export interface CliHarness extends CliRunner {
   auditOf(kase: Case, tenantId: string): Promise<string>;
   /** Writes `text` as a seed file in the case's folder; returns its path. */
   writeSeed(kase: Case, text: string): string;
-  /** Starts `serve` on the case's config; resolves once it listens. Stop it in a finally. */
-  serve(kase: Case): Promise<Served>;
+  /** Starts `serve` on the case's config (`env` added to its environment); resolves once it listens. Stop it in a finally. */
+  serve(kase: Case, options?: { env?: Record<string, string> }): Promise<Served>;
   stop(): Promise<void>;
 }
 
@@ -170,9 +170,9 @@ export async function startCliHarness(): Promise<CliHarness> {
       writeFileSync(file, text);
       return file;
     },
-    async serve(kase) {
+    async serve(kase, options = {}) {
       const child = spawn(process.execPath, [CLI, 'serve', ...kase.c], {
-        env: env(),
+        env: { ...env(), ...options.env },
         cwd: root,
         stdio: ['ignore', 'pipe', 'pipe'],
       });

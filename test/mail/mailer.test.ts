@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMailer, type MailOutcome } from '../../src/mail/mailer.js';
+import { createSmtpTransport } from '../../src/mail/smtp-transport.js';
 import { mailedLink } from '../../src/mail/links.js';
 import { startMailInbox, type MailInbox } from '../support/mail-inbox.js';
 import pino from 'pino';
@@ -19,13 +20,15 @@ afterAll(() => inbox.close());
 function mailerOf(attempts: number) {
   const sink = lineSink();
   const outcomes: MailOutcome[] = [];
+  const config = {
+    smtp: inbox.smtpUrl,
+    from: 'Gateway <no-reply@gw.example>',
+    sendTimeoutMs: 5000,
+    attempts,
+  };
   const mailer = createMailer({
-    config: {
-      smtp: inbox.smtpUrl,
-      from: 'Gateway <no-reply@gw.example>',
-      sendTimeoutMs: 5000,
-      attempts,
-    },
+    config,
+    transport: createSmtpTransport(config),
     log: pino({ level: 'info' }, sink.stream),
     onOutcome: (kind, outcome) => {
       expect(kind).toBe('password_reset');

@@ -7,7 +7,8 @@
  * change of trust, and answers from what it holds only while it is trusted
  * (events live and, in lease mode, the lease fresh).
  */
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { boundedCache } from '../bounded-cache.js';
 import type { MembershipState, SessionEvent, SessionEventListener } from '../../store/types.js';
 import type { RevocationLease } from './revocation-lease.js';
 import type { AccessTokenClaims } from '../tokens/tokens.js';
@@ -79,10 +80,10 @@ export class SessionCache {
   private reportedTrust = false;
 
   constructor(max: number) {
-    this.versions = new LRUCache<string, number>({ max });
-    this.revocations = new LRUCache<string, boolean>({ max, ttlAutopurge: false });
-    this.memberships = new LRUCache<string, MembershipState>({ max });
-    this.clients = new LRUCache<string, { client: ClientLiveness }>({ max });
+    this.versions = boundedCache<string, number>(max);
+    this.revocations = boundedCache<string, boolean>(max, { ttlAutopurge: false });
+    this.memberships = boundedCache<string, MembershipState>(max);
+    this.clients = boundedCache<string, { client: ClientLiveness }>(max);
   }
 
   /** Moves each time everything held is forgotten. */

@@ -21,7 +21,8 @@
  * another instance may have seen a use since (so an instance may take a
  * session for idle up to that minute early, never late).
  */
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { boundedCache } from '../bounded-cache.js';
 import type { BrowserSessionRecord } from '../../store/browser-sessions.js';
 import type { Store, TenantType } from '../../store/types.js';
 import type { RoleScopes } from '../accounts.js';
@@ -93,8 +94,8 @@ export function createSessionRecognition(deps: SessionRecognitionDeps): SessionR
   const max = deps.cacheEntries ?? 100_000;
   const caches: Caches = {
     deps,
-    known: new LRUCache<string, KnownSession>({ max }),
-    verified: new LRUCache<string, Verified>({ max }),
+    known: boundedCache<string, KnownSession>(max),
+    verified: boundedCache<string, Verified>(max),
   };
   return {
     principal(cookieValue) {

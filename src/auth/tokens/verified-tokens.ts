@@ -8,7 +8,8 @@
  * regardless, by the session guard. Unknown kids re-read the key directory
  * (`key-reloads.ts`).
  */
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { boundedCache } from '../bounded-cache.js';
 import { KeyReloads } from './key-reloads.js';
 import { isSameKey, type KeySet } from './keys.js';
 import {
@@ -75,9 +76,7 @@ export function createTokenVerifier(
     log?: { warn(obj: object, msg: string): void };
   } = {},
 ): TokenVerifier {
-  const cache = new LRUCache<number, Entry>({
-    max: options.cacheEntries ?? 50_000,
-  });
+  const cache = boundedCache<number, Entry>(options.cacheEntries ?? 50_000);
   let hits = 0;
   let misses = 0;
   const reloads = new KeyReloads(keyring, {
