@@ -24,24 +24,39 @@ export function findFreePort(): Promise<number> {
  * picked below the kernel's ephemeral range, where no outgoing connection of
  * another test can take it between this check and the bind, and free together
  * with `port + 10000` (a Cluster node's bus port, which must stay below 65536
- * and outside that range too).
+ * and outside that range too). Server ports lie below 20000 and bus ports
+ * from 20000, so one's bus port is never another's port; and each vitest
+ * worker (`VITEST_POOL_ID`) picks in a slice of its own, so two workers
+ * starting clusters at once never pick the same pair (with four workers,
+ * one did: "Address already in use").
  */
 export async function findFreeServerPort(): Promise<number> {
-  const top = ephemeralLow() - BUS_OFFSET - 1;
+  const { low, high } = serverPortSlice();
   for (let attempt = 0; attempt < 200; attempt++) {
-    const port = LOW_PORT + Math.floor(Math.random() * (top - LOW_PORT));
+    const port = low + Math.floor(Math.random() * (high - low));
     if (handedOut.has(port) || handedOut.has(port + BUS_OFFSET)) continue;
     if ((await canBind(port)) && (await canBind(port + BUS_OFFSET))) {
       handedOut.add(port);
       return port;
     }
   }
-  throw new Error(`no free port pair below ${top + BUS_OFFSET} for a test server`);
+  throw new Error(`no free port pair in ${low}–${high} for a test server`);
 }
 
 const LOW_PORT = 10_000;
 const BUS_OFFSET = 10_000;
+/** Slices of the server ports, one a vitest worker (more workers share them, round robin). */
+const SLICES = 8;
 const handedOut = new Set<number>();
+
+function serverPortSlice(): { low: number; high: number } {
+  const top = Math.min(LOW_PORT + BUS_OFFSET, ephemeralLow() - BUS_OFFSET - 1);
+  const width = Math.floor((top - LOW_PORT) / SLICES);
+  const pool = Number(process.env.VITEST_POOL_ID ?? '1');
+  const slice = Number.isInteger(pool) && pool > 0 ? (pool - 1) % SLICES : 0;
+  const low = LOW_PORT + slice * width;
+  return { low, high: low + width };
+}
 
 function ephemeralLow(): number {
   try {
