@@ -15,7 +15,7 @@
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBrowser } from '../support/browser.js';
+import { addVirtualAuthenticator, startBrowser } from '../support/browser.js';
 import { consoleCall } from '../support/console-session.js';
 import { basic } from '../support/gateway.js';
 import {
@@ -58,17 +58,7 @@ beforeAll(async () => {
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
   page.setDefaultTimeout(8000);
-  const cdp = await context.newCDPSession(page);
-  await cdp.send('WebAuthn.enable');
-  await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-    },
-  });
+  await addVirtualAuthenticator(context, page);
   await page.goto(`${base}/1/sign-in?return_to=%2Fconsole%2Faccount&tenant_id=acme`);
   await page.getByLabel('E-mail').fill(ALICE.email);
   await page.getByLabel('Password').fill(ALICE.password);

@@ -71,3 +71,22 @@ export async function withBrowserPage<T>(
     await context.close();
   }
 }
+
+/**
+ * Chromium's virtual authenticator on `page` (CDP `WebAuthn`): CTAP2, built
+ * in, resident keys, user verification that always succeeds — a laptop's
+ * platform authenticator, for passkeys without a person's touch.
+ */
+export async function addVirtualAuthenticator(context: BrowserContext, page: Page): Promise<void> {
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+    },
+  });
+}

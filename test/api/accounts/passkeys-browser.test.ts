@@ -12,7 +12,7 @@
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBrowser } from '../../support/browser.js';
+import { addVirtualAuthenticator, startBrowser } from '../../support/browser.js';
 import {
   ALICE,
   startMemoryIdentityFixture,
@@ -77,17 +77,7 @@ describe('a passkey, registered while signed in, signs in on the sign-in page', 
     const context = await browser.newContext();
     try {
       const page = await context.newPage();
-      const cdp = await context.newCDPSession(page);
-      await cdp.send('WebAuthn.enable');
-      await cdp.send('WebAuthn.addVirtualAuthenticator', {
-        options: {
-          protocol: 'ctap2',
-          transport: 'internal',
-          hasResidentKey: true,
-          hasUserVerification: true,
-          isUserVerified: true,
-        },
-      });
+      await addVirtualAuthenticator(context, page);
 
       await page.goto(`${base}/1/sign-in?return_to=%2Fapp%2Fhome&tenant_id=acme`);
       await page.getByLabel('E-mail').fill(ALICE.email);
