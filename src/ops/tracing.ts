@@ -58,7 +58,10 @@ export interface Tracing {
   ): void;
   /** A child span of the active request's span, or undefined outside a traced request. */
   step(name: string, kind?: SpanKind): StepEnd | undefined;
-  /** Exports what is buffered and stops. */
+  /**
+   * Exports what is buffered and stops: waits at most {@link FINAL_EXPORT_MS}
+   * for the collector, and never fails (a collector that is down is a warning).
+   */
   shutdown(): Promise<void>;
 }
 
@@ -122,10 +125,40 @@ export function createTracing(
       };
     },
     async shutdown() {
-      await provider.shutdown();
+      await finalExport(provider.shutdown(), log);
       contexts.disable();
     },
   };
+}
+
+/**
+ * How long a stop waits for the spans still buffered to be exported. The
+ * exporter retries a collector that is down for up to 10 s; a stop does not
+ * wait that long, nor fail for it: the spans are dropped, with a warning.
+ */
+export const FINAL_EXPORT_MS = 2000;
+
+async function finalExport(shutdown: Promise<void>, log: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<'gave up'>((resolve) => {
+    timer = setTimeout(() => resolve('gave up'), FINAL_EXPORT_MS);
+  });
+  const exported = shutdown.then(
+    () => 'exported' as const,
+    (err: unknown) => ({ err }),
+  );
+  const outcome = await Promise.race([exported, gaveUp]);
+  clearTimeout(timer);
+  if (outcome === 'gave up')
+    log.warn(
+      { waitedMs: FINAL_EXPORT_MS },
+      'stopping without the last spans: the collector did not take them in time',
+    );
+  else if (outcome !== 'exported')
+    log.warn(
+      { code: (outcome.err as NodeJS.ErrnoException | undefined)?.code },
+      'stopping without the last spans: the collector refused them',
+    );
 }
 
 class ServerTrace implements RequestTrace {

@@ -11,7 +11,7 @@
  * subject), so each traced gateway has a store of its own: a token is taken
  * from the gateway it is used on, or the request goes to a public route.
  */
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { basic, bearer, startTestGateway, type TestGateway } from '../support/gateway.js';
 import { fixtureSuite } from '../support/fixture-suite.js';
@@ -23,6 +23,7 @@ import {
   type ReceivedSpan,
 } from '../support/otlp-receiver.js';
 import { refusedUpstream, startEchoUpstream } from '../support/upstream.js';
+import { FINAL_EXPORT_MS } from '../../src/ops/tracing.js';
 
 const SERVER = 2;
 const CLIENT = 3;
@@ -51,7 +52,12 @@ beforeAll(() => {
 /** A gateway exporting to the receiver as `service`; closed (flushed) by the caller. */
 async function tracedGateway(
   service: string,
-  options: { trustedProxies?: string[]; sampleRatio?: number; logTo?: NodeJS.WritableStream } = {},
+  options: {
+    trustedProxies?: string[];
+    sampleRatio?: number;
+    logTo?: NodeJS.WritableStream;
+    otlpEndpoint?: string;
+  } = {},
 ): Promise<TestGateway> {
   return startTestGateway(
     {
@@ -60,7 +66,7 @@ async function tracedGateway(
       forwardAuth: { host: '127.0.0.1', port: 0 },
       tracing: {
         enabled: true,
-        otlpEndpoint: receiver.url,
+        otlpEndpoint: options.otlpEndpoint ?? receiver.url,
         serviceName: service,
         sampleRatio: options.sampleRatio ?? 1,
       },
@@ -261,6 +267,43 @@ describe('sampleRatio 0', () => {
       true,
     );
   });
+});
+
+/**
+ * The last spans are exported when the gateway stops; a collector that is
+ * down (the exporter retries it for ~10 s, then fails) or that takes the
+ * connection and never answers neither fails the stop nor holds it past
+ * FINAL_EXPORT_MS: a CI run met `serve` still running 5 s after SIGTERM,
+ * then exiting 1 with the collector's ECONNREFUSED.
+ */
+describe('a collector that cannot take the last spans', () => {
+  const stopWith = async (otlpEndpoint: string): Promise<Line[]> => {
+    const sink = lineSink();
+    const gw = await tracedGateway('gw-stuck', { otlpEndpoint, logTo: sink.stream });
+    expect((await fetch(`${gw.url}/open/items`)).status).toBe(200);
+    await gw.close();
+    return sink.lines.filter((l) => String(l.msg).startsWith('stopping without the last spans'));
+  };
+
+  it('down: the stop succeeds, saying the spans were dropped', async () => {
+    const { url } = await refusedUpstream();
+    expect(await stopWith(`${url}/v1/traces`)).toHaveLength(1);
+  }, 6000);
+
+  it('silent: the stop waits FINAL_EXPORT_MS, not the exporter’s 10 s', async () => {
+    const held = new Set<Socket>();
+    const silent = createServer((socket) => held.add(socket));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const [line] = await stopWith(`http://127.0.0.1:${port}/v1/traces`);
+      expect(line).toMatchObject({ level: 40, waitedMs: FINAL_EXPORT_MS });
+      expect(held.size).toBeGreaterThan(0); // the exporter did reach it
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise((r) => silent.close(r));
+    }
+  }, 6000);
 });
 
 describe('tracing off (the default)', () => {
