@@ -5,7 +5,8 @@
  * wrong passwords per e-mail and per client IP, wrong machine-client secrets
  * per client IP and per client id and IP (never per client id alone: a client
  * id is public, and a budget of its own would let anyone lock the right
- * secret out — issue 42), signups per client IP. A
+ * secret out — issue 42), refused passkeys per client IP (never per e-mail:
+ * a credential id is not secret either), signups per client IP. A
  * login reserves one point of each before its password is checked, in one
  * atomic step per counter, and is refused without any bcrypt work when
  * either is spent (counted after the check instead, 44 of 60 concurrent
@@ -71,6 +72,15 @@ export interface BruteForceGuard {
    * nothing is taken then.
    */
   beginClientLogin(clientId: string, ip: string): Promise<LoginAttempt>;
+  /**
+   * A passkey's assertion on the sign-in page: takes a point of the client
+   * IP's login budget, the one its wrong passwords spend too. No e-mail's
+   * budget: a credential id is not secret, so failures posted with it must
+   * not lock its user out from anywhere else.
+   * @throws `too_many_requests` (with Retry-After) when the budget is spent;
+   * nothing is taken then.
+   */
+  beginPasskeyLogin(ip: string): Promise<LoginAttempt>;
   /** Takes a point of the signup budget. @throws `too_many_requests` when spent. */
   signup(ip: string): Promise<void>;
   /** Takes a point of the browser sign-in budget. @throws `too_many_requests` when spent. */
@@ -137,6 +147,13 @@ export function createBruteForceGuard(
     async beginClientLogin(clientId, ip) {
       const points = await reserveBoth([byIp, ip], [byClientAndIp, `${ip} ${clientId}`]);
       return settledOnEnd(points, () => undefined);
+    },
+
+    // No queue place either: an assertion costs a signature check, not bcrypt work.
+    async beginPasskeyLogin(ip) {
+      const point = await byIp.reserve(ip);
+      if (!point.granted) throw tooMany(point.retryAfter, FAILED_LOGINS);
+      return settledOnEnd([point], () => undefined);
     },
 
     async signup(ip) {

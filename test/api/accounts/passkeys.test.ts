@@ -7,8 +7,11 @@
  * `publicUrl`'s origin and user verification. The sign-in page's passkey
  * step signs in as both factors, and refuses a replay, another browser's
  * challenge, another user's handle, a removed passkey, a counter gone
- * backwards, a disabled or removed user.
+ * backwards, a disabled or removed user. A refused passkey spends a point of
+ * its address's login budget (`limits.login.perIp`, shared with passwords),
+ * never an e-mail's.
  */
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { disabledHash } from '../../../src/auth/revocation/disabled.js';
 import { bearer } from '../../support/gateway.js';
@@ -29,7 +32,14 @@ import {
   sessionOf,
   signInWithSoftPasskey,
 } from '../../support/passkey-requests.js';
-import { cookiePair, openSignIn, postForm, SESSIONS } from '../../support/sign-in-page.js';
+import {
+  cookiePair,
+  openSignIn,
+  postForm,
+  SESSIONS,
+  setCookie,
+  signIn,
+} from '../../support/sign-in-page.js';
 import {
   assertPasskey,
   createPasskey,
@@ -278,6 +288,86 @@ describe('signing in with a passkey on the sign-in page', () => {
       await fx.gw.gateway.store.passkeys.getPasskey(carols.credentialId.toString('base64url')),
     ).toBeNull();
     expect((await signInWithSoftPasskey(base, carols)).status).toBe(401);
+  });
+});
+
+describe("a refused passkey spends its address's login budget, never an e-mail's", () => {
+  /** `perIp: 3`, and `perEmail` lower still: a passkey failure counted per e-mail would show. */
+  let limited: IdentityFixture;
+  let url: string;
+  let passkey: SoftPasskey;
+  /** Another client address, through the trusted proxy (the test's own address is the attacker's). */
+  const ELSEWHERE = { headers: { 'x-forwarded-for': '198.51.100.7' } };
+  beforeAll(async () => {
+    limited = await startMemoryIdentityFixture({
+      ...PASSKEY_CONFIG,
+      trustedProxies: ['127.0.0.1/32'],
+      limits: { login: { perEmail: 2, perIp: 3, windowSeconds: 600 } },
+    });
+    url = limited.gw.url;
+    passkey = (await registerSoftPasskey(url, await sessionOf(url, ALICE, 'acme'))).passkey;
+  }, 30_000);
+  afterAll(async () => {
+    await limited?.close();
+  });
+
+  it('counts only failures, refuses the address with 429 past perIp, its passwords too, not the user elsewhere', async () => {
+    // Successes take no point: more of them than perIp, and the failures still count from zero.
+    for (let i = 0; i < 4; i++)
+      expect((await signInWithSoftPasskey(url, passkey, { tenant_id: 'acme' })).status).toBe(303);
+    const stranger: SoftPasskey = { ...passkey, credentialId: randomBytes(32), counter: 0 };
+    const failures = [
+      () => signInWithSoftPasskey(url, stranger, { tenant_id: 'acme' }),
+      async () => {
+        const ceremony = await passkeyChallenge(url);
+        const forged = assertPasskey(passkey, ceremony.challenge, 'https://evil.example');
+        return postPasskeySignIn(url, ceremony, forged, { tenant_id: 'acme' });
+      },
+      async () => {
+        const ceremony = await passkeyChallenge(url);
+        const other = Buffer.from('another challenge').toString('base64url');
+        const forged = assertPasskey(passkey, ceremony.challenge, PASSKEY_ORIGIN, {
+          challenge: other,
+        });
+        return postPasskeySignIn(url, ceremony, forged, { tenant_id: 'acme' });
+      },
+    ];
+    for (const fail of failures) expect((await fail()).status).toBe(401);
+
+    // perIp spent: even a valid assertion is refused, as the page refuses a password.
+    const valid = await signInWithSoftPasskey(url, passkey, { tenant_id: 'acme' });
+    expect(valid.status).toBe(429);
+    expect(Number(valid.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await valid.text()).toMatch(/Too many attempts\. Please try again in \d+ seconds\./);
+    expect(setCookie(valid, 'tg_session')).toBeUndefined();
+    const audit = limited.gw.gateway.store.auditLog({ maxEventsPerStream: 1000 });
+    const events = (await audit.read('users', 0)).map(
+      (entry) => JSON.parse(entry.event) as Record<string, unknown>,
+    );
+    expect(events.find((e) => e['request_id'] === valid.headers.get('x-request-id'))).toMatchObject(
+      { event: 'login_locked_out', method: 'passkey' },
+    );
+    const ceremony = await passkeyChallenge(url);
+    const asJson = await postForm(
+      url,
+      '/1/sign-in',
+      {
+        csrf_token: ceremony.token,
+        step: 'passkey',
+        credential: JSON.stringify(assertPasskey(passkey, ceremony.challenge, PASSKEY_ORIGIN)),
+      },
+      { cookie: ceremony.preSession, headers: { accept: 'application/json' } },
+    );
+    expect(asJson.status).toBe(429);
+    expect(await errorOf(asJson)).toBe('too_many_requests');
+
+    // One budget per address, whatever the method: the right password from here is refused too.
+    const here = await signIn(url, { ...ALICE, tenant_id: 'acme' });
+    expect(here.res.status).toBe(429);
+    expect(Number(here.res.headers.get('retry-after'))).toBeGreaterThan(0);
+    // No e-mail's budget was taken (perEmail 2 < 3 failures): Alice from elsewhere signs in.
+    const elsewhere = await signIn(url, { ...ALICE, tenant_id: 'acme' }, ELSEWHERE);
+    expect(elsewhere.res.status).toBe(303);
   });
 });
 
