@@ -15,12 +15,12 @@ export const limits = z
         perEmail: integer(1, 1_000_000)
           .default(10)
           .describe(
-            "failed logins allowed per e-mail per window (a machine client's secret: per client id and IP, never per id alone)",
+            "failed logins allowed per e-mail per window (a machine client's secret: per client id and IP, never per id alone; a refused passkey: per client IP only)",
           ),
         perIp: integer(1, 1_000_000)
           .default(100)
           .describe(
-            "failed logins allowed per client IP per window (users' passwords and machine clients' secrets alike)",
+            "failed logins allowed per client IP per window (users' passwords, refused passkeys and machine clients' secrets alike)",
           ),
         windowSeconds: integer(1, 86_400)
           .default(900)
