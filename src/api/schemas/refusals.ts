@@ -29,7 +29,7 @@ export const CALLER_REFUSED = refusal(
   'invalid_token',
 );
 export const THROTTLED = refusal(
-  'Too many login attempts (wrong passwords, or wrong second-factor codes): see `Retry-After`.',
+  'Too many login attempts (wrong passwords, refused passkeys, or wrong second-factor codes): see `Retry-After`.',
   'too_many_requests',
 );
 export const TOO_LARGE = refusal(
