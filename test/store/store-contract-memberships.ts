@@ -4,7 +4,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/types.js';
-import { distinct, newUser, NOW, orgTenant, watchLive, storeOf } from './store-fixtures.js';
+import {
+  distinct,
+  newUser,
+  NOW,
+  orgTenant,
+  watchLive,
+  storeOf,
+  waitUntil,
+} from './store-fixtures.js';
 
 /** @param current the store of the running test (a fresh one each). */
 export function describeMembershipContract(current: () => Store): void {
@@ -272,6 +280,86 @@ export function describeMembershipContract(current: () => Store): void {
         },
       ]);
       expect(await store.memberships.listMemberships('nope')).toEqual([]);
+    });
+  });
+
+  describe('keeping an admin (`keepAnAdmin`)', () => {
+    const keep = { keepAnAdmin: true } as const;
+
+    /** A tenant with an admin (the creator's default role) and a member. */
+    async function tenantOfTwo(): Promise<{ admin: string; member: string }> {
+      const admin = await store.users.createUser(newUser({ email: 'keeper@example.com' }));
+      const member = await store.users.createUser(newUser());
+      await store.tenants.upsertTenant(orgTenant('acme', { createdBy: 'keeper@example.com' }), NOW);
+      await store.memberships.addMember('acme', admin.id);
+      await store.memberships.addMember('acme', member.id, 'member');
+      return { admin: admin.id, member: member.id };
+    }
+
+    it('refuses to demote or remove the last admin, taking no generation and publishing nothing', async () => {
+      const { admin, member } = await tenantOfTwo();
+      const explicit = await store.users.createUser(newUser());
+      await store.tenants.upsertTenant(orgTenant('globex'), NOW);
+      await store.memberships.addMember('globex', explicit.id, 'admin');
+      const before = await store.memberships.readMembership('acme', admin);
+      const { events, stop } = await watchLive(store);
+      try {
+        for (const [tenantId, userId] of [
+          ['acme', admin],
+          ['globex', explicit.id],
+        ] as const) {
+          expect(await store.memberships.setMemberRole(tenantId, userId, 'member', keep)).toBe(
+            'last-admin',
+          );
+          expect(await store.memberships.removeMember(tenantId, userId, keep)).toBe('last-admin');
+          expect(await store.memberships.getMemberRole(tenantId, userId)).toBe('admin');
+        }
+        expect(await store.memberships.readMembership('acme', admin)).toEqual(before);
+        expect((await store.memberships.readMembership('globex', explicit.id)).asOf).toBe(
+          before.asOf,
+        );
+        // Another change publishes: what the refusals would have published came before it.
+        expect(await store.memberships.setMemberRole('acme', member, 'admin')).toBe(true);
+        const promoted = await store.memberships.readMembership('acme', member);
+        expect(promoted.asOf).toBe(before.asOf + 1);
+        const since = () =>
+          distinct(events).filter((e) => 'generation' in e && (e.generation ?? 0) > before.asOf);
+        await waitUntil(() => since().length > 0);
+        expect(since()).toEqual([
+          {
+            kind: 'membership-added',
+            userId: member,
+            tenantId: 'acme',
+            generation: promoted.membership?.generation,
+          },
+        ]);
+      } finally {
+        stop();
+      }
+    });
+
+    it('allows it while another admin remains, and for a member whatever the admins', async () => {
+      const { admin, member } = await tenantOfTwo();
+      // A member is neither demoted nor the last admin: their removal goes.
+      expect(await store.memberships.setMemberRole('acme', member, 'member', keep)).toBe(false);
+      expect(await store.memberships.setMemberRole('acme', member, 'admin', keep)).toBe(true);
+      expect(await store.memberships.setMemberRole('acme', admin, 'member', keep)).toBe(true);
+      expect(await store.memberships.removeMember('acme', admin, keep)).toBe(true);
+      expect(await store.memberships.removeMember('acme', member, keep)).toBe('last-admin');
+      expect(await store.memberships.listMemberships('acme')).toEqual([
+        expect.objectContaining({ userId: member, role: 'admin' }),
+      ]);
+      // Nobody there: as without the option.
+      expect(await store.memberships.removeMember('acme', admin, keep)).toBe(false);
+      expect(await store.memberships.setMemberRole('acme', admin, 'member', keep)).toBeNull();
+    });
+
+    it('without the option, the last admin goes as before (the operator’s verbs)', async () => {
+      const { admin } = await tenantOfTwo();
+      expect(await store.memberships.setMemberRole('acme', admin, 'member')).toBe(true);
+      expect(await store.memberships.setMemberRole('acme', admin, 'admin')).toBe(true);
+      expect(await store.memberships.removeMember('acme', admin)).toBe(true);
+      expect(await store.memberships.isMember('acme', admin)).toBe(false);
     });
   });
 }
