@@ -2,7 +2,13 @@
  * The store contract for the memberships slice (`Store.memberships`): who belongs to which tenant, their generations (what a token is good for) and roles.
  * Registered by `describeStoreContract`.
  */
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { createAuditRecorder } from '../../src/audit/recorder.js';
+import { GatewayError } from '../../src/errors.js';
+import type { MemberActor } from '../../src/identity/actor.js';
+import type { MemberDeps } from '../../src/identity/members.js';
+import { removeTenantMember, setTenantMemberRole } from '../../src/identity/tenant-members.js';
 import type { Store } from '../../src/store/types.js';
 import {
   distinct,
@@ -361,5 +367,63 @@ export function describeMembershipContract(current: () => Store): void {
       expect(await store.memberships.removeMember('acme', admin)).toBe(true);
       expect(await store.memberships.isMember('acme', admin)).toBe(false);
     });
+  });
+
+  describe('the last admin under concurrent changes (the identity operations)', () => {
+    const actor = (email: string): MemberActor => ({
+      kind: 'member',
+      role: 'admin',
+      audit: { source: 'api', actor: email },
+    });
+    type Change = (deps: MemberDeps, by: string, of: string) => Promise<unknown>;
+    const demote: Change = (deps, by, of) =>
+      setTenantMemberRole(deps, actor(by), 'acme', of, 'member');
+    const remove: Change = (deps, by, of) => removeTenantMember(deps, actor(by), 'acme', of);
+
+    it.each([
+      ['demote each other', demote, demote],
+      ['remove each other', remove, remove],
+      ['one removes, the other demotes', remove, demote],
+    ])(
+      'two admins %s at once: one wins, the other is refused, an admin stays',
+      async (_, first, second) => {
+        const deps: MemberDeps = {
+          store,
+          audit: createAuditRecorder({
+            streams: store.auditLog({ maxEventsPerStream: 100 }),
+            log: pino({ level: 'silent' }),
+          }),
+        };
+        await store.tenants.upsertTenant(orgTenant('acme'), NOW);
+        for (let round = 0; round < 20; round++) {
+          const [a, b] = await Promise.all([
+            store.users.createUser(newUser()),
+            store.users.createUser(newUser()),
+          ]);
+          await store.memberships.addMember('acme', a.id, 'admin');
+          await store.memberships.addMember('acme', b.id, 'admin');
+          const outcomes = await Promise.allSettled([
+            first(deps, a.id, b.id),
+            second(deps, b.id, a.id),
+          ]);
+          const admins = (await store.memberships.listMemberships('acme')).filter(
+            (m) => m.role === 'admin',
+          );
+          expect(admins, `round ${round}`).toHaveLength(1);
+          expect(
+            outcomes.filter((o) => o.status === 'fulfilled'),
+            `round ${round}`,
+          ).toHaveLength(1);
+          const refused = outcomes.find((o) => o.status === 'rejected')?.reason as unknown;
+          expect(refused).toBeInstanceOf(GatewayError);
+          expect((refused as GatewayError).code).toBe('forbidden');
+          expect((refused as GatewayError).message).toMatch(/^The tenant's last admin cannot be/);
+          // The next round on a fresh pair: the survivor leaves.
+          for (const { userId } of await store.memberships.listMemberships('acme')) {
+            await store.memberships.removeMember('acme', userId);
+          }
+        }
+      },
+    );
   });
 }
