@@ -10,6 +10,7 @@
  */
 import type { AuditRecorder } from '../audit/recorder.js';
 import { GatewayError } from '../errors.js';
+import type { LastAdmin, MemberChangeOptions } from '../store/memberships.js';
 import type { MemberRole, Store } from '../store/types.js';
 import type { Actor } from './actor.js';
 
@@ -56,22 +57,26 @@ export async function addMember(
 /**
  * Ends `user`'s membership of `tenantId`, for good: adding them back gives it
  * a new generation; records `member_removed` when there was one.
- * @returns whether there was one
+ * @param options `keepAnAdmin`: the store refuses, atomically, to remove the tenant's last admin
+ * @returns whether there was one; `'last-admin'` when `keepAnAdmin` refused (nothing changed)
  */
 export async function removeMember(
   deps: MemberDeps,
   actor: Actor,
   tenantId: string,
   user: MemberUser,
-): Promise<boolean> {
-  if (!(await deps.store.memberships.removeMember(tenantId, user.id))) return false;
+  options?: MemberChangeOptions,
+): Promise<boolean | LastAdmin> {
+  const removed = await deps.store.memberships.removeMember(tenantId, user.id, options);
+  if (removed !== true) return removed;
   await deps.audit.record('member_removed', actor.audit, subject(tenantId, user));
   return true;
 }
 
 /**
  * Gives the member `role`; records `member_role_changed` when it changed.
- * @returns whether it changed
+ * @param options `keepAnAdmin`: the store refuses, atomically, to demote the tenant's last admin
+ * @returns whether it changed; `'last-admin'` when `keepAnAdmin` refused (nothing changed)
  * @throws GatewayError `not_found` ({@link notMember}) when `user` is no member
  */
 export async function changeRole(
@@ -80,10 +85,11 @@ export async function changeRole(
   tenantId: string,
   user: MemberUser,
   role: MemberRole,
-): Promise<boolean> {
-  const changed = await deps.store.memberships.setMemberRole(tenantId, user.id, role);
+  options?: MemberChangeOptions,
+): Promise<boolean | LastAdmin> {
+  const changed = await deps.store.memberships.setMemberRole(tenantId, user.id, role, options);
   if (changed === null) throw notMember();
-  if (changed)
+  if (changed === true)
     await deps.audit.record('member_role_changed', actor.audit, {
       ...subject(tenantId, user),
       role,

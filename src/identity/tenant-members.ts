@@ -9,11 +9,12 @@
  * - A user who is not a member of this tenant is `not_found`, whether they
  *   exist or belong to another tenant (no existence oracle).
  * - The tenant keeps an admin: the last one can be neither demoted nor
- *   removed (403 `forbidden`); make another member admin first. (Two admins
- *   demoting each other at the same instant may both pass the check: the
- *   operator's `member role` mends it.)
+ *   removed (403 `forbidden`); make another member admin first. The store
+ *   checks it in the same atomic step as the write (`keepAnAdmin`), so two
+ *   admins demoting or removing each other at once cannot both succeed.
  */
 import { GatewayError } from '../errors.js';
+import { LAST_ADMIN } from '../store/memberships.js';
 import type { MemberRole } from '../store/types.js';
 import type { MemberActor } from './actor.js';
 import {
@@ -71,8 +72,9 @@ export async function setTenantMemberRole(
   role: MemberRole,
 ): Promise<TenantMember> {
   const user = await memberOf(deps, tenantId, userId);
-  if (role !== 'admin') await keepAnAdmin(deps, tenantId, user.id, 'demoted');
-  await changeRole(deps, actor, tenantId, user, role);
+  if ((await changeRole(deps, actor, tenantId, user, role, KEEP)) === LAST_ADMIN) {
+    throw lastAdmin('demoted');
+  }
   const member = (await listTenantMembers(deps, tenantId)).find((m) => m.userId === user.id);
   if (member === undefined) throw notMember();
   return member;
@@ -90,8 +92,9 @@ export async function removeTenantMember(
   userId: string,
 ): Promise<void> {
   const user = await memberOf(deps, tenantId, userId);
-  await keepAnAdmin(deps, tenantId, user.id, 'removed');
-  if (!(await removeMember(deps, actor, tenantId, user))) throw notMember();
+  const removed = await removeMember(deps, actor, tenantId, user, KEEP);
+  if (removed === LAST_ADMIN) throw lastAdmin('removed');
+  if (!removed) throw notMember();
 }
 
 /** The user `userId` names when a member of the tenant; else `not_found`, as for nobody. */
@@ -102,20 +105,13 @@ async function memberOf(deps: MemberDeps, tenantId: string, userId: string): Pro
   return { id: user.id, email: user.email };
 }
 
-/** @throws GatewayError `forbidden` when `userId` is the tenant's only admin */
-async function keepAnAdmin(
-  deps: MemberDeps,
-  tenantId: string,
-  userId: string,
-  change: 'demoted' | 'removed',
-): Promise<void> {
-  const admins = (await deps.store.memberships.listMemberships(tenantId)).filter(
-    (m) => m.role === 'admin',
+/** The store refuses, in the write's own atomic step, a change that leaves the tenant without an admin. */
+const KEEP = { keepAnAdmin: true } as const;
+
+/** The refusal of a change the store refused to keep an admin. */
+function lastAdmin(change: 'demoted' | 'removed'): GatewayError {
+  return new GatewayError(
+    'forbidden',
+    `The tenant's last admin cannot be ${change}: make another member admin first.`,
   );
-  if (admins.length === 1 && admins[0]?.userId === userId) {
-    throw new GatewayError(
-      'forbidden',
-      `The tenant's last admin cannot be ${change}: make another member admin first.`,
-    );
-  }
 }

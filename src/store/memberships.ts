@@ -51,6 +51,26 @@ export interface MemberEntry {
   joinedAt: number | null;
 }
 
+/**
+ * What `removeMember` and `setMemberRole` answer when `keepAnAdmin` refused
+ * the change: it would have left the tenant without an admin. Nothing was
+ * written, no generation taken, no event published.
+ */
+export const LAST_ADMIN = 'last-admin';
+export type LastAdmin = typeof LAST_ADMIN;
+
+/** How a membership change may be bounded. */
+export interface MemberChangeOptions {
+  /**
+   * Refuse ({@link LAST_ADMIN}) a change that would leave the tenant without
+   * an admin — the member is an admin and no other member is (roles counted
+   * as `listMemberships` reads them). Checked and written in one atomic step,
+   * so two changes at once cannot both pass. Without it, the last admin may
+   * go (the operator's verbs).
+   */
+  keepAnAdmin?: boolean;
+}
+
 export interface MembershipStore {
   /**
    * Idempotent; a new membership takes a new generation, keeps when it began
@@ -65,9 +85,14 @@ export interface MembershipStore {
    * `membership-removed`, which ends the user's tokens for the tenant on
    * every instance before this resolves — for good: a membership added back
    * later has a generation of its own.
-   * @returns whether a membership was removed.
+   * @returns whether a membership was removed; {@link LAST_ADMIN} when
+   * `options.keepAnAdmin` refused it.
    */
-  removeMember(tenantId: string, userId: string): Promise<boolean>;
+  removeMember(
+    tenantId: string,
+    userId: string,
+    options?: MemberChangeOptions,
+  ): Promise<boolean | LastAdmin>;
   isMember(tenantId: string, userId: string): Promise<boolean>;
   /** The pair's state for judging a token: the membership and the generation counter, read together. */
   readMembership(tenantId: string, userId: string): Promise<MembershipState>;
@@ -93,7 +118,13 @@ export interface MembershipStore {
    * for the tenant (issued under the old role) are refused on every instance
    * before this resolves, as after a removal; their new ones carry the new
    * generation. Setting the role a member has changes nothing.
-   * @returns whether the role changed; null when the user is not a member.
+   * @returns whether the role changed; null when the user is not a member;
+   * {@link LAST_ADMIN} when `options.keepAnAdmin` refused the change.
    */
-  setMemberRole(tenantId: string, userId: string, role: MemberRole): Promise<boolean | null>;
+  setMemberRole(
+    tenantId: string,
+    userId: string,
+    role: MemberRole,
+    options?: MemberChangeOptions,
+  ): Promise<boolean | null | LastAdmin>;
 }

@@ -9,14 +9,20 @@ import {
   type MemoryState,
 } from './memory-state.js';
 import { compareIds, normaliseEmail } from './normalise.js';
-import type { MembershipStore } from './memberships.js';
+import {
+  LAST_ADMIN,
+  type LastAdmin,
+  type MemberChangeOptions,
+  type MembershipStore,
+} from './memberships.js';
 import type { MemberRole, Membership, TenantRecord } from './types.js';
 
 export function memoryMemberships(state: MemoryState): MembershipStore {
   const open = () => ensureOpen(state);
   return {
     addMember: async (tenantId, userId, role) => addMember(state, tenantId, userId, role),
-    removeMember: async (tenantId, userId) => removeMember(state, tenantId, userId),
+    removeMember: async (tenantId, userId, options) =>
+      removeMember(state, tenantId, userId, options),
     isMember: async (tenantId, userId) => {
       open();
       return state.membersOfTenant.get(tenantId)?.has(userId) ?? false;
@@ -57,7 +63,8 @@ export function memoryMemberships(state: MemoryState): MembershipStore {
       if (membershipOf(state, tenantId, userId) === null) return null;
       return state.memberships.get(pair(tenantId, userId))?.role ?? null;
     },
-    setMemberRole: async (tenantId, userId, role) => setMemberRole(state, tenantId, userId, role),
+    setMemberRole: async (tenantId, userId, role, options) =>
+      setMemberRole(state, tenantId, userId, role, options),
   };
 }
 
@@ -91,8 +98,14 @@ function addMember(
   return true;
 }
 
-function removeMember(state: MemoryState, tenantId: string, userId: string): boolean {
+function removeMember(
+  state: MemoryState,
+  tenantId: string,
+  userId: string,
+  options: MemberChangeOptions = {},
+): boolean | LastAdmin {
   ensureOpen(state);
+  if (options.keepAnAdmin === true && lastAdmin(state, tenantId, userId)) return LAST_ADMIN;
   const fromTenant = removeFromSet(state.membersOfTenant, tenantId, userId);
   const fromUser = removeFromSet(state.tenantsOfUser, userId, tenantId);
   if (!fromTenant && !fromUser) return false;
@@ -107,15 +120,28 @@ function setMemberRole(
   tenantId: string,
   userId: string,
   role: MemberRole,
-): boolean | null {
+  options: MemberChangeOptions = {},
+): boolean | null | LastAdmin {
   ensureOpen(state);
   const membership = state.membersOfTenant.get(tenantId)?.has(userId)
     ? state.memberships.get(pair(tenantId, userId))
     : undefined;
   if (membership === undefined) return null;
   if (membership.role === role) return false;
+  if (options.keepAnAdmin === true && lastAdmin(state, tenantId, userId)) return LAST_ADMIN;
   membership.role = role;
   membership.generation = nextGeneration(state);
   publish(state, { kind: 'membership-added', userId, tenantId, generation: membership.generation });
   return true;
+}
+
+/**
+ * Whether `userId` is the tenant's one admin, roles read as `listMemberships`
+ * reads them. Checked in the same synchronous step as the write that follows.
+ */
+function lastAdmin(state: MemoryState, tenantId: string, userId: string): boolean {
+  const members = state.membersOfTenant.get(tenantId);
+  const isAdmin = (id: string) => state.memberships.get(pair(tenantId, id))?.role === 'admin';
+  if (members?.has(userId) !== true || !isAdmin(userId)) return false;
+  return ![...members].some((id) => id !== userId && isAdmin(id));
 }

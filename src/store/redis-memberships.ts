@@ -3,9 +3,10 @@ import { compareIds } from './normalise.js';
 import { attempt } from './redis-attempt.js';
 import { acknowledged, unexpectedReply, type RedisStoreContext } from './redis-context.js';
 import { membershipStateFromReply } from './redis-records.js';
+import { LAST_ADMIN_REFUSED } from './redis-scripts.js';
 import { readTenants } from './redis-tenants.js';
-import type { MembershipStore } from './memberships.js';
-import type { MemberEntry, MemberRole } from './memberships.js';
+import { LAST_ADMIN, type MembershipStore } from './memberships.js';
+import type { MemberChangeOptions, MemberEntry, MemberRole } from './memberships.js';
 
 export function redisMemberships(context: RedisStoreContext): MembershipStore {
   const { redis, keys } = context;
@@ -116,24 +117,27 @@ function membershipChanges(
       if (generation > 0) await announced('membership-added', userId, tenantId, generation);
       return generation !== 0;
     },
-    async removeMember(tenantId, userId) {
+    async removeMember(tenantId, userId, options) {
       const reply = await attempt(() =>
         redis.removeMember(
           keys.userTenants(userId),
           keys.tenantMembers(tenantId),
           keys.membership(tenantId, userId),
           keys.generation,
+          keys.tenant(tenantId),
           userId,
           tenantId,
           keys.sessionChannel,
+          ...guardPrefixes(context, tenantId, options),
         ),
       );
       const generation = Number(reply);
+      if (generation === LAST_ADMIN_REFUSED) return LAST_ADMIN;
       if (generation === 0) return false;
       await announced('membership-removed', userId, tenantId, generation);
       return true;
     },
-    async setMemberRole(tenantId, userId, role) {
+    async setMemberRole(tenantId, userId, role, options) {
       const reply = await attempt(() =>
         redis.setMemberRole(
           keys.tenantMembers(tenantId),
@@ -145,9 +149,11 @@ function membershipChanges(
           tenantId,
           role,
           keys.sessionChannel,
+          ...guardPrefixes(context, tenantId, options),
         ),
       );
       const generation = Number(reply);
+      if (generation === LAST_ADMIN_REFUSED) return LAST_ADMIN;
       if (generation === 0) return null;
       if (generation < 0) return false;
       // A new generation for the pair: tokens issued under the old role end, as on removal.
@@ -155,4 +161,18 @@ function membershipChanges(
       return true;
     },
   };
+}
+
+/**
+ * The last-admin guard's arguments (`refuseLastAdmin` in `redis-scripts.ts`):
+ * the key prefixes of the tenant's memberships and of users, to which the
+ * script appends each member's id; empty when the guard is off.
+ */
+function guardPrefixes(
+  { keys }: RedisStoreContext,
+  tenantId: string,
+  options: MemberChangeOptions | undefined,
+): [string, string] {
+  if (options?.keepAnAdmin !== true) return ['', ''];
+  return [keys.membership(tenantId, ''), keys.user('')];
 }

@@ -9,7 +9,10 @@
  * Every key a script touches is passed in KEYS and lives under the `{dir}` tag
  * (see `redis-keys.ts`), as Redis Cluster requires — but for the
  * refresh-family and browser-session scripts (`redis-refresh-scripts.ts`,
- * `redis-browser-session-scripts.ts`), which touch one key each. Hash field names here match `redis-records.ts`.
+ * `redis-browser-session-scripts.ts`), which touch one key each, and for the
+ * other members' keys the last-admin guard reads ({@link refuseLastAdmin}):
+ * built in Lua from key prefixes passed in ARGV, under `{dir}` too, so in the
+ * slot of the script's KEYS (which Cluster allows). Hash field names here match `redis-records.ts`.
  */
 import type { Redis } from 'ioredis';
 import { CLIENT_SCRIPTS } from './redis-client-scripts.js';
@@ -34,6 +37,38 @@ export const TYPE_FIXED = 'type_fixed';
  * read it (a membership added meanwhile): the caller reads again and retries.
  */
 export const REMOVAL_STALE = -1;
+
+/** The reply of `removeMember` and `setMemberRole` when their last-admin guard refused the change. */
+export const LAST_ADMIN_REFUSED = -2;
+
+/**
+ * Lua statements: the script returns {@link LAST_ADMIN_REFUSED} when the guard is on
+ * (`membershipPrefix` not empty) and the member `userId` is the tenant's only
+ * admin — before any write. Every member of the set at `members` counts, its
+ * role read as `readMemberEntry` reads it (a membership stored before roles
+ * by {@link creatorRole}). The arguments are Lua expressions;
+ * `membershipPrefix` and `userPrefix` are `keys.membership(tenantId, '')`
+ * and `keys.user('')`, to which a user id is appended.
+ */
+function refuseLastAdmin(
+  members: string,
+  userId: string,
+  membershipPrefix: string,
+  userPrefix: string,
+  tenantKey: string,
+): string {
+  const roleOf = (id: string) =>
+    `(redis.call('HGET', ${membershipPrefix} .. ${id}, 'role') or ${creatorRole(`${userPrefix} .. ${id}`, tenantKey)})`;
+  return `
+if ${membershipPrefix} ~= '' and redis.call('SISMEMBER', ${members}, ${userId}) == 1
+  and ${roleOf(userId)} == 'admin' then
+  local another = false
+  for _, other in ipairs(redis.call('SMEMBERS', ${members})) do
+    if other ~= ${userId} and ${roleOf('other')} == 'admin' then another = true break end
+  end
+  if not another then return ${LAST_ADMIN_REFUSED} end
+end`;
+}
 
 /**
  * A Lua expression: the role of a membership stored without one (before
@@ -195,16 +230,18 @@ return generation
   },
 
   /**
-   * KEYS: user-tenants, tenant-members, membership, generation. ARGV: userId,
-   * tenantId, session channel.
+   * KEYS: user-tenants, tenant-members, membership, generation, tenant.
+   * ARGV: userId, tenantId, session channel, then for the last-admin guard
+   * the membership and user key prefixes ('' and '': no guard).
    * Returns the generation the removal took when either side held the
-   * membership, else 0. Publishes `membership-removed` in the same step: no
+   * membership, ${LAST_ADMIN_REFUSED} when the guard refused it, else 0.
+   * Publishes `membership-removed` in the same step: no
    * instance can miss a removal that happened, and the user's tokens for the
    * tenant die with it.
    */
   removeMember: {
-    numberOfKeys: 4,
-    lua: `
+    numberOfKeys: 5,
+    lua: `${refuseLastAdmin('KEYS[2]', 'ARGV[1]', 'ARGV[4]', 'ARGV[5]', 'KEYS[5]')}
 local fromUser = redis.call('SREM', KEYS[1], ARGV[2])
 local fromTenant = redis.call('SREM', KEYS[2], ARGV[1])
 if fromUser + fromTenant == 0 then return 0 end
@@ -378,9 +415,11 @@ return { role, redis.call('HGET', KEYS[2], 'joined_at') }
 
   /**
    * KEYS: tenant-members, membership, generation, user, tenant. ARGV: userId,
-   * tenantId, role, session channel.
+   * tenantId, role, session channel, then for the last-admin guard the
+   * membership and user key prefixes ('' and '': no guard).
    * Returns 0 when the user is not a member, -1 when the member has the role
-   * already, else the generation the change took; then publishes
+   * already, ${LAST_ADMIN_REFUSED} when the guard refused the change, else the
+   * generation the change took; then publishes
    * `membership-added` with it in the same step (the member's tokens for the
    * tenant, issued under the old role, end on every instance).
    */
@@ -390,6 +429,7 @@ return { role, redis.call('HGET', KEYS[2], 'joined_at') }
 if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 0 then return 0 end
 local current = redis.call('HGET', KEYS[2], 'role') or ${creatorRole('KEYS[4]', 'KEYS[5]')}
 if current == ARGV[3] then return -1 end
+${refuseLastAdmin('KEYS[1]', 'ARGV[1]', 'ARGV[5]', 'ARGV[6]', 'KEYS[5]')}
 local generation = redis.call('INCR', KEYS[3])
 redis.call('HSET', KEYS[2], 'generation', generation, 'role', ARGV[3])
 redis.call('PUBLISH', ARGV[4], cjson.encode({ kind = 'membership-added', userId = ARGV[1], tenantId = ARGV[2], generation = generation }))

@@ -74,7 +74,9 @@ export const REVOKING_WRITES = {
   },
   memberships: {
     removeMember: {
-      events: (removed, [tenantId, userId]) => (removed ? [membershipEnded(userId, tenantId)] : []),
+      // Not truthiness: a change refused to keep an admin answers 'last-admin' and ended nothing.
+      events: (removed, [tenantId, userId]) =>
+        removed === true ? [membershipEnded(userId, tenantId)] : [],
     },
     setMemberRole: {
       // A new role is a new membership generation: the old tokens end as at a removal.

@@ -269,6 +269,49 @@ describe('Redis store specifics', () => {
     }
   });
 
+  it('keeps an admin counting a membership stored before roles as the reads do', async () => {
+    const keyPrefix = freshPrefix();
+    const keys = createRedisKeys(keyPrefix);
+    const store = await createRedisStore({ url: server.url, keyPrefix });
+    const keep = { keepAnAdmin: true } as const;
+    try {
+      const creator = await store.users.createUser(newUser({ email: 'boss@example.com' }));
+      const other = await store.users.createUser(newUser());
+      await store.tenants.upsertTenant(
+        {
+          tenantId: 'acme',
+          type: 'orgtenant',
+          name: 'A',
+          cloudRegion: 'r',
+          createdBy: ' Boss@Example.com',
+        },
+        1_700_000_000,
+      );
+      await store.memberships.addMember('acme', creator.id, 'member');
+      await store.memberships.addMember('acme', other.id, 'admin');
+      // Before roles: the creator reads as admin, the other as member.
+      await withClient(async (redis) => {
+        await redis.hdel(keys.membership('acme', creator.id), 'role');
+        await redis.hdel(keys.membership('acme', other.id), 'role');
+      });
+      const before = await store.memberships.readMembership('acme', creator.id);
+      expect(await store.memberships.setMemberRole('acme', creator.id, 'member', keep)).toBe(
+        'last-admin',
+      );
+      expect(await store.memberships.removeMember('acme', creator.id, keep)).toBe('last-admin');
+      expect(await store.memberships.readMembership('acme', creator.id)).toEqual(before);
+      // The other, a member as read, is no admin to keep; made one, the creator still counts.
+      expect(await store.memberships.setMemberRole('acme', other.id, 'member', keep)).toBe(false);
+      expect(await store.memberships.setMemberRole('acme', other.id, 'admin', keep)).toBe(true);
+      expect(await store.memberships.setMemberRole('acme', other.id, 'member', keep)).toBe(true);
+      expect(await store.memberships.setMemberRole('acme', other.id, 'admin', keep)).toBe(true);
+      expect(await store.memberships.removeMember('acme', creator.id, keep)).toBe(true);
+      expect(await store.memberships.removeMember('acme', other.id, keep)).toBe('last-admin');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('keeps clients and keys in the directory’s slot, their secrets as digests only', async () => {
     const keyPrefix = freshPrefix();
     const store = await createRedisStore({ url: server.url, keyPrefix });

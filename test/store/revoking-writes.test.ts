@@ -336,4 +336,23 @@ describe('revoking writes', () => {
       }
     },
   );
+
+  it('a change refused to keep the last admin publishes nothing and is not confirmed', async () => {
+    const inner = createMemoryStore();
+    const w = await world(inner);
+    const published: SessionEvent[] = [];
+    inner.revocations.watchSessions({ onEvent: (e) => published.push(e), onLive() {} });
+    const { leases, confirmed } = recordingLeases();
+    const store = confirmRevocations(
+      { ...inner, revocations: { ...inner.revocations, leases } },
+      1000,
+    );
+    const keep = { keepAnAdmin: true } as const;
+    expect(await store.memberships.setMemberRole('acme', w.admin, 'member', keep)).toBe(
+      'last-admin',
+    );
+    expect(await store.memberships.removeMember('acme', w.admin, keep)).toBe('last-admin');
+    expect(published).toEqual([]);
+    expect(confirmed).toEqual([]);
+  });
 });

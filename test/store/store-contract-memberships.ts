@@ -2,9 +2,23 @@
  * The store contract for the memberships slice (`Store.memberships`): who belongs to which tenant, their generations (what a token is good for) and roles.
  * Registered by `describeStoreContract`.
  */
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { createAuditRecorder } from '../../src/audit/recorder.js';
+import { GatewayError } from '../../src/errors.js';
+import type { MemberActor } from '../../src/identity/actor.js';
+import type { MemberDeps } from '../../src/identity/members.js';
+import { removeTenantMember, setTenantMemberRole } from '../../src/identity/tenant-members.js';
 import type { Store } from '../../src/store/types.js';
-import { distinct, newUser, NOW, orgTenant, watchLive, storeOf } from './store-fixtures.js';
+import {
+  distinct,
+  newUser,
+  NOW,
+  orgTenant,
+  watchLive,
+  storeOf,
+  waitUntil,
+} from './store-fixtures.js';
 
 /** @param current the store of the running test (a fresh one each). */
 export function describeMembershipContract(current: () => Store): void {
@@ -273,5 +287,143 @@ export function describeMembershipContract(current: () => Store): void {
       ]);
       expect(await store.memberships.listMemberships('nope')).toEqual([]);
     });
+  });
+
+  describe('keeping an admin (`keepAnAdmin`)', () => {
+    const keep = { keepAnAdmin: true } as const;
+
+    /** A tenant with an admin (the creator's default role) and a member. */
+    async function tenantOfTwo(): Promise<{ admin: string; member: string }> {
+      const admin = await store.users.createUser(newUser({ email: 'keeper@example.com' }));
+      const member = await store.users.createUser(newUser());
+      await store.tenants.upsertTenant(orgTenant('acme', { createdBy: 'keeper@example.com' }), NOW);
+      await store.memberships.addMember('acme', admin.id);
+      await store.memberships.addMember('acme', member.id, 'member');
+      return { admin: admin.id, member: member.id };
+    }
+
+    it('refuses to demote or remove the last admin, taking no generation and publishing nothing', async () => {
+      const { admin, member } = await tenantOfTwo();
+      const explicit = await store.users.createUser(newUser());
+      await store.tenants.upsertTenant(orgTenant('globex'), NOW);
+      await store.memberships.addMember('globex', explicit.id, 'admin');
+      const before = await store.memberships.readMembership('acme', admin);
+      const { events, stop } = await watchLive(store);
+      try {
+        for (const [tenantId, userId] of [
+          ['acme', admin],
+          ['globex', explicit.id],
+        ] as const) {
+          expect(await store.memberships.setMemberRole(tenantId, userId, 'member', keep)).toBe(
+            'last-admin',
+          );
+          expect(await store.memberships.removeMember(tenantId, userId, keep)).toBe('last-admin');
+          expect(await store.memberships.getMemberRole(tenantId, userId)).toBe('admin');
+        }
+        expect(await store.memberships.readMembership('acme', admin)).toEqual(before);
+        expect((await store.memberships.readMembership('globex', explicit.id)).asOf).toBe(
+          before.asOf,
+        );
+        // Another change publishes: what the refusals would have published came before it.
+        expect(await store.memberships.setMemberRole('acme', member, 'admin')).toBe(true);
+        const promoted = await store.memberships.readMembership('acme', member);
+        expect(promoted.asOf).toBe(before.asOf + 1);
+        const since = () =>
+          distinct(events).filter((e) => 'generation' in e && (e.generation ?? 0) > before.asOf);
+        await waitUntil(() => since().length > 0);
+        expect(since()).toEqual([
+          {
+            kind: 'membership-added',
+            userId: member,
+            tenantId: 'acme',
+            generation: promoted.membership?.generation,
+          },
+        ]);
+      } finally {
+        stop();
+      }
+    });
+
+    it('allows it while another admin remains, and for a member whatever the admins', async () => {
+      const { admin, member } = await tenantOfTwo();
+      // A member is neither demoted nor the last admin: their removal goes.
+      expect(await store.memberships.setMemberRole('acme', member, 'member', keep)).toBe(false);
+      expect(await store.memberships.setMemberRole('acme', member, 'admin', keep)).toBe(true);
+      expect(await store.memberships.setMemberRole('acme', admin, 'member', keep)).toBe(true);
+      expect(await store.memberships.removeMember('acme', admin, keep)).toBe(true);
+      expect(await store.memberships.removeMember('acme', member, keep)).toBe('last-admin');
+      expect(await store.memberships.listMemberships('acme')).toEqual([
+        expect.objectContaining({ userId: member, role: 'admin' }),
+      ]);
+      // Nobody there: as without the option.
+      expect(await store.memberships.removeMember('acme', admin, keep)).toBe(false);
+      expect(await store.memberships.setMemberRole('acme', admin, 'member', keep)).toBeNull();
+    });
+
+    it('without the option, the last admin goes as before (the operator’s verbs)', async () => {
+      const { admin } = await tenantOfTwo();
+      expect(await store.memberships.setMemberRole('acme', admin, 'member')).toBe(true);
+      expect(await store.memberships.setMemberRole('acme', admin, 'admin')).toBe(true);
+      expect(await store.memberships.removeMember('acme', admin)).toBe(true);
+      expect(await store.memberships.isMember('acme', admin)).toBe(false);
+    });
+  });
+
+  describe('the last admin under concurrent changes (the identity operations)', () => {
+    const actor = (email: string): MemberActor => ({
+      kind: 'member',
+      role: 'admin',
+      audit: { source: 'api', actor: email },
+    });
+    type Change = (deps: MemberDeps, by: string, of: string) => Promise<unknown>;
+    const demote: Change = (deps, by, of) =>
+      setTenantMemberRole(deps, actor(by), 'acme', of, 'member');
+    const remove: Change = (deps, by, of) => removeTenantMember(deps, actor(by), 'acme', of);
+
+    it.each([
+      ['demote each other', demote, demote],
+      ['remove each other', remove, remove],
+      ['one removes, the other demotes', remove, demote],
+    ])(
+      'two admins %s at once: one wins, the other is refused, an admin stays',
+      async (_, first, second) => {
+        const deps: MemberDeps = {
+          store,
+          audit: createAuditRecorder({
+            streams: store.auditLog({ maxEventsPerStream: 100 }),
+            log: pino({ level: 'silent' }),
+          }),
+        };
+        await store.tenants.upsertTenant(orgTenant('acme'), NOW);
+        for (let round = 0; round < 20; round++) {
+          const [a, b] = await Promise.all([
+            store.users.createUser(newUser()),
+            store.users.createUser(newUser()),
+          ]);
+          await store.memberships.addMember('acme', a.id, 'admin');
+          await store.memberships.addMember('acme', b.id, 'admin');
+          const outcomes = await Promise.allSettled([
+            first(deps, a.id, b.id),
+            second(deps, b.id, a.id),
+          ]);
+          const admins = (await store.memberships.listMemberships('acme')).filter(
+            (m) => m.role === 'admin',
+          );
+          expect(admins, `round ${round}`).toHaveLength(1);
+          expect(
+            outcomes.filter((o) => o.status === 'fulfilled'),
+            `round ${round}`,
+          ).toHaveLength(1);
+          const refused = outcomes.find((o) => o.status === 'rejected')?.reason as unknown;
+          expect(refused).toBeInstanceOf(GatewayError);
+          expect((refused as GatewayError).code).toBe('forbidden');
+          expect((refused as GatewayError).message).toMatch(/^The tenant's last admin cannot be/);
+          // The next round on a fresh pair: the survivor leaves.
+          for (const { userId } of await store.memberships.listMemberships('acme')) {
+            await store.memberships.removeMember('acme', userId);
+          }
+        }
+      },
+    );
   });
 }
