@@ -221,6 +221,16 @@ describe('h2c by prior knowledge beside HTTP/1.1 on one port', () => {
     expect(one.status).toBe(431);
   });
 
+  it('answers an Expect other than 100-continue 417 expectation_failed in JSON with a request id, as HTTP/1.1 does', async () => {
+    const { fx, upstream } = started;
+    const before = upstream.requests.length;
+    const answer = await http2Get(fx.gw.url, '/orders/items', { expect: 'something-else' });
+    expect(answer.status).toBe(417);
+    expect(JSON.parse(answer.body || '{}').error).toBe('expectation_failed');
+    expect(answer.headers['x-request-id']).toMatch(/.+/);
+    expect(upstream.requests.length).toBe(before);
+  });
+
   it('still serves HTTP/1.1 on the same port', async () => {
     const { fx } = started;
     const { access_token } = await tokenFor(fx.gw.url, ALICE, 'acme');
