@@ -103,7 +103,10 @@ export function createListeners(
       const onRequest = traced(handler.onRequest);
       main.on('request', onRequest);
       main.on('upgrade', handler.onUpgrade);
-      if (mainListener.http2 !== undefined) attachHttp2(mainListener.http2, onRequest);
+      if (mainListener.http2 !== undefined)
+        attachHttp2(mainListener.http2, onRequest, (req, res) =>
+          refused(answerExpectation(req, res)),
+        );
       forwardAuth?.on('request', traced(handler.onForwardAuthRequest));
       if (adminHandle !== undefined) admin?.on('request', adminHandle);
     },
@@ -126,12 +129,18 @@ export function createListeners(
   });
 }
 
-/** Every HTTP/2 request, read as an HTTP/1.1 one (`http2-request.ts`), goes to the same handler. */
-function attachHttp2(http2: Http2Server, onRequest: Handle): void {
-  const onHttp2Request = (req: Http2ServerRequest, res: Http2ServerResponse) => {
-    const translated = translateHttp2Request(req, res);
-    onRequest(translated.req, translated.res);
+/**
+ * Every HTTP/2 request, read as an HTTP/1.1 one (`http2-request.ts`), goes to
+ * the same handler; an `Expect` other than `100-continue` gets the same JSON
+ * 417 as over HTTP/1.1 (Node's compatibility API would answer a bare one).
+ */
+function attachHttp2(http2: Http2Server, onRequest: Handle, onExpectation: Handle): void {
+  const translated = (handle: Handle) => (req: Http2ServerRequest, res: Http2ServerResponse) => {
+    const request = translateHttp2Request(req, res);
+    handle(request.req, request.res);
   };
+  const onHttp2Request = translated(onRequest);
+  http2.on('checkExpectation', translated(onExpectation));
   http2.on('request', onHttp2Request);
   // CONNECT comes as its own event: the dispatcher refuses it (501) like any other request it cannot serve.
   http2.on('connect', onHttp2Request);

@@ -15,10 +15,23 @@
  * do not add up to (§8.1.1). A field with CR, LF or NUL in its value it
  * drops, silently (nghttp2 without an invalid-header callback): it never
  * reaches here, nor an upstream (test/http/http2-malformed.test.ts).
+ *
+ * What nghttp2 lets through but HTTP/1.1's parser never does is refused here
+ * (400, as HTTP/1.1 answers it): a method other than those Node's HTTP/1.1
+ * parser knows, in their case (`post` is not `POST`: scopes are keyed by
+ * method, and Django or Flask upper-case what they are sent), and a `:path`
+ * with a byte outside printable ASCII (path normalisation reads ASCII; an
+ * upstream may decode the rest, overlong UTF-8 included, into `/` or `.`).
+ * The two entry ways accept the same requests.
  */
 import { Http2ServerRequest, type Http2ServerResponse, type ServerHttp2Stream } from 'node:http2';
 import type { ReadableOptions } from 'node:stream';
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import {
+  METHODS,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { GatewayError } from '../errors.js';
 
 /** The HTTP/1.1 cap on a request's header section, applied to HTTP/2's header list too. */
@@ -44,6 +57,18 @@ const TWO_AUTHORITIES = new GatewayError(
 const CONNECT = new GatewayError(
   'not_implemented',
   'CONNECT is not served: the gateway is no tunnel, and WebSockets over HTTP/2 (RFC 8441) are not offered; use HTTP/1.1 for WebSockets.',
+);
+/** The methods Node's HTTP/1.1 parser accepts, as it spells them (RFC 9110 §9.1: case-sensitive). */
+const HTTP1_METHODS = new Set(METHODS);
+const UNKNOWN_METHOD = new GatewayError(
+  'invalid_request',
+  'The request method is not one HTTP/1.1 carries here (methods are case-sensitive: POST, not post).',
+);
+/** A byte HTTP/1.1's request target cannot hold (nghttp2 already refused controls and spaces). */
+const NOT_IN_TARGET = /[^\x21-\x7e]/;
+const TARGET_BYTES = new GatewayError(
+  'invalid_request',
+  'The request target has a byte outside printable ASCII: percent-encode it (RFC 3986 §2.1).',
 );
 const HEADERS_TOO_LARGE = new GatewayError(
   'headers_too_large',
@@ -128,7 +153,7 @@ export function translateHttp2Request(
     own(req, 'headers', headers);
     own(req, 'rawHeaders', rawHeaders);
   }
-  const refusal = refusalOf(givenRaw, method, authority, host);
+  const refusal = refusalOf(givenRaw, method, url, authority, host);
   if (refusal !== undefined) (req as Refusable)[REFUSAL] = refusal;
   // Node's compatibility API reads as the HTTP/1.1 classes do for all the dispatcher uses (docs/http2.md).
   return { req: req as unknown as IncomingMessage, res: res as unknown as ServerResponse };
@@ -137,11 +162,14 @@ export function translateHttp2Request(
 function refusalOf(
   raw: readonly string[],
   method: string,
+  url: string,
   authority: string | undefined,
   host: string | undefined,
 ): GatewayError | undefined {
   if (overListCap(raw)) return HEADERS_TOO_LARGE;
   if (method === 'CONNECT') return CONNECT;
+  if (!HTTP1_METHODS.has(method)) return UNKNOWN_METHOD;
+  if (NOT_IN_TARGET.test(url)) return TARGET_BYTES;
   if (authority === undefined && host === undefined) return NO_AUTHORITY;
   if (authority !== undefined && host !== undefined && host !== authority) return TWO_AUTHORITIES;
   return undefined;

@@ -2,7 +2,10 @@
  * `listen.http2` on cleartext: h2c by prior knowledge and HTTP/1.1 on one
  * port, every request through the one dispatcher — a proxied request and
  * the refusals answered alike on both, the identity API over HTTP/2, and
- * `Upgrade: h2c` refused.
+ * `Upgrade: h2c` refused. HTTP/2's own spellings change nothing: request
+ * trailers never reach the upstream, `:scheme` is not believed, a `Host`
+ * beside `:authority` must agree with it, and cookie crumbs are one `Cookie`
+ * to the session rules.
  */
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
@@ -14,14 +17,40 @@ import { http2Get, http2Request, http2Session } from '../support/http2-client.js
 
 const started = useEchoFixture((upstream) => ({
   listen: { http2: true },
+  sessions: { enabled: true },
   routes: [
     {
       prefix: '/orders',
       upstream,
       tenant: { header: 'X-Tenant-Id', path: '/orders/tenants/:tenant_id' },
     },
+    { prefix: '/app', upstream, auth: 'session' },
   ],
 }));
+
+const SESSION = '__Host-tg_session';
+
+/** A new session of Alice's for acme, begun as the sign-in page begins one: its cookie's value. */
+async function signedIn(): Promise<string> {
+  const { gateway } = started.fx.gw;
+  const alice = await gateway.store.users.findUserByEmail(ALICE.email);
+  const begun = await gateway.browserSessions.start({
+    userId: alice?.id as string,
+    tenantId: 'acme',
+    userAgent: 'vitest',
+    ip: '127.0.0.1',
+  });
+  return begun.cookieValue;
+}
+
+/** What the echo upstream answered: the request it received. */
+function echoedOf(body: string) {
+  return JSON.parse(body) as {
+    bodyLength: number;
+    headers: Record<string, string>;
+    trailers: Record<string, string>;
+  };
+}
 
 /** An HTTP/1.1 answer: status, fields and body. */
 async function http1Get(url: string, path: string, headers: Record<string, string> = {}) {
@@ -86,6 +115,102 @@ describe('h2c by prior knowledge beside HTTP/1.1 on one port', () => {
     }
   });
 
+  it('never passes request trailers upstream: an identity, a credential or a tenant sent after the body stays at the gateway', async () => {
+    const { fx, upstream } = started;
+    const { access_token, user_id } = await tokenFor(fx.gw.url, ALICE, 'acme');
+    const session = await http2Session(fx.gw.url);
+    try {
+      const body = await new Promise<string>((resolve, reject) => {
+        const stream = session.request(
+          {
+            ':method': 'POST',
+            ':path': '/orders/tenants/acme/items',
+            authorization: `Bearer ${access_token}`,
+          },
+          { waitForTrailers: true },
+        );
+        stream.on('wantTrailers', () =>
+          stream.sendTrailers({
+            'x-user-id': 'mallory',
+            'x-tenant-id': 'globex',
+            authorization: 'Bearer forged',
+          }),
+        );
+        let text = '';
+        stream.on('data', (chunk: Buffer) => (text += chunk));
+        stream.on('end', () => resolve(text));
+        stream.on('error', reject);
+        stream.end('hello');
+      });
+      const echoed = echoedOf(body);
+      expect(echoed.bodyLength).toBe(5);
+      expect(echoed.trailers).toEqual({});
+      expect(echoed.headers['x-user-id']).toBe(user_id);
+      expect(echoed.headers['x-tenant-id']).toBe('acme');
+      expect(echoed.headers.authorization).toBeUndefined();
+      expect(upstream.requests.at(-1)?.trailers).toEqual({});
+    } finally {
+      session.close();
+    }
+  });
+
+  it('refuses a Host that names another host than :authority, and never believes :scheme', async () => {
+    const { fx, upstream } = started;
+    const { access_token } = await tokenFor(fx.gw.url, ALICE, 'acme');
+    const authorization = `Bearer ${access_token}`;
+    const before = upstream.requests.length;
+    const two = await http2Get(fx.gw.url, '/orders/items', {
+      authorization,
+      ':authority': new URL(fx.gw.url).host,
+      host: 'evil.example',
+    });
+    expect(two.status).toBe(400);
+    expect(JSON.parse(two.body).error).toBe('invalid_request');
+    expect(upstream.requests.length).toBe(before);
+    // `https` on a cleartext connection: the upstream is told what the gateway saw.
+    const lying = await http2Get(fx.gw.url, '/orders/items', { authorization, ':scheme': 'https' });
+    expect(lying.status).toBe(200);
+    expect(echoedOf(lying.body).headers['x-forwarded-proto']).toBe('http');
+  });
+
+  it('reads session cookie crumbs as one Cookie: two session cookies are refused as over HTTP/1.1, one is admitted and never forwarded', async () => {
+    const { fx } = started;
+    const [a, b] = [await signedIn(), await signedIn()];
+    const two = await http2Get(fx.gw.url, '/app/page', {
+      cookie: [`${SESSION}=${a}`, 'x=1', `${SESSION}=${b}`],
+    });
+    expect(two.status).toBe(401);
+    expect(JSON.parse(two.body).error).toBe('invalid_token');
+    const one = await http2Get(fx.gw.url, '/app/page', {
+      cookie: ['a=1', `${SESSION}=${a}`, 'b=2'],
+    });
+    expect(one.status).toBe(200);
+    expect(echoedOf(one.body).headers).toMatchObject({
+      cookie: 'a=1; b=2',
+      'x-user-email': ALICE.email,
+    });
+  });
+
+  it('keeps the same-origin rule of a session over HTTP/2: :scheme https on cleartext does not make an https Origin its own', async () => {
+    const { fx } = started;
+    const cookie = `${SESSION}=${await signedIn()}`;
+    const host = new URL(fx.gw.url).host;
+    const session = await http2Session(fx.gw.url);
+    try {
+      const post = (headers: Record<string, string>) =>
+        http2Request(session, '/app/page', { ':method': 'POST', cookie, ...headers });
+      const lying = await post({ ':scheme': 'https', origin: `https://${host}` });
+      expect(lying.status).toBe(403);
+      expect(JSON.parse(lying.body).error).toBe('csrf_refused');
+      const twice = await post({ 'sec-fetch-site': 'cross-site', origin: `http://${host}` });
+      expect(JSON.parse(twice.body).error).toBe('csrf_refused');
+      const own = await post({ origin: `http://${host}` });
+      expect(own.status).toBe(200);
+    } finally {
+      session.close();
+    }
+  });
+
   it('answers a header list over 16 KiB 431 headers_too_large, as HTTP/1.1 does', async () => {
     const { fx } = started;
     const big = { 'x-big': 'x'.repeat(17 * 1024) };
@@ -94,6 +219,16 @@ describe('h2c by prior knowledge beside HTTP/1.1 on one port', () => {
     expect(JSON.parse(two.body).error).toBe('headers_too_large');
     const one = await fetch(`${fx.gw.url}/orders/items`, { headers: big });
     expect(one.status).toBe(431);
+  });
+
+  it('answers an Expect other than 100-continue 417 expectation_failed in JSON with a request id, as HTTP/1.1 does', async () => {
+    const { fx, upstream } = started;
+    const before = upstream.requests.length;
+    const answer = await http2Get(fx.gw.url, '/orders/items', { expect: 'something-else' });
+    expect(answer.status).toBe(417);
+    expect(JSON.parse(answer.body || '{}').error).toBe('expectation_failed');
+    expect(answer.headers['x-request-id']).toMatch(/.+/);
+    expect(upstream.requests.length).toBe(before);
   });
 
   it('still serves HTTP/1.1 on the same port', async () => {

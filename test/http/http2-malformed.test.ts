@@ -3,9 +3,13 @@
  * client: each stream is refused (RST_STREAM PROTOCOL_ERROR) before any
  * route sees it, the upstream never parses a request it did not accept
  * whole (no H2.CL / H2.TE smuggling), and the connection keeps serving.
+ * What HTTP/1.1 cannot carry (a method its parser does not know, `post` for
+ * `POST`; raw bytes outside ASCII in the target) HTTP/2 may not either.
  */
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useEchoFixture } from '../support/echo-fixture.js';
+import { ALICE, tokenFor } from '../support/identity-fixture.js';
+import { startRawUpstream, type RawUpstream } from '../support/raw-upstream.js';
 import {
   answerTo,
   connectRawHttp2,
@@ -18,9 +22,25 @@ import {
   type RawHttp2,
 } from '../support/raw-http2.js';
 
+/** An upstream that records the bytes it is sent: whatever a Node upstream's parser would refuse too. */
+let wire: RawUpstream;
+beforeAll(async () => {
+  wire = await startRawUpstream(() => 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+});
+afterAll(() => wire?.close());
+
 const started = useEchoFixture((upstream) => ({
   listen: { http2: true },
-  routes: [{ prefix: '/open', upstream, auth: 'none' }],
+  routes: [
+    { prefix: '/open', upstream, auth: 'none' },
+    // Scopes per method, no `*`: a method under no key needs none.
+    {
+      prefix: '/wire',
+      upstream: wire.url,
+      scopes: { GET: ['orders:read'], POST: ['orders:write'], DELETE: ['orders:write'] },
+    },
+  ],
+  authorization: { roles: { admin: ['orders:read'], member: ['orders:read'] } },
 }));
 
 function portOf(url: string): number {
@@ -111,6 +131,63 @@ describe('malformed HTTP/2 requests', () => {
       }
     });
   }
+
+  /** The JSON error answering `stream` (its HEADERS came first). */
+  async function errorOn(raw: RawHttp2, stream: number): Promise<string> {
+    const body = await raw.waitFor((f) => f.stream === stream && f.type === FRAME.DATA);
+    return (JSON.parse(body.payload.toString()) as { error: string }).error;
+  }
+
+  it('refuses a method HTTP/1.1 cannot carry (post for POST, FOO): scopes per method are never skipped, the upstream hears nothing', async () => {
+    const { access_token } = await tokenFor(started.fx.gw.url, ALICE, 'acme');
+    const auth: [string, string][] = [['authorization', `Bearer ${access_token}`]];
+    const raw = await connectRawHttp2(portOf(started.fx.gw.url));
+    try {
+      const before = wire.received.length;
+      let stream = 1;
+      // A case-insensitive upstream (Django, Flask) reads `post` as POST, which needs orders:write.
+      for (const method of ['post', 'Post', 'delete', 'get', 'FOO']) {
+        const answer = await send(raw, stream, requestFields(authority(), '/wire/x', auth, method));
+        expect(answer.type).toBe(FRAME.HEADERS);
+        expect(await errorOn(raw, stream)).toBe('invalid_request');
+        stream += 2;
+      }
+      await send(raw, stream, requestFields(authority(), '/wire/x', auth, 'POST'));
+      expect(await errorOn(raw, stream)).toBe('insufficient_scope');
+      expect(wire.received.slice(before)).toEqual([]);
+      const get = await send(raw, stream + 2, requestFields(authority(), '/wire/x', auth));
+      expect(get.type).toBe(FRAME.HEADERS);
+      await raw.waitFor((f) => f.stream === stream + 2 && (f.flags & FLAG.END_STREAM) !== 0);
+      expect(wire.received.slice(before).map((r) => r.split('\r\n')[0])).toEqual([
+        'GET /wire/x HTTP/1.1',
+      ]);
+    } finally {
+      raw.close();
+    }
+  });
+
+  it('refuses a :path with raw bytes outside ASCII (HTTP/1.1 cannot carry them); percent-encoded, they pass', async () => {
+    const { access_token } = await tokenFor(started.fx.gw.url, ALICE, 'acme');
+    const auth: [string, string][] = [['authorization', `Bearer ${access_token}`]];
+    const raw = await connectRawHttp2(portOf(started.fx.gw.url));
+    try {
+      const before = wire.received.length;
+      // "café" as UTF-8 bytes, and an overlong "/" (C0 AF) that old decoders read as a slash.
+      const paths = ['/wire/caf\xc3\xa9', '/wire/acme/\xc0\xae\xc0\xae/globex'];
+      for (const [i, path] of paths.entries()) {
+        await send(raw, 1 + 2 * i, requestFields(authority(), path, auth));
+        expect(await errorOn(raw, 1 + 2 * i)).toBe('invalid_request');
+      }
+      expect(wire.received.slice(before)).toEqual([]);
+      await send(raw, 5, requestFields(authority(), '/wire/caf%C3%A9', auth));
+      await raw.waitFor((f) => f.stream === 5 && (f.flags & FLAG.END_STREAM) !== 0);
+      expect(wire.received.slice(before).map((r) => r.split('\r\n')[0])).toEqual([
+        'GET /wire/caf%C3%A9 HTTP/1.1',
+      ]);
+    } finally {
+      raw.close();
+    }
+  });
 
   it('answers CONNECT (no tunnels, no RFC 8441 WebSockets) 501 not_implemented', async () => {
     const raw = await connectRawHttp2(portOf(started.fx.gw.url));

@@ -331,6 +331,11 @@ describe('an original request no plain form could have: 400 invalid_request, nev
       { 'x-original-uri': '/orders/tenants/acme%2f..%2f..%2f..%2forders/tenants/globex' },
     ],
     ['X-Forwarded-Uri with a malformed escape', { 'x-forwarded-uri': '/orders/tenants/%zzacme' }],
+    // nginx passes a raw byte on; an upstream decoding overlong UTF-8 reads C0 AE as ".".
+    [
+      'X-Original-URI with raw bytes outside ASCII',
+      { 'x-original-uri': '/orders/tenants/acme/\u00c0\u00ae\u00c0\u00ae/globex' },
+    ],
   ])('%s', async (_case, original) => {
     await expectError(
       await send({ method: 'GET', path: '/auth/verify', headers: { ...headers(), ...original } }),

@@ -6,6 +6,8 @@
  * and each refusal as the gRPC status DESIGN maps it to.
  */
 import { request as httpRequest } from 'node:http';
+import { createServer as createHttp2Server, type IncomingHttpHeaders } from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureSuite } from '../support/fixture-suite.js';
@@ -18,10 +20,49 @@ import {
   type EchoMsg,
   type EchoUpstream,
 } from '../support/grpc-echo.js';
+import { http2Session } from '../support/http2-client.js';
+
+/** What a raw h2c upstream saw of one call: its header block, its request trailers if any, its body's length. */
+interface RawCall {
+  headers: IncomingHttpHeaders;
+  trailers?: IncomingHttpHeaders;
+  bodyBytes: number;
+}
+
+/** An h2c upstream that records each call's header block and request trailers (grpc-js shows neither), answering OK. */
+async function startRecordingUpstream() {
+  const calls: RawCall[] = [];
+  const server = createHttp2Server();
+  server.on('stream', (stream, headers) => {
+    const call: RawCall = { headers, bodyBytes: 0 };
+    calls.push(call);
+    stream.on('trailers', (trailers: IncomingHttpHeaders) => (call.trailers = trailers));
+    stream.on('data', (chunk: Buffer) => (call.bodyBytes += chunk.length));
+    stream.on('end', () => {
+      stream.respond(
+        { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '0' },
+        {
+          endStream: true,
+        },
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    calls,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
 
 const s = fixtureSuite(
-  { echo: startEchoUpstream, down: startEchoUpstream, resetting: startResettingUpstream },
-  ({ echo, down, resetting }) => ({
+  {
+    echo: startEchoUpstream,
+    down: startEchoUpstream,
+    resetting: startResettingUpstream,
+    recording: startRecordingUpstream,
+  },
+  ({ echo, down, resetting, recording }) => ({
     // The main listener speaks HTTP/2 (h2c by prior knowledge) beside HTTP/1.1.
     listen: { http2: true },
     routes: [
@@ -50,6 +91,12 @@ const s = fixtureSuite(
         prefix: '/reset.Echo',
         upstream: resetting.url,
         protocol: 'grpc',
+      },
+      {
+        prefix: '/raw.Svc',
+        upstream: recording.url,
+        protocol: 'grpc',
+        tenant: { header: 'x-tenant-id' },
       },
       {
         prefix: '/down.Echo',
@@ -105,6 +152,47 @@ describe('calls of every shape pass, metadata both ways', () => {
     expect(seen['x-user-id']).not.toBe('mallory');
     expect(seen['x-user-id-bin']).toBeUndefined();
     expect(seen['x-forwarded-user-bin']).toBeUndefined();
+  });
+
+  it('request trailers never reach the upstream: identity, a credential or a tenant sent after the messages stays at the gateway', async () => {
+    const session = await http2Session(s.gw.url);
+    try {
+      const status = await new Promise<string | undefined>((resolve, reject) => {
+        const stream = session.request(
+          {
+            ':method': 'POST',
+            ':path': '/raw.Svc/Do',
+            'content-type': 'application/grpc',
+            te: 'trailers',
+            authorization: `Bearer ${s.token}`,
+          },
+          { waitForTrailers: true },
+        );
+        stream.on('wantTrailers', () =>
+          stream.sendTrailers({
+            'x-user-id': 'mallory',
+            'x-tenant-id': 'globex',
+            authorization: 'Bearer forged',
+          }),
+        );
+        let grpcStatus: string | undefined;
+        stream.on('response', (headers) => (grpcStatus = headers['grpc-status'] as string));
+        stream.on('data', () => {});
+        stream.on('end', () => resolve(grpcStatus));
+        stream.on('error', reject);
+        // One empty message: no compression flag, length 0.
+        stream.end(Buffer.alloc(5));
+      });
+      expect(status).toBe('0');
+      const seen = s.up.recording.calls.at(-1);
+      expect(seen?.bodyBytes).toBe(5);
+      expect(seen?.trailers).toBeUndefined();
+      expect(seen?.headers['x-tenant-id']).toBe('acme');
+      expect(seen?.headers['x-user-email']).toBe('alice@example.com');
+      expect(seen?.headers.authorization).toBeUndefined();
+    } finally {
+      session.close();
+    }
   });
 
   it('server streaming: every message, in order', async () => {
@@ -202,6 +290,15 @@ describe("refusals in gRPC's shape", () => {
     const { code, details } = await status;
     expect(code).toBe(grpc.status.PERMISSION_DENIED);
     expect(details).toBe('insufficient_scope');
+    expect(echo.calls.length).toBe(before);
+  });
+
+  it('metadata past the 16 KiB header list: RESOURCE_EXHAUSTED headers_too_large, the upstream never called', async () => {
+    const before = echo.calls.length;
+    const big = withToken(s.token, { 'x-big': 'x'.repeat(17 * 1024) });
+    const { error } = await unary(client, { text: 'x' }, big);
+    expect(error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(error?.details).toBe('headers_too_large');
     expect(echo.calls.length).toBe(before);
   });
 

@@ -61,6 +61,11 @@ describe('normaliseTarget', () => {
     '/orders/%',
     'orders/1',
     'http://evil.example/orders',
+    // Raw bytes outside ASCII (HTTP/2's :path, forward-auth's X-Original-URI): an overlong
+    // UTF-8 "." (C0 AE) that old decoders read as a dot, a full-width solidus NFKC makes "/".
+    '/orders/acme/\u00c0\u00ae\u00c0\u00ae/globex',
+    '/orders/acme\uff0f..\uff0fglobex',
+    '/orders/caf\u00e9',
   ])('refuses %s with invalid_request', (input) => {
     expect(refusal(input)).toBe('invalid_request');
   });

@@ -17,7 +17,12 @@
  *   (`..;`, `..;x=1`, `%2e%2e%3b`, `..%20`, `.;`) is refused: Tomcat drops
  *   `;params` before resolving dot segments, some matchers trim whitespace,
  *   so the upstream would climb where we did not;
- * - empty segments (`//`) are collapsed.
+ * - empty segments (`//`) are collapsed;
+ * - a raw character outside ASCII is refused (HTTP/1.1's parser never lets
+ *   one through; HTTP/2's `:path` and forward-auth's `X-Original-URI` could
+ *   carry one): the upstream may decode its bytes, an overlong UTF-8 `.` or
+ *   a full-width `／` after NFKC, into a dot segment or a slash we never saw.
+ *   Percent-encoded, it is kept as sent.
  *
  * `lenientPath` gives the other reading tenant and route matching must
  * honour: the path as a permissive upstream reads it.
@@ -32,8 +37,8 @@ export interface NormalisedTarget {
 }
 
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
-/** Anything the slow path would change or refuse: escapes, backslashes, `//`, dot segments, controls. */
-const NEEDS_WORK = /[%\\\u0000-\u001f\u007f]|\/\/|\/\.(?:\.)?(?:\/|$)|\/\.[.;]/;
+/** Anything the slow path would change or refuse: escapes, backslashes, `//`, dot segments, controls, non-ASCII. */
+const NEEDS_WORK = /[%\\\u0000-\u001f\u007f-\uffff]|\/\/|\/\.(?:\.)?(?:\/|$)|\/\.[.;]/;
 
 /** @throws GatewayError `invalid_request` for paths no plain form could have. */
 export function normaliseTarget(rawUrl: string | undefined): NormalisedTarget {
@@ -50,6 +55,12 @@ export function normaliseTarget(rawUrl: string | undefined): NormalisedTarget {
     throw new GatewayError(
       'invalid_request',
       'The path contains a backslash or a control character.',
+    );
+  }
+  if (/[^\u0000-\u007f]/.test(rawPath)) {
+    throw new GatewayError(
+      'invalid_request',
+      'The path has a character outside ASCII: percent-encode it (RFC 3986 §2.1).',
     );
   }
   const decoded = rawPath.replace(/%([0-9A-Fa-f]{2})?/g, (_match, hex: string | undefined) => {
