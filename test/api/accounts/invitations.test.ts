@@ -8,7 +8,7 @@
  * two concurrent accepts.
  */
 import bcrypt from 'bcryptjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newOneTimeToken } from '../../../src/auth/one-time-tokens.js';
 import { expectError } from '../../support/expect-error.js';
 import { basic } from '../../support/gateway.js';
@@ -26,12 +26,16 @@ beforeAll(async () => {
   inbox = await startMailInbox();
 });
 afterAll(() => inbox?.close());
-const s = fixtureSuite({}, () => ({
-  sessions: SESSIONS,
-  publicUrl: PUBLIC_URL,
-  signup: { enabled: false },
-  mail: { smtp: inbox.smtpUrl, from: 'Gateway <no-reply@example.test>' },
-}));
+const s = fixtureSuite(
+  {},
+  () => ({
+    sessions: SESSIONS,
+    publicUrl: PUBLIC_URL,
+    signup: { enabled: false },
+    mail: { smtp: inbox.smtpUrl, from: 'Gateway <no-reply@example.test>' },
+  }),
+  { logged: true },
+);
 
 let alice: Caller;
 let bobGlobex: Caller;
@@ -140,6 +144,38 @@ describe('a new person, through the mailed link', () => {
     );
     await expectError(res, 403, 'csrf_refused');
     expect(await s.gw.gateway.store.users.findUserByEmail(email)).toBeNull();
+  });
+});
+
+describe('the link in the access log', () => {
+  it('is written without its token: the page, the form, the accept, in every spelling the router takes', async () => {
+    const { path } = await invite(alice, 'acme', 'ida@example.test');
+    const token = path.split('/').pop() as string;
+    const spellings = [
+      path,
+      `${path}/`,
+      `/1/INVITATIONS/${token}`,
+      `/1//invitations/${token}`,
+      `//1/invitations/${token}`,
+      `/1/%69nvitations/${token}`,
+      `/%31/invitations/${token}`,
+      `/x/../1/invitations/${token}`,
+    ];
+    for (const spelling of spellings) {
+      const page = await fetch(`${s.gw.url}${spelling}`, { headers: { accept: 'text/html' } });
+      expect(page.status, spelling).toBe(200);
+    }
+    const crossSite = await postForm(
+      s.gw.url,
+      path,
+      { action: 'sign-up', password: 'ida-password-1' },
+      { headers: { 'sec-fetch-site': 'cross-site', accept: 'application/json' } },
+    );
+    await expectError(crossSite, 403, 'csrf_refused');
+    await expectError(await accept(`/1/Invitations/${token}`, {}), 401, 'invalid_token');
+    await vi.waitFor(() => expect(s.text).toContain('/1/Invitations/…/accept'));
+    expect(s.text).toContain('"path":"/1/invitations/…"');
+    expect(s.text).not.toContain(token);
   });
 });
 
