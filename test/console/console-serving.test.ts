@@ -71,6 +71,14 @@ describe('the console shell', () => {
     expect((await fetch(`${url}/console/assets/app.nothere0000.js`)).status).toBe(404);
   });
 
+  it('a deep link whose tenant is no UTF-8: sent to sign in without a tenant, never a 500', async () => {
+    const res = await fetch(`${url}/console/tenants/%E0/members`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe(
+      `/1/sign-in?return_to=${encodeURIComponent('/console/tenants/%E0/members')}`,
+    );
+  });
+
   it('two session cookies (one tossed by a sibling host) are refused, not looped through sign-in', async () => {
     const res = await fetch(`${url}/console/`, {
       redirect: 'manual',
