@@ -137,6 +137,27 @@ describe('POST /1/sessions: the session moved to another tenant of the user', ()
     expect((await consoleCall(url, bob, 'GET', '/1/users/current')).status).toBe(401);
   });
 
+  it('never outlives the sign-in: the moved session ends when the old one would have', async () => {
+    const bob = await sessionCookieOf(url, BOB, 'acme');
+    const store = s.gw.gateway.store.browserSessions;
+    const old = await store.getBrowserSession(bob.split('=')[1]?.split('.')[0] as string);
+    // Signed in long ago: 90 seconds of the absolute timeout left.
+    const endsAt = Math.floor(Date.now() / 1000) + 90;
+    await store.removeBrowserSession(old!.sessionId);
+    await store.createBrowserSession({ ...old!, absoluteExpiresAt: endsAt });
+    const res = await consoleCall(url, bob, 'POST', '/1/sessions', { tenant_id: 'globex' });
+    expect(res.status).toBe(204);
+    const line = res.headers.getSetCookie()[0] as string;
+    const moved = await store.getBrowserSession(line.split('=')[1]?.split('.')[0] as string);
+    expect(moved).toMatchObject({ tenantId: 'globex', absoluteExpiresAt: endsAt });
+    expect(Number(/Max-Age=(\d+)/.exec(line)?.[1])).toBeLessThanOrEqual(90);
+    // Moving back and forth gains nothing either.
+    const movedCookie = line.split(';')[0] as string;
+    const back = await consoleCall(url, movedCookie, 'POST', '/1/sessions', { tenant_id: 'acme' });
+    const again = (back.headers.getSetCookie()[0] as string).split('=')[1]?.split('.')[0];
+    expect((await store.getBrowserSession(again as string))?.absoluteExpiresAt).toBe(endsAt);
+  });
+
   it('a tenant the user is not in: 403 tenant_access_denied, and the old session lives on', async () => {
     const cookie = await sessionCookieOf(url, ALICE, 'acme');
     const res = await consoleCall(url, cookie, 'POST', '/1/sessions', { tenant_id: 'globex' });
