@@ -353,6 +353,37 @@ describe('revoked, expired, and who may not', () => {
     await expectError(await accept(path, { authorization: `Bearer ${token}` }), 403, 'forbidden');
   });
 
+  it('an admin removed or demoted takes back the invitations they sent; the other admins’ stay', async () => {
+    const page = async (path: string) =>
+      (await fetch(`${s.gw.url}${path}`, { headers: { accept: 'text/html' } })).status;
+    const kept = await invite(alice, 'acme', 'kept@example.test', 'admin');
+    for (const [name, end] of [
+      ['mallory', 'DELETE'],
+      ['dina', 'PUT'],
+    ] as const) {
+      const who = { email: `${name}@example.test`, password: `${name}-password-1` };
+      const user = await s.gw.gateway.store.users.createUser(
+        newUser({ email: who.email, passwordHash: bcrypt.hashSync(who.password, 4) }),
+      );
+      await verify(who.email);
+      await s.gw.gateway.store.memberships.addMember('acme', user.id, 'admin');
+      const admin = { token: (await tokenFor(s.gw.url, who, 'acme')).access_token };
+      // An address of their own, as admin, just before they go.
+      const { path } = await invite(admin, 'acme', `${name}-alt@example.test`, 'admin');
+      expect(await page(path)).toBe(200);
+      const members = `/1/tenants/acme/members/${user.id}`;
+      const ended = await call(alice, end, members, end === 'PUT' ? { role: 'member' } : undefined);
+      expect(ended.status).toBeLessThan(300);
+      expect(await page(path)).toBe(404);
+    }
+    expect(await page(kept.path)).toBe(200);
+    const listed = await call(alice, 'GET', '/1/tenants/acme/invitations');
+    const emails = listed.body.invitations.map((i: { email: string }) => i.email);
+    expect(emails).toContain('kept@example.test');
+    expect(emails).not.toContain('mallory-alt@example.test');
+    expect(emails).not.toContain('dina-alt@example.test');
+  });
+
   it('bad input: a malformed address', async () => {
     const bad = await call(alice, 'POST', '/1/tenants/acme/invitations', {
       email: 'not an address',
