@@ -4,6 +4,7 @@
  * live state a reload swaps: the config now applied and its trust check.
  */
 import type { Logger } from 'pino';
+import { preSessionCookieName } from '../api/sign-in/form-token.js';
 import type { GatewayConfig } from '../config/index.js';
 import { sessionCookieName } from '../config/schema/sessions.js';
 import type { ProxySettings } from '../http/dispatch.js';
@@ -32,6 +33,7 @@ export function buildProxySettings(config: GatewayConfig, trusted: TrustCheck): 
     config.stripHeaders,
     config.apiKeys.enabled ? config.apiKeys.header : undefined,
     config.sessions.enabled ? sessionCookieName(config.sessions) : undefined,
+    config.sessions.enabled ? preSessionCookieName(config.sessions) : undefined,
   );
   // Checked once here instead of by undici on every forwarded request.
   knowHeaderNames(headers.setNames);

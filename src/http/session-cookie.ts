@@ -12,9 +12,16 @@ function attributes(config: SessionsConfig, maxAgeSeconds: number): string {
   return `; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${config.cookie.secure ? '; Secure' : ''}`;
 }
 
-/** Sets the session cookie to `value` for the session's absolute lifetime. */
-export function sessionCookie(config: SessionsConfig, value: string): string {
-  return `${sessionCookieName(config)}=${value}${attributes(config, config.absoluteTimeoutSeconds)}`;
+/**
+ * Sets the session cookie to `value` for the session's absolute lifetime, or
+ * for `maxAgeSeconds`, what is left of it (a session moved to another tenant).
+ */
+export function sessionCookie(
+  config: SessionsConfig,
+  value: string,
+  maxAgeSeconds = config.absoluteTimeoutSeconds,
+): string {
+  return `${sessionCookieName(config)}=${value}${attributes(config, maxAgeSeconds)}`;
 }
 
 /** Removes the session cookie from the browser. */

@@ -5,7 +5,8 @@
  * and records its audit event. A removal or a role change ends the member's
  * tokens for the tenant on every running instance before it resolves: the
  * store gives the membership a new generation and publishes it with the
- * write, and only tokens issued since carry it. The caller has found the org
+ * write, and only tokens issued since carry it. A removed or demoted admin's
+ * pending invitations to the tenant are revoked with it. The caller has found the org
  * tenant and the user it names, and checked that the actor may manage it.
  */
 import type { AuditRecorder } from '../audit/recorder.js';
@@ -70,6 +71,7 @@ export async function removeMember(
   const removed = await deps.store.memberships.removeMember(tenantId, user.id, options);
   if (removed !== true) return removed;
   await deps.audit.record('member_removed', actor.audit, subject(tenantId, user));
+  await revokeInvitationsBy(deps, actor, tenantId, user);
   return true;
 }
 
@@ -94,7 +96,34 @@ export async function changeRole(
       ...subject(tenantId, user),
       role,
     });
+  if (changed && role !== 'admin') await revokeInvitationsBy(deps, actor, tenantId, user);
   return changed;
+}
+
+/**
+ * Revokes the pending invitations `inviter` sent to the tenant, each
+ * recorded `invitation_revoked`: an admin removed or demoted takes back the
+ * memberships they offered, or one sent to an address of their own just
+ * before would let them back in (as admin) after the change.
+ */
+async function revokeInvitationsBy(
+  deps: MemberDeps,
+  actor: Actor,
+  tenantId: string,
+  inviter: MemberUser,
+): Promise<void> {
+  const now = Math.floor(Date.now() / 1000);
+  for (const invitation of await deps.store.invitations.listInvitations(tenantId, now)) {
+    if (invitation.invitedBy !== inviter.email) continue;
+    const revoked = await deps.store.invitations.removeInvitation(tenantId, invitation.id);
+    if (revoked === null) continue;
+    await deps.audit.record('invitation_revoked', actor.audit, {
+      tenant_id: tenantId,
+      user_email: revoked.email,
+      invitation_id: revoked.id,
+      role: revoked.role,
+    });
+  }
 }
 
 export function notMember(): GatewayError {

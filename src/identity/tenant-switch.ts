@@ -4,13 +4,16 @@
  * the user is a member there, exactly as a sign-in is — and the old one
  * ended everywhere (`session_ended` reason `tenant_switched`). A session
  * begun at a tenant's IdP keeps that IdP's binding, so the IdP's
- * back-channel logout still ends it.
+ * back-channel logout still ends it; and the new session ends when the old
+ * one would have (`sessions.absoluteTimeoutSeconds` counts from the sign-in:
+ * switching back and forth never keeps a session, or a stolen cookie, alive).
  */
 import type {
   BrowserSessions,
   SessionStart,
   StartedSession,
 } from '../auth/sessions/browser-sessions.js';
+import { GatewayError } from '../errors.js';
 import type { Store } from '../store/types.js';
 
 export interface TenantSwitchDeps {
@@ -30,19 +33,23 @@ export interface TenantSwitch {
 
 /**
  * @throws GatewayError `tenant_access_denied` when the tenant does not exist
- *   or the user is not its member (the old session then stays)
+ *   or the user is not its member (the old session then stays);
+ *   `invalid_token` when the old session has ended meanwhile
  */
 export async function switchTenant(
   deps: TenantSwitchDeps,
   move: TenantSwitch,
 ): Promise<StartedSession> {
   const old = await deps.store.browserSessions.getBrowserSession(move.sessionId);
+  // Ended since the request was admitted: nothing left to move.
+  if (old === null) throw new GatewayError('invalid_token', 'The session has ended.');
   const start: SessionStart = {
     userId: move.userId,
     tenantId: move.tenantId,
     userAgent: move.userAgent,
     ip: move.ip,
-    ...(old?.idp === undefined ? {} : { idp: old.idp }),
+    endsBy: old.absoluteExpiresAt,
+    ...(old.idp === undefined ? {} : { idp: old.idp }),
     ...(move.requestId === undefined ? {} : { requestId: move.requestId }),
   };
   const started = await deps.browserSessions.start(start);

@@ -282,14 +282,38 @@ function milliseconds(field: string, ms: number | undefined): string {
 /**
  * The path without the query: never log a query, it may carry credentials.
  * A mailed link's one-time token (issue 45: `/1/email-verifications/{token}`,
- * `/1/password-resets/{token}`) is a credential in the path: written as `…`.
+ * `/1/password-resets/{token}`, `/1/invitations/{token}[/accept]`) is a
+ * credential in the path: written as `…`, in every spelling the identity
+ * API routes to that link (any letter case, `//`, dot segments, escapes).
  */
 export function pathOf(url: string | undefined): string {
   const raw = url ?? '/';
   const q = raw.indexOf('?');
   const path = q < 0 ? raw : raw.slice(0, q);
+  const routed = routedPath(path);
   // A prefix test first: the proxy's hot path pays one comparison.
-  return path.startsWith('/1/') ? path.replace(MAILED_TOKEN, '$1…') : path;
+  const link = routed.startsWith('/1/') ? MAILED_TOKEN.exec(routed) : null;
+  return link === null ? path : `${link[1]}…${routed.slice(link[0].length)}`;
 }
 
-const MAILED_TOKEN = /^(\/1\/(?:email-verifications|password-resets)\/)[^/]+/;
+const MAILED_TOKEN = /^(\/1\/(?:email-verifications|password-resets|invitations)\/)[^/]+/i;
+/** What the dispatcher's path normalisation would change: an escape, `//`, a dot segment. */
+const UNPLAIN = /%|\/\/|\/\.\.?(?:\/|$)/;
+
+/**
+ * `path` as the dispatcher hands it to the identity API (escapes decoded,
+ * `//` collapsed, `.` and `..` resolved), for the token test only; the
+ * common case, a plain path, is returned as it is.
+ */
+function routedPath(path: string): string {
+  if (!UNPLAIN.test(path)) return path;
+  const decoded = path.replace(/%([0-9A-Fa-f]{2})/g, (_escape, hex: string) =>
+    String.fromCharCode(parseInt(hex, 16)),
+  );
+  const segments: string[] = [];
+  for (const segment of decoded.split('/')) {
+    if (segment === '..') segments.pop();
+    else if (segment !== '' && segment !== '.') segments.push(segment);
+  }
+  return `/${segments.join('/')}`;
+}

@@ -71,6 +71,14 @@ describe('the console shell', () => {
     expect((await fetch(`${url}/console/assets/app.nothere0000.js`)).status).toBe(404);
   });
 
+  it('a deep link whose tenant is no UTF-8: sent to sign in without a tenant, never a 500', async () => {
+    const res = await fetch(`${url}/console/tenants/%E0/members`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe(
+      `/1/sign-in?return_to=${encodeURIComponent('/console/tenants/%E0/members')}`,
+    );
+  });
+
   it('two session cookies (one tossed by a sibling host) are refused, not looped through sign-in', async () => {
     const res = await fetch(`${url}/console/`, {
       redirect: 'manual',
@@ -127,6 +135,27 @@ describe('POST /1/sessions: the session moved to another tenant of the user', ()
     const me = await consoleCall(url, moved, 'GET', '/1/users/current');
     expect(await me.json()).toMatchObject({ tenant_id: 'globex', role: 'admin' });
     expect((await consoleCall(url, bob, 'GET', '/1/users/current')).status).toBe(401);
+  });
+
+  it('never outlives the sign-in: the moved session ends when the old one would have', async () => {
+    const bob = await sessionCookieOf(url, BOB, 'acme');
+    const store = s.gw.gateway.store.browserSessions;
+    const old = await store.getBrowserSession(bob.split('=')[1]?.split('.')[0] as string);
+    // Signed in long ago: 90 seconds of the absolute timeout left.
+    const endsAt = Math.floor(Date.now() / 1000) + 90;
+    await store.removeBrowserSession(old!.sessionId);
+    await store.createBrowserSession({ ...old!, absoluteExpiresAt: endsAt });
+    const res = await consoleCall(url, bob, 'POST', '/1/sessions', { tenant_id: 'globex' });
+    expect(res.status).toBe(204);
+    const line = res.headers.getSetCookie()[0] as string;
+    const moved = await store.getBrowserSession(line.split('=')[1]?.split('.')[0] as string);
+    expect(moved).toMatchObject({ tenantId: 'globex', absoluteExpiresAt: endsAt });
+    expect(Number(/Max-Age=(\d+)/.exec(line)?.[1])).toBeLessThanOrEqual(90);
+    // Moving back and forth gains nothing either.
+    const movedCookie = line.split(';')[0] as string;
+    const back = await consoleCall(url, movedCookie, 'POST', '/1/sessions', { tenant_id: 'acme' });
+    const again = (back.headers.getSetCookie()[0] as string).split('=')[1]?.split('.')[0];
+    expect((await store.getBrowserSession(again as string))?.absoluteExpiresAt).toBe(endsAt);
   });
 
   it('a tenant the user is not in: 403 tenant_access_denied, and the old session lives on', async () => {

@@ -14,10 +14,11 @@
 import { describe, expect, it } from 'vitest';
 import { fixtureSuite } from '../support/fixture-suite.js';
 import { adminUrlOf, bearer } from '../support/gateway.js';
-import { ALICE } from '../support/identity-fixture.js';
+import { ALICE, BOB } from '../support/identity-fixture.js';
 import { lineOf } from '../support/log-lines.js';
 import { scrape, total } from '../support/prometheus-text.js';
 import { rawUpgrade } from '../support/raw-upgrade.js';
+import { cookiePair, hiddenField, postForm } from '../support/sign-in-page.js';
 import { startEchoUpstream, startWebSocketUpstream } from '../support/upstream.js';
 
 const NAME = '__Host-tg_session';
@@ -128,6 +129,37 @@ describe('the session cookie admits', () => {
     expect(seen.headers.get('x-tenant-id')).toBe('acme');
     expect(seen.headers.get('x-user-email')).toBe(ALICE.email);
     expect(seen.headers.get('cookie')).toBe('a=1');
+  });
+});
+
+describe("the sign-in page's pre-session cookie", () => {
+  const PRE = '__Host-tg_signin';
+
+  it('never reaches an upstream: with it, a sign-in waiting for its tenant choice is finished by anyone', async () => {
+    // Bob (acme and globex) has proven his password on the page and is choosing a tenant.
+    const page = await fetch(`${s.gw.url}/1/sign-in?return_to=%2Fapp`);
+    const pre = cookiePair(page, PRE);
+    const token = hiddenField(await page.text(), 'csrf_token') as string;
+    const posted = await postForm(
+      s.gw.url,
+      '/1/sign-in',
+      { csrf_token: token, return_to: '/app', ...BOB },
+      { cookie: pre },
+    );
+    expect(await posted.text()).toContain('name="tenant_id"');
+    // Meanwhile another tab of the app makes its requests, the page's cookie with them.
+    const session = `${NAME}=${await signedIn()}`;
+    const proxied = await get('/app/page', { cookie: `a=1; ${session}; ${pre}; b=2` });
+    expect(proxied.status).toBe(200);
+    expect(echoed(proxied).cookie).toBe('a=1; b=2');
+    const open = await get('/api/page', { authorization: bearer(s.token), cookie: pre });
+    expect(echoed(open)).not.toHaveProperty('cookie');
+    const verified = await get('/auth/verify', {
+      cookie: `${session}; ${pre}`,
+      'x-original-uri': '/app/page',
+    });
+    expect(verified.status).toBe(200);
+    expect(verified.headers.get('cookie')).toBe('');
   });
 });
 

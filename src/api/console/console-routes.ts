@@ -66,11 +66,22 @@ async function signedIn(deps: IdentityRouterDeps, ctx: ApiContext): Promise<bool
   }
   const back = ctx.url.startsWith('/console') ? ctx.url : '/console/';
   // A deep link into a tenant signs in to that tenant (no choice page).
-  const tenant = /^\/console\/tenants\/([^/?#]+)\//.exec(ctx.path)?.[1];
-  const tenantQuery =
-    tenant === undefined ? '' : `&tenant_id=${encodeURIComponent(decodeURIComponent(tenant))}`;
+  const tenant = deepLinkTenant(ctx.path);
+  const tenantQuery = tenant === undefined ? '' : `&tenant_id=${encodeURIComponent(tenant)}`;
   ctx.status = 302;
   ctx.set('cache-control', 'no-store');
   ctx.redirect(`/1/sign-in?return_to=${encodeURIComponent(back)}${tenantQuery}`);
   return false;
+}
+
+/** The tenant a deep link names (`/console/tenants/{t}/…`); undefined for none, or one no UTF-8 spells. */
+function deepLinkTenant(path: string): string | undefined {
+  const tenant = /^\/console\/tenants\/([^/?#]+)\//.exec(path)?.[1];
+  if (tenant === undefined) return undefined;
+  try {
+    return decodeURIComponent(tenant);
+  } catch {
+    // `%E0`: no tenant id; the sign-in page asks which tenant.
+    return undefined;
+  }
 }

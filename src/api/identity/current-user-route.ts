@@ -85,6 +85,10 @@ async function moveSession(deps: IdentityRouterDeps, ctx: ApiContext): Promise<v
   );
   namePrincipal(ctx, 'session', caller.userId, tenantId);
   noStore(ctx);
-  ctx.append('set-cookie', sessionCookie(sessionsConfig, started.cookieValue));
+  const { absoluteExpiresAt, createdAt } = started.session;
+  ctx.append(
+    'set-cookie',
+    sessionCookie(sessionsConfig, started.cookieValue, Math.max(0, absoluteExpiresAt - createdAt)),
+  );
   ctx.status = 204;
 }

@@ -6,17 +6,17 @@
  * The code is checked by the one second-factor check the Basic login uses
  * (once per code, bounded per user, audited); a wrong one shows the step
  * again with a sentence (401, or 429 past `limits.secondFactor`), the record
- * put back; a right one goes on to the tenant and the session.
+ * put back (under a new pre-session cookie, as every step that keeps it:
+ * `keepPending`); a right one goes on to the tenant and the session.
  */
 import { GatewayError, isGatewayError } from '../../errors.js';
 import { actor, namePrincipal } from '../identity/callers.js';
 import { param } from '../identity/oauth-form.js';
 import { codePage } from './code-page.js';
-import { formTokenOf } from './form-token.js';
 import { messageFor } from './messages.js';
 import { answerPage } from './page-headers.js';
-import { putPending, takePending, type PendingSignIn } from './pending.js';
-import { tenantThenSession, type SignInPost } from './sign-in-steps.js';
+import { takePending, type PendingSignIn } from './pending.js';
+import { keepPending, tenantThenSession, type SignInPost } from './sign-in-steps.js';
 
 /** The code step's post: the code, then the tenant and the session. */
 export async function codeStep(post: SignInPost): Promise<void> {
@@ -48,13 +48,9 @@ async function codeAgain(
   pending: PendingSignIn,
   refusal: GatewayError,
 ): Promise<void> {
-  await putPending(post.deps.store.sso, post.preSession, pending);
+  const formToken = await keepPending(post, pending);
   post.signIn.onSignIn?.(refusal.code === 'mfa_required' ? 'wrong_code' : 'throttled');
   const retryAfter = refusal.headers['retry-after'];
   if (retryAfter !== undefined) post.ctx.set('retry-after', retryAfter);
-  answerPage(
-    post.ctx,
-    refusal.status,
-    codePage({ formToken: formTokenOf(post.preSession), error: messageFor(refusal) }),
-  );
+  answerPage(post.ctx, refusal.status, codePage({ formToken, error: messageFor(refusal) }));
 }

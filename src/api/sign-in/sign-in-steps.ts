@@ -19,9 +19,14 @@ import { param, requiredParam } from '../identity/oauth-form.js';
 import type { UserRecord } from '../../store/types.js';
 import type { ApiContext } from '../state.js';
 import type { SignInDeps } from './deps.js';
-import { clearedPreSessionCookie, formTokenOf } from './form-token.js';
+import {
+  clearedPreSessionCookie,
+  formTokenOf,
+  newPreSession,
+  preSessionCookie,
+} from './form-token.js';
 import { answerPage } from './page-headers.js';
-import { putPending, takePending } from './pending.js';
+import { putPending, takePending, type PendingSignIn } from './pending.js';
 import type { SignInEcho } from './sign-in-view.js';
 import { tenantChoicePage } from './sign-in-page.js';
 import { hasTotp } from '../../auth/factors/admin-factor.js';
@@ -69,7 +74,7 @@ export async function tenantThenSession(
   if (only === undefined)
     throw new GatewayError('tenant_access_denied', 'The user is a member of no tenant.');
   if (others.length === 0) return startSession(post, user.id, only.tenantId);
-  await putPending(deps.store.sso, post.preSession, {
+  const formToken = await keepPending(post, {
     userId: user.id,
     email: user.email,
     returnTo: echo.returnTo,
@@ -79,7 +84,7 @@ export async function tenantThenSession(
     200,
     tenantChoicePage({
       tenants: tenants.map((t) => ({ tenantId: t.tenantId, name: t.name })),
-      formToken: formTokenOf(post.preSession),
+      formToken,
     }),
   );
 }
@@ -95,7 +100,7 @@ export async function askForCode(
 ): Promise<boolean> {
   const { deps, echo } = post;
   if (deps.secondFactors === undefined || !(await hasTotp(deps.store, user.id))) return false;
-  await putPending(deps.store.sso, post.preSession, {
+  const formToken = await keepPending(post, {
     userId: user.id,
     email: user.email,
     returnTo: echo.returnTo,
@@ -103,8 +108,23 @@ export async function askForCode(
     codeNeeded: true,
   });
   post.signIn.onSignIn?.('code_needed');
-  answerPage(post.ctx, 200, codePage({ formToken: formTokenOf(post.preSession) }));
+  answerPage(post.ctx, 200, codePage({ formToken }));
   return true;
+}
+
+/**
+ * Keeps the sign-in pending under a new pre-session cookie, set on this
+ * answer, and gives the next page's form token: a value planted in the
+ * browser before the password (a `Set-Cookie` of an app behind the gateway on
+ * this host, a sibling host's without `__Host-`) never names a proven sign-in
+ * (session fixation: a new id at each change of privilege).
+ */
+export async function keepPending(post: SignInPost, pending: PendingSignIn): Promise<string> {
+  const preSession = newPreSession();
+  await putPending(post.deps.store.sso, preSession, pending);
+  post.ctx.append('set-cookie', preSessionCookie(post.signIn.config, preSession));
+  post.preSession = preSession;
+  return formTokenOf(preSession);
 }
 
 /** Step 2, when the user has several tenants: the one chosen. */

@@ -53,6 +53,12 @@ export interface SessionStart {
   userAgent: string | undefined;
   ip: string;
   idp?: BrowserSessionRecord['idp'];
+  /**
+   * Unix seconds: a session that continues another (a tenant switch) ends no
+   * later than that one would have: the absolute timeout counts from the
+   * sign-in, never from a switch.
+   */
+  endsBy?: number;
   /** The sign-in request's `X-Request-Id`, for the `session_started` audit event. */
   requestId?: string;
 }

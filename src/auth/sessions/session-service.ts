@@ -135,7 +135,10 @@ async function start(
     membershipGeneration: membership.generation,
     createdAt: now,
     lastSeenAt: now,
-    absoluteExpiresAt: now + deps.config.absoluteTimeoutSeconds,
+    absoluteExpiresAt: Math.min(
+      now + deps.config.absoluteTimeoutSeconds,
+      input.endsBy ?? Number.POSITIVE_INFINITY,
+    ),
     userAgent: [...(input.userAgent ?? '')].slice(0, USER_AGENT_MAX).join(''),
     ip: input.ip,
     ...(input.idp === undefined ? {} : { idp: { ...input.idp } }),

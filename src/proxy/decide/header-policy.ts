@@ -26,7 +26,7 @@ import { GatewayError } from '../../errors.js';
 import { REQUEST_ID_HEADER } from '../../http/request-id.js';
 import { foldHeaderName, headerNameMatcher, IDENTITY_LIKE_HEADERS } from '../../header-names.js';
 import { authorizationCarriesApiKey, carriesApiKey } from './api-key-values.js';
-import { withoutCookie } from '../../text/cookies.js';
+import { withoutCookie, type CookieHeader } from '../../text/cookies.js';
 import { checkTransferCoding } from './transfer-coding.js';
 import type { TrustCheck } from './trusted-proxies.js';
 
@@ -153,6 +153,9 @@ export interface HeaderPolicy {
  *   (`sessionCookieName(config.sessions)`): a secret, removed from every
  *   forwarded `Cookie` header, on every route, in any letter case; the other
  *   cookies cross in their order, and a `Cookie` left empty is dropped
+ * @param preSessionCookie the sign-in page's pre-session cookie's name while
+ *   sessions are on: removed the same way (whoever holds it finishes a
+ *   sign-in waiting for its tenant choice: the form token derives from it)
  */
 export function createHeaderPolicy(
   names: IdentityHeaderNames,
@@ -160,8 +163,9 @@ export function createHeaderPolicy(
   stripHeaders: StripHeaders = STRIP_HEADERS_DEFAULTS,
   apiKeyHeader?: string,
   sessionCookie?: string,
+  preSessionCookie?: string,
 ): HeaderPolicy {
-  return new Policy(names, trusted, stripHeaders, apiKeyHeader, sessionCookie);
+  return new Policy(names, trusted, stripHeaders, apiKeyHeader, sessionCookie, preSessionCookie);
 }
 
 type RewriteOptions = Parameters<HeaderPolicy['rewrite']>[2];
@@ -187,6 +191,7 @@ class Policy implements HeaderPolicy {
     stripHeaders: StripHeaders,
     apiKeyHeader: string | undefined,
     private readonly sessionCookie: string | undefined,
+    private readonly preSessionCookie?: string,
   ) {
     const identity = Object.values(names).map(foldHeaderName);
     // X-Forwarded-* is always replaced: a trusted proxy's values are read before the strip.
@@ -225,7 +230,13 @@ class Policy implements HeaderPolicy {
 
   upstreamCookie(cookie: string | undefined): string | undefined {
     if (cookie === undefined || this.sessionCookie === undefined) return undefined;
-    return (withoutCookie(cookie, this.sessionCookie) as string | undefined) ?? '';
+    return (this.withoutGatewayCookies(cookie) as string | undefined) ?? '';
+  }
+
+  /** `cookie` without the session and pre-session cookies (undefined when nothing is left). */
+  private withoutGatewayCookies(cookie: CookieHeader): CookieHeader {
+    const kept = withoutCookie(cookie, this.sessionCookie as string);
+    return this.preSessionCookie === undefined ? kept : withoutCookie(kept, this.preSessionCookie);
   }
 
   checkFraming(req: IncomingMessage): void {
@@ -338,7 +349,7 @@ class Policy implements HeaderPolicy {
         if (name === 'cookie' && this.sessionCookie !== undefined) {
           // The steady state (the session cookie alone, spelled exactly) costs prefix tests.
           if (soleCookieValue(value as string, this.sessionCookie) !== undefined) continue;
-          value = withoutCookie(value, this.sessionCookie);
+          value = this.withoutGatewayCookies(value);
           if (value === undefined) continue;
         }
         if (carriesApiKey(value)) continue;

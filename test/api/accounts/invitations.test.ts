@@ -8,7 +8,7 @@
  * two concurrent accepts.
  */
 import bcrypt from 'bcryptjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { newOneTimeToken } from '../../../src/auth/one-time-tokens.js';
 import { expectError } from '../../support/expect-error.js';
 import { basic } from '../../support/gateway.js';
@@ -26,12 +26,16 @@ beforeAll(async () => {
   inbox = await startMailInbox();
 });
 afterAll(() => inbox?.close());
-const s = fixtureSuite({}, () => ({
-  sessions: SESSIONS,
-  publicUrl: PUBLIC_URL,
-  signup: { enabled: false },
-  mail: { smtp: inbox.smtpUrl, from: 'Gateway <no-reply@example.test>' },
-}));
+const s = fixtureSuite(
+  {},
+  () => ({
+    sessions: SESSIONS,
+    publicUrl: PUBLIC_URL,
+    signup: { enabled: false },
+    mail: { smtp: inbox.smtpUrl, from: 'Gateway <no-reply@example.test>' },
+  }),
+  { logged: true },
+);
 
 let alice: Caller;
 let bobGlobex: Caller;
@@ -140,6 +144,38 @@ describe('a new person, through the mailed link', () => {
     );
     await expectError(res, 403, 'csrf_refused');
     expect(await s.gw.gateway.store.users.findUserByEmail(email)).toBeNull();
+  });
+});
+
+describe('the link in the access log', () => {
+  it('is written without its token: the page, the form, the accept, in every spelling the router takes', async () => {
+    const { path } = await invite(alice, 'acme', 'ida@example.test');
+    const token = path.split('/').pop() as string;
+    const spellings = [
+      path,
+      `${path}/`,
+      `/1/INVITATIONS/${token}`,
+      `/1//invitations/${token}`,
+      `//1/invitations/${token}`,
+      `/1/%69nvitations/${token}`,
+      `/%31/invitations/${token}`,
+      `/x/../1/invitations/${token}`,
+    ];
+    for (const spelling of spellings) {
+      const page = await fetch(`${s.gw.url}${spelling}`, { headers: { accept: 'text/html' } });
+      expect(page.status, spelling).toBe(200);
+    }
+    const crossSite = await postForm(
+      s.gw.url,
+      path,
+      { action: 'sign-up', password: 'ida-password-1' },
+      { headers: { 'sec-fetch-site': 'cross-site', accept: 'application/json' } },
+    );
+    await expectError(crossSite, 403, 'csrf_refused');
+    await expectError(await accept(`/1/Invitations/${token}`, {}), 401, 'invalid_token');
+    await vi.waitFor(() => expect(s.text).toContain('/1/Invitations/…/accept'));
+    expect(s.text).toContain('"path":"/1/invitations/…"');
+    expect(s.text).not.toContain(token);
   });
 });
 
@@ -315,6 +351,37 @@ describe('revoked, expired, and who may not', () => {
     );
     const { path } = await invite(alice, 'acme', 'hal@example.test');
     await expectError(await accept(path, { authorization: `Bearer ${token}` }), 403, 'forbidden');
+  });
+
+  it('an admin removed or demoted takes back the invitations they sent; the other admins’ stay', async () => {
+    const page = async (path: string) =>
+      (await fetch(`${s.gw.url}${path}`, { headers: { accept: 'text/html' } })).status;
+    const kept = await invite(alice, 'acme', 'kept@example.test', 'admin');
+    for (const [name, end] of [
+      ['mallory', 'DELETE'],
+      ['dina', 'PUT'],
+    ] as const) {
+      const who = { email: `${name}@example.test`, password: `${name}-password-1` };
+      const user = await s.gw.gateway.store.users.createUser(
+        newUser({ email: who.email, passwordHash: bcrypt.hashSync(who.password, 4) }),
+      );
+      await verify(who.email);
+      await s.gw.gateway.store.memberships.addMember('acme', user.id, 'admin');
+      const admin = { token: (await tokenFor(s.gw.url, who, 'acme')).access_token };
+      // An address of their own, as admin, just before they go.
+      const { path } = await invite(admin, 'acme', `${name}-alt@example.test`, 'admin');
+      expect(await page(path)).toBe(200);
+      const members = `/1/tenants/acme/members/${user.id}`;
+      const ended = await call(alice, end, members, end === 'PUT' ? { role: 'member' } : undefined);
+      expect(ended.status).toBeLessThan(300);
+      expect(await page(path)).toBe(404);
+    }
+    expect(await page(kept.path)).toBe(200);
+    const listed = await call(alice, 'GET', '/1/tenants/acme/invitations');
+    const emails = listed.body.invitations.map((i: { email: string }) => i.email);
+    expect(emails).toContain('kept@example.test');
+    expect(emails).not.toContain('mallory-alt@example.test');
+    expect(emails).not.toContain('dina-alt@example.test');
   });
 
   it('bad input: a malformed address', async () => {

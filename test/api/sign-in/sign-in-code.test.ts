@@ -11,7 +11,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { fixtureSuite } from '../../support/fixture-suite.js';
 import { ALICE, BOB } from '../../support/identity-fixture.js';
 import { adminUrlOf } from '../../support/gateway.js';
-import { SESSIONS, hiddenField, postForm, setCookie, signIn } from '../../support/sign-in-page.js';
+import {
+  SESSIONS,
+  cookiePair,
+  hiddenField,
+  postForm,
+  setCookie,
+  signIn,
+} from '../../support/sign-in-page.js';
 import { codeAt, enrolTotp, totpConfig } from '../../support/totp.js';
 
 const s = fixtureSuite({}, () => ({
@@ -42,7 +49,10 @@ async function passwordThenCodePage(who: { email: string; password: string }) {
   expect(res.status).toBe(200);
   expect(setCookie(res, 'tg_session')).toBeUndefined();
   const html = await res.text();
-  return { cookie: page.preSession, html };
+  // The pending sign-in is under the pre-session cookie the code page set, as a browser keeps it.
+  const cookie = cookiePair(res, 'tg_signin');
+  expect(cookie).not.toBe(page.preSession);
+  return { cookie, html };
 }
 
 describe('the code step', () => {
@@ -90,8 +100,13 @@ describe('the code step', () => {
     const page = await used.text();
     expect(page).toContain('autocomplete="one-time-code"');
     // perUser 2: the used code was one wrong; one more, then 429 however right.
-    expect((await postCode(again.cookie, page, '000000')).status).toBe(401);
-    const locked = await postCode(again.cookie, page, bobCodes[1] as string);
+    const wrong = await postCode(cookiePair(used, 'tg_signin'), page, '000000');
+    expect(wrong.status).toBe(401);
+    const locked = await postCode(
+      cookiePair(wrong, 'tg_signin'),
+      await wrong.text(),
+      bobCodes[1] as string,
+    );
     expect(locked.status).toBe(429);
     expect(await locked.text()).toContain('Too many attempts');
   });

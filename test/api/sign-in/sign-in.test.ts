@@ -19,8 +19,10 @@ import {
   type IdentityFixture,
 } from '../../support/identity-fixture.js';
 import { parseSamples, total } from '../../support/prometheus-text.js';
+import { formTokenOf } from '../../../src/api/sign-in/form-token.js';
 import {
   SESSIONS,
+  cookiePair,
   hiddenField,
   openSignIn,
   postForm,
@@ -333,17 +335,58 @@ describe('the tenant step', () => {
       tenant_id: 'acme',
       csrf_token: hiddenField(html, 'csrf_token') as string,
     };
-    const chosen = await postForm(base, '/1/sign-in', choose, { cookie: page.preSession });
+    // The pending sign-in is under the pre-session cookie the choice page set.
+    const cookie = cookiePair(res, 'tg_signin');
+    expect(cookie).not.toBe(page.preSession);
+    const chosen = await postForm(base, '/1/sign-in', choose, { cookie });
     expect(chosen.status).toBe(303);
     expect(chosen.headers.get('location')).toBe('/after');
     expect(setCookie(chosen, 'tg_session')).toMatch(/^tg_session=ses_/);
     // Single use: the same choice again has nothing to continue.
     const again = await postForm(base, '/1/sign-in', choose, {
-      cookie: page.preSession,
+      cookie,
       headers: JSON_ONLY,
     });
     expect(again.status).toBe(400);
     expect(((await again.json()) as { error: string }).error).toBe('invalid_request');
+  });
+
+  it('keeps the proven password under a new pre-session cookie: one planted before it finishes nothing', async () => {
+    // A value someone chose and set in the browser (an app's Set-Cookie on this host).
+    const planted = `tg_signin=${'P'.repeat(43)}`;
+    const page = await openSignIn(base, '?return_to=%2Fafter');
+    const kept = await postForm(
+      base,
+      '/1/sign-in',
+      { csrf_token: formTokenOf('P'.repeat(43)), return_to: '/after', ...ALICE },
+      { cookie: planted },
+    );
+    const html = await kept.text();
+    expect(kept.status).toBe(200);
+    expect(html).toContain('name="tenant_id"');
+    // Whoever planted it knows the value, and so the form token: the choice is not theirs to make.
+    const choose = { step: 'tenant', tenant_id: 'acme', csrf_token: formTokenOf('P'.repeat(43)) };
+    const hijack = await postForm(base, '/1/sign-in', choose, {
+      cookie: planted,
+      headers: JSON_ONLY,
+    });
+    expect(hijack.status).toBe(400);
+    expect(setCookie(hijack, 'tg_session')).toBeUndefined();
+    // The browser goes on with the cookie the answer set.
+    const renewed = cookiePair(kept, 'tg_signin');
+    expect(renewed).not.toBe(planted);
+    expect(renewed).not.toBe(page.preSession);
+    const token = hiddenField(html, 'csrf_token') as string;
+    const chosen = await postForm(
+      base,
+      '/1/sign-in',
+      { ...choose, csrf_token: token },
+      {
+        cookie: renewed,
+      },
+    );
+    expect(chosen.status).toBe(303);
+    expect(setCookie(chosen, 'tg_session')).toMatch(/^tg_session=ses_/);
   });
 
   it('refuses a tenant the user is not a member of as one that does not exist', async () => {
