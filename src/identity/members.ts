@@ -91,13 +91,10 @@ export async function changeRole(
 ): Promise<boolean | LastAdmin> {
   const changed = await deps.store.memberships.setMemberRole(tenantId, user.id, role, options);
   if (changed === null) throw notMember();
-  if (changed === true)
-    await deps.audit.record('member_role_changed', actor.audit, {
-      ...subject(tenantId, user),
-      role,
-    });
-  if (changed && role !== 'admin') await revokeInvitationsBy(deps, actor, tenantId, user);
-  return changed;
+  if (changed !== true) return changed;
+  await deps.audit.record('member_role_changed', actor.audit, { ...subject(tenantId, user), role });
+  if (role !== 'admin') await revokeInvitationsBy(deps, actor, tenantId, user);
+  return true;
 }
 
 /**

@@ -384,6 +384,26 @@ describe('revoked, expired, and who may not', () => {
     expect(emails).not.toContain('dina-alt@example.test');
   });
 
+  it('a last admin whose demotion or removal is refused keeps the invitations they sent', async () => {
+    const solo = { email: 'solo@example.test', password: 'solo-password-1' };
+    const user = await s.gw.gateway.store.users.createUser(
+      newUser({ email: solo.email, passwordHash: bcrypt.hashSync(solo.password, 4) }),
+    );
+    await verify(solo.email);
+    await s.gw.gateway.store.tenants.upsertTenant(
+      { tenantId: 'solo-co', type: 'orgtenant', name: 'Solo', cloudRegion: 'r', createdBy: 'x' },
+      Math.floor(Date.now() / 1000),
+    );
+    await s.gw.gateway.store.memberships.addMember('solo-co', user.id, 'admin');
+    const admin = { token: (await tokenFor(s.gw.url, solo, 'solo-co')).access_token };
+    const { path } = await invite(admin, 'solo-co', 'solo-hire@example.test');
+    const members = `/1/tenants/solo-co/members/${user.id}`;
+    expect((await call(admin, 'PUT', members, { role: 'member' })).status).toBe(403);
+    expect((await call(admin, 'DELETE', members)).status).toBe(403);
+    const page = await fetch(`${s.gw.url}${path}`, { headers: { accept: 'text/html' } });
+    expect(page.status).toBe(200);
+  });
+
   it('bad input: a malformed address', async () => {
     const bad = await call(alice, 'POST', '/1/tenants/acme/invitations', {
       email: 'not an address',
