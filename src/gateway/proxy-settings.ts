@@ -38,11 +38,21 @@ export function buildProxySettings(config: GatewayConfig, trusted: TrustCheck): 
   // Checked once here instead of by undici on every forwarded request.
   knowHeaderNames(headers.setNames);
   return {
-    routes: compileRoutes(config.routes),
+    routes: compileRoutes(config.routes, reservedCookies(config)),
     headers,
     origin: createRequestOrigin(trusted, config.publicUrl),
     apiCors: config.cors === undefined ? undefined : compileCors(config.cors),
   };
+}
+
+/** The gateway's own cookies, lower-cased: no upstream may set them. */
+function reservedCookies(config: GatewayConfig): ReadonlySet<string> | undefined {
+  if (!config.sessions.enabled) return undefined;
+  return new Set(
+    [sessionCookieName(config.sessions), preSessionCookieName(config.sessions)].map((name) =>
+      name.toLowerCase(),
+    ),
+  );
 }
 
 /** The live state of the config a gateway starts with; warns of routes whose upstream is not verified. */

@@ -19,18 +19,37 @@ import { lineOf } from '../support/log-lines.js';
 import { scrape, total } from '../support/prometheus-text.js';
 import { rawUpgrade } from '../support/raw-upgrade.js';
 import { cookiePair, hiddenField, postForm } from '../support/sign-in-page.js';
-import { startEchoUpstream, startWebSocketUpstream } from '../support/upstream.js';
+import { startEchoUpstream, startUpstream, startWebSocketUpstream } from '../support/upstream.js';
 
 const NAME = '__Host-tg_session';
 
+/**
+ * An upstream that sets, besides its own cookie, the gateway's session and
+ * pre-session cookies in every spelling a browser would take: a session of
+ * its choosing planted in the user's browser (fixation), or a second one.
+ */
+const PLANTED = [
+  `${NAME}=planted; Path=/; Secure; HttpOnly`,
+  `__HOST-TG_SESSION=planted; Path=/; Secure`,
+  ` __Host-tg_signin =planted; Path=/; Secure`,
+  `=${NAME}=planted; Path=/; Secure`,
+  'app=1; Path=/',
+];
+const startCookieSetter = () =>
+  startUpstream((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'set-cookie': PLANTED }).end('ok'));
+  });
+
 const s = fixtureSuite(
-  { echo: startEchoUpstream, sockets: startWebSocketUpstream },
-  ({ echo, sockets }) => ({
+  { echo: startEchoUpstream, sockets: startWebSocketUpstream, setter: startCookieSetter },
+  ({ echo, sockets, setter }) => ({
     sessions: { enabled: true },
     routes: [
       { prefix: '/app', upstream: echo.url, auth: 'session' },
       { prefix: '/live', upstream: sockets.url, auth: 'session' },
       { prefix: '/api', upstream: echo.url },
+      { prefix: '/open', upstream: setter.url, auth: 'none' },
     ],
   }),
   { logged: true, token: true },
@@ -302,5 +321,13 @@ describe('an auth: bearer route', () => {
     });
     expect(admitted.status).toBe(200);
     expect(echoed(admitted).cookie).toBe('keep=me');
+  });
+});
+
+describe("an upstream's Set-Cookie", () => {
+  it("never sets the gateway's own cookies, in any spelling; the upstream's own pass", async () => {
+    const seen = await get('/open/x', {});
+    expect(seen.status).toBe(200);
+    expect(seen.headers.getSetCookie()).toEqual(['app=1; Path=/']);
   });
 });

@@ -51,6 +51,8 @@ export interface CompiledRoute {
    * (stripPrefix), a prefix (rewrite), or undefined (the path as it is).
    */
   replacePrefix: string | undefined;
+  /** The gateway's own cookies, lower-cased: an upstream's `Set-Cookie` never sets one. */
+  reservedCookies: ReadonlySet<string> | undefined;
 }
 
 /** A route the gateway itself forwards to. */
@@ -71,7 +73,14 @@ export function proxiedRoute(route: CompiledRoute): ProxiedRoute {
   return route as ProxiedRoute;
 }
 
-export function compileRoutes(routes: readonly RouteConfig[]): RouteTable<CompiledRoute> {
+/**
+ * @param reservedCookies the gateway's own cookies (lower-cased names): an
+ *   upstream's `Set-Cookie` naming one never reaches the client (`response-headers.ts`)
+ */
+export function compileRoutes(
+  routes: readonly RouteConfig[],
+  reservedCookies?: ReadonlySet<string>,
+): RouteTable<CompiledRoute> {
   return createRouteTable(
     routes.map((r) => {
       const label = r.hosts === undefined ? r.prefix : `${r.hosts.join(',')}${r.prefix}`;
@@ -92,6 +101,7 @@ export function compileRoutes(routes: readonly RouteConfig[]): RouteTable<Compil
         tls: r.tls === undefined ? undefined : upstreamTls(r.tls),
         cors: r.cors === undefined ? undefined : compileCors(r.cors),
         rateLimit: compileRateLimit(label, r.rateLimit),
+        reservedCookies,
       };
     }),
   );

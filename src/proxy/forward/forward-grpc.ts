@@ -25,6 +25,7 @@ import type { RequestScope } from '../../http/scope.js';
 import type { ForwardTarget } from './forward-http.js';
 import { SentBody } from './grpc-replay.js';
 import type { GrpcSessions } from './grpc-sessions.js';
+import { keepGatewayCookies } from './response-headers.js';
 import { errorCode, upstreamError, upstreamTimeout } from './upstream-error.js';
 
 /** What the client's side of a call is, under Node's HTTP/2 compatibility API. */
@@ -197,6 +198,7 @@ class GrpcCall {
     this.scope.upstreamMs = performance.now() - this.started;
     const status = Number(headers[':status']);
     this.scope.upstreamStatus = status;
+    keepGatewayCookies(headers, this.target.reservedCookies);
     const head = relayInto({ ':status': status }, headers);
     this.answered = true;
     const stream = this.res.stream;

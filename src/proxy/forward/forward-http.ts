@@ -20,7 +20,7 @@ import { GatewayError } from '../../errors.js';
 import { sendError } from '../../http/respond.js';
 import type { RequestScope, UpstreamCall } from '../../http/scope.js';
 import { takeRequestIdHeader } from '../../http/response-request-id.js';
-import { dropHopByHop, keepGatewayCors } from './response-headers.js';
+import { dropHopByHop, keepGatewayCookies, keepGatewayCors } from './response-headers.js';
 import { clientLeft, errorCode, upstreamError, upstreamTimeout } from './upstream-error.js';
 import type { SlotState } from './tenant-slots.js';
 import {
@@ -38,6 +38,8 @@ export interface ForwardTarget {
   bodyIdleTimeoutMs: number;
   /** The route's TLS to an https upstream; undefined: Node's defaults. */
   tls?: UpstreamTls | undefined;
+  /** The gateway's own cookies (lower-cased names): an upstream never sets one (`response-headers.ts`). */
+  reservedCookies?: ReadonlySet<string> | undefined;
 }
 
 /** The exchange rides on the request and response: shared listeners find it without a closure. */
@@ -214,6 +216,7 @@ class HttpExchange implements Dispatcher.DispatchHandler, PooledRequest {
     this.call?.answered(statusCode);
     const forwarded = takeRequestIdHeader(this.res, dropHopByHop(headers));
     keepGatewayCors(this.res, forwarded);
+    keepGatewayCookies(forwarded, this.route.reservedCookies);
     if (statusMessage) this.res.writeHead(statusCode, statusMessage, forwarded);
     else this.res.writeHead(statusCode, forwarded);
   }

@@ -12,7 +12,8 @@ import type { Duplex } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { responseOnSocket, sendUpgradeError } from '../../http/respond.js';
 import type { UpgradeScope } from '../../http/scope.js';
-import { dropHopByHop } from './response-headers.js';
+import type { ForwardTarget } from './forward-http.js';
+import { dropHopByHop, keepGatewayCookies } from './response-headers.js';
 import { clientLeft, errorCode, upstreamError, upstreamTimeout } from './upstream-error.js';
 import { upstreamPath, type UpstreamTarget } from './upstream-pools.js';
 
@@ -33,8 +34,7 @@ export interface UpgradeRequest {
 export function forwardUpgrade(
   request: UpgradeRequest,
   target: UpstreamTarget,
-  upstream: string,
-  timeoutMs: number,
+  route: ForwardTarget,
   opened: (upstreamSocket: Duplex) => void,
 ): void {
   const { req, socket } = request;
@@ -45,8 +45,8 @@ export function forwardUpgrade(
   headers.upgrade = undefined;
   headers['transfer-encoding'] = undefined;
   headers['content-length'] = undefined;
-  const exchange = new UpgradeExchange(request, upstream, opened);
-  exchange.timer = setTimeout(expire, timeoutMs, exchange);
+  const exchange = new UpgradeExchange(request, route, opened);
+  exchange.timer = setTimeout(expire, route.timeoutMs, exchange);
   socket.once('close', () => exchange.cancel(clientLeft()));
   target.pool.dispatch(
     { path: upstreamPath(target, req.url ?? '/'), method: 'GET', headers, upgrade: 'websocket' },
@@ -63,9 +63,13 @@ class UpgradeExchange implements Dispatcher.DispatchHandler {
 
   constructor(
     readonly request: UpgradeRequest,
-    readonly upstream: string,
+    readonly route: ForwardTarget,
     readonly opened: (upstreamSocket: Duplex) => void,
   ) {}
+
+  get upstream(): string {
+    return this.route.upstream;
+  }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     if (this.cancelled !== undefined) controller.abort(this.cancelled);
@@ -89,6 +93,7 @@ class UpgradeExchange implements Dispatcher.DispatchHandler {
     // either side closes both, never an HTTP answer.
     this.cancelled = clientLeft();
     this.opened(upstreamSocket);
+    keepGatewayCookies(headers, this.route.reservedCookies);
     // Header values are latin1 strings (undici decodes them so): written back byte for byte.
     socket.write(responseHead(statusCode, 'Switching Protocols', headers), 'latin1');
     this.request.scope.switched();
@@ -123,6 +128,7 @@ class UpgradeExchange implements Dispatcher.DispatchHandler {
     this.response = res;
     this.request.scope.answered(res);
     const forwarded = dropHopByHop(headers);
+    keepGatewayCookies(forwarded, this.route.reservedCookies);
     if (statusMessage) res.writeHead(statusCode, statusMessage, forwarded);
     else res.writeHead(statusCode, forwarded);
   }

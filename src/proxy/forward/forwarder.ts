@@ -90,8 +90,7 @@ export function createForwarder(pool: SlotLimits = UPSTREAM_POOL_DEFAULTS): Forw
       forwardUpgrade(
         { req, socket, head, scope },
         pools.target(target.upstream, target.tls),
-        target.upstream,
-        target.timeoutMs,
+        target,
         opened ?? noop,
       );
     },

@@ -5,7 +5,8 @@
  * response itself (chunked, or close-delimited for an HTTP/1.0 client). The
  * `Trailer` announcement goes as well, since trailers are not relayed (and a
  * `Trailer` header on a response Node cannot chunk throws
- * ERR_HTTP_TRAILER_INVALID).
+ * ERR_HTTP_TRAILER_INVALID). Nor does a `Set-Cookie` naming one of the
+ * gateway's own cookies (`keepGatewayCookies`).
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import vary from 'vary';
@@ -61,4 +62,39 @@ export function keepGatewayCors(res: ServerResponse, headers: IncomingHttpHeader
   }
   const theirs = headers.vary;
   if (theirs !== undefined && ours !== undefined) headers.vary = vary.append(theirs, String(ours));
+}
+
+/**
+ * An upstream's `Set-Cookie` naming one of the gateway's own cookies (the
+ * session and the sign-in page's pre-session cookie, `reserved`, lower-cased)
+ * is dropped, in any letter case: an upstream on the gateway's host could
+ * otherwise plant a session of its choosing in the browser (fixation), or a
+ * second session cookie that locks the user out. Its other cookies pass.
+ * Replaces in place in `headers` (the object `dropHopByHop` returned); costs
+ * one property read on a response without `Set-Cookie`.
+ */
+export function keepGatewayCookies(
+  headers: IncomingHttpHeaders,
+  reserved: ReadonlySet<string> | undefined,
+): void {
+  const setCookie = headers['set-cookie'];
+  if (setCookie === undefined || reserved === undefined) return;
+  const list = typeof setCookie === 'string' ? [setCookie] : setCookie;
+  const kept = list.filter((line) => !setsReserved(line, reserved));
+  if (kept.length !== list.length) headers['set-cookie'] = kept;
+}
+
+/**
+ * Whether the `Set-Cookie` line sets a reserved cookie: by its name (up to
+ * the first `=`, trimmed, RFC 6265 §5.2), or — nameless (`=__Host-x=v`),
+ * which a browser sends back as its value alone — by its value's.
+ */
+function setsReserved(line: string, reserved: ReadonlySet<string>): boolean {
+  const pair = line.split(';', 1)[0] as string;
+  const equals = pair.indexOf('=');
+  const name = equals < 0 ? '' : pair.slice(0, equals).trim();
+  if (name !== '') return reserved.has(name.toLowerCase());
+  const value = pair.slice(equals + 1);
+  const inner = value.indexOf('=');
+  return inner >= 0 && reserved.has(value.slice(0, inner).trim().toLowerCase());
 }
