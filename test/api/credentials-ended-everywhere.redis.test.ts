@@ -6,8 +6,14 @@
  * refused everywhere, near and far, once the change returns; a steady stream
  * of requests with any of them makes no Redis call. Last, a refresh token
  * forged from an access token's public family id, on each store of the built
- * process. One redis-server for the file; each block runs on it under a key
- * prefix of its own.
+ * process. One redis-server for the file, and one set of the three instances
+ * for the blocks across instances (their config has all that any of them
+ * needs): each set took ~6 s to start, the far one's start crossing the slow
+ * link. Each test makes its own clients, keys, users and families, so none
+ * depends on what another left. The API-key block runs last of the three:
+ * the last-use writes its keys leave behind (a script on each instance's
+ * 10 s timer) then fall in no window where another block counts the Redis
+ * commands of a steady stream.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -127,6 +133,33 @@ async function openLiveSocket(
     ]);
 }
 
+/** The WebSocket upstream of the instances' `/live` route. */
+let live: WebSocketUpstream;
+beforeAll(async () => {
+  live = await startWebSocketUpstream();
+});
+afterAll(() => live?.close());
+
+/**
+ * Two gateways on one redis-server in lease mode, and a third 200 ms from
+ * Redis through the delaying relay; API keys and refresh tokens on, `/live`
+ * to the WebSocket upstream and `/api` to the echo one (a request that names
+ * no tenant in `X-Tenant-Id` is for its credential's).
+ */
+const t = useTwoInstances(
+  () => server,
+  (echo) => ({
+    revocation: { mode: 'lease', leaseMs: LEASE_MS },
+    apiKeys: { enabled: true },
+    tokens: { refresh: { enabled: true } },
+    routes: [
+      { prefix: '/live', upstream: live.url },
+      { prefix: '/api', upstream: echo, tenant: { header: 'X-Tenant-Id' } },
+    ],
+  }),
+  { slowRelay: true },
+);
+
 /**
  * Issue 32: a machine client removed or rotated ends its tokens on every
  * instance before the command returns — two gateways on one redis-server in
@@ -136,23 +169,6 @@ async function openLiveSocket(
  * WebSocket held open through it (closed 1008).
  */
 describe('a machine client removed or rotated', () => {
-  let live: WebSocketUpstream;
-  beforeAll(async () => {
-    live = await startWebSocketUpstream();
-  });
-  afterAll(() => live?.close());
-  const t = useTwoInstances(
-    () => server,
-    (echo) => ({
-      revocation: { mode: 'lease', leaseMs: LEASE_MS },
-      routes: [
-        { prefix: '/live', upstream: live.url },
-        { prefix: '/api', upstream: echo },
-      ],
-    }),
-    { slowRelay: true },
-  );
-
   it('a steady stream of proxied requests with a client token makes no Redis call', async () => {
     const client = await makeClient(t.a.gateway.store, 'acme', ['orders:read']);
     const token = await clientToken(t.a.url, client);
@@ -229,145 +245,6 @@ describe('a machine client removed or rotated', () => {
 });
 
 /**
- * Issue 32, API keys across instances: two gateways on one redis-server in
- * lease mode, and a third 200 ms from Redis through the delaying relay. A
- * steady stream of requests with a key makes no Redis call (its last use is
- * written in the background); `curl` with a key is refused on every instance
- * as soon as the key's removal returns, through any of them; an open
- * WebSocket of the key is closed 1008; a wrong key costs the same store work
- * whichever of its parts is wrong.
- */
-describe('an API key removed', () => {
-  const run = promisify(execFile);
-  let live: WebSocketUpstream;
-  let dir: string;
-  beforeAll(async () => {
-    live = await startWebSocketUpstream();
-    dir = mkdtempSync(join(tmpdir(), 'tg-keys-'));
-  });
-  afterAll(async () => {
-    await live?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const t = useTwoInstances(
-    () => server,
-    (echo) => ({
-      revocation: { mode: 'lease', leaseMs: LEASE_MS },
-      apiKeys: { enabled: true },
-      routes: [
-        { prefix: '/live', upstream: live.url },
-        { prefix: '/api', upstream: echo, tenant: { header: 'X-Tenant-Id' } },
-      ],
-    }),
-    { slowRelay: true },
-  );
-
-  /**
-   * `curl` as an API client runs it: the key in a header file (`-H @file`),
-   * never in its argv; returns the status.
-   */
-  async function curl(gw: TestGateway, apiKey: string, path = '/api/orders'): Promise<number> {
-    const headers = join(dir, `h-${Math.random().toString(36).slice(2)}`);
-    writeFileSync(headers, `X-API-Key: ${apiKey}\nX-Tenant-Id: acme\n`, { mode: 0o600 });
-    try {
-      const { stdout } = await run('curl', [
-        '-s',
-        '-o',
-        '/dev/null',
-        '-w',
-        '%{http_code}',
-        '-H',
-        `@${headers}`,
-        `${gw.url}${path}`,
-      ]);
-      return Number(stdout);
-    } finally {
-      rmSync(headers, { force: true });
-    }
-  }
-
-  async function newKey(): Promise<{ clientId: string; keyId: string; apiKey: string }> {
-    const { clientId } = await makeClient(t.a.gateway.store, 'acme', ['orders:read']);
-    return { clientId, ...(await makeApiKey(t.a.gateway.store, clientId)) };
-  }
-
-  it('a steady stream of requests with a key makes no Redis call; its last use is written in the background', async () => {
-    const key = await newKey();
-    const get = () =>
-      fetch(`${t.b.url}/api/x`, { headers: { 'x-api-key': key.apiKey, 'x-tenant-id': 'acme' } });
-    expect((await get()).status).toBe(200); // warms b's cache
-    // The last use, written within the flush interval (10 s), not by the request.
-    const deadline = Date.now() + 15_000;
-    let lastUsedAt: number | undefined;
-    while (lastUsedAt === undefined && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 200));
-      lastUsedAt = (await t.a.gateway.store.apiKeys.getApiKey(key.keyId))?.lastUsedAt;
-    }
-    expect(lastUsedAt).toBeGreaterThan(Date.now() / 1000 - 30);
-    await expectNoRedisCall(t.redis, get);
-  }, 40_000);
-
-  describe('a removed key, on every instance before the removal returns', () => {
-    it('curl with it: 200 everywhere, then 401 everywhere, near and far', async () => {
-      const key = await newKey();
-      for (const gw of [t.a, t.b, t.slow]) expect(await curl(gw, key.apiKey)).toBe(200);
-      // Through the far instance: its confirmation waits for the near ones too.
-      expect(await t.slow.gateway.store.apiKeys.removeApiKey(key.clientId, key.keyId)).toBe(true);
-      const after = await Promise.all([t.a, t.b, t.slow].map((gw) => curl(gw, key.apiKey)));
-      expect(after).toEqual([401, 401, 401]);
-    }, 30_000);
-
-    it('the same through the near instance, and with its client removed', async () => {
-      const key = await newKey();
-      const sibling = await makeApiKey(t.a.gateway.store, key.clientId);
-      for (const k of [key.apiKey, sibling.apiKey])
-        for (const gw of [t.a, t.b, t.slow]) expect(await curl(gw, k)).toBe(200);
-      expect(await t.a.gateway.store.apiKeys.removeApiKey(key.clientId, key.keyId)).toBe(true);
-      expect(await Promise.all([t.b, t.slow].map((gw) => curl(gw, key.apiKey)))).toEqual([
-        401, 401,
-      ]);
-      expect(await Promise.all([t.b, t.slow].map((gw) => curl(gw, sibling.apiKey)))).toEqual([
-        200, 200,
-      ]);
-      expect(await t.b.gateway.store.clients.removeClient(key.clientId)).toEqual([sibling.keyId]);
-      expect(await Promise.all([t.a, t.slow].map((gw) => curl(gw, sibling.apiKey)))).toEqual([
-        401, 401,
-      ]);
-    }, 30_000);
-
-    it('an open WebSocket of the key is closed 1008 on the far instance', async () => {
-      const key = await newKey();
-      const closeCode = await openLiveSocket(t.slow, { 'x-api-key': key.apiKey });
-      expect(live.upgrades.at(-1)?.['x-api-key']).toBeUndefined();
-      expect(live.upgrades.at(-1)?.['x-client-id']).toBe(key.clientId);
-      await t.a.gateway.store.apiKeys.removeApiKey(key.clientId, key.keyId);
-      expect(await closeCode()).toBe(1008);
-    }, 30_000);
-  });
-
-  it('a wrong key costs the same store work whichever part is wrong (no timing oracle)', async () => {
-    const key = await newKey();
-    const wrongSecret = forgedApiKey(key.apiKey, 40); // the right key id, checksum made right
-    const wrongId = forgedApiKey(key.apiKey, 10); // another key id, checksum made right
-    const costs = [];
-    for (const k of [wrongSecret, wrongId]) {
-      // The check's own commands: a last-use flush of the instances (a script
-      // on a 10 s timer) may fall in the window, and is not the check's work.
-      const calls = await plainCommandsDuring(t.redis, async () => {
-        const res = await fetch(`${t.b.url}/api/x`, {
-          headers: { 'x-api-key': k, 'x-tenant-id': 'acme' },
-        });
-        expect(res.status).toBe(401);
-        expect(await res.json()).toMatchObject({ error: 'invalid_token' });
-      });
-      costs.push(calls.length);
-    }
-    // One read of the key each, and no more.
-    expect(costs).toEqual([1, 1]);
-  }, 30_000);
-});
-
-/**
  * Issue 33, refresh tokens across instances: two gateways on one
  * redis-server in lease mode, and a third 200 ms from Redis through the
  * delaying relay. A stolen refresh token used on one instance after the
@@ -382,16 +259,6 @@ describe('an API key removed', () => {
  * token of its own, never by one made up for its public id).
  */
 describe('a refresh token family ended', () => {
-  const t = useTwoInstances(
-    () => server,
-    (echo) => ({
-      revocation: { mode: 'lease', leaseMs: LEASE_MS },
-      routes: [{ prefix: '/api', upstream: echo }],
-      tokens: { refresh: { enabled: true } },
-    }),
-    { slowRelay: true },
-  );
-
   describe('reuse ends the family on every instance before the answer', () => {
     for (const [honestOn, thiefOn] of [
       ['a', 'b'],
@@ -538,6 +405,128 @@ describe('a refresh token family ended', () => {
       });
     expect((await get()).status).toBe(200); // warms b's caches
     await expectNoRedisCall(t.redis, get);
+  }, 30_000);
+});
+
+/**
+ * Issue 32, API keys across instances: two gateways on one redis-server in
+ * lease mode, and a third 200 ms from Redis through the delaying relay. A
+ * steady stream of requests with a key makes no Redis call (its last use is
+ * written in the background); `curl` with a key is refused on every instance
+ * as soon as the key's removal returns, through any of them; an open
+ * WebSocket of the key is closed 1008; a wrong key costs the same store work
+ * whichever of its parts is wrong.
+ */
+describe('an API key removed', () => {
+  const run = promisify(execFile);
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tg-keys-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /**
+   * `curl` as an API client runs it: the key in a header file (`-H @file`),
+   * never in its argv; returns the status.
+   */
+  async function curl(gw: TestGateway, apiKey: string, path = '/api/orders'): Promise<number> {
+    const headers = join(dir, `h-${Math.random().toString(36).slice(2)}`);
+    writeFileSync(headers, `X-API-Key: ${apiKey}\nX-Tenant-Id: acme\n`, { mode: 0o600 });
+    try {
+      const { stdout } = await run('curl', [
+        '-s',
+        '-o',
+        '/dev/null',
+        '-w',
+        '%{http_code}',
+        '-H',
+        `@${headers}`,
+        `${gw.url}${path}`,
+      ]);
+      return Number(stdout);
+    } finally {
+      rmSync(headers, { force: true });
+    }
+  }
+
+  async function newKey(): Promise<{ clientId: string; keyId: string; apiKey: string }> {
+    const { clientId } = await makeClient(t.a.gateway.store, 'acme', ['orders:read']);
+    return { clientId, ...(await makeApiKey(t.a.gateway.store, clientId)) };
+  }
+
+  it('a steady stream of requests with a key makes no Redis call; its last use is written in the background', async () => {
+    const key = await newKey();
+    const get = () =>
+      fetch(`${t.b.url}/api/x`, { headers: { 'x-api-key': key.apiKey, 'x-tenant-id': 'acme' } });
+    expect((await get()).status).toBe(200); // warms b's cache
+    // The last use, written within the flush interval (10 s), not by the request.
+    const deadline = Date.now() + 15_000;
+    let lastUsedAt: number | undefined;
+    while (lastUsedAt === undefined && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      lastUsedAt = (await t.a.gateway.store.apiKeys.getApiKey(key.keyId))?.lastUsedAt;
+    }
+    expect(lastUsedAt).toBeGreaterThan(Date.now() / 1000 - 30);
+    await expectNoRedisCall(t.redis, get);
+  }, 40_000);
+
+  describe('a removed key, on every instance before the removal returns', () => {
+    it('curl with it: 200 everywhere, then 401 everywhere, near and far', async () => {
+      const key = await newKey();
+      for (const gw of [t.a, t.b, t.slow]) expect(await curl(gw, key.apiKey)).toBe(200);
+      // Through the far instance: its confirmation waits for the near ones too.
+      expect(await t.slow.gateway.store.apiKeys.removeApiKey(key.clientId, key.keyId)).toBe(true);
+      const after = await Promise.all([t.a, t.b, t.slow].map((gw) => curl(gw, key.apiKey)));
+      expect(after).toEqual([401, 401, 401]);
+    }, 30_000);
+
+    it('the same through the near instance, and with its client removed', async () => {
+      const key = await newKey();
+      const sibling = await makeApiKey(t.a.gateway.store, key.clientId);
+      for (const k of [key.apiKey, sibling.apiKey])
+        for (const gw of [t.a, t.b, t.slow]) expect(await curl(gw, k)).toBe(200);
+      expect(await t.a.gateway.store.apiKeys.removeApiKey(key.clientId, key.keyId)).toBe(true);
+      expect(await Promise.all([t.b, t.slow].map((gw) => curl(gw, key.apiKey)))).toEqual([
+        401, 401,
+      ]);
+      expect(await Promise.all([t.b, t.slow].map((gw) => curl(gw, sibling.apiKey)))).toEqual([
+        200, 200,
+      ]);
+      expect(await t.b.gateway.store.clients.removeClient(key.clientId)).toEqual([sibling.keyId]);
+      expect(await Promise.all([t.a, t.slow].map((gw) => curl(gw, sibling.apiKey)))).toEqual([
+        401, 401,
+      ]);
+    }, 30_000);
+
+    it('an open WebSocket of the key is closed 1008 on the far instance', async () => {
+      const key = await newKey();
+      const closeCode = await openLiveSocket(t.slow, { 'x-api-key': key.apiKey });
+      expect(live.upgrades.at(-1)?.['x-api-key']).toBeUndefined();
+      expect(live.upgrades.at(-1)?.['x-client-id']).toBe(key.clientId);
+      await t.a.gateway.store.apiKeys.removeApiKey(key.clientId, key.keyId);
+      expect(await closeCode()).toBe(1008);
+    }, 30_000);
+  });
+
+  it('a wrong key costs the same store work whichever part is wrong (no timing oracle)', async () => {
+    const key = await newKey();
+    const wrongSecret = forgedApiKey(key.apiKey, 40); // the right key id, checksum made right
+    const wrongId = forgedApiKey(key.apiKey, 10); // another key id, checksum made right
+    const costs = [];
+    for (const k of [wrongSecret, wrongId]) {
+      // The check's own commands: a last-use flush of the instances (a script
+      // on a 10 s timer) may fall in the window, and is not the check's work.
+      const calls = await plainCommandsDuring(t.redis, async () => {
+        const res = await fetch(`${t.b.url}/api/x`, {
+          headers: { 'x-api-key': k, 'x-tenant-id': 'acme' },
+        });
+        expect(res.status).toBe(401);
+        expect(await res.json()).toMatchObject({ error: 'invalid_token' });
+      });
+      costs.push(calls.length);
+    }
+    // One read of the key each, and no more.
+    expect(costs).toEqual([1, 1]);
   }, 30_000);
 });
 
