@@ -17,6 +17,7 @@ import {
   type Served,
   releaseCliHarness,
   sharedCliHarness,
+  sideBySide,
 } from './harness.js';
 
 const TIMEOUT = 30_000;
@@ -34,7 +35,8 @@ let kase: Case;
 let inbox: MailInbox;
 let gateway: Served | undefined;
 
-beforeAll(async () => {
+/** Beside the other suites' set-ups of the file (their gateways start meanwhile). */
+const setUp = sideBySide(async () => {
   h = await sharedCliHarness();
   inbox = await startMailInbox();
   kase = h.newCase(
@@ -61,9 +63,12 @@ beforeAll(async () => {
     )
   ).tenant_id;
   gateway = await h.serve(kase);
-}, TIMEOUT);
+});
+// A hang guard: the file's five `serve` processes start at once.
+beforeAll(() => setUp.start(), 2 * TIMEOUT);
 
 afterAll(async () => {
+  await setUp.settled();
   if (gateway !== undefined) expect(await gateway.stop()).toBe(0);
   await inbox?.close();
   if (h !== undefined) await releaseCliHarness();
