@@ -14,7 +14,6 @@ import {
   type Served,
   releaseCliHarness,
   sharedCliHarness,
-  sideBySide,
 } from './harness.js';
 
 const TIMEOUT = 30_000;
@@ -44,8 +43,7 @@ let kase: Case;
 /** Two instances sharing the store. */
 let gateways: Served[] = [];
 
-/** Beside the other suites' set-ups of the file (their gateways start meanwhile). */
-const setUp = sideBySide(async () => {
+beforeAll(async () => {
   h = await sharedCliHarness();
   kase = h.newCase();
   await h.ok(['keys', 'add', ...kase.c]);
@@ -54,12 +52,9 @@ const setUp = sideBySide(async () => {
   const started = await Promise.allSettled([h.serve(kase), h.serve(kase)]);
   for (const s of started) if (s.status === 'fulfilled') gateways.push(s.value);
   for (const s of started) if (s.status === 'rejected') throw s.reason;
-});
-// A hang guard: the file's five `serve` processes start at once.
-beforeAll(() => setUp.start(), 2 * TIMEOUT);
+}, TIMEOUT);
 
 afterAll(async () => {
-  await setUp.settled();
   for (const gw of gateways) expect(await gw.stop()).toBe(0);
   gateways = [];
   if (h !== undefined) await releaseCliHarness();

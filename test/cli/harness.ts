@@ -95,40 +95,6 @@ export interface CliHarness extends CliRunner {
 
 let shared: { harness: Promise<CliHarness>; users: number } | undefined;
 
-interface SetUp {
-  run: () => Promise<void>;
-  started?: Promise<void>;
-}
-const notStarted: SetUp[] = [];
-
-/**
- * A suite's set-up (its seed, its `serve` processes), run beside the set-ups
- * of the other suites its file gathers instead of one suite after another:
- * declared when the suite's module loads, all of them started by the first
- * of their beforeAll hooks to run (`start`), each awaited (and its failure
- * reported) by its own suite's. Its afterAll awaits `settled` first: a
- * set-up still under way (another suite's hook failed) ends before the
- * suite stops what it started.
- */
-export function sideBySide(run: () => Promise<void>): {
-  start(): Promise<void>;
-  settled(): Promise<void>;
-} {
-  const own: SetUp = { run };
-  notStarted.push(own);
-  return {
-    start() {
-      for (const setUp of notStarted.splice(0)) {
-        setUp.started = setUp.run();
-        // Awaited by its own suite's beforeAll, which reports a failure: not an unhandled one.
-        setUp.started.catch(() => {});
-      }
-      return own.started as Promise<void>;
-    },
-    settled: () => own.started?.catch(() => {}) ?? Promise.resolve(),
-  };
-}
-
 /**
  * One harness (one redis-server) for the suites a test file gathers: each
  * takes it in its beforeAll and gives it back in its afterAll

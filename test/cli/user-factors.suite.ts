@@ -17,7 +17,6 @@ import {
   type Served,
   releaseCliHarness,
   sharedCliHarness,
-  sideBySide,
 } from './harness.js';
 
 const TIMEOUT = 30_000;
@@ -35,8 +34,7 @@ let kase: Case;
 let inbox: MailInbox;
 let gateway: Served | undefined;
 
-/** Beside the other suites' set-ups of the file (their gateways start meanwhile). */
-const setUp = sideBySide(async () => {
+beforeAll(async () => {
   h = await sharedCliHarness();
   inbox = await startMailInbox();
   kase = h.newCase(
@@ -63,12 +61,9 @@ const setUp = sideBySide(async () => {
     )
   ).tenant_id;
   gateway = await h.serve(kase);
-});
-// A hang guard: the file's five `serve` processes start at once.
-beforeAll(() => setUp.start(), 2 * TIMEOUT);
+}, TIMEOUT);
 
 afterAll(async () => {
-  await setUp.settled();
   if (gateway !== undefined) expect(await gateway.stop()).toBe(0);
   await inbox?.close();
   if (h !== undefined) await releaseCliHarness();

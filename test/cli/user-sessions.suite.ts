@@ -23,7 +23,6 @@ import {
   type Served,
   releaseCliHarness,
   sharedCliHarness,
-  sideBySide,
 } from './harness.js';
 
 const TIMEOUT = 30_000;
@@ -67,8 +66,7 @@ let h: CliHarness;
 let kase: Case;
 let gateways: Served[] = [];
 
-/** Beside the other suites' set-ups of the file (their gateways start meanwhile). */
-const setUp = sideBySide(async () => {
+beforeAll(async () => {
   h = await sharedCliHarness();
   const base = h.newCase();
   const layer = join(base.dir, 'refresh.yaml');
@@ -83,12 +81,9 @@ const setUp = sideBySide(async () => {
   const started = await Promise.allSettled([h.serve(kase), h.serve(kase)]);
   for (const s of started) if (s.status === 'fulfilled') gateways.push(s.value);
   for (const s of started) if (s.status === 'rejected') throw s.reason;
-});
-// A hang guard: the file's five `serve` processes start at once.
-beforeAll(() => setUp.start(), 2 * TIMEOUT);
+}, TIMEOUT);
 
 afterAll(async () => {
-  await setUp.settled();
   for (const gw of gateways) expect(await gw.stop()).toBe(0);
   gateways = [];
   if (h !== undefined) await releaseCliHarness();

@@ -236,12 +236,12 @@ describe('POST /config/reload', () => {
   });
 
   it('answers 404 when admin.configReload is off, and when there is no admin listener', async () => {
-    // Two processes, started side by side: nothing of one depends on the other.
-    const [withAdmin, withoutAdmin] = await Promise.all([
-      startGateway({ admin: '{ host: 127.0.0.1, port: 0 }', routes: [ORDERS()] }),
-      startGateway({ routes: [ORDERS()] }),
-    ]);
+    const withAdmin = await startGateway({
+      admin: '{ host: 127.0.0.1, port: 0 }',
+      routes: [ORDERS()],
+    });
     if (withAdmin.gw.adminUrl === undefined) throw new Error('no admin address logged');
+    const withoutAdmin = await startGateway({ routes: [ORDERS()] });
 
     for (const base of [withAdmin.gw.adminUrl, withoutAdmin.gw.url]) {
       expect(await postReload(base)).toMatchObject({ status: 404, body: { error: 'not_found' } });
