@@ -177,7 +177,8 @@ describe('a machine client removed or rotated', () => {
     await expectNoRedisCall(t.redis, get);
   }, 30_000);
 
-  describe('on every instance, before the change returns', () => {
+  // Side by side: each has a client (a tenant) of its own, and none counts Redis commands.
+  describe.concurrent('on every instance, before the change returns', () => {
     it('a removed client: its token is 401 on the other instances, near and far', async () => {
       const client = await makeClient(t.a.gateway.store, 'acme', ['orders:read']);
       const token = await clientToken(t.a.url, client);
@@ -259,7 +260,8 @@ describe('a machine client removed or rotated', () => {
  * token of its own, never by one made up for its public id).
  */
 describe('a refresh token family ended', () => {
-  describe('reuse ends the family on every instance before the answer', () => {
+  // Side by side: each on a family of its own, its audit event found by the family's id.
+  describe.concurrent('reuse ends the family on every instance before the answer', () => {
     for (const [honestOn, thiefOn] of [
       ['a', 'b'],
       ['a', 'slow'],
@@ -353,7 +355,8 @@ describe('a refresh token family ended', () => {
     expect((await refresh(t.b, token)).status).toBe(200);
   }, 60_000);
 
-  describe('a session ended on one instance ends the family on the others', () => {
+  // Side by side: each on a user of its own.
+  describe.concurrent('a session ended on one instance ends the family on the others', () => {
     it('a password change', async () => {
       const user = { email: 'refresh-pw@example.com', password: 'refresh-password-1' };
       const created = await signUp(t.a.url, user);
@@ -470,7 +473,8 @@ describe('an API key removed', () => {
     await expectNoRedisCall(t.redis, get);
   }, 40_000);
 
-  describe('a removed key, on every instance before the removal returns', () => {
+  // Side by side: each with a client and keys of its own; only the last opens a WebSocket.
+  describe.concurrent('a removed key, on every instance before the removal returns', () => {
     it('curl with it: 200 everywhere, then 401 everywhere, near and far', async () => {
       const key = await newKey();
       for (const gw of [t.a, t.b, t.slow]) expect(await curl(gw, key.apiKey)).toBe(200);

@@ -62,9 +62,12 @@ export function useTwoInstances(
     await waitUntilTrusted(t.b);
     // Started near, then moved far: its start (connections, subscription,
     // lease) took ~3.5 s across the 400 ms round trip and is no suite's
-    // subject; everything a test does with it crosses the slow link.
+    // subject; everything a test does with it crosses the slow link. A far
+    // but healthy instance: its link's round trip, not a starved test
+    // worker, is the subject, so its commands may take longer than the 1 s
+    // default (as in strict-revocation, where a loaded machine saw a 503).
     t.relay = await startTcpRelay(server().port);
-    t.slow = await startGatewayBehind(t.fx, t.relay);
+    t.slow = await startGatewayBehind(t.fx, t.relay, { redis: { commandTimeoutMs: 3000 } });
     t.relay.setDelay(200);
   }, 60_000);
   afterAll(async () => {
