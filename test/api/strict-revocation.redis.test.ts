@@ -72,7 +72,8 @@ async function pairs(
 /**
  * The block's fixture (its revocation settings `revocation`), `a` its first
  * instance (trusted first, when asked), and `slow` an instance of it whose
- * Redis is ONE_WAY_DELAY_MS away. from the end of its start.
+ * Redis is ONE_WAY_DELAY_MS away from the end of its start (it starts on
+ * the undelayed relay).
  */
 function useSlowInstance(revocation: Record<string, unknown>, trusted = false) {
   const t = {} as { fx: RedisIdentityFixture; a: TestGateway; relay: TcpRelay; slow: TestGateway };
