@@ -8,12 +8,13 @@
  * forged from an access token's public family id, on each store of the built
  * process. One redis-server for the file, and one set of the three instances
  * for the blocks across instances (their config has all that any of them
- * needs): each set took ~6 s to start, the far one's start crossing the slow
- * link. Each test makes its own clients, keys, users and families, so none
- * depends on what another left. The API-key block runs last of the three:
- * the last-use writes its keys leave behind (a script on each instance's
- * 10 s timer) then fall in no window where another block counts the Redis
- * commands of a steady stream.
+ * needs; a set took ~6 s to start). Each test makes its own clients, keys,
+ * users and families, so none depends on what another left, and the tests
+ * that only wait on the far instance's link run side by side; those that
+ * count Redis commands or refreshes run alone. The API-key block runs last of
+ * the three: the last-use writes its keys leave behind (a script on each
+ * instance's 10 s timer) then fall in no window where another block counts
+ * the Redis commands of a steady stream.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
