@@ -6,8 +6,15 @@
  * refused everywhere, near and far, once the change returns; a steady stream
  * of requests with any of them makes no Redis call. Last, a refresh token
  * forged from an access token's public family id, on each store of the built
- * process. One redis-server for the file; each block runs on it under a key
- * prefix of its own.
+ * process. One redis-server for the file, and one set of the three instances
+ * for the blocks across instances (their config has all that any of them
+ * needs; a set took ~6 s to start). Each test makes its own clients, keys,
+ * users and families, so none depends on what another left, and the tests
+ * that only wait on the far instance's link run side by side; those that
+ * count Redis commands or refreshes run alone. The API-key block runs last of
+ * the three: the last-use writes its keys leave behind (a script on each
+ * instance's 10 s timer) then fall in no window where another block counts
+ * the Redis commands of a steady stream.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -127,6 +134,33 @@ async function openLiveSocket(
     ]);
 }
 
+/** The WebSocket upstream of the instances' `/live` route. */
+let live: WebSocketUpstream;
+beforeAll(async () => {
+  live = await startWebSocketUpstream();
+});
+afterAll(() => live?.close());
+
+/**
+ * Two gateways on one redis-server in lease mode, and a third 200 ms from
+ * Redis through the delaying relay; API keys and refresh tokens on, `/live`
+ * to the WebSocket upstream and `/api` to the echo one (a request that names
+ * no tenant in `X-Tenant-Id` is for its credential's).
+ */
+const t = useTwoInstances(
+  () => server,
+  (echo) => ({
+    revocation: { mode: 'lease', leaseMs: LEASE_MS },
+    apiKeys: { enabled: true },
+    tokens: { refresh: { enabled: true } },
+    routes: [
+      { prefix: '/live', upstream: live.url },
+      { prefix: '/api', upstream: echo, tenant: { header: 'X-Tenant-Id' } },
+    ],
+  }),
+  { slowRelay: true },
+);
+
 /**
  * Issue 32: a machine client removed or rotated ends its tokens on every
  * instance before the command returns — two gateways on one redis-server in
@@ -136,23 +170,6 @@ async function openLiveSocket(
  * WebSocket held open through it (closed 1008).
  */
 describe('a machine client removed or rotated', () => {
-  let live: WebSocketUpstream;
-  beforeAll(async () => {
-    live = await startWebSocketUpstream();
-  });
-  afterAll(() => live?.close());
-  const t = useTwoInstances(
-    () => server,
-    (echo) => ({
-      revocation: { mode: 'lease', leaseMs: LEASE_MS },
-      routes: [
-        { prefix: '/live', upstream: live.url },
-        { prefix: '/api', upstream: echo },
-      ],
-    }),
-    { slowRelay: true },
-  );
-
   it('a steady stream of proxied requests with a client token makes no Redis call', async () => {
     const client = await makeClient(t.a.gateway.store, 'acme', ['orders:read']);
     const token = await clientToken(t.a.url, client);
@@ -161,7 +178,8 @@ describe('a machine client removed or rotated', () => {
     await expectNoRedisCall(t.redis, get);
   }, 30_000);
 
-  describe('on every instance, before the change returns', () => {
+  // Side by side: each has a client (a tenant) of its own, and none counts Redis commands.
+  describe.concurrent('on every instance, before the change returns', () => {
     it('a removed client: its token is 401 on the other instances, near and far', async () => {
       const client = await makeClient(t.a.gateway.store, 'acme', ['orders:read']);
       const token = await clientToken(t.a.url, client);
@@ -229,6 +247,179 @@ describe('a machine client removed or rotated', () => {
 });
 
 /**
+ * Issue 33, refresh tokens across instances: two gateways on one
+ * redis-server in lease mode, and a third 200 ms from Redis through the
+ * delaying relay. A stolen refresh token used on one instance after the
+ * honest client rotated on another ends the family everywhere before the
+ * 400 — the honest client's access token and successor are refused on the
+ * other instance at once — and the audit event names the family, never the
+ * token. 50 pairs of concurrent refreshes of one token split across two
+ * instances end no family and give each pair one successor. A password
+ * change or a removed membership ends the family on the other instance. The
+ * proxied path makes no store call for a refreshed token. Issue 42: a family
+ * a gateway before successor keys stored is ended at its next refresh (by a
+ * token of its own, never by one made up for its public id).
+ */
+describe('a refresh token family ended', () => {
+  // The reuse, RFC 7009 and session tests side by side: each on a family (a user) of its
+  // own, its audit event found by the family's id; at most three of Alice's logins at once
+  // on an instance (four may wait for its bcrypt pool). The rest, one at a time: the 50
+  // pairs count every refresh.
+  describe.concurrent('reuse ends the family on every instance before the answer', () => {
+    for (const [honestOn, thiefOn] of [
+      ['a', 'b'],
+      ['a', 'slow'],
+      ['slow', 'a'],
+    ] as const) {
+      it(`honest client on ${honestOn}, stolen token on ${thiefOn}`, async () => {
+        const gw = { a: () => t.a, b: () => t.b, slow: () => t.slow };
+        const honest = gw[honestOn]();
+        const thief = gw[thiefOn]();
+        const stolen = await login(honest);
+        // The honest client rotates twice: the stolen token is used, past any grace.
+        const second = await refreshed(honest, stolen.refresh_token);
+        const third = await refreshed(honest, second.refresh_token);
+        // Accepted (so cached) on the honest client's instance.
+        expect((await tenantOn(honest, third.access_token)).status).toBe(200);
+
+        const res = await refresh(thief, stolen.refresh_token);
+        expect(res.status).toBe(400);
+        expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
+        const after = await Promise.all(
+          [honest, thief].flatMap((g) => [
+            tenantOn(g, third.access_token),
+            tenantOn(g, second.access_token),
+          ]),
+        );
+        expect(after.map((r) => r.status)).toEqual([401, 401, 401, 401]);
+        expect((await refresh(honest, third.refresh_token)).status).toBe(400);
+
+        const familyId = decodeJwt(stolen.access_token).fid as string;
+        const log = t.a.gateway.store.auditLog({ maxEventsPerStream: 10_000 });
+        const events = (await log.read('tenant:acme', 0)).map((e) => e.event);
+        const reused = events.filter(
+          (e) => e.includes('"refresh_token_reused"') && e.includes(familyId),
+        );
+        expect(reused).toHaveLength(1);
+        expect(JSON.parse(reused[0] as string)).toMatchObject({
+          event: 'refresh_token_reused',
+          family_id: familyId,
+          tenant_id: 'acme',
+          user_id: decodeJwt(stolen.access_token).sub,
+        });
+        for (const token of [stolen, second, third].map((t) => t.refresh_token))
+          expect(events.join('\n')).not.toContain(token.slice(31, 74));
+      }, 30_000);
+    }
+  });
+
+  it.concurrent(
+    'RFC 7009 on the far instance: the family and its access tokens are refused on the near ones at once',
+    async () => {
+      const first = await login(t.a);
+      const second = await refreshed(t.b, first.refresh_token);
+      for (const gw of [t.a, t.b])
+        expect((await tenantOn(gw, second.access_token)).status).toBe(200);
+      const res = await fetch(`${t.slow.url}/1/oauth/revoke`, {
+        method: 'POST',
+        headers: FORM,
+        body: new URLSearchParams({ token: second.refresh_token }).toString(),
+      });
+      expect(res.status).toBe(200);
+      const after = await Promise.all([t.a, t.b].map((gw) => tenantOn(gw, second.access_token)));
+      expect(after.map((r) => r.status)).toEqual([401, 401]);
+      expect((await refresh(t.a, second.refresh_token)).status).toBe(400);
+    },
+    30_000,
+  );
+
+  describe.concurrent('a session ended on one instance ends the family on the others', () => {
+    it('a password change', async () => {
+      const user = { email: 'refresh-pw@example.com', password: 'refresh-password-1' };
+      const created = await signUp(t.a.url, user);
+      expect(created.status).toBe(201);
+      const { user_id: id } = (await created.json()) as { user_id: string };
+      await t.a.gateway.store.memberships.addMember('acme', id, 'member');
+      const first = await login(t.b, user);
+      const res = await changePassword(t.a.url, user, 'another-password-2');
+      expect(res.status).toBe(204);
+      for (const gw of [t.b, t.slow])
+        expect((await refresh(gw, first.refresh_token)).status).toBe(400);
+    }, 30_000);
+
+    it('a membership removed', async () => {
+      const user = { email: 'refresh-member@example.com', password: 'refresh-password-1' };
+      const created = await signUp(t.a.url, user);
+      const { user_id: id } = (await created.json()) as { user_id: string };
+      await t.a.gateway.store.memberships.addMember('acme', id, 'member');
+      const first = await login(t.slow, user);
+      expect(await t.b.gateway.store.memberships.removeMember('acme', id)).toBe(true);
+      for (const gw of [t.a, t.slow])
+        expect((await refresh(gw, first.refresh_token)).status).toBe(400);
+    }, 30_000);
+  });
+
+  it('a family stored before successor keys (issue 42) is ended at its next refresh by a token of its own: the user logs in again', async () => {
+    const first = await login(t.a);
+    const current = await refreshed(t.b, first.refresh_token);
+    // The record as a gateway before issue 42 left it: no successor key.
+    const [key] = await t.redis.keys(`*refresh:{${first.refresh_token.slice(4, 30)}}`);
+    const record = JSON.parse((await t.redis.get(key!))!) as Record<string, unknown>;
+    expect(record['successorKey']).toEqual(expect.any(String));
+    delete record['successorKey'];
+    await t.redis.set(key!, JSON.stringify({ ...record, used: [] }), 'KEEPTTL');
+    // Ended by a token of its own only: one made up for its public id ends nothing.
+    expect((await refresh(t.a, forgedFor(first.access_token))).status).toBe(400);
+    expect((await tenantOn(t.b, current.access_token)).status).toBe(200);
+    expect((await refresh(t.a, current.refresh_token)).status).toBe(400);
+    expect((await tenantOn(t.b, current.access_token)).status).toBe(401);
+    expect((await refresh(t.b, current.refresh_token)).status).toBe(400);
+    expect((await refresh(t.b, (await login(t.b)).refresh_token)).status).toBe(200);
+  }, 30_000);
+
+  it('50 pairs of concurrent refreshes of one token, split across two instances: one successor each, no family ended', async () => {
+    const outcomes = async (outcome: string) =>
+      (
+        await Promise.all(
+          [t.a, t.b].map(async (gw) =>
+            total(await scrape(gw.adminUrl as string), 'tenant_gateway_refreshes_total', {
+              outcome,
+            }),
+          ),
+        )
+      ).reduce((x, y) => x + y, 0);
+    const [rotatedBefore, graceBefore] = [await outcomes('rotated'), await outcomes('grace')];
+    let token = (await login(t.a)).refresh_token;
+    const successors = new Set<string>();
+    for (let pair = 0; pair < 50; pair++) {
+      const [onA, onB] = await Promise.all([refreshed(t.a, token), refreshed(t.b, token)]);
+      expect(onA.refresh_token).toBe(onB.refresh_token);
+      expect(successors.has(onA.refresh_token)).toBe(false);
+      successors.add(onA.refresh_token);
+      for (const answer of [onA, onB])
+        expect((await tenantOn(t.b, answer.access_token)).status).toBe(200);
+      token = onA.refresh_token;
+    }
+    // Each pair: one rotation, and the other refresh within the grace.
+    expect((await outcomes('rotated')) - rotatedBefore).toBe(50);
+    expect((await outcomes('grace')) - graceBefore).toBe(50);
+    const family = await t.a.gateway.store.refresh.getRefreshFamily(token.slice(4, 30));
+    expect(family?.revoked).toBe(false);
+    expect((await refresh(t.b, token)).status).toBe(200);
+  }, 60_000);
+
+  it('a steady stream of proxied requests with a refreshed token makes no Redis call', async () => {
+    const { access_token: token } = await refreshed(t.a, (await login(t.a)).refresh_token);
+    const get = () =>
+      fetch(`${t.b.url}/api/x`, {
+        headers: { authorization: bearer(token), 'x-tenant-id': 'acme' },
+      });
+    expect((await get()).status).toBe(200); // warms b's caches
+    await expectNoRedisCall(t.redis, get);
+  }, 30_000);
+});
+
+/**
  * Issue 32, API keys across instances: two gateways on one redis-server in
  * lease mode, and a third 200 ms from Redis through the delaying relay. A
  * steady stream of requests with a key makes no Redis call (its last use is
@@ -239,28 +430,11 @@ describe('a machine client removed or rotated', () => {
  */
 describe('an API key removed', () => {
   const run = promisify(execFile);
-  let live: WebSocketUpstream;
   let dir: string;
-  beforeAll(async () => {
-    live = await startWebSocketUpstream();
+  beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'tg-keys-'));
   });
-  afterAll(async () => {
-    await live?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const t = useTwoInstances(
-    () => server,
-    (echo) => ({
-      revocation: { mode: 'lease', leaseMs: LEASE_MS },
-      apiKeys: { enabled: true },
-      routes: [
-        { prefix: '/live', upstream: live.url },
-        { prefix: '/api', upstream: echo, tenant: { header: 'X-Tenant-Id' } },
-      ],
-    }),
-    { slowRelay: true },
-  );
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /**
    * `curl` as an API client runs it: the key in a header file (`-H @file`),
@@ -307,7 +481,8 @@ describe('an API key removed', () => {
     await expectNoRedisCall(t.redis, get);
   }, 40_000);
 
-  describe('a removed key, on every instance before the removal returns', () => {
+  // Side by side: each with a client and keys of its own; only the last opens a WebSocket.
+  describe.concurrent('a removed key, on every instance before the removal returns', () => {
     it('curl with it: 200 everywhere, then 401 everywhere, near and far', async () => {
       const key = await newKey();
       for (const gw of [t.a, t.b, t.slow]) expect(await curl(gw, key.apiKey)).toBe(200);
@@ -364,180 +539,6 @@ describe('an API key removed', () => {
     }
     // One read of the key each, and no more.
     expect(costs).toEqual([1, 1]);
-  }, 30_000);
-});
-
-/**
- * Issue 33, refresh tokens across instances: two gateways on one
- * redis-server in lease mode, and a third 200 ms from Redis through the
- * delaying relay. A stolen refresh token used on one instance after the
- * honest client rotated on another ends the family everywhere before the
- * 400 — the honest client's access token and successor are refused on the
- * other instance at once — and the audit event names the family, never the
- * token. 50 pairs of concurrent refreshes of one token split across two
- * instances end no family and give each pair one successor. A password
- * change or a removed membership ends the family on the other instance. The
- * proxied path makes no store call for a refreshed token. Issue 42: a family
- * a gateway before successor keys stored is ended at its next refresh (by a
- * token of its own, never by one made up for its public id).
- */
-describe('a refresh token family ended', () => {
-  const t = useTwoInstances(
-    () => server,
-    (echo) => ({
-      revocation: { mode: 'lease', leaseMs: LEASE_MS },
-      routes: [{ prefix: '/api', upstream: echo }],
-      tokens: { refresh: { enabled: true } },
-    }),
-    { slowRelay: true },
-  );
-
-  describe('reuse ends the family on every instance before the answer', () => {
-    for (const [honestOn, thiefOn] of [
-      ['a', 'b'],
-      ['a', 'slow'],
-      ['slow', 'a'],
-    ] as const) {
-      it(`honest client on ${honestOn}, stolen token on ${thiefOn}`, async () => {
-        const gw = { a: () => t.a, b: () => t.b, slow: () => t.slow };
-        const honest = gw[honestOn]();
-        const thief = gw[thiefOn]();
-        const stolen = await login(honest);
-        // The honest client rotates twice: the stolen token is used, past any grace.
-        const second = await refreshed(honest, stolen.refresh_token);
-        const third = await refreshed(honest, second.refresh_token);
-        // Accepted (so cached) on the honest client's instance.
-        expect((await tenantOn(honest, third.access_token)).status).toBe(200);
-
-        const res = await refresh(thief, stolen.refresh_token);
-        expect(res.status).toBe(400);
-        expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
-        const after = await Promise.all(
-          [honest, thief].flatMap((g) => [
-            tenantOn(g, third.access_token),
-            tenantOn(g, second.access_token),
-          ]),
-        );
-        expect(after.map((r) => r.status)).toEqual([401, 401, 401, 401]);
-        expect((await refresh(honest, third.refresh_token)).status).toBe(400);
-
-        const familyId = decodeJwt(stolen.access_token).fid as string;
-        const log = t.a.gateway.store.auditLog({ maxEventsPerStream: 10_000 });
-        const events = (await log.read('tenant:acme', 0)).map((e) => e.event);
-        const reused = events.filter(
-          (e) => e.includes('"refresh_token_reused"') && e.includes(familyId),
-        );
-        expect(reused).toHaveLength(1);
-        expect(JSON.parse(reused[0] as string)).toMatchObject({
-          event: 'refresh_token_reused',
-          family_id: familyId,
-          tenant_id: 'acme',
-          user_id: decodeJwt(stolen.access_token).sub,
-        });
-        for (const token of [stolen, second, third].map((t) => t.refresh_token))
-          expect(events.join('\n')).not.toContain(token.slice(31, 74));
-      }, 30_000);
-    }
-  });
-
-  it('RFC 7009 on the far instance: the family and its access tokens are refused on the near ones at once', async () => {
-    const first = await login(t.a);
-    const second = await refreshed(t.b, first.refresh_token);
-    for (const gw of [t.a, t.b]) expect((await tenantOn(gw, second.access_token)).status).toBe(200);
-    const res = await fetch(`${t.slow.url}/1/oauth/revoke`, {
-      method: 'POST',
-      headers: FORM,
-      body: new URLSearchParams({ token: second.refresh_token }).toString(),
-    });
-    expect(res.status).toBe(200);
-    const after = await Promise.all([t.a, t.b].map((gw) => tenantOn(gw, second.access_token)));
-    expect(after.map((r) => r.status)).toEqual([401, 401]);
-    expect((await refresh(t.a, second.refresh_token)).status).toBe(400);
-  }, 30_000);
-
-  it('50 pairs of concurrent refreshes of one token, split across two instances: one successor each, no family ended', async () => {
-    const outcomes = async (outcome: string) =>
-      (
-        await Promise.all(
-          [t.a, t.b].map(async (gw) =>
-            total(await scrape(gw.adminUrl as string), 'tenant_gateway_refreshes_total', {
-              outcome,
-            }),
-          ),
-        )
-      ).reduce((x, y) => x + y, 0);
-    const [rotatedBefore, graceBefore] = [await outcomes('rotated'), await outcomes('grace')];
-    let token = (await login(t.a)).refresh_token;
-    const successors = new Set<string>();
-    for (let pair = 0; pair < 50; pair++) {
-      const [onA, onB] = await Promise.all([refreshed(t.a, token), refreshed(t.b, token)]);
-      expect(onA.refresh_token).toBe(onB.refresh_token);
-      expect(successors.has(onA.refresh_token)).toBe(false);
-      successors.add(onA.refresh_token);
-      for (const answer of [onA, onB])
-        expect((await tenantOn(t.b, answer.access_token)).status).toBe(200);
-      token = onA.refresh_token;
-    }
-    // Each pair: one rotation, and the other refresh within the grace.
-    expect((await outcomes('rotated')) - rotatedBefore).toBe(50);
-    expect((await outcomes('grace')) - graceBefore).toBe(50);
-    const family = await t.a.gateway.store.refresh.getRefreshFamily(token.slice(4, 30));
-    expect(family?.revoked).toBe(false);
-    expect((await refresh(t.b, token)).status).toBe(200);
-  }, 60_000);
-
-  describe('a session ended on one instance ends the family on the others', () => {
-    it('a password change', async () => {
-      const user = { email: 'refresh-pw@example.com', password: 'refresh-password-1' };
-      const created = await signUp(t.a.url, user);
-      expect(created.status).toBe(201);
-      const { user_id: id } = (await created.json()) as { user_id: string };
-      await t.a.gateway.store.memberships.addMember('acme', id, 'member');
-      const first = await login(t.b, user);
-      const res = await changePassword(t.a.url, user, 'another-password-2');
-      expect(res.status).toBe(204);
-      for (const gw of [t.b, t.slow])
-        expect((await refresh(gw, first.refresh_token)).status).toBe(400);
-    }, 30_000);
-
-    it('a membership removed', async () => {
-      const user = { email: 'refresh-member@example.com', password: 'refresh-password-1' };
-      const created = await signUp(t.a.url, user);
-      const { user_id: id } = (await created.json()) as { user_id: string };
-      await t.a.gateway.store.memberships.addMember('acme', id, 'member');
-      const first = await login(t.slow, user);
-      expect(await t.b.gateway.store.memberships.removeMember('acme', id)).toBe(true);
-      for (const gw of [t.a, t.slow])
-        expect((await refresh(gw, first.refresh_token)).status).toBe(400);
-    }, 30_000);
-  });
-
-  it('a family stored before successor keys (issue 42) is ended at its next refresh by a token of its own: the user logs in again', async () => {
-    const first = await login(t.a);
-    const current = await refreshed(t.b, first.refresh_token);
-    // The record as a gateway before issue 42 left it: no successor key.
-    const [key] = await t.redis.keys(`*refresh:{${first.refresh_token.slice(4, 30)}}`);
-    const record = JSON.parse((await t.redis.get(key!))!) as Record<string, unknown>;
-    expect(record['successorKey']).toEqual(expect.any(String));
-    delete record['successorKey'];
-    await t.redis.set(key!, JSON.stringify({ ...record, used: [] }), 'KEEPTTL');
-    // Ended by a token of its own only: one made up for its public id ends nothing.
-    expect((await refresh(t.a, forgedFor(first.access_token))).status).toBe(400);
-    expect((await tenantOn(t.b, current.access_token)).status).toBe(200);
-    expect((await refresh(t.a, current.refresh_token)).status).toBe(400);
-    expect((await tenantOn(t.b, current.access_token)).status).toBe(401);
-    expect((await refresh(t.b, current.refresh_token)).status).toBe(400);
-    expect((await refresh(t.b, (await login(t.b)).refresh_token)).status).toBe(200);
-  }, 30_000);
-
-  it('a steady stream of proxied requests with a refreshed token makes no Redis call', async () => {
-    const { access_token: token } = await refreshed(t.a, (await login(t.a)).refresh_token);
-    const get = () =>
-      fetch(`${t.b.url}/api/x`, {
-        headers: { authorization: bearer(token), 'x-tenant-id': 'acme' },
-      });
-    expect((await get()).status).toBe(200); // warms b's caches
-    await expectNoRedisCall(t.redis, get);
   }, 30_000);
 });
 

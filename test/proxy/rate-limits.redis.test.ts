@@ -255,11 +255,13 @@ describe.concurrent('waiting out refills', () => {
       // a grant would take a second. Plain revocation: in lease mode the lease could not be renewed
       // in time over this link, and the session cache would not be trusted.
       const relay = await startTcpRelay(s.fx.redis.port);
-      relay.setDelay(500);
       const gw = await startGatewayBehind(s.fx, relay, {
         config: { revocation: { mode: 'plain' } },
         redis: { commandTimeoutMs: 10_000 },
       });
+      // Slowed once started: its start crossing a 1 s round trip took ~8 s, and is not the
+      // subject; every request below, and the leases of its buckets, cross the slow link.
+      relay.setDelay(500);
       try {
         // The session's first check crosses the link; later ones come from the cache.
         expect((await get(gw, '/', aliceAcme)).status).toBe(200);

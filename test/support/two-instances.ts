@@ -27,7 +27,10 @@ export interface TwoInstances {
   redis: Redis;
   /** The store as the CLI sees it: its functions run in-process on the same store. */
   cli: LoadedConfig;
-  /** With `slowRelay`: the third gateway, its Redis 200 ms away through `relay`. */
+  /**
+   * With `slowRelay`: the third gateway, its Redis 200 ms away through
+   * `relay` (from the end of its start: it starts on the undelayed relay).
+   */
   slow: TestGateway;
   relay: TcpRelay;
 }
@@ -57,8 +60,15 @@ export function useTwoInstances(
     if (options.slowRelay !== true) return;
     await waitUntilTrusted(t.a);
     await waitUntilTrusted(t.b);
-    t.relay = await startTcpRelay(server().port, { delayMs: 200 });
-    t.slow = await startGatewayBehind(t.fx, t.relay);
+    // Started near, then moved far: its start (connections, subscription,
+    // lease) took ~3.5 s across the 400 ms round trip and is no suite's
+    // subject; everything a test does with it crosses the slow link. A far
+    // but healthy instance: its link's round trip, not a starved test
+    // worker, is the subject, so its commands may take longer than the 1 s
+    // default (as in strict-revocation, where a loaded machine saw a 503).
+    t.relay = await startTcpRelay(server().port);
+    t.slow = await startGatewayBehind(t.fx, t.relay, { redis: { commandTimeoutMs: 3000 } });
+    t.relay.setDelay(200);
   }, 60_000);
   afterAll(async () => {
     await t.slow?.close();
