@@ -5,6 +5,7 @@
  * for a year; the API calls it makes that are its own — who the caller is,
  * the tenant switch, a tenant's audit events — with their rules.
  */
+import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { configErrorOf } from '../support/config-problems.js';
 import { consoleCall, sessionCookieOf } from '../support/console-session.js';
@@ -69,6 +70,18 @@ describe('the console shell', () => {
       'text/css; charset=utf-8',
     );
     expect((await fetch(`${url}/console/assets/app.nothere0000.js`)).status).toBe(404);
+  });
+
+  it('all its JavaScript is at most 100 KB gzipped (issue 46), one script with no chunk of its own', async () => {
+    const html = await (
+      await fetch(`${url}/console/account`, { headers: { cookie: alice } })
+    ).text();
+    const scripts = [...html.matchAll(/<script[^>]* src="([^"]+)"/g)].map((m) => m[1] as string);
+    expect(scripts).toHaveLength(1);
+    const js = Buffer.from(await (await fetch(`${url}${scripts[0]}`)).arrayBuffer());
+    // The build emits one file: no dynamic import could fetch more at run time.
+    expect(js.toString('utf8')).not.toMatch(/\bimport\s*\(/);
+    expect(gzipSync(js, { level: 9 }).length).toBeLessThanOrEqual(100 * 1024);
   });
 
   it('a deep link whose tenant is no UTF-8: sent to sign in without a tenant, never a 500', async () => {
