@@ -106,8 +106,17 @@ export interface Accounts {
     clientIp: string,
     signal?: AbortSignal,
   ): Promise<UserRecord>;
-  /** New hash, and every token issued before now is refused. */
-  changePassword(user: UserRecord, password: string): Promise<void>;
+  /**
+   * New hash, and every token issued before now is refused. With
+   * `unlessChanged`, only while the user's session version is still
+   * `user.sessionVersion` (a one-time link's: of concurrent changes one wins).
+   * @returns false when `unlessChanged` and the password was set meanwhile (nothing written)
+   */
+  changePassword(
+    user: UserRecord,
+    password: string,
+    options?: { unlessChanged?: boolean },
+  ): Promise<boolean>;
   /**
    * Disables (logins refused as a wrong password would be, every token
    * refused on every instance before this resolves) or enables the user.
@@ -131,14 +140,16 @@ export function createAccounts(deps: AccountDeps): Accounts {
     signUp: (input) => signUp(deps, now, input),
     logIn: (credentials, clientIp, signal) => logIn(deps, credentials, clientIp, signal),
 
-    async changePassword(user, password) {
+    async changePassword(user, password, options) {
       checkPasswordPolicy(password);
       const hash = await passwords.hash(password);
       // A disabled user stays disabled (the CLI can set the password of one).
       const stored = isDisabledHash(user.passwordHash) ? disabledHash(hash) : hash;
-      const version = await store.users.setPasswordHash(user.id, stored);
-      if (version === null)
-        throw new GatewayError('invalid_credentials', 'The user no longer exists.');
+      const ifVersion = options?.unlessChanged === true ? user.sessionVersion : undefined;
+      const version = await store.users.setPasswordHash(user.id, stored, ifVersion);
+      if (version !== null) return true;
+      if (ifVersion !== undefined && (await store.users.getUser(user.id)) !== null) return false;
+      throw new GatewayError('invalid_credentials', 'The user no longer exists.');
     },
 
     async setDisabled(user, disabled) {

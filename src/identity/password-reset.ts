@@ -102,7 +102,10 @@ export async function resetPassword(
   checkPasswordPolicy(password);
   const user = await takeLink(deps.store, 'password-reset', token);
   if (!resettable(user)) throw new GatewayError('not_found', 'This link is not valid.');
-  await deps.accounts.changePassword(user, password);
+  // The link dies with a password set since it was mailed, also one set by
+  // another link of the user's while this one's hash was being computed.
+  if (!(await deps.accounts.changePassword(user, password, { unlessChanged: true })))
+    throw new GatewayError('not_found', 'This link is not valid.');
   await markVerified(deps, actorOf, user);
   await deps.audit.record('password_reset', actorOf(user.email), {
     user_id: user.id,

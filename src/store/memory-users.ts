@@ -33,10 +33,11 @@ export function memoryUsers(state: MemoryState): UserStore {
       ensureOpen(state);
       return [...users.values()].map((u) => ({ ...u })).sort((a, b) => compareIds(a.id, b.id));
     },
-    setPasswordHash: async (userId, passwordHash) => {
+    setPasswordHash: async (userId, passwordHash, ifVersion) => {
       ensureOpen(state);
       const user = users.get(userId);
       if (user === undefined) return null;
+      if (ifVersion !== undefined && user.sessionVersion !== ifVersion) return null;
       user.passwordHash = passwordHash;
       user.sessionVersion += 1;
       publish(state, { kind: 'session-ended', userId, sessionVersion: user.sessionVersion });

@@ -112,15 +112,18 @@ return '${CREATED}'
   },
 
   /**
-   * KEYS: user. ARGV: new hash, session channel, user id.
+   * KEYS: user. ARGV: new hash, session channel, user id, the session
+   * version it must still be ('' for any).
    * Returns the new session version, or nil when the user does not exist (an
-   * HSET alone would create a stray hash for it). Publishes `session-ended` in
-   * the same step, so no instance can miss a password change that happened.
+   * HSET alone would create a stray hash for it) or has another version.
+   * Publishes `session-ended` in the same step, so no instance can miss a
+   * password change that happened.
    */
   setPasswordHash: {
     numberOfKeys: 1,
     lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+if ARGV[4] ~= '' and tonumber(redis.call('HGET', KEYS[1], 'sessionVersion') or '0') ~= tonumber(ARGV[4]) then return false end
 redis.call('HSET', KEYS[1], 'passwordHash', ARGV[1])
 local version = redis.call('HINCRBY', KEYS[1], 'sessionVersion', 1)
 redis.call('PUBLISH', ARGV[2], cjson.encode({ kind = 'session-ended', userId = ARGV[3], sessionVersion = version }))

@@ -34,9 +34,15 @@ export function redisUsers(context: RedisStoreContext): UserStore {
         .flatMap((hash) => userFromHash(hash) ?? [])
         .sort((a, b) => compareIds(a.id, b.id));
     },
-    setPasswordHash: async (userId, passwordHash) => {
+    setPasswordHash: async (userId, passwordHash, ifVersion) => {
       const reply = await attempt(() =>
-        redis.setPasswordHash(keys.user(userId), passwordHash, keys.sessionChannel, userId),
+        redis.setPasswordHash(
+          keys.user(userId),
+          passwordHash,
+          keys.sessionChannel,
+          userId,
+          ifVersion === undefined ? '' : String(ifVersion),
+        ),
       );
       if (reply === null) return null;
       const sessionVersion = Number(reply);

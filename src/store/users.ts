@@ -69,10 +69,13 @@ export interface UserStore {
   findUserByEmail(email: string): Promise<UserRecord | null>;
   listUsers(): Promise<UserRecord[]>;
   /**
-   * Replaces the hash and bumps the session version in one atomic step.
-   * @returns the new session version, or null when the user does not exist.
+   * Replaces the hash and bumps the session version in one atomic step. With
+   * `ifVersion`, only while the session version is still that one (a password
+   * set meanwhile wins: of concurrent writers with one version, one writes).
+   * @returns the new session version, or null when the user does not exist
+   * (or, with `ifVersion`, has another version: nothing written).
    */
-  setPasswordHash(userId: string, passwordHash: string): Promise<number | null>;
+  setPasswordHash(userId: string, passwordHash: string, ifVersion?: number): Promise<number | null>;
   /**
    * Replaces the hash without ending sessions (rehash at a higher cost after a
    * successful login). Only applies if the stored hash is still `expectedHash`.

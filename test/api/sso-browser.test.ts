@@ -423,6 +423,32 @@ describe('refused', () => {
     expect(((await again.json()) as { error: string }).error).toBe('invalid_grant');
   }, 30_000);
 
+  it('one callback followed many times at once: one code for the application, the rest 400', async () => {
+    const url = await throughIdp(loginUrl({ redirect_uri: appRedirect }), 'bea');
+    const answers = await Promise.all(Array.from({ length: 10 }, () => callback(url)));
+    const won = answers.filter((r) => r.status === 302);
+    expect(won).toHaveLength(1);
+    expect(new URL(won[0]?.headers.get('location') as string).searchParams.get('code')).toEqual(
+      expect.any(String),
+    );
+    for (const res of answers.filter((r) => r.status !== 302)) {
+      expect(res.status).toBe(400);
+      expect(res.headers.get('location')).toBeNull();
+    }
+  }, 30_000);
+
+  it('one code redeemed many times at once: one token, the rest invalid_grant', async () => {
+    const code = await codeFor('bea');
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => redeem({ code, redirect_uri: appRedirect })),
+    );
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
+    for (const res of answers.filter((r) => r.status !== 200)) {
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
+    }
+  }, 30_000);
+
   it('a code redeemed with another redirect_uri: invalid_grant', async () => {
     const code = await codeFor('bea');
     const res = await redeem({ code, redirect_uri: `${appRedirect}/other` });

@@ -135,6 +135,26 @@ export function describeUserContract(current: () => Store): void {
       });
     });
 
+    it('setPasswordHash with ifVersion writes once of many concurrent writers of that version', async () => {
+      const user = await store.users.createUser(newUser());
+      const hashes = Array.from({ length: 16 }, (_, i) => `$2b$10$raced${i}`);
+      const versions = await Promise.all(
+        hashes.map((hash) => store.users.setPasswordHash(user.id, hash, 0)),
+      );
+      expect(versions.filter((v) => v !== null)).toEqual([1]);
+      const won = hashes[versions.indexOf(1)];
+      expect(await store.users.getUser(user.id)).toEqual({
+        ...user,
+        passwordHash: won,
+        sessionVersion: 1,
+      });
+      // Another version writes nothing; the current one writes.
+      expect(await store.users.setPasswordHash(user.id, '$2b$10$stale', 0)).toBeNull();
+      expect(await store.users.setPasswordHash(user.id, '$2b$10$next', 1)).toBe(2);
+      expect(await store.users.setPasswordHash('u-nobody', '$2b$10$x', 0)).toBeNull();
+      expect(await store.users.getUser('u-nobody')).toBeNull();
+    });
+
     it('setPasswordHash returns null for an unknown user and creates nothing', async () => {
       expect(await store.users.setPasswordHash('u-nobody', '$2b$10$x')).toBeNull();
       expect(await store.users.getUser('u-nobody')).toBeNull();

@@ -9,6 +9,7 @@
  */
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { tenantStream } from '../../../src/store/audit-log.js';
 import { newOneTimeToken } from '../../../src/auth/one-time-tokens.js';
 import { expectError } from '../../support/expect-error.js';
 import { basic } from '../../support/gateway.js';
@@ -246,6 +247,73 @@ describe('an existing user', () => {
       204,
     );
     expect(await s.gw.gateway.store.memberships.getMemberRole('acme', bobId)).toBe('member');
+  });
+});
+
+describe('one invitation, many uses at once', () => {
+  const N = 12;
+
+  /** The invitation's `invitation_accepted` events in the tenant's audit stream. */
+  async function acceptedEvents(tenant: string, invitationId: string) {
+    const events = await s.gw.gateway.store
+      .auditLog({ maxEventsPerStream: 10_000 })
+      .read(tenantStream(tenant), 0);
+    return events
+      .map((e) => JSON.parse(e.event) as Record<string, unknown>)
+      .filter((e) => e.event === 'invitation_accepted' && e.invitation_id === invitationId);
+  }
+
+  it('accepted by its invitee many times at once: one 204, the rest 404, one membership', async () => {
+    const email = 'hank@example.test';
+    const hank = { email, password: 'hank-password-1' };
+    const created = await s.gw.gateway.store.users.createUser(
+      newUser({ email, passwordHash: bcrypt.hashSync(hank.password, 4) }),
+    );
+    await verify(email);
+    const invited = await invite(alice, 'acme', email);
+    // By bearer token: N Basic logins at once would meet the login throttle first.
+    const { access_token: token } = await tokenFor(s.gw.url, hank, created.personalTenantId);
+    const answers = await Promise.all(
+      Array.from({ length: N }, () =>
+        accept(invited.path, { authorization: `Bearer ${token as string}` }),
+      ),
+    );
+    expect(answers.filter((r) => r.status === 204)).toHaveLength(1);
+    for (const res of answers.filter((r) => r.status !== 204))
+      await expectError(res, 404, 'not_found');
+    const members = await s.gw.gateway.store.memberships.listMembers('acme');
+    expect(members.filter((m) => m === created.id)).toHaveLength(1);
+    expect(await acceptedEvents('acme', invited.created.invitation_id)).toHaveLength(1);
+  });
+
+  it('signed up through many times at once: one account, one membership, one password', async () => {
+    const email = 'ivy@example.test';
+    const invited = await invite(alice, 'acme', email);
+    const passwords = Array.from({ length: N }, (_, i) => `ivy-password-${i}-long`);
+    const answers = await Promise.all(
+      passwords.map((password) =>
+        postForm(
+          s.gw.url,
+          invited.path,
+          { action: 'sign-up', password },
+          { headers: { accept: 'application/json' } },
+        ),
+      ),
+    );
+    const won = answers.findIndex((r) => r.status === 200);
+    expect(won).toBeGreaterThanOrEqual(0);
+    for (const [i, res] of answers.entries()) {
+      if (i === won) continue;
+      const { error } = (await res.json()) as { error: string };
+      expect(['404 not_found', '409 user_exists']).toContain(`${res.status} ${error}`);
+    }
+    const users = (await s.gw.gateway.store.users.listUsers()).filter((u) => u.email === email);
+    expect(users).toHaveLength(1);
+    const members = await s.gw.gateway.store.memberships.listMembers('acme');
+    expect(members.filter((m) => m === users[0]?.id)).toHaveLength(1);
+    expect(await acceptedEvents('acme', invited.created.invitation_id)).toHaveLength(1);
+    const grant = await tokenFor(s.gw.url, { email, password: passwords[won] as string }, 'acme');
+    expect(grant.user_id).toBe(users[0]?.id);
   });
 });
 

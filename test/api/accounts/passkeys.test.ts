@@ -399,3 +399,45 @@ describe('with passkeys off', () => {
     expect(await script.text()).toContain('navigator.credentials.get');
   });
 });
+
+describe('one challenge, many answers at once', () => {
+  const N = 10;
+
+  it('a registration challenge answered by many credentials at once registers one passkey', async () => {
+    const before = await json(await passkeyRequest(base, 'GET', '', bob));
+    const options = await json(await passkeyRequest(base, 'POST', '/options', bob));
+    const answers = await Promise.all(
+      Array.from({ length: N }, () => {
+        const { response } = createPasskey(options as never, PASSKEY_ORIGIN);
+        return passkeyRequest(base, 'POST', '', bob, { response });
+      }),
+    );
+    expect(answers.filter((r) => r.status === 201)).toHaveLength(1);
+    for (const res of answers.filter((r) => r.status !== 201)) {
+      expect(res.status).toBe(400);
+      expect(await errorOf(res)).toBe('invalid_request');
+    }
+    const after = await json(await passkeyRequest(base, 'GET', '', bob));
+    expect((after.passkeys as unknown[]).length).toBe((before.passkeys as unknown[]).length + 1);
+  });
+
+  it('one assertion posted many times at once begins one session', async () => {
+    const passkey = (await registerSoftPasskey(base, bob)).passkey;
+    const bobId = (await fx.gw.gateway.store.users.findUserByEmail(BOB.email))?.id as string;
+    const sessions = () => fx.gw.gateway.store.browserSessions.listBrowserSessions(bobId);
+    const before = (await sessions()).length;
+    const ceremony = await passkeyChallenge(base);
+    const credential = assertPasskey(passkey, ceremony.challenge, PASSKEY_ORIGIN);
+    const answers = await Promise.all(
+      Array.from({ length: N }, () =>
+        postPasskeySignIn(base, ceremony, credential, { tenant_id: 'globex' }),
+      ),
+    );
+    expect(answers.filter((r) => r.status === 303)).toHaveLength(1);
+    for (const res of answers.filter((r) => r.status !== 303)) {
+      expect([401, 429]).toContain(res.status);
+      expect(res.headers.get('set-cookie') ?? '').not.toContain('tg_session=');
+    }
+    expect((await sessions()).length).toBe(before + 1);
+  });
+});

@@ -269,6 +269,46 @@ describe('the mailed link', () => {
     );
   });
 
+  it('sets the password once when one link is posted many times at once', async () => {
+    const who = await newPerson();
+    const link = await resetLink(who);
+    const passwords = Array.from({ length: 12 }, (_, i) => `raced-password-${i}-long`);
+    const answers = await Promise.all(passwords.map((password) => postJson(link, { password })));
+    const won = answers.findIndex((res) => res.status === 204);
+    expect(won).toBeGreaterThanOrEqual(0);
+    for (const [i, res] of answers.entries())
+      if (i !== won) await expectError(res, 404, 'not_found');
+    expect((await logIn({ ...who, password: passwords[won] as string })).status).toBe(200);
+    const store = s.gw.gateway.store;
+    const events = (await userEvents(store, 'password_reset')).filter(
+      (e) => e.user_email === who.email,
+    );
+    expect(events).toHaveLength(1);
+  });
+
+  it('sets the password once when several live links of one user are posted at once', async () => {
+    const who = await newPerson();
+    const links = [await resetLink(who), await resetLink(who), await resetLink(who)];
+    const passwords = links.map((_, i) => `link-${i}-password-long`);
+    const answers = await Promise.all(
+      links.map((link, i) => postJson(link, { password: passwords[i] })),
+    );
+    // A link dies with a password set since it was mailed: the first set kills the others.
+    expect(answers.map((res) => res.status).sort()).toEqual([204, 404, 404]);
+    const won = answers.findIndex((res) => res.status === 204);
+    for (const [i, res] of answers.entries())
+      if (i !== won) await expectError(res, 404, 'not_found');
+    expect((await logIn({ ...who, password: passwords[won] as string })).status).toBe(200);
+    const store = s.gw.gateway.store;
+    const user = await store.users.findUserByEmail(who.email);
+    // One password change: the session version moved on once.
+    expect(user?.sessionVersion).toBe(1);
+    const events = (await userEvents(store, 'password_reset')).filter(
+      (e) => e.user_email === who.email,
+    );
+    expect(events).toHaveLength(1);
+  });
+
   it('refuses a link past its 30 minutes', async () => {
     const who = await newPerson();
     const link = await resetLink(who);

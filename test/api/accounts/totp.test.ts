@@ -270,6 +270,86 @@ describe('X-OTP on every password login', () => {
   });
 });
 
+describe('one code, many requests at once', () => {
+  const N = 12;
+
+  /** Exactly one 200; every other answer the documented refusal (401 mfa_required, or 429 past the bound). */
+  async function expectOneWinner(answers: Response[]): Promise<void> {
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(1);
+    for (const res of answers.filter((r) => r.status !== 200)) {
+      expect([401, 429]).toContain(res.status);
+      const { error } = (await res.json()) as { error: string };
+      expect(error).toBe(res.status === 401 ? 'mfa_required' : 'too_many_requests');
+    }
+  }
+
+  it('a TOTP code sent by many logins at once signs in one of them', async () => {
+    const who = await newUser();
+    const { secret } = await enrolTotp(fx.gw.url, who, clock);
+    const code = await nextCode(secret);
+    await expectOneWinner(
+      await Promise.all(Array.from({ length: N }, () => tokenRequest(who, code))),
+    );
+    const user = await fx.gw.gateway.store.users.findUserByEmail(who.email);
+    expect(user).not.toBeNull();
+  });
+
+  it('a recovery code sent by many logins at once is used once', async () => {
+    const who = await newUser();
+    const { recoveryCodes } = await enrolTotp(fx.gw.url, who, clock);
+    const code = recoveryCodes[0] as string;
+    await expectOneWinner(
+      await Promise.all(Array.from({ length: N }, () => tokenRequest(who, code))),
+    );
+    const store = fx.gw.gateway.store;
+    const user = await store.users.findUserByEmail(who.email);
+    expect((await store.totp.getTotp(user?.id as string))?.recoveryCodesLeft).toBe(9);
+    const used = (await userEvents(store, 'recovery_code_used')).filter(
+      (e) => e.user_email === who.email,
+    );
+    expect(used).toHaveLength(1);
+  });
+
+  it('a confirming code sent many times at once confirms the enrolment once (one set of recovery codes)', async () => {
+    const who = await newUser();
+    const authorization = basic(who.email, who.password);
+    const begun = await fetch(`${fx.gw.url}/1/users/current/mfa/totp`, {
+      method: 'POST',
+      headers: { authorization },
+    });
+    expect(begun.status).toBe(201);
+    const { secret } = (await begun.json()) as { secret: string };
+    const code = await codeAt(secret, clock.now());
+    const answers = await Promise.all(
+      Array.from({ length: N }, () =>
+        fetch(`${fx.gw.url}/1/users/current/mfa/totp/confirm`, {
+          method: 'POST',
+          headers: { authorization, 'content-type': 'application/json' },
+          body: JSON.stringify({ code }),
+        }),
+      ),
+    );
+    const won = answers.filter((r) => r.status === 200);
+    expect(won).toHaveLength(1);
+    // The rest: the enrolment gone (400), or, once confirmed, the Basic login itself needs a code
+    // (401, or 429 past the bound).
+    for (const res of answers.filter((r) => r.status !== 200)) {
+      const { error } = (await res.json()) as { error: string };
+      expect(['400 invalid_request', '401 mfa_required', '429 too_many_requests']).toContain(
+        `${res.status} ${error}`,
+      );
+    }
+    const { recovery_codes: codes } = (await won[0]?.json()) as { recovery_codes: string[] };
+    const enrolled = (await userEvents(fx.gw.gateway.store, 'mfa_enrolled')).filter(
+      (e) => e.user_email === who.email,
+    );
+    expect(enrolled).toHaveLength(1);
+    // The winner's codes are the user's; the confirming code is used up.
+    expect((await tokenRequest(who, codes[0])).status).toBe(200);
+    await expectMfaRequired(await tokenRequest(who, code));
+  });
+});
+
 describe('changing and removing the factor', () => {
   it('removal needs a code: by bearer without or with a wrong X-OTP 401, with one 204; then no code is asked', async () => {
     const who = await newUser();

@@ -119,3 +119,64 @@ describe('the code step', () => {
       );
   });
 });
+
+describe('one code, many posts at once', () => {
+  const N = 10;
+  let n = 0;
+
+  /** A new user with a confirmed factor: their own steps and bound, apart from Alice's and Bob's. */
+  async function newEnrolled() {
+    const who = { email: `code-race-${++n}@example.com`, password: 'code-race-password-1' };
+    const res = await fetch(`${s.gw.url}/1/users`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(who),
+    });
+    expect(res.status).toBe(201);
+    const { tenant_id: tenantId, user_id: userId } = (await res.json()) as Record<string, string>;
+    const { secret } = await enrolTotp(s.gw.url, who);
+    return { who, tenantId: tenantId as string, userId: userId as string, secret };
+  }
+
+  async function codePage(who: { email: string; password: string }, tenantId: string) {
+    const { res } = await signIn(s.gw.url, { ...who, tenant_id: tenantId });
+    expect(res.status).toBe(200);
+    return { cookie: cookiePair(res, 'tg_signin'), html: await res.text() };
+  }
+
+  const sessionsOf = (userId: string) =>
+    s.gw.gateway.store.browserSessions.listBrowserSessions(userId);
+
+  it('one pending sign-in posted with its right code many times at once: one session', async () => {
+    const { who, tenantId, userId, secret } = await newEnrolled();
+    const { cookie, html } = await codePage(who, tenantId);
+    const code = await codeAt(secret, Date.now() + 30_000);
+    const answers = await Promise.all(
+      Array.from({ length: N }, () => postCode(cookie, html, code)),
+    );
+    const won = answers.filter((r) => r.status === 303);
+    expect(won).toHaveLength(1);
+    expect(setCookie(won[0] as Response, 'tg_session')).toBeDefined();
+    // The rest find the pending sign-in taken: expired, no session.
+    for (const res of answers.filter((r) => r.status !== 303)) {
+      expect(res.status).toBe(400);
+      expect(setCookie(res, 'tg_session')).toBeUndefined();
+    }
+    expect(await sessionsOf(userId)).toHaveLength(1);
+  });
+
+  it('one code posted at once by many pending sign-ins of the user: one session', async () => {
+    const { who, tenantId, userId, secret } = await newEnrolled();
+    const pages = [];
+    for (let i = 0; i < N; i++) pages.push(await codePage(who, tenantId));
+    const code = await codeAt(secret, Date.now() + 30_000);
+    const answers = await Promise.all(pages.map((p) => postCode(p.cookie, p.html, code)));
+    expect(answers.filter((r) => r.status === 303)).toHaveLength(1);
+    // The rest: the code used already (401), or past limits.secondFactor (429); no session.
+    for (const res of answers.filter((r) => r.status !== 303)) {
+      expect([401, 429]).toContain(res.status);
+      expect(setCookie(res, 'tg_session')).toBeUndefined();
+    }
+    expect(await sessionsOf(userId)).toHaveLength(1);
+  });
+});
