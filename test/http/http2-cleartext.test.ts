@@ -13,7 +13,12 @@ import { describe, expect, it } from 'vitest';
 import { useEchoFixture } from '../support/echo-fixture.js';
 import { ALICE, BOB, tokenFor } from '../support/identity-fixture.js';
 import { basic } from '../support/gateway.js';
-import { http2Get, http2Request, http2Session } from '../support/http2-client.js';
+import {
+  http2Get,
+  http2Request,
+  http2Session,
+  sendSpoofedTrailers,
+} from '../support/http2-client.js';
 
 const started = useEchoFixture((upstream) => ({
   listen: { http2: true },
@@ -129,13 +134,7 @@ describe('h2c by prior knowledge beside HTTP/1.1 on one port', () => {
           },
           { waitForTrailers: true },
         );
-        stream.on('wantTrailers', () =>
-          stream.sendTrailers({
-            'x-user-id': 'mallory',
-            'x-tenant-id': 'globex',
-            authorization: 'Bearer forged',
-          }),
-        );
+        sendSpoofedTrailers(stream);
         let text = '';
         stream.on('data', (chunk: Buffer) => (text += chunk));
         stream.on('end', () => resolve(text));

@@ -20,7 +20,7 @@ import {
   type EchoMsg,
   type EchoUpstream,
 } from '../support/grpc-echo.js';
-import { http2Session } from '../support/http2-client.js';
+import { http2Session, sendSpoofedTrailers } from '../support/http2-client.js';
 
 /** What a raw h2c upstream saw of one call: its header block, its request trailers if any, its body's length. */
 interface RawCall {
@@ -168,13 +168,7 @@ describe('calls of every shape pass, metadata both ways', () => {
           },
           { waitForTrailers: true },
         );
-        stream.on('wantTrailers', () =>
-          stream.sendTrailers({
-            'x-user-id': 'mallory',
-            'x-tenant-id': 'globex',
-            authorization: 'Bearer forged',
-          }),
-        );
+        sendSpoofedTrailers(stream);
         let grpcStatus: string | undefined;
         stream.on('response', (headers) => (grpcStatus = headers['grpc-status'] as string));
         stream.on('data', () => {});

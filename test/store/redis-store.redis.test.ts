@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisKeys } from '../../src/store/redis-keys.js';
+import { createRedisKeys, type RedisKeys } from '../../src/store/redis-keys.js';
 import { defineStoreScripts, REMOVAL_STALE } from '../../src/store/redis-scripts.js';
 import { createRedisStore, redisUrlForDisplay } from '../../src/store/redis-store.js';
-import type { SessionEvent, Store } from '../../src/store/types.js';
+import type { SessionEvent, Store, UserRecord } from '../../src/store/types.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 import { describeLeaseContract } from './store-contract-leases.js';
 import { describeStoreContract, newUser, type MakeStore } from './store-contract.js';
@@ -226,24 +226,8 @@ describe('Redis store specifics', () => {
     const keys = createRedisKeys(keyPrefix);
     const store = await createRedisStore({ url: server.url, keyPrefix });
     try {
-      const creator = await store.users.createUser(newUser({ email: 'boss@example.com' }));
-      const other = await store.users.createUser(newUser());
-      await store.tenants.upsertTenant(
-        {
-          tenantId: 'acme',
-          type: 'orgtenant',
-          name: 'A',
-          cloudRegion: 'r',
-          createdBy: ' Boss@Example.com',
-        },
-        1_700_000_000,
-      );
-      await store.memberships.addMember('acme', creator.id, 'member');
-      await store.memberships.addMember('acme', other.id, 'admin');
-      // What a version before roles wrote: the membership hash without `role`.
+      const { creator, other } = await membershipsBeforeRoles(store, keys, 'joined_at');
       await withClient(async (redis) => {
-        await redis.hdel(keys.membership('acme', creator.id), 'role', 'joined_at');
-        await redis.hdel(keys.membership('acme', other.id), 'role', 'joined_at');
         await redis.hdel(keys.membership(creator.personalTenantId, creator.id), 'role');
       });
       expect(await store.memberships.getMemberRole('acme', creator.id)).toBe('admin');
@@ -275,25 +259,8 @@ describe('Redis store specifics', () => {
     const store = await createRedisStore({ url: server.url, keyPrefix });
     const keep = { keepAnAdmin: true } as const;
     try {
-      const creator = await store.users.createUser(newUser({ email: 'boss@example.com' }));
-      const other = await store.users.createUser(newUser());
-      await store.tenants.upsertTenant(
-        {
-          tenantId: 'acme',
-          type: 'orgtenant',
-          name: 'A',
-          cloudRegion: 'r',
-          createdBy: ' Boss@Example.com',
-        },
-        1_700_000_000,
-      );
-      await store.memberships.addMember('acme', creator.id, 'member');
-      await store.memberships.addMember('acme', other.id, 'admin');
       // Before roles: the creator reads as admin, the other as member.
-      await withClient(async (redis) => {
-        await redis.hdel(keys.membership('acme', creator.id), 'role');
-        await redis.hdel(keys.membership('acme', other.id), 'role');
-      });
+      const { creator, other } = await membershipsBeforeRoles(store, keys);
       const before = await store.memberships.readMembership('acme', creator.id);
       expect(await store.memberships.setMemberRole('acme', creator.id, 'member', keep)).toBe(
         'last-admin',
@@ -499,3 +466,35 @@ describe('Redis store specifics', () => {
     expect(redisUrlForDisplay('not a url :secret@')).not.toContain('secret');
   });
 });
+
+/**
+ * acme, created by boss@example.com (spelled as an operator might), with the
+ * creator a member and another user an admin; then their membership hashes
+ * as a version before roles wrote them: without `role` (and the `extra`
+ * fields named). Read now, the creator is acme's admin, the other a member.
+ */
+async function membershipsBeforeRoles(
+  store: Store,
+  keys: RedisKeys,
+  ...extra: string[]
+): Promise<{ creator: UserRecord; other: UserRecord }> {
+  const creator = await store.users.createUser(newUser({ email: 'boss@example.com' }));
+  const other = await store.users.createUser(newUser());
+  await store.tenants.upsertTenant(
+    {
+      tenantId: 'acme',
+      type: 'orgtenant',
+      name: 'A',
+      cloudRegion: 'r',
+      createdBy: ' Boss@Example.com',
+    },
+    1_700_000_000,
+  );
+  await store.memberships.addMember('acme', creator.id, 'member');
+  await store.memberships.addMember('acme', other.id, 'admin');
+  await withClient(async (redis) => {
+    await redis.hdel(keys.membership('acme', creator.id), 'role', ...extra);
+    await redis.hdel(keys.membership('acme', other.id), 'role', ...extra);
+  });
+  return { creator, other };
+}

@@ -291,6 +291,23 @@ function recordingLeases(): { leases: RevocationLeases; confirmed: SessionEvent[
   return { leases, confirmed };
 }
 
+/**
+ * A world in a memory store behind `confirmRevocations`, with the session
+ * events the store published and the revocations it had confirmed recorded.
+ */
+async function recordedWorld() {
+  const inner = createMemoryStore();
+  const w = await world(inner);
+  const published: SessionEvent[] = [];
+  inner.revocations.watchSessions({ onEvent: (e) => published.push(e), onLive() {} });
+  const { leases, confirmed } = recordingLeases();
+  const store = confirmRevocations(
+    { ...inner, revocations: { ...inner.revocations, leases } },
+    1000,
+  );
+  return { store, w, published, confirmed };
+}
+
 describe('revoking writes', () => {
   const all = operations(createMemoryStore());
 
@@ -314,15 +331,7 @@ describe('revoking writes', () => {
   it.each(all)(
     '%s.%s publishes a session event only when declared, and is confirmed exactly when revoking',
     async (slice, name) => {
-      const inner = createMemoryStore();
-      const w = await world(inner);
-      const published: SessionEvent[] = [];
-      inner.revocations.watchSessions({ onEvent: (e) => published.push(e), onLive() {} });
-      const { leases, confirmed } = recordingLeases();
-      const store = confirmRevocations(
-        { ...inner, revocations: { ...inner.revocations, leases } },
-        1000,
-      );
+      const { store, w, published, confirmed } = await recordedWorld();
       await (CALLS[slice] as Record<string, Call>)[name]?.(store, w);
       if (revokingOf(slice).includes(name)) {
         expect(published).not.toEqual([]);
@@ -338,15 +347,7 @@ describe('revoking writes', () => {
   );
 
   it('a change refused to keep the last admin publishes nothing and is not confirmed', async () => {
-    const inner = createMemoryStore();
-    const w = await world(inner);
-    const published: SessionEvent[] = [];
-    inner.revocations.watchSessions({ onEvent: (e) => published.push(e), onLive() {} });
-    const { leases, confirmed } = recordingLeases();
-    const store = confirmRevocations(
-      { ...inner, revocations: { ...inner.revocations, leases } },
-      1000,
-    );
+    const { store, w, published, confirmed } = await recordedWorld();
     const keep = { keepAnAdmin: true } as const;
     expect(await store.memberships.setMemberRole('acme', w.admin, 'member', keep)).toBe(
       'last-admin',

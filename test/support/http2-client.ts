@@ -4,7 +4,12 @@
  * ALPN for `https://` (`ca` trusted). Malformed frames need the raw client
  * (`raw-http2.ts`).
  */
-import { connect, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2';
+import {
+  connect,
+  type ClientHttp2Session,
+  type ClientHttp2Stream,
+  type IncomingHttpHeaders,
+} from 'node:http2';
 
 export interface Http2Answer {
   status: number;
@@ -73,4 +78,18 @@ function withoutPseudo(headers: IncomingHttpHeaders): Record<string, string | st
   for (const [name, value] of Object.entries(headers))
     if (!name.startsWith(':') && value !== undefined) out[name] = value as string | string[];
   return out;
+}
+
+/**
+ * Sends, as the request's trailers (asked for with `waitForTrailers`), the
+ * identity and credential fields a client would spoof: none may reach an upstream.
+ */
+export function sendSpoofedTrailers(stream: ClientHttp2Stream): void {
+  stream.on('wantTrailers', () =>
+    stream.sendTrailers({
+      'x-user-id': 'mallory',
+      'x-tenant-id': 'globex',
+      authorization: 'Bearer forged',
+    }),
+  );
 }
